@@ -1,0 +1,1 @@
+//! Proc-macro front end (see issue 4).

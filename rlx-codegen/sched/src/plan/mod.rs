@@ -1,0 +1,29 @@
+//! Decisions shared by the interpreter and the code generator.
+//!
+//! Everything the interpreter would otherwise decide per call (which
+//! kernel path, whether a temporary is needed, serial or parallel, how much
+//! scratch) is a pure function of a thunk's fields, computed here once. The
+//! emitter calls these at gen time and bakes the answer into the code; the
+//! interpreter calls the same functions, so both run the same kernels and
+//! agree bit for bit.
+
+mod scratch;
+
+pub use scratch::{scratch_bytes, schedule_scratch_bytes};
+
+/// Below this many elements of work a kernel runs on the calling thread:
+/// a rayon fork-join costs a few microseconds, more than the work saves.
+pub const PAR_MIN_ELEMS: usize = 32 * 1024;
+
+/// Whether work of `elems` elements is worth splitting across threads.
+pub fn parallel(elems: usize) -> bool {
+    elems >= PAR_MIN_ELEMS
+}
+
+/// Whether the byte ranges `[a, a + a_len)` and `[b, b + b_len)` share a
+/// byte. The seed's lesson: BLAS aliasing must compare ranges, not start
+/// pointers, because a planner may place an operand strictly inside the
+/// output.
+pub fn ranges_overlap(a: usize, a_len: usize, b: usize, b_len: usize) -> bool {
+    a_len > 0 && b_len > 0 && a < b + b_len && b < a + a_len
+}

@@ -1,0 +1,13 @@
+//! The kernel library every generated model links, and the reference
+//! interpreter (`interp`, behind the `interp` feature).
+//!
+//! Kernels live in `kernels/<family>/`, each with a scalar reference and
+//! SIMD variants selected once per process. Thunk-level entry points take
+//! raw pointers into the arena or the weights, because in-place kernels
+//! must not hold a `&mut` and a `&` to the same bytes.
+
+pub mod kernels;
+pub mod threads;
+
+#[cfg(feature = "interp")]
+pub mod interp;
