@@ -6,23 +6,61 @@
 //! then `validate(&Ast) -> Schedule` (a separate, checked type). Each phase
 //! reports all of its diagnostics at once and stops at its boundary.
 //!
-//! This crate is linked by shipped model binaries only through
-//! `rlx-runtime`'s interpreter feature; it never depends on syn or quote.
+//! Model binaries link this crate only for its small enums; it never
+//! depends on syn or quote.
 
 pub mod ast;
 pub mod diag;
 pub mod dtype;
 pub mod ops;
+pub mod parse;
 pub mod plan;
+pub mod print;
 pub mod schedule;
 pub mod span;
 pub mod thunk;
+pub mod validate;
 pub mod value;
+
+use std::path::{Path, PathBuf};
 
 pub use ast::Ast;
 pub use diag::{Diagnostic, Diagnostics, Severity};
 pub use dtype::DType;
 pub use ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, Step, StepArg};
+pub use parse::parse;
+pub use print::print;
 pub use schedule::{Buffer, Node, Operand, Params, Role, Schedule, Segment, WeightsFile};
 pub use span::Span;
 pub use thunk::{FieldSpec, Thunk, ThunkKind};
+pub use validate::{validate, Checked, ValidateOptions};
+
+/// Lower-case hex sha256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Parses and validates `.sched` text. `base_dir` is where the weights
+/// path is resolved from.
+pub fn check_source(text: &str, base_dir: &Path) -> Result<Checked, Diagnostics> {
+    let ast = parse(text)?;
+    validate(&ast, &ValidateOptions::new(sha256_hex(text.as_bytes()), base_dir))
+}
+
+/// Why a `.sched` file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{} has {} error(s)", path.display(), diagnostics.0.iter().filter(|d| d.is_error()).count())]
+    Invalid { path: PathBuf, text: String, diagnostics: Diagnostics },
+}
+
+/// Reads, parses and validates a `.sched` file.
+pub fn load(path: &Path) -> Result<Checked, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_path_buf(), source })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    check_source(&text, base).map_err(|diagnostics| LoadError::Invalid { path: path.to_path_buf(), text, diagnostics })
+}
