@@ -1,0 +1,48 @@
+//! What a generated model exposes to the model CLI and to tests.
+
+use rlx_sched::DType;
+
+/// An input or output tensor of a generated model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorInfo {
+    pub name: &'static str,
+    pub dtype: DType,
+    pub shape: &'static [usize],
+    /// Byte offset in the arena.
+    pub offset: usize,
+    pub bytes: usize,
+}
+
+/// One thunk of the schedule, for `--profile` tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThunkInfo {
+    pub kind: &'static str,
+    /// Line in the `.sched` file.
+    pub line: u32,
+}
+
+/// Static facts about a generated model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelInfo {
+    pub name: &'static str,
+    /// Workspace-relative path of the `.sched` file.
+    pub sched_path: &'static str,
+    pub sched_sha256: &'static str,
+    pub arena_bytes: usize,
+    pub scratch_bytes: usize,
+    pub weights_bytes: usize,
+    pub inputs: &'static [TensorInfo],
+    pub outputs: &'static [TensorInfo],
+    pub thunks: &'static [ThunkInfo],
+}
+
+/// Implemented by every generated `Model`.
+pub trait GeneratedModel {
+    const INFO: ModelInfo;
+    /// Allocates the arena and scratch (zeroed) and maps the weights.
+    fn new() -> Self;
+    /// Runs the schedule once. Allocates nothing.
+    fn run(&mut self);
+    fn arena(&self) -> &[u8];
+    fn arena_mut(&mut self) -> &mut [u8];
+}
