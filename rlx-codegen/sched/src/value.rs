@@ -74,9 +74,9 @@ fn mismatch<T: FieldValue>(v: &Value) -> FieldError {
 /// A short description of a value for "found ..." messages.
 pub fn describe(v: &Value) -> String {
     match &v.kind {
-        ValueKind::Num(s) => format!("number `{s}`"),
-        ValueKind::Ident(s) => format!("`{s}`"),
-        ValueKind::Call(s, _) => format!("`{s}(...)`"),
+        ValueKind::Num(s) => format!("number `{}`", shorten(s)),
+        ValueKind::Ident(s) => format!("`{}`", shorten(s)),
+        ValueKind::Call(s, _) => format!("`{}(...)`", shorten(s)),
         ValueKind::List(_) => "a list".to_string(),
         ValueKind::View(s, o) => format!("view `{s}+{o}`"),
         ValueKind::Raw(o) => format!("raw offset `@{o}`"),
@@ -87,7 +87,10 @@ impl FieldValue for usize {
     const EXPECTED: &'static str = "a non-negative integer";
     fn from_value(v: &Value) -> Result<Self, FieldError> {
         match &v.kind {
-            ValueKind::Num(s) => s.parse::<usize>().map_err(|_| mismatch::<usize>(v)),
+            // All digits but no parse: the only failure left is overflow.
+            ValueKind::Num(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s
+                .parse::<usize>()
+                .map_err(|_| FieldError::new(v.span, format!("integer `{}` is too large", shorten(s)))),
             _ => Err(mismatch::<usize>(v)),
         }
     }
@@ -96,12 +99,25 @@ impl FieldValue for usize {
     }
 }
 
+/// Cuts a long lexeme (a megabyte of digits) for messages.
+fn shorten(s: &str) -> String {
+    const MAX: usize = 40;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
 /// Formats an f32 so that parsing the text gives back the same bits.
 pub fn format_f32(x: f32) -> String {
     if x.is_nan() {
         "nan".to_string()
     } else if x.is_infinite() {
-        if x > 0.0 { "inf".to_string() } else { "-inf".to_string() }
+        if x > 0.0 {
+            "inf".to_string()
+        } else {
+            "-inf".to_string()
+        }
     } else {
         // `{:?}` is the shortest text that round-trips, and always has a
         // `.` or an exponent, so the value reads as a float.
@@ -115,9 +131,14 @@ pub fn parse_f32(s: &str) -> Option<f32> {
         "inf" => Some(f32::INFINITY),
         "-inf" => Some(f32::NEG_INFINITY),
         "nan" => Some(f32::NAN),
+        "-nan" => Some(-f32::NAN),
         _ => {
             let ok = s.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'));
-            if ok { s.parse::<f32>().ok() } else { None }
+            if ok {
+                s.parse::<f32>().ok()
+            } else {
+                None
+            }
         }
     }
 }
@@ -279,10 +300,9 @@ impl FieldValue for MaskKind {
     }
     fn to_value(&self) -> Value {
         match self {
-            MaskKind::SlidingWindow(w) => Value::synthetic(ValueKind::Call(
-                "sliding_window".to_string(),
-                vec![w.to_value()],
-            )),
+            MaskKind::SlidingWindow(w) => {
+                Value::synthetic(ValueKind::Call("sliding_window".to_string(), vec![w.to_value()]))
+            }
             other => Value::synthetic(ValueKind::Ident(other.name().to_string())),
         }
     }

@@ -204,8 +204,8 @@ impl Lexer<'_> {
 /// A short description of a token for "found ..." messages.
 pub(super) fn describe(t: &Tok) -> String {
     match t {
-        Tok::Ident(s) => format!("`{s}`"),
-        Tok::Num(s) => format!("number `{s}`"),
+        Tok::Ident(s) => format!("`{}`", msg::shorten(s)),
+        Tok::Num(s) => format!("number `{}`", msg::shorten(s)),
         Tok::Str(_) => "a string".to_string(),
         Tok::LBrace => "`{`".to_string(),
         Tok::RBrace => "`}`".to_string(),
@@ -217,7 +217,7 @@ pub(super) fn describe(t: &Tok) -> String {
         Tok::Colon => "`:`".to_string(),
         Tok::At => "`@`".to_string(),
         Tok::Plus => "`+`".to_string(),
-        Tok::Comment(_) | Tok::Newline => "end of line".to_string(),
+        Tok::Comment(_) | Tok::Newline => msg::END_OF_LINE.to_string(),
         Tok::Bad(_) => "invalid text".to_string(),
     }
 }
