@@ -7,9 +7,13 @@
 //! interpreter calls the same functions, so both run the same kernels and
 //! agree bit for bit.
 
+mod binary;
 mod scratch;
+mod transpose;
 
-pub use scratch::{scratch_bytes, schedule_scratch_bytes};
+pub use binary::*;
+pub use scratch::{gemm_needs_temp, scratch_bytes, schedule_scratch_bytes};
+pub use transpose::*;
 
 /// Below this many elements of work a kernel runs on the calling thread:
 /// a rayon fork-join costs a few microseconds, more than the work saves.

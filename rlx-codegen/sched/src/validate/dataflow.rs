@@ -1,0 +1,111 @@
+//! Which arena bytes hold data when a thunk reads them.
+//!
+//! The arena is zeroed once when a model is created and reused by every
+//! run. Inputs are written by the caller before each run; thunk outputs as
+//! the thunks run, in order. A read of bytes that no input and no earlier
+//! thunk wrote therefore sees:
+//! - zeros on the first run and stale data of the previous run afterwards,
+//!   when the same or a later thunk writes them: the results differ from
+//!   run to run, an **error**;
+//! - always zeros, when nothing ever writes them: deterministic, perhaps
+//!   meant (a zero bias), perhaps not, a **warning**.
+//!
+//! Every output must be entirely written by thunks.
+
+use super::intervals::{pattern_intersects, IntervalSet};
+use super::messages;
+use super::thunks::ArenaAccess;
+use crate::ast::Ast;
+use crate::diag::Diagnostic;
+use crate::schedule::{Role, Segment};
+
+/// Unwritten runs collected per read: enough for a message and to find a
+/// later writer, bounded so a scattered read stays cheap.
+const MAX_RUNS: usize = 4096;
+
+/// Strided writes with more rows than this are recorded as their bounding
+/// range: exact enough for real schedules, and bounded work for any input.
+const MAX_WRITE_ROWS: usize = 1 << 16;
+
+/// The arena accesses of one thunk.
+#[derive(Clone, Debug)]
+pub(crate) struct Flow {
+    pub line: u32,
+    pub accesses: Vec<ArenaAccess>,
+}
+
+fn record_write(set: &mut IntervalSet, a: &ArenaAccess) {
+    let p = &a.pattern;
+    if p.is_empty() {
+        return;
+    }
+    let base = a.base + p.start;
+    if p.is_contiguous() || p.rows > MAX_WRITE_ROWS {
+        set.insert(base, a.base + p.end);
+    } else {
+        for row in 0..p.rows {
+            let lo = base + row * p.stride;
+            set.insert(lo, lo + p.chunk);
+        }
+    }
+}
+
+/// The line of the first thunk from `flows` that writes a byte of `run`.
+fn first_writer(flows: &[Flow], (lo, hi): (usize, usize)) -> Option<u32> {
+    flows.iter().find_map(|f| {
+        let mut writes = f.accesses.iter().filter(|a| a.dir.writes());
+        writes.any(|a| pattern_intersects(a.base, &a.pattern, lo, hi)).then_some(f.line)
+    })
+}
+
+/// Runs the read-before-write and output-coverage checks.
+pub(crate) fn check(ast: &Ast, bytes: &[Option<usize>], flows: &[Flow], diags: &mut Vec<Diagnostic>) {
+    let mut by_thunks = IntervalSet::new();
+    for a in flows.iter().flat_map(|f| &f.accesses).filter(|a| a.dir.writes()) {
+        record_write(&mut by_thunks, a);
+    }
+    let buffers = || {
+        ast.buffers.iter().zip(bytes).filter_map(|(d, b)| {
+            let end = d.offset.value.checked_add((*b)?)?;
+            (d.segment == Segment::Arena).then_some((d, d.offset.value, end))
+        })
+    };
+    let mut written = IntervalSet::new();
+    for (_, lo, hi) in buffers().filter(|(d, _, _)| d.role == Role::Input) {
+        written.insert(lo, hi);
+    }
+    for (i, flow) in flows.iter().enumerate() {
+        for a in flow.accesses.iter().filter(|a| a.dir.reads()) {
+            let runs = written.uncovered(a.base, &a.pattern, MAX_RUNS);
+            let Some(&(lo, hi)) = runs.first() else { continue };
+            let missing: usize = runs.iter().map(|(lo, hi)| hi - lo).sum();
+            // The first unwritten run some thunk writes, if any.
+            let later = runs.iter().find(|&&(lo, hi)| by_thunks.intersects(lo, hi));
+            let d = if let Some(&run) = later {
+                let writer = first_writer(&flows[i..], run).unwrap_or(flow.line);
+                Diagnostic::error(a.span, messages::read_before_write(&a.name, a.dir, lo, hi, missing))
+                    .with_hint(messages::read_before_write_hint(writer, flow.line))
+            } else {
+                Diagnostic::warning(a.span, messages::read_never_written(&a.name, a.dir, lo, hi, missing))
+                    .with_hint(messages::READ_NEVER_WRITTEN_HINT)
+            };
+            diags.push(d);
+        }
+        for a in flow.accesses.iter().filter(|a| a.dir.writes()) {
+            record_write(&mut written, a);
+        }
+    }
+    for (decl, lo, hi) in buffers().filter(|(d, _, _)| d.role == Role::Output) {
+        let gaps: Vec<(usize, usize)> = by_thunks.gaps(lo, hi).take(MAX_RUNS).collect();
+        if let Some(&(g0, g1)) = gaps.first() {
+            let missing: usize = gaps.iter().map(|(a, b)| b - a).sum();
+            diags.push(
+                Diagnostic::error(
+                    decl.name.span,
+                    messages::output_not_written(&decl.name.value, g0, g1, missing, hi - lo),
+                )
+                .with_hint(messages::OUTPUT_NOT_WRITTEN_HINT),
+            );
+        }
+    }
+}

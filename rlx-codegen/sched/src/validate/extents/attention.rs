@@ -1,0 +1,99 @@
+//! Scaled dot-product attention.
+
+use super::{product, Rules};
+use crate::ops::MaskKind;
+use crate::thunk::Thunk;
+use crate::validate::access::{Dir, Pattern, F32};
+use crate::validate::messages;
+
+/// `rows` rows of `width` f32, `stride` f32 apart: one `[*, heads, d]` row
+/// per (batch, position) in the `[B, S, H, D]` layout.
+fn rows(rows: Option<usize>, stride: usize, width: Option<usize>) -> Option<Pattern> {
+    Pattern::strided(0, rows?, stride.checked_mul(4)?, width?.checked_mul(4)?)
+}
+
+pub(super) fn attention<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::Attention {
+        q,
+        k,
+        v,
+        mask,
+        out,
+        batch,
+        seq,
+        kv_seq,
+        heads,
+        head_dim,
+        v_head_dim,
+        mask_kind,
+        scale,
+        softcap,
+        q_row_stride,
+        k_row_stride,
+        v_row_stride,
+        bhsd,
+        kv_heads,
+    } = t
+    else {
+        unreachable!("attention called on {:?}", t.kind())
+    };
+    let (b, s, kvs, h, kvh, d, dv) = (*batch, *seq, *kv_seq, *heads, *kv_heads, *head_dim, *v_head_dim);
+    // Query head `i` reads key/value head `i / (heads / kv_heads)`.
+    r.require_hint(kvh > 0, "kv_heads", messages::zero_kv_heads, messages::kv_heads_hint);
+    r.require_hint(
+        kvh == 0 || h % kvh == 0,
+        "kv_heads",
+        || messages::kv_heads_grouping(h, kvh),
+        messages::kv_heads_hint,
+    );
+    r.finite("scale", *scale, false);
+    r.finite("softcap", *softcap, true);
+    match (mask_kind.reads_mask(), mask) {
+        (true, None) => {
+            r.issue("mask", messages::mask_missing(mask_kind.name()), Some(messages::mask_hint(*mask_kind)))
+        }
+        (false, Some(_)) => r.issue("mask", messages::mask_unused(mask_kind.name()), None),
+        _ => {}
+    }
+    if *bhsd {
+        // Dense per-(batch, head) tiles; the row strides are not used.
+        r.read("q", q, F32, &[b, h, s, d], "batch*heads*seq*head_dim");
+        r.read("k", k, F32, &[b, kvh, kvs, d], "batch*kv_heads*kv_seq*head_dim");
+        r.read("v", v, F32, &[b, kvh, kvs, dv], "batch*kv_heads*kv_seq*v_head_dim");
+    } else {
+        let q_rows = product(&[b, s]);
+        let kv_rows = product(&[b, kvs]);
+        let q_width = product(&[h, d]);
+        let k_width = product(&[kvh, d]);
+        let v_width = product(&[kvh, dv]);
+        for (field, stride, rows, width, formula) in [
+            ("q_row_stride", *q_row_stride, q_rows, q_width, "heads*head_dim"),
+            ("k_row_stride", *k_row_stride, kv_rows, k_width, "kv_heads*head_dim"),
+            ("v_row_stride", *v_row_stride, kv_rows, v_width, "kv_heads*v_head_dim"),
+        ] {
+            // With one row the stride is never stepped.
+            if let (Some(rows), Some(width)) = (rows, width) {
+                r.require(rows <= 1 || stride >= width, field, || {
+                    messages::row_stride_too_small(field, stride, formula, width)
+                });
+            }
+        }
+        let q_formula = "(batch*seq-1)*q_row_stride + heads*head_dim";
+        r.strided(Dir::Read, "q", q, F32, rows(q_rows, *q_row_stride, q_width), q_formula);
+        let k_formula = "(batch*kv_seq-1)*k_row_stride + kv_heads*head_dim";
+        r.strided(Dir::Read, "k", k, F32, rows(kv_rows, *k_row_stride, k_width), k_formula);
+        let v_formula = "(batch*kv_seq-1)*v_row_stride + kv_heads*v_head_dim";
+        r.strided(Dir::Read, "v", v, F32, rows(kv_rows, *v_row_stride, v_width), v_formula);
+    }
+    if let Some(mask) = mask {
+        match mask_kind {
+            MaskKind::Custom => r.read("mask", mask, F32, &[b, kvs], "batch*kv_seq"),
+            MaskKind::Bias => r.read("mask", mask, F32, &[b, h, s, kvs], "batch*heads*seq*kv_seq"),
+            // Reported above: these kinds take no mask operand.
+            MaskKind::None | MaskKind::Causal | MaskKind::SlidingWindow(_) => {}
+        }
+    }
+    r.write("out", out, F32, &[b, s, h, dv], "batch*seq*heads*v_head_dim");
+    // One score matrix per (batch, head).
+    r.scratch("seq", product(&[b, h, s, kvs, 4]), "batch*heads*seq*kv_seq*4");
+}

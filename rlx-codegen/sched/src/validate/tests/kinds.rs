@@ -1,0 +1,330 @@
+//! Operand resolution and the per-kind extent rules.
+
+use super::*;
+use crate::thunk::ThunkKind;
+use crate::validate::extents;
+
+/// Four 1 KiB buffers: two inputs, a scratch and an output.
+const BUFS: &str = "input a: f32[256] @ arena+0\ninput b: f32[256] @ arena+1024\n\
+                    scratch c: f32[256] @ arena+2048\noutput y: f32[256] @ arena+3072\n\n";
+
+/// `thunk` over [`BUFS`], plus a copy so the output is always written.
+fn body(thunk: &str) -> String {
+    format!("{BUFS}Copy {{ src: a, dst: y, len: 256 }}\n{thunk}\n")
+}
+
+fn one_error(thunk: &str, needles: &[&str]) {
+    assert_one_error(&body(thunk), needles);
+}
+
+fn some_error(thunk: &str, needles: &[&str]) {
+    assert_error(&body(thunk), needles);
+}
+
+fn clean(thunk: &str) {
+    assert_clean(&body(thunk));
+}
+
+#[test]
+fn every_kind_has_one_access_per_operand() {
+    let path = cases_dir().join("ok/validate_all_kinds.sched");
+    let text = std::fs::read_to_string(&path).expect("all-kinds case");
+    let ast = parse(&text).expect("all-kinds case parses");
+    let mut seen: Vec<ThunkKind> = ast.thunks.iter().map(|t| t.thunk.kind()).collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen, ThunkKind::ALL, "ok/validate_all_kinds.sched must use every kind");
+    for decl in &ast.thunks {
+        let rules = extents::rules(&decl.thunk);
+        assert!(rules.issues.is_empty(), "line {}: {:?}", decl.line, rules.issues);
+        assert_eq!(rules.accesses.len(), decl.thunk.operands().len(), "line {}", decl.line);
+    }
+}
+
+#[test]
+fn operands_resolve_with_suggestions() {
+    let d = diagnostics(&body("Copy { src: bb, dst: c, len: 4 }"));
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].message, "unknown buffer `bb`");
+    assert_eq!(d[0].hint.as_deref(), Some("did you mean `b`?"));
+    let d = diagnostics(&body("Copy { src: zzz_unrelated, dst: c, len: 4 }"));
+    assert!(d[0].hint.as_deref().is_some_and(|h| h.starts_with("declare it")));
+    one_error(
+        "Copy { src: b+1028, dst: c, len: 1 }",
+        &["view `b+1028` starts past the end of buffer `b` (1024 bytes)"],
+    );
+    one_error("Copy { src: @5000, dst: c, len: 1 }", &["raw offset `@5000` is past the end of the arena (4096 bytes)"]);
+}
+
+#[test]
+fn accesses_stay_inside_buffers_and_segments() {
+    let d = diagnostics(&body("Sgemm { a: a, b: b, c: c, m: 16, k: 32, n: 4 }"));
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0].message, "`a` reads 2048 bytes, but buffer `a` has 1024");
+    assert_eq!(d[0].hint.as_deref(), Some("Sgemm reads m*k = 512 f32 elements at `a`"));
+    one_error(
+        "Copy { src: b+1000, dst: c, len: 8 }",
+        &["`src` reads 32 bytes from byte 1000 of buffer `b`, which has 1024"],
+    );
+    one_error(
+        "Copy { src: a, dst: @4000, len: 32 }",
+        &["`dst` writes arena bytes 4000..4128, past the end of the arena (4096 bytes)"],
+    );
+    // A view or raw offset exactly at the end with nothing to touch is fine.
+    clean("Copy { src: b+1024, dst: @4096, len: 0 }");
+}
+
+#[test]
+fn operands_are_aligned_and_typed() {
+    one_error(
+        "Copy { src: @2, dst: c, len: 1 }",
+        &["`src` at arena offset 2 is not aligned to 4 bytes (4-byte elements)"],
+    );
+    one_error(
+        "SgemmF16 { a: a, b: b, c: c, m: 1, k: 4, n: 4 }",
+        &["`b` of SgemmF16 must be f16 data, but buffer `b` is f32"],
+    );
+    one_error(
+        "CastF32ToI64 { src: a, dst: c, len: 4 }",
+        &["`dst` of CastF32ToI64 must be i64 data, but buffer `c` is f32"],
+    );
+    one_error(
+        "Compare { lhs: a, rhs: b, dst: c, len: 4, op: lt, inputs_i64: false, inputs_elem_bytes: 4, dst_elem_bytes: 1, lhs_scalar: false, rhs_scalar: false, lhs_len: 4, rhs_len: 4, out_dims_bcast: [], bcast_lhs_strides: [], bcast_rhs_strides: [] }",
+        &["`dst` of Compare must be bool or u8 data"],
+    );
+    // Byte movers take any dtype of the element size; 16-byte elements any.
+    clean("Narrow { src: a, dst: c, outer: 2, src_stride: 4, dst_stride: 4, inner: 4, elem_bytes: 16 }");
+    some_error(
+        "Narrow { src: a, dst: c, outer: 2, src_stride: 4, dst_stride: 4, inner: 4, elem_bytes: 8 }",
+        &["`src` of Narrow must be 8-byte data, but buffer `a` is f32"],
+    );
+}
+
+#[test]
+fn overflowing_extents_are_errors_not_panics() {
+    some_error(
+        "Sgemm { a: a, b: b, c: c, m: 4294967296, k: 4294967296, n: 1 }",
+        &["the extent of `a` (m*k) overflows"],
+    );
+    some_error(
+        "Attention { q: a, k: b, v: b, mask: none, out: c, batch: 4294967296, seq: 4294967296, kv_seq: 1, heads: 1, head_dim: 1, v_head_dim: 1, mask_kind: none, scale: 1.0, softcap: 0.0, q_row_stride: 1, k_row_stride: 1, v_row_stride: 1, bhsd: false, kv_heads: 1 }",
+        &["overflows"],
+    );
+    some_error(
+        "Transpose { src: a, dst: c, in_total: 4, out_dims: [4294967296, 4294967296, 2], in_strides: [1, 1, 1], elem_bytes: 4 }",
+        &["computing with `out_dims` overflows"],
+    );
+    some_error(
+        "Attention { q: a, k: b, v: b, mask: none, out: c, batch: 1, seq: 65536, kv_seq: 4294967296, heads: 4294967296, head_dim: 0, v_head_dim: 0, mask_kind: none, scale: 1.0, softcap: 0.0, q_row_stride: 0, k_row_stride: 0, v_row_stride: 0, bhsd: true, kv_heads: 1 }",
+        &["the scratch this thunk needs"],
+    );
+}
+
+#[test]
+fn attention_fields_are_consistent() {
+    let att = |fields: &str| {
+        format!("Attention {{ q: a, k: b, v: b, out: c, batch: 1, seq: 4, kv_seq: 4, head_dim: 4, v_head_dim: 4, scale: 0.5, softcap: 0.0, q_row_stride: 16, k_row_stride: 16, v_row_stride: 16, bhsd: false, {fields} }}")
+    };
+    clean(&att("heads: 4, kv_heads: 2, mask: none, mask_kind: causal"));
+    one_error(
+        &att("heads: 3, kv_heads: 2, mask: none, mask_kind: none"),
+        &["`heads` 3 is not a multiple of `kv_heads` 2"],
+    );
+    one_error(&att("heads: 4, kv_heads: 0, mask: none, mask_kind: none"), &["`kv_heads` must be at least 1"]);
+    one_error(
+        &att("heads: 4, kv_heads: 4, mask: none, mask_kind: custom"),
+        &["mask kind `custom` reads a mask, but `mask` is `none`"],
+    );
+    one_error(&att("heads: 4, kv_heads: 4, mask: a, mask_kind: causal"), &["mask kind `causal` reads no mask"]);
+    // Custom: batch*kv_seq floats; bias: batch*heads*seq*kv_seq.
+    clean(&att("heads: 4, kv_heads: 4, mask: a+1008, mask_kind: custom"));
+    one_error(&att("heads: 4, kv_heads: 4, mask: a+1008, mask_kind: bias"), &["`mask` reads 256 bytes from byte 1008"]);
+    one_error(
+        &att("heads: 8, kv_heads: 1, mask: none, mask_kind: none"),
+        &["`q_row_stride` 16 is smaller than a row of heads*head_dim = 32 elements"],
+    );
+    some_error(
+        &att("heads: 4, kv_heads: 4, mask: none, mask_kind: none").replace("scale: 0.5", "scale: inf"),
+        &["`scale` must be a finite number"],
+    );
+    some_error(
+        &att("heads: 4, kv_heads: 4, mask: none, mask_kind: none").replace("softcap: 0.0", "softcap: -1.0"),
+        &["`softcap` must not be negative"],
+    );
+}
+
+#[test]
+fn attention_extents_follow_the_layout() {
+    // [B, S, H, D] with a fused QKV row of 3*H*D: q, k, v are views into it.
+    let qkv = "Attention { q: a, k: a+32, v: a+64, mask: none, out: c, batch: 2, seq: 4, kv_seq: 4, heads: 2, head_dim: 4, v_head_dim: 4, mask_kind: none, scale: 0.5, softcap: 0.0, q_row_stride: 24, k_row_stride: 24, v_row_stride: 24, bhsd: false, kv_heads: 2 }";
+    clean(qkv);
+    // v reads (2*4-1)*24 + 8 = 176 floats = 704 bytes from byte 64: fits;
+    // one more row does not.
+    some_error(
+        &qkv.replace("seq: 4, kv_seq: 4", "seq: 4, kv_seq: 6"),
+        &["`v` reads 1088 bytes from byte 64 of buffer `a`"],
+    );
+    // [B, H, S, D] is dense and ignores the strides; GQA shares kv heads.
+    clean("Attention { q: a, k: b, v: b, mask: none, out: c, batch: 1, seq: 8, kv_seq: 8, heads: 4, head_dim: 8, v_head_dim: 8, mask_kind: none, scale: 0.5, softcap: 0.0, q_row_stride: 0, k_row_stride: 0, v_row_stride: 0, bhsd: true, kv_heads: 1 }");
+    some_error(
+        "Attention { q: a, k: b, v: b, mask: none, out: c, batch: 1, seq: 8, kv_seq: 8, heads: 4, head_dim: 8, v_head_dim: 8, mask_kind: none, scale: 0.5, softcap: 0.0, q_row_stride: 0, k_row_stride: 0, v_row_stride: 0, bhsd: true, kv_heads: 8 }",
+        &["`heads` 4 is not a multiple of `kv_heads` 8"],
+    );
+}
+
+#[test]
+fn convolution_and_pooling_shapes() {
+    let conv = |fields: &str| {
+        format!("Conv2D {{ x: a, w: b, bias: none, out: c, n: 1, c_in: 2, h: 4, w_in: 4, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, {fields} }}")
+    };
+    clean(&conv("c_out: 2, h_out: 4, w_out: 4, ph: 1, pw: 1, groups: 2"));
+    // Ceil mode: windows start at 0, 2, 4 of a padded 5.
+    clean(&conv("c_out: 2, h_out: 3, w_out: 3, ph: 1, pw: 1, groups: 1").replace("sh: 1, sw: 1", "sh: 2, sw: 2"));
+    one_error(
+        &conv("c_out: 3, h_out: 4, w_out: 4, ph: 1, pw: 1, groups: 2"),
+        &["`groups` 2 does not divide `c_out` 3"],
+    );
+    some_error(&conv("c_out: 2, h_out: 4, w_out: 4, ph: 1, pw: 1, groups: 0"), &["`groups` must be at least 1"]);
+    one_error(
+        &conv("c_out: 2, h_out: 6, w_out: 4, ph: 1, pw: 1, groups: 1"),
+        &["`h_out` 6 is too large: the last window starts at padded position 5, past the input (h + ph = 5)"],
+    );
+    let pool = |fields: &str| {
+        format!("Pool2D {{ src: a, dst: c, n: 1, c: 2, h: 4, w: 4, kh: 2, kw: 2, sh: 2, sw: 2, {fields} }}")
+    };
+    clean(&pool("h_out: 2, w_out: 2, ph: 0, pw: 0, kind: max, count_include_pad: false"));
+    clean(&pool("h_out: 3, w_out: 3, ph: 1, pw: 1, kind: mean, count_include_pad: true"));
+    one_error(
+        &pool("h_out: 2, w_out: 2, ph: 0, pw: 0, kind: sum, count_include_pad: false"),
+        &["pooling kind `sum` is not supported"],
+    );
+    one_error(
+        &pool("h_out: 2, w_out: 2, ph: 0, pw: 0, kind: max, count_include_pad: true"),
+        &["only applies to mean pooling"],
+    );
+    one_error(
+        &pool("h_out: 2, w_out: 2, ph: 2, pw: 0, kind: max, count_include_pad: false"),
+        &["padding `ph` 2 must be smaller than the kernel `kh` 2"],
+    );
+    one_error(
+        &pool("h_out: 3, w_out: 2, ph: 0, pw: 0, kind: max, count_include_pad: false"),
+        &["`h_out` 3 is too large"],
+    );
+}
+
+#[test]
+fn elementwise_fields_are_consistent() {
+    let bin = |fields: &str| format!("BinaryFull {{ lhs: a, rhs: b, dst: c, op: add, {fields} }}");
+    clean(&bin("len: 8, lhs_len: 8, rhs_len: 4, out_dims_bcast: [], bcast_lhs_strides: [], bcast_rhs_strides: [], elem_bytes: 4"));
+    clean(&bin("len: 8, lhs_len: 8, rhs_len: 2, out_dims_bcast: [2, 4], bcast_lhs_strides: [4, 1], bcast_rhs_strides: [1, 0], elem_bytes: 4"));
+    one_error(
+        &bin("len: 8, lhs_len: 8, rhs_len: 3, out_dims_bcast: [], bcast_lhs_strides: [], bcast_rhs_strides: [], elem_bytes: 4"),
+        &["`rhs_len` 3 does not divide `len` 8"],
+    );
+    one_error(
+        &bin("len: 8, lhs_len: 8, rhs_len: 2, out_dims_bcast: [2, 3], bcast_lhs_strides: [4, 1], bcast_rhs_strides: [1, 0], elem_bytes: 4"),
+        &["`out_dims_bcast` holds 6 elements, but `len` is 8"],
+    );
+    one_error(
+        &bin("len: 8, lhs_len: 8, rhs_len: 2, out_dims_bcast: [2, 4], bcast_lhs_strides: [4, 1], bcast_rhs_strides: [0, 1], elem_bytes: 4"),
+        &["`bcast_rhs_strides` reach element 3, but `rhs_len` is 2"],
+    );
+    one_error(
+        &bin("len: 8, lhs_len: 8, rhs_len: 8, out_dims_bcast: [8], bcast_lhs_strides: [1, 0], bcast_rhs_strides: [1], elem_bytes: 4"),
+        &["`bcast_lhs_strides` has 2 entries, but `out_dims_bcast` has 1"],
+    );
+    one_error(
+        &bin("len: 8, lhs_len: 8, rhs_len: 8, out_dims_bcast: [], bcast_lhs_strides: [1], bcast_rhs_strides: [], elem_bytes: 4"),
+        &["`bcast_lhs_strides` is given without `out_dims_bcast`"],
+    );
+    one_error(
+        &bin("len: 8, lhs_len: 8, rhs_len: 8, out_dims_bcast: [], bcast_lhs_strides: [], bcast_rhs_strides: [], elem_bytes: 2"),
+        &["element size 2 is not supported"],
+    );
+    one_error(
+        "ElementwiseRegion { inputs: [a, b], dst: c, len: 4, steps: [add(in2)] }",
+        &["a step reads `in2`, but the region has 2 input(s)"],
+    );
+    one_error(
+        "ElementwiseRegion { inputs: [], dst: c, len: 4, steps: [relu] }",
+        &["ElementwiseRegion needs at least one input"],
+    );
+    one_error("Fma { a: a, b: b, c: b, dst: c, len: 4, elem_bytes: 2 }", &["element size 2"]);
+    let cmp = |fields: &str| {
+        format!("Compare {{ lhs: a, rhs: b, dst: c, len: 4, op: eq, dst_elem_bytes: 4, out_dims_bcast: [], bcast_lhs_strides: [], bcast_rhs_strides: [], {fields} }}")
+    };
+    clean(&cmp("inputs_i64: false, inputs_elem_bytes: 4, lhs_scalar: false, rhs_scalar: true, lhs_len: 4, rhs_len: 1"));
+    one_error(
+        &cmp("inputs_i64: true, inputs_elem_bytes: 4, lhs_scalar: false, rhs_scalar: false, lhs_len: 4, rhs_len: 4"),
+        &["`inputs_i64` is true"],
+    );
+    one_error(
+        &cmp("inputs_i64: false, inputs_elem_bytes: 4, lhs_scalar: true, rhs_scalar: false, lhs_len: 4, rhs_len: 4"),
+        &["`lhs_scalar` is set, so `lhs_len` must be 1, not 4"],
+    );
+    one_error(
+        &cmp("inputs_i64: false, inputs_elem_bytes: 4, lhs_scalar: false, rhs_scalar: false, lhs_len: 2, rhs_len: 4"),
+        &["`lhs_len` is 2"],
+    );
+    let sel = |fields: &str| {
+        format!("Where {{ cond: a, on_true: b, on_false: b, dst: c, len: 4, cond_scalar: false, true_scalar: false, false_scalar: true, {fields} }}")
+    };
+    clean(&sel("elem_bytes: 4, cond_elem_bytes: 4"));
+    one_error(&sel("elem_bytes: 2, cond_elem_bytes: 4"), &["element size 2 is not supported: expected 4 or 8"]);
+    one_error(&sel("elem_bytes: 4, cond_elem_bytes: 2"), &["element size 2"]);
+}
+
+#[test]
+fn movement_and_reduction_fields_are_consistent() {
+    one_error(
+        "Transpose { src: a, dst: c, in_total: 8, out_dims: [4, 2], in_strides: [1, 5], elem_bytes: 4 }",
+        &["`in_strides` reach element 8, but `in_total` is 8"],
+    );
+    one_error(
+        "Transpose { src: a, dst: c, in_total: 8, out_dims: [8], in_strides: [1, 1], elem_bytes: 4 }",
+        &["`in_strides` has 2 entries"],
+    );
+    one_error(
+        "Transpose { src: a, dst: c, in_total: 8, out_dims: [8], in_strides: [1], elem_bytes: 3 }",
+        &["element size 3"],
+    );
+    clean("Transpose { src: a, dst: c, in_total: 8, out_dims: [0, 4], in_strides: [9, 9], elem_bytes: 4 }");
+    one_error(
+        "Concat { inputs: [a, b], dst: c, outer: 2, inner: [4], elem_bytes: 4 }",
+        &["`inner` has 1 entries, but there are 2 inputs"],
+    );
+    one_error(
+        "Gather { table: a, indices: b, dst: c, num_indices: 2, row_len: 4, vocab: 4, index_dtype: f64 }",
+        &["`index_dtype` f64 is not supported: expected one of i64, i32, f32"],
+    );
+    one_error(
+        "Narrow { src: a, dst: c, outer: 2, src_stride: 4, dst_stride: 2, inner: 4, elem_bytes: 4 }",
+        &["`dst_stride` 2 is smaller than `inner` 4"],
+    );
+    one_error(
+        "KvAppend { src: a, cache: c, batch: 1, new_len: 2, max_len: 4, row: 4, pos: 3, elem_bytes: 4 }",
+        &["`pos` 3 + `new_len` 2 is past `max_len` 4"],
+    );
+    one_error(
+        "Rope { x: a, cos: b, sin: b, out: c, batch: 1, seq: 2, heads: 2, head_dim: 3, interleaved: true }",
+        &["`head_dim` 3 is odd"],
+    );
+    one_error(
+        "ArgReduce { src: a, dst: c, outer: 2, axis_dim: 0, inner: 1, op: max, select_last: false, indices_i64: false }",
+        &["`axis_dim` must be at least 1"],
+    );
+    one_error(
+        "TopK { src: a, dst: c, values: none, outer: 2, axis_dim: 4, k: 5, largest: true, indices_i64: false }",
+        &["`k` 5 is larger than `axis_dim` 4"],
+    );
+    one_error("LayerNorm { x: a, g: b, b: none, out: c, rows: 2, h: 4, eps: nan }", &["`eps` must be a finite number"]);
+    one_error("RmsNorm { x: a, g: b, out: c, rows: 2, h: 4, eps: -1e-5 }", &["`eps` must not be negative"]);
+}
+
+#[test]
+fn field_rules_are_reported_even_when_an_operand_does_not_resolve() {
+    let errs = errors(&body(
+        "Rope { x: nope, cos: b, sin: b, out: c, batch: 1, seq: 2, heads: 2, head_dim: 3, interleaved: false }",
+    ));
+    assert_eq!(errs, ["unknown buffer `nope`", "`head_dim` 3 is odd; rotary embedding rotates pairs"]);
+}

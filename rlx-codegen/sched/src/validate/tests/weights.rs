@@ -1,0 +1,127 @@
+//! The weights file and `param` buffers.
+
+use super::*;
+use crate::schedule::Segment;
+
+/// Writes `bytes` as `w.safetensors` in a fresh directory and validates
+/// `body` under a header naming it with `sha`.
+fn check_with_file(test: &str, bytes: &[u8], sha: &str, body: &str) -> Result<Checked, Diagnostics> {
+    let dir = temp_dir(test);
+    std::fs::write(dir.join("w.safetensors"), bytes).expect("write weights");
+    let src =
+        header(4096).replace("mask_threshold", &format!("weights \"w.safetensors\" sha256 \"{sha}\"\nmask_threshold"));
+    let result = check_in(&format!("{src}\n{body}"), &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn messages_of(r: Result<Checked, Diagnostics>) -> Vec<String> {
+    match r {
+        Ok(_) => panic!("expected errors"),
+        Err(d) => d.0.iter().map(|d| d.message.clone()).collect(),
+    }
+}
+
+const USES_FC1: &str = "input x: f32[2, 4] @ arena+0\nparam fc1.weight: f32[4, 8] @ weights+0\n\
+    param fc1.bias: f32[8] @ weights+128\noutput y: f32[2, 8] @ arena+64\n\n\
+    Sgemm { a: x, b: fc1.weight, c: y, m: 2, k: 4, n: 8 }\n\
+    BiasAdd { src: y, bias: fc1.bias, dst: y, rows: 2, cols: 8 }\n";
+
+#[test]
+fn params_matching_the_file_validate_and_record_it() {
+    let bytes = safetensors(&fixture_tensors(), 64);
+    let sha = crate::sha256_hex(&bytes);
+    let c = check_with_file("match", &bytes, &sha, USES_FC1).unwrap_or_else(|d| panic!("{d:#?}"));
+    let w = c.schedule.weights.as_ref().expect("weights recorded");
+    assert_eq!(w.path, "w.safetensors");
+    assert_eq!(w.sha256, sha);
+    assert_eq!(w.data_offset % 64, 0);
+    assert_eq!(w.data_offset + w.data_len, bytes.len());
+    let b = c.schedule.buffer("fc1.bias").expect("buffer");
+    assert_eq!((b.segment, b.offset), (Segment::Weights, 128));
+}
+
+#[test]
+fn a_changed_file_reports_both_hashes_and_the_fix() {
+    let bytes = safetensors(&fixture_tensors(), 64);
+    let actual = crate::sha256_hex(&bytes);
+    let declared = "0".repeat(64);
+    let d = check_with_file("sha", &bytes, &declared, USES_FC1).unwrap_err();
+    assert_eq!(d.len(), 1, "{d:#?}");
+    let e = &d.0[0];
+    assert_eq!(e.message, "the sha256 of weights file `w.safetensors` does not match this line");
+    assert_eq!(e.label.as_deref(), Some(format!("expected {declared}").as_str()));
+    let hint = e.hint.as_deref().expect("hint");
+    assert!(hint.contains(&format!("sha256 \"{actual}\"")), "{hint}");
+}
+
+#[test]
+fn a_missing_file_is_reported_with_its_path() {
+    let d = check_with_file("missing", &[], &"0".repeat(64), "").unwrap_err();
+    // The file exists but is empty: not safetensors.
+    assert!(d.0.iter().any(|d| d.message.contains("is not a valid safetensors file")), "{d:#?}");
+    let src = header(64).replace("mask_threshold", "weights \"nope.safetensors\" sha256 \"0000000000000000000000000000000000000000000000000000000000000000\"\nmask_threshold");
+    let d = check_in(&src, Path::new("/nonexistent-dir")).unwrap_err();
+    assert_eq!(d.0[0].message, "cannot read weights file `nope.safetensors`: the file does not exist");
+    assert!(d.0[0].hint.as_deref().is_some_and(|h| h.contains("relative to the directory of the .sched file")));
+}
+
+#[test]
+fn absolute_weights_paths_are_refused() {
+    let src = header(64).replace("mask_threshold", "weights \"/etc/w.safetensors\" sha256 \"0000000000000000000000000000000000000000000000000000000000000000\"\nmask_threshold");
+    let d = check_in(&src, Path::new(".")).unwrap_err();
+    assert_eq!(d.0[0].message, "weights path `/etc/w.safetensors` is absolute");
+}
+
+#[test]
+fn params_are_checked_against_their_tensors() {
+    let bytes = safetensors(&fixture_tensors(), 64);
+    let sha = crate::sha256_hex(&bytes);
+    let body = "param fc1.weigth: f32[4, 8] @ weights+0\nparam fc1.bias: f16[8] @ weights+128\n\
+                param emb: f32[4, 5] @ weights+256\nparam norm.g: f32[4] @ weights+0\nparam ghost: f32[1] @ weights+0\n";
+    let msgs = messages_of(check_with_file("tensors", &bytes, &sha, body));
+    assert_eq!(
+        msgs,
+        [
+            "tensor `fc1.weigth` is not in weights file `w.safetensors`",
+            "buffer `fc1.bias` is f16, but the weights file stores it as F32",
+            "buffer `emb` has shape [4, 5], but the weights file's tensor has [5, 4]",
+            "buffer `norm.g` is at weights+0, but the weights file's tensor starts at data offset 384",
+            "tensor `ghost` is not in weights file `w.safetensors`",
+        ]
+    );
+    let d = check_with_file("tensors2", &bytes, &sha, body).unwrap_err();
+    assert_eq!(d.0[0].hint.as_deref(), Some("did you mean `fc1.weight`?"));
+    assert_eq!(d.0[1].hint.as_deref(), Some("write `f32` instead"));
+    assert_eq!(d.0[3].hint.as_deref(), Some("write `weights+384` instead"));
+}
+
+#[test]
+fn file_offsets_must_be_aligned_for_include_bytes() {
+    // Unpadded: the data section starts wherever the JSON ends.
+    let bytes = safetensors(&fixture_tensors(), 1);
+    let sha = crate::sha256_hex(&bytes);
+    let data_offset = 8 + u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")) as usize;
+    assert_ne!(data_offset % 4, 0, "the fixture must leave the data section misaligned");
+    let msgs = messages_of(check_with_file("unaligned", &bytes, &sha, "param fc1.bias: f32[8] @ weights+128\n"));
+    assert_eq!(
+        msgs,
+        [format!("buffer `fc1.bias` at weights file offset {} is not aligned to 4 bytes (f32)", data_offset + 128)]
+    );
+}
+
+#[test]
+fn weights_are_read_only_and_bounded() {
+    let bytes = safetensors(&fixture_tensors(), 64);
+    let sha = crate::sha256_hex(&bytes);
+    let body = "input x: f32[8] @ arena+0\nparam fc1.bias: f32[8] @ weights+128\n\n\
+                Copy { src: x, dst: fc1.bias, len: 8 }\nCopy { src: fc1.bias+16, dst: x, len: 8 }\n";
+    let msgs = messages_of(check_with_file("readonly", &bytes, &sha, body));
+    assert_eq!(
+        msgs,
+        [
+            "`dst` writes to the weights segment, which is read-only",
+            "`src` reads 32 bytes from byte 16 of buffer `fc1.bias`, which has 32",
+        ]
+    );
+}
