@@ -79,6 +79,14 @@ fn snake_names_follow_the_interpreter_functions() {
     assert_eq!(snake(ThunkKind::TopK), "top_k");
 }
 
+/// Where a file and its canonical form first differ, for the message.
+fn first_difference(text: &str, canonical: &str) -> String {
+    match text.lines().zip(canonical.lines()).enumerate().find(|(_, (a, b))| a != b) {
+        Some((i, (a, b))) => format!("first difference at line {}:\n  file:      {a}\n  canonical: {b}", i + 1),
+        None => format!("{} lines vs {} canonical lines", text.lines().count(), canonical.lines().count()),
+    }
+}
+
 #[test]
 fn run_cases_are_canonical_and_validate_without_warnings() {
     let mut failures = String::new();
@@ -95,11 +103,7 @@ fn run_cases_are_canonical_and_validate_without_warnings() {
         };
         let printed = print(&ast);
         if printed != text {
-            let line = text.lines().zip(printed.lines()).position(|(a, b)| a != b).map_or_else(
-                || format!("{} vs {} lines", text.lines().count(), printed.lines().count()),
-                |i| format!("line {}:\n  file:      {}\n  canonical: {}", i + 1, text.lines().nth(i).unwrap_or(""), printed.lines().nth(i).unwrap_or("")),
-            );
-            let _ = writeln!(failures, "{name} is not in canonical form, first difference at {line}");
+            let _ = writeln!(failures, "{name} is not in canonical form, {}", first_difference(&text, &printed));
         }
         match check_source(&text, path.parent().expect("case folder")) {
             Err(d) => {
@@ -119,6 +123,7 @@ fn run_cases_are_named_after_a_kind_they_use() {
     let mut failures = String::new();
     for path in run_cases() {
         let stem = path.file_stem().expect("file stem").to_string_lossy().into_owned();
+        // A case that does not parse is reported by the test above.
         let Ok(kinds) = kinds_of(&path) else { continue };
         // The longest kind name the stem starts with, so that `sgemm_t_ta`
         // names `SgemmT` and `sgemm_tail` names `Sgemm`.
