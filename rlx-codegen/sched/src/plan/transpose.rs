@@ -170,9 +170,7 @@ pub fn transpose_path(out_dims: &[usize], in_strides: &[usize], elem_bytes: usiz
 /// Whether the byte ranges of two operands share a byte (operands in
 /// different segments never do).
 pub fn operands_overlap(a: &Operand, a_bytes: usize, b: &Operand, b_bytes: usize) -> bool {
-    a.segment == b.segment
-        && a.segment == Segment::Arena
-        && super::ranges_overlap(a.offset, a_bytes, b.offset, b_bytes)
+    a.segment == b.segment && a.segment == Segment::Arena && super::ranges_overlap(a.offset, a_bytes, b.offset, b_bytes)
 }
 
 /// Whether a `Copy`/`CopyF64`/`CopyI64` of `len` elements of `elem_bytes`

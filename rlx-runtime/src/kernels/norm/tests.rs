@@ -1,0 +1,307 @@
+//! Norm kernels: SIMD variants against the scalar spec (bit-exact, since
+//! they share one summation order and never fuse), and the kernels against
+//! an f64 reference written here with a stated bound.
+
+use rand::{Rng, SeedableRng};
+
+use super::*;
+
+const LENGTHS: [usize; 12] = [0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 4097];
+
+fn random(n: usize, lo: f32, hi: f32, seed: u64) -> Vec<f32> {
+    let mut r = rand::rngs::StdRng::seed_from_u64(seed);
+    (0..n).map(|_| r.gen_range(lo..hi)).collect()
+}
+
+/// The SIMD primitive tables this host can run, besides scalar.
+fn simd_ops() -> Vec<(&'static str, RowOps)> {
+    #[allow(unused_mut)]
+    let mut v = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        v.push(("avx2", AVX2));
+    }
+    #[cfg(target_arch = "aarch64")]
+    if std::arch::is_aarch64_feature_detected!("neon") {
+        v.push(("neon", NEON));
+    }
+    v
+}
+
+/// Same bits, treating every NaN as equal.
+fn same_bits(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+#[test]
+fn simd_primitives_match_scalar_bit_for_bit() {
+    for (name, ops) in simd_ops() {
+        for &n in &LENGTHS {
+            // Offset data makes rounding in every partial sum visible.
+            let x = random(n, -3.0, 5.0, n as u64);
+            let r = random(n, -1.0, 1.0, n as u64 + 1);
+            let bias = random(n, -0.5, 0.5, n as u64 + 2);
+            let g = random(n, 0.5, 1.5, n as u64 + 3);
+            // SAFETY: every buffer holds `n` f32.
+            unsafe {
+                let (s0, s1) = ((SCALAR.sum)(x.as_ptr(), n), (ops.sum)(x.as_ptr(), n));
+                assert!(same_bits(s0, s1), "{name} sum n={n}: {s0} vs {s1}");
+                let (v0, v1) = ((SCALAR.sum_sq_dev)(x.as_ptr(), n, 0.7), (ops.sum_sq_dev)(x.as_ptr(), n, 0.7));
+                assert!(same_bits(v0, v1), "{name} sum_sq_dev n={n}: {v0} vs {v1}");
+                for with_bias in [false, true] {
+                    let b = with_bias.then_some(bias.as_ptr());
+                    let (mut o0, mut o1) = (vec![0.0; n], vec![0.0; n]);
+                    (SCALAR.add)(x.as_ptr(), r.as_ptr(), b, o0.as_mut_ptr(), n);
+                    (ops.add)(x.as_ptr(), r.as_ptr(), b, o1.as_mut_ptr(), n);
+                    assert!(o0.iter().zip(&o1).all(|(a, b)| same_bits(*a, *b)), "{name} add n={n}");
+                    (SCALAR.normalize)(x.as_ptr(), 0.3, 1.7, g.as_ptr(), b, o0.as_mut_ptr(), n);
+                    (ops.normalize)(x.as_ptr(), 0.3, 1.7, g.as_ptr(), b, o1.as_mut_ptr(), n);
+                    assert!(o0.iter().zip(&o1).all(|(a, b)| same_bits(*a, *b)), "{name} normalize n={n}");
+                }
+            }
+        }
+    }
+}
+
+/// What a call computes, in f64, from the written formulas.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Layer,
+    Rms,
+    FusedLayer,
+    FusedRms,
+}
+
+struct Case {
+    x: Vec<f32>,
+    res: Vec<f32>,
+    bias: Vec<f32>,
+    g: Vec<f32>,
+    b: Vec<f32>,
+    rows: usize,
+    h: usize,
+}
+
+impl Case {
+    fn new(rows: usize, h: usize, seed: u64) -> Case {
+        Case {
+            x: random(rows * h, -2.0, 3.0, seed),
+            res: random(rows * h, -1.0, 1.0, seed + 1),
+            bias: random(h, -0.5, 0.5, seed + 2),
+            g: random(h, 0.5, 1.5, seed + 3),
+            b: random(h, -1.0, 1.0, seed + 4),
+            rows,
+            h,
+        }
+    }
+
+    /// `kind` with the optional operands present when `full`.
+    fn reference(&self, kind: Kind, full: bool, eps: f32) -> Vec<f64> {
+        let (h, eps) = (self.h, eps as f64);
+        let mut out = Vec::with_capacity(self.rows * h);
+        for r in 0..self.rows {
+            let v: Vec<f64> = (0..h)
+                .map(|i| {
+                    let x = self.x[r * h + i] as f64;
+                    match kind {
+                        Kind::Layer | Kind::Rms => x,
+                        Kind::FusedLayer | Kind::FusedRms => {
+                            x + self.res[r * h + i] as f64 + if full { self.bias[i] as f64 } else { 0.0 }
+                        }
+                    }
+                })
+                .collect();
+            let n = h as f64;
+            let (mean, denom) = match kind {
+                Kind::Layer | Kind::FusedLayer => {
+                    let m = v.iter().sum::<f64>() / n;
+                    (m, (v.iter().map(|a| (a - m) * (a - m)).sum::<f64>() / n + eps).sqrt())
+                }
+                Kind::Rms | Kind::FusedRms => (0.0, (v.iter().map(|a| a * a).sum::<f64>() / n + eps).sqrt()),
+            };
+            let shift = matches!(kind, Kind::FusedLayer) || (full && kind != Kind::Rms);
+            for (i, vi) in v.iter().enumerate() {
+                let b = if shift { self.b[i] as f64 } else { 0.0 };
+                out.push((vi - mean) / denom * self.g[i] as f64 + b);
+            }
+        }
+        out
+    }
+
+    /// Runs the public entry of `kind`, writing into `out`.
+    ///
+    /// # Safety
+    /// `x`/`res` may point into `out` exactly (the in-place forms).
+    unsafe fn run(&self, kind: Kind, full: bool, x: *const f32, res: *const f32, out: *mut f32, eps: f32, par: bool) {
+        let opt = |v: &Vec<f32>| full.then_some(v.as_ptr());
+        let (rows, h, g) = (self.rows, self.h, self.g.as_ptr());
+        // SAFETY: every buffer holds `rows * h` or `h` f32.
+        unsafe {
+            match kind {
+                Kind::Layer => layer_norm_f32(x, g, opt(&self.b), out, rows, h, eps, par),
+                Kind::Rms => rms_norm_f32(x, g, out, rows, h, eps, par),
+                Kind::FusedLayer => {
+                    fused_residual_ln_f32(x, res, opt(&self.bias), g, self.b.as_ptr(), out, rows, h, eps, par)
+                }
+                Kind::FusedRms => {
+                    fused_residual_rms_norm_f32(x, res, opt(&self.bias), g, opt(&self.b), out, rows, h, eps, par)
+                }
+            }
+        }
+    }
+}
+
+/// Error bound against the f64 reference. Each sum is a chain of at most
+/// `k = h / 32 + 16` f32 additions per term (32-lane accumulators, the
+/// fold, up to three 8-blocks, the tree and a 7-element tail), so its
+/// error is below `k * eps` relative to the sum of magnitudes. Mean and
+/// variance each carry one such error, then the normalised value picks up
+/// a few more roundings (sub, two muls, add, rstd); with inputs of
+/// magnitude below 4 and unit-scale outputs, `4 * k * eps * (1 + |ref|)`
+/// covers all of them.
+fn tolerance(h: usize, reference: f64) -> f64 {
+    let k = (h / 32 + 16) as f64;
+    4.0 * k * f32::EPSILON as f64 * (1.0 + reference.abs())
+}
+
+const KINDS: [Kind; 4] = [Kind::Layer, Kind::Rms, Kind::FusedLayer, Kind::FusedRms];
+
+#[test]
+fn norms_match_the_f64_reference() {
+    for &h in &LENGTHS {
+        let case = Case::new(3, h, h as u64 * 10);
+        for kind in KINDS {
+            for full in [false, true] {
+                let want = case.reference(kind, full, 1e-5);
+                let mut got = vec![0.0f32; 3 * h];
+                // SAFETY: out-of-place, all buffers sized.
+                unsafe { case.run(kind, full, case.x.as_ptr(), case.res.as_ptr(), got.as_mut_ptr(), 1e-5, false) };
+                for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                    let err = (g as f64 - w).abs();
+                    assert!(err <= tolerance(h, w), "h={h} elem {i}: {g} vs {w} (err {err:e})");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn scalar_rows_match_the_selected_simd_rows() {
+    for &h in &LENGTHS {
+        let case = Case::new(4, h, h as u64 + 77);
+        for (name, simd) in simd_ops() {
+            for kind in KINDS {
+                let stats =
+                    if matches!(kind, Kind::Layer | Kind::FusedLayer) { Stats::MeanVar } else { Stats::MeanSquare };
+                let fused = matches!(kind, Kind::FusedLayer | Kind::FusedRms);
+                let mut outs = Vec::new();
+                for ops in [SCALAR, simd] {
+                    let mut out = vec![0.0f32; 4 * h];
+                    let a = NormArgs {
+                        x: case.x.as_ptr(),
+                        res: fused.then_some(case.res.as_ptr()),
+                        bias: fused.then_some(case.bias.as_ptr()),
+                        g: case.g.as_ptr(),
+                        b: Some(case.b.as_ptr()),
+                        out: out.as_mut_ptr(),
+                    };
+                    // SAFETY: buffers sized for 4 rows of `h`.
+                    unsafe { norm_rows(&ops, a, stats, 4, h, 1e-5, false) };
+                    outs.push(out);
+                }
+                assert!(outs[0].iter().zip(&outs[1]).all(|(a, b)| same_bits(*a, *b)), "{name} h={h}");
+            }
+        }
+    }
+}
+
+#[test]
+fn in_place_and_parallel_match_out_of_place() {
+    for (rows, h) in [(5, 33), (64, 1023)] {
+        let case = Case::new(rows, h, 5);
+        for kind in KINDS {
+            let mut want = vec![0.0f32; rows * h];
+            // SAFETY: out-of-place, sized.
+            unsafe { case.run(kind, true, case.x.as_ptr(), case.res.as_ptr(), want.as_mut_ptr(), 1e-6, false) };
+
+            let mut par = vec![0.0f32; rows * h];
+            // SAFETY: as above.
+            unsafe { case.run(kind, true, case.x.as_ptr(), case.res.as_ptr(), par.as_mut_ptr(), 1e-6, true) };
+            assert_eq!(par, want, "parallel h={h}");
+
+            // out == x.
+            let mut buf = case.x.clone();
+            let p = buf.as_mut_ptr();
+            // SAFETY: `out` equals `x` exactly, which every kind allows.
+            unsafe { case.run(kind, true, p, case.res.as_ptr(), p, 1e-6, false) };
+            assert_eq!(buf, want, "out == x, h={h}");
+
+            if matches!(kind, Kind::FusedLayer | Kind::FusedRms) {
+                // out == res.
+                let mut buf = case.res.clone();
+                let p = buf.as_mut_ptr();
+                // SAFETY: `out` equals `res` exactly, which fused kinds allow.
+                unsafe { case.run(kind, true, case.x.as_ptr(), p, p, 1e-6, true) };
+                assert_eq!(buf, want, "out == res, h={h}");
+            }
+        }
+    }
+}
+
+#[test]
+fn non_finite_rows_stay_in_their_row() {
+    let (rows, h) = (3, 40);
+    let mut case = Case::new(rows, h, 9);
+    case.x[h + 5] = f32::NAN;
+    case.x[2 * h + 7] = f32::INFINITY;
+    for kind in KINDS {
+        let want = case.reference(kind, true, 1e-5);
+        let mut got = vec![0.0f32; rows * h];
+        // SAFETY: out-of-place, sized.
+        unsafe { case.run(kind, true, case.x.as_ptr(), case.res.as_ptr(), got.as_mut_ptr(), 1e-5, false) };
+        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g.is_nan(), w.is_nan(), "elem {i}: {g} vs {w}");
+            assert_eq!(g.is_finite(), w.is_finite(), "elem {i}: {g} vs {w}");
+            if w.is_finite() {
+                assert!((g as f64 - w).abs() <= tolerance(h, w), "elem {i}: {g} vs {w}");
+            }
+        }
+        assert!(got[..h].iter().all(|v| v.is_finite()), "row 0 must not see the other rows' NaN/inf");
+    }
+}
+
+#[test]
+fn batch_norm_matches_reference_in_and_out_of_place() {
+    for (n, c, hw) in [(1, 1, 1), (2, 3, 17), (2, 5, 4097), (8, 16, 300)] {
+        let x = random(n * c * hw, -3.0, 3.0, 1);
+        let scale = random(c, 0.5, 2.0, 2);
+        let bias = random(c, -1.0, 1.0, 3);
+        let mean = random(c, -1.0, 1.0, 4);
+        let var = random(c, 0.1, 2.0, 5);
+        let eps = 1e-5f32;
+        let mut want = vec![0.0f32; x.len()];
+        let mut got = vec![0.0f32; x.len()];
+        for (i, w) in want.iter_mut().enumerate() {
+            let ch = (i / hw) % c;
+            let v = (x[i] as f64 - mean[ch] as f64) / (var[ch] as f64 + eps as f64).sqrt();
+            *w = (v * scale[ch] as f64 + bias[ch] as f64) as f32;
+        }
+        // SAFETY: buffers sized for `[n, c, hw]` and `[c]`.
+        unsafe {
+            let p = (scale.as_ptr(), bias.as_ptr(), mean.as_ptr(), var.as_ptr());
+            batch_norm_inference_f32(x.as_ptr(), p.0, p.1, p.2, p.3, got.as_mut_ptr(), n, c, hw, eps, false);
+            // Five f32 roundings (sub, sqrt, div, two muls, add) on values
+            // below 4 / sqrt(0.1) * 2 + 1 < 27: 8 ulps of 32 is ample.
+            for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                assert!((g - w).abs() <= 8.0 * 32.0 * f32::EPSILON, "elem {i}: {g} vs {w}");
+            }
+            let mut par = vec![0.0f32; x.len()];
+            batch_norm_inference_f32(x.as_ptr(), p.0, p.1, p.2, p.3, par.as_mut_ptr(), n, c, hw, eps, true);
+            assert_eq!(par, got);
+            let mut inplace = x.clone();
+            let q = inplace.as_mut_ptr();
+            batch_norm_inference_f32(q, p.0, p.1, p.2, p.3, q, n, c, hw, eps, false);
+            assert_eq!(inplace, got);
+        }
+    }
+}
