@@ -6,8 +6,22 @@
 //! raw pointers into the arena or the weights, because in-place kernels
 //! must not hold a `&mut` and a `&` to the same bytes.
 
+pub mod arena;
+pub mod blas;
 pub mod kernels;
+pub mod math;
+pub mod model;
+pub mod profile;
+pub mod npy;
 pub mod threads;
+pub mod weights;
 
 #[cfg(feature = "interp")]
 pub mod interp;
+
+#[cfg(feature = "cli")]
+pub mod cli;
+
+// Re-exported so generated code names one crate.
+pub use half;
+pub use rlx_sched::DType;

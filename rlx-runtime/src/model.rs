@@ -39,6 +39,8 @@ pub struct ModelInfo {
 /// Implemented by every generated `Model`.
 pub trait GeneratedModel {
     const INFO: ModelInfo;
+    /// Whether the model was built with per-thunk timing (`profile` feature).
+    const PROFILED: bool = false;
     /// Allocates the arena and scratch (zeroed) and maps the weights.
     fn new() -> Self;
     /// Runs the schedule once. Allocates nothing.

@@ -9,8 +9,10 @@ static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
 
 /// Sets the number of worker threads. Takes effect only before the first
 /// parallel kernel runs (the pool is built once); returns whether it did.
+/// The BLAS thread count follows at once, whatever the pool's state.
 pub fn set_num_threads(n: usize) -> bool {
     REQUESTED.store(n.max(1), Ordering::Relaxed);
+    crate::blas::set_blas_threads(n.max(1));
     POOL.get().is_none()
 }
 
@@ -33,6 +35,13 @@ fn pool() -> &'static rayon::ThreadPool {
             .build()
             .expect("failed to start the rlx thread pool")
     })
+}
+
+/// Runs `f` inside the rlx pool, so rayon-based code it calls (the
+/// pure-Rust BLAS backend) uses these workers rather than a second pool.
+#[cfg_attr(feature = "openblas", allow(dead_code))]
+pub(crate) fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    pool().install(f)
 }
 
 /// Threads kernels may use.
@@ -59,12 +68,18 @@ pub fn par_for(n: usize, min_chunk: usize, f: &(dyn Fn(usize, usize) + Sync)) {
     // A few chunks per thread smooth out uneven rows without many forks.
     let chunks = (threads * 4).min(n.div_ceil(min_chunk)).max(1);
     let chunk = n.div_ceil(chunks);
-    pool().scope(|s| {
-        let mut start = 0;
-        while start < n {
-            let len = chunk.min(n - start);
-            s.spawn(move |_| f(start, len));
-            start += len;
-        }
-    });
+    // Recursive `join` rather than `scope` + `spawn`: join keeps its jobs on
+    // the stack, so a parallel kernel allocates nothing per call.
+    pool().install(|| split(0, n, chunk, f));
+}
+
+fn split(start: usize, len: usize, chunk: usize, f: &(dyn Fn(usize, usize) + Sync)) {
+    if len <= chunk {
+        f(start, len);
+        return;
+    }
+    // Split on a chunk boundary so chunk edges do not depend on the depth.
+    let half = len.div_ceil(2).div_ceil(chunk) * chunk;
+    let half = half.min(len);
+    rayon::join(|| split(start, half, chunk, f), || split(start + half, len - half, chunk, f));
 }

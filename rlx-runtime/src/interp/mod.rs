@@ -14,8 +14,10 @@ mod memory;
 mod movement;
 mod norm;
 mod reduce;
+mod runner;
 
 pub use memory::Memory;
+pub use runner::{InterpError, Interpreter};
 
 use rlx_sched::{Operand, Thunk};
 
