@@ -1,0 +1,232 @@
+//! One (batch, head) unit of attention: scores, softcap, mask, softmax and
+//! the probability-weighted sum of value rows.
+
+use super::{vec_ops, AttentionPath, AttentionScores, AttentionShape, MaskKind};
+use crate::kernels::softmax::row_kernel;
+
+/// The call's base pointers, shared by the units.
+pub(super) struct Ptrs {
+    pub q: *const f32,
+    pub k: *const f32,
+    pub v: *const f32,
+    pub mask: *const f32,
+    pub out: *mut f32,
+    pub scratch: *mut f32,
+}
+
+// SAFETY: units only read `q`, `k`, `v`, `mask` and write disjoint slices
+// of `out` and `scratch` (one output head slice and one score matrix per
+// unit), so sharing the pointers across pool threads is race-free.
+unsafe impl Sync for Ptrs {}
+
+/// One unit's operands: base pointers and row strides, in elements.
+struct Operands {
+    q: *const f32,
+    q_rs: usize,
+    k: *const f32,
+    k_rs: usize,
+    v: *const f32,
+    v_rs: usize,
+    out: *mut f32,
+    out_rs: usize,
+}
+
+fn operands(p: &Ptrs, s: &AttentionShape, b: usize, h: usize) -> Operands {
+    let kvh = h / s.group();
+    let nkv = s.kv_heads.max(1);
+    let (dh, dv) = (s.head_dim, s.v_head_dim);
+    // Pointer arithmetic only (`wrapping_add`): nothing is dereferenced
+    // here, and the offsets stay inside the caller's extents.
+    if s.bhsd {
+        Operands {
+            q: p.q.wrapping_add((b * s.heads + h) * s.seq * dh),
+            q_rs: dh,
+            k: p.k.wrapping_add((b * nkv + kvh) * s.kv_seq * dh),
+            k_rs: dh,
+            v: p.v.wrapping_add((b * nkv + kvh) * s.kv_seq * dv),
+            v_rs: dv,
+            out: p.out.wrapping_add((b * s.heads + h) * s.seq * dv),
+            out_rs: dv,
+        }
+    } else {
+        Operands {
+            q: p.q.wrapping_add(b * s.seq * s.q_row_stride + h * dh),
+            q_rs: s.q_row_stride,
+            k: p.k.wrapping_add(b * s.kv_seq * s.k_row_stride + kvh * dh),
+            k_rs: s.k_row_stride,
+            v: p.v.wrapping_add(b * s.kv_seq * s.v_row_stride + kvh * dv),
+            v_rs: s.v_row_stride,
+            out: p.out.wrapping_add(b * s.seq * s.heads * dv + h * dv),
+            out_rs: s.heads * dv,
+        }
+    }
+}
+
+/// Runs unit `u = b * heads + h`.
+///
+/// # Safety
+///
+/// As [`super::attention_f32`]; `u < batch * heads`, and no other thread
+/// runs the same unit concurrently.
+pub(super) unsafe fn run_unit(p: &Ptrs, s: &AttentionShape, sc: &AttentionScores, path: AttentionPath, u: usize) {
+    let (b, h) = (u / s.heads, u % s.heads);
+    let (seq, kv) = (s.seq, s.kv_seq);
+    let o = operands(p, s, b, h);
+    let scores = p.scratch.wrapping_add(u * seq * kv);
+    let ops = vec_ops();
+    if kv == 0 {
+        // No keys: every softmax row is empty, every output row zero.
+        for i in 0..seq {
+            // SAFETY: output row `i` of this head, written only here.
+            unsafe { std::ptr::write_bytes(o.out.add(i * o.out_rs), 0, s.v_head_dim) };
+        }
+        return;
+    }
+
+    // 1. s = scale * q k^T.
+    match path {
+        AttentionPath::Direct => {
+            for i in 0..seq {
+                for j in 0..kv {
+                    // SAFETY: rows `i`, `j` and the score cell are inside
+                    // the caller's extents and this unit's matrix.
+                    unsafe {
+                        let d = (ops.dot)(o.q.add(i * o.q_rs), o.k.add(j * o.k_rs), s.head_dim);
+                        *scores.add(i * kv + j) = d * sc.scale;
+                    }
+                }
+            }
+        }
+        AttentionPath::Gemm => {
+            // SAFETY: Q is `seq x head_dim` with stride `q_rs`, K is
+            // `kv x head_dim` with stride `k_rs`, the scores are a dense
+            // `seq x kv` matrix that overlaps neither.
+            unsafe {
+                crate::blas::sgemm(
+                    false, true, seq, kv, s.head_dim, sc.scale, o.q, o.q_rs, o.k, o.k_rs, 0.0, scores, kv,
+                )
+            };
+        }
+    }
+
+    // SAFETY: this unit owns its `seq * kv` score matrix; no other
+    // reference to it exists while the slice lives.
+    let sm = unsafe { std::slice::from_raw_parts_mut(scores, seq * kv) };
+
+    // 2. softcap, on the raw scores (see the module docs).
+    if sc.softcap > 0.0 {
+        for x in sm.iter_mut() {
+            *x = sc.softcap * (*x / sc.softcap).tanh();
+        }
+    }
+
+    // 3. the mask.
+    // SAFETY (the mask reads): the caller guarantees the mask extent for
+    // the kinds that read it.
+    unsafe { apply_mask(sm, p.mask, s, sc, b, h) };
+
+    // 4. softmax, row by row, in place.
+    let softmax = row_kernel();
+    for i in 0..seq {
+        let row = sm[i * kv..].as_mut_ptr();
+        // SAFETY: one row of `kv` inside the slice; the kernel accepts an
+        // exact alias and goes through the raw pointer only.
+        unsafe { softmax(row, row, kv) };
+    }
+
+    // 5. out = P V, skipping p <= score_skip.
+    let dv = s.v_head_dim;
+    match path {
+        AttentionPath::Direct => {
+            for i in 0..seq {
+                // SAFETY: output row `i` of this head is `dv` f32 that only
+                // this unit writes; V rows are inside the caller's extent.
+                unsafe {
+                    let out_row = o.out.add(i * o.out_rs);
+                    std::ptr::write_bytes(out_row, 0, dv);
+                    for (j, &pj) in sm[i * kv..(i + 1) * kv].iter().enumerate() {
+                        if pj > sc.score_skip {
+                            (ops.axpy)(pj, o.v.add(j * o.v_rs), out_row, dv);
+                        }
+                    }
+                }
+            }
+        }
+        AttentionPath::Gemm => {
+            for x in sm.iter_mut() {
+                // NaN is zeroed too: the direct path's `p > skip` skips it.
+                if x.is_nan() || *x <= sc.score_skip {
+                    *x = 0.0;
+                }
+            }
+            // SAFETY: P is `seq x kv` dense, V is `kv x dv` with stride
+            // `v_rs`, the output head is `seq x dv` with stride `out_rs`
+            // and overlaps neither.
+            unsafe {
+                crate::blas::sgemm(false, false, seq, dv, kv, 1.0, scores, kv, o.v, o.v_rs, 0.0, o.out, o.out_rs)
+            };
+        }
+    }
+}
+
+/// Applies the mask kind to one unit's `seq x kv_seq` scores.
+///
+/// # Safety
+///
+/// For `Custom` and `Bias`, `mask` must be valid for the extent documented
+/// on [`super::attention_f32`].
+unsafe fn apply_mask(sm: &mut [f32], mask: *const f32, s: &AttentionShape, sc: &AttentionScores, b: usize, h: usize) {
+    let (seq, kv) = (s.seq, s.kv_seq);
+    match sc.mask_kind {
+        MaskKind::None => {}
+        MaskKind::Custom => {
+            // SAFETY: batch `b`'s row of `kv` key flags.
+            let keep = unsafe { std::slice::from_raw_parts(mask.add(b * kv), kv) };
+            for row in sm.chunks_exact_mut(kv.max(1)) {
+                for (x, &m) in row.iter_mut().zip(keep) {
+                    if m < sc.mask_threshold {
+                        *x = sc.mask_neg_inf;
+                    }
+                }
+            }
+        }
+        MaskKind::Bias => {
+            // SAFETY: head `(b, h)`'s `seq x kv` bias block.
+            let bias = unsafe { std::slice::from_raw_parts(mask.add((b * s.heads + h) * seq * kv), seq * kv) };
+            for (x, &m) in sm.iter_mut().zip(bias) {
+                *x += m;
+            }
+        }
+        MaskKind::Causal | MaskKind::SlidingWindow(_) => {
+            let window = match sc.mask_kind {
+                MaskKind::SlidingWindow(w) => Some(w),
+                _ => None,
+            };
+            for (i, row) in sm.chunks_exact_mut(kv.max(1)).enumerate() {
+                let (lo, hi) = visible_keys(i, seq, kv, window);
+                for (j, x) in row.iter_mut().enumerate() {
+                    if j < lo || j >= hi {
+                        *x = f32::NEG_INFINITY;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The keys query row `i` may see, as `lo..hi`: `j <= qpos` with `qpos =
+/// i + kv - seq`, and with a window `w` also `j + w >= qpos`. Empty when
+/// `qpos < 0`.
+pub(super) fn visible_keys(i: usize, seq: usize, kv: usize, window: Option<usize>) -> (usize, usize) {
+    // `qpos + 1 = i + 1 + kv - seq`, computed without going negative.
+    let hi = match (i + 1 + kv).checked_sub(seq) {
+        Some(hi) if hi > 0 => hi.min(kv),
+        _ => return (0, 0),
+    };
+    let lo = match window {
+        // j >= qpos - w = hi - 1 - w.
+        Some(w) => (hi - 1).saturating_sub(w),
+        None => 0,
+    };
+    (lo, hi.max(lo))
+}

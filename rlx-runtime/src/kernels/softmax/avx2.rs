@@ -1,0 +1,150 @@
+//! AVX2+FMA row softmax and the vector `exp` it uses.
+//!
+//! Three passes over the row, 8 lanes at a time: the maximum, then
+//! `e = exp(x - max)` stored and summed lane-wise (the 8 lane sums are
+//! added pairwise at the end), then `e * (1 / sum)`. The tail (`n % 8`
+//! elements) goes through masked loads and stores, so every element takes
+//! the same vector `exp`. No alignment is assumed.
+
+use std::arch::x86_64::*;
+
+use super::scalar::normaliser;
+
+/// `ln(2^-126)`: the smallest input whose `exp` is a normal f32. Below it
+/// the result is flushed to 0.
+const EXP_LO: f32 = -87.336_54;
+/// `ln(f32::MAX)`: above it the result is `+inf`.
+const EXP_HI: f32 = 88.722_83;
+const LOG2E: f32 = std::f32::consts::LOG2_E;
+/// `ln 2` split so `n * LN2_HI` is exact for `|n| <= 128` (Cody-Waite).
+const LN2_HI: f32 = 0.693_359_4;
+const LN2_LO: f32 = -2.121_944_4e-4;
+/// Cephes `expf`: `exp(r) ~ 1 + r + r^2 * P(r)` on `|r| <= ln2 / 2`.
+const P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5];
+
+/// `exp` of 8 lanes with relative error under
+/// [`super::EXP_MAX_REL_ERR`] for normal results. `x < EXP_LO` gives 0,
+/// `x > EXP_HI` gives `+inf`, NaN gives NaN.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) fn exp256(x: __m256) -> __m256 {
+    let xc = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(EXP_LO)), _mm256_set1_ps(EXP_HI));
+    // x = n ln2 + r with n an integer and |r| <= ln2 / 2.
+    let n =
+        _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(xc, _mm256_set1_ps(LOG2E)));
+    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), xc);
+    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
+    let mut poly = _mm256_set1_ps(P[0]);
+    for &c in &P[1..] {
+        poly = _mm256_fmadd_ps(poly, r, _mm256_set1_ps(c));
+    }
+    let r2 = _mm256_mul_ps(r, r);
+    let e_r = _mm256_add_ps(_mm256_fmadd_ps(poly, r2, r), _mm256_set1_ps(1.0));
+    // 2^n with n in [-126, 128]: built as 2^n1 * 2^n2, both halves normal,
+    // so n = 128 (x near EXP_HI) does not overflow the exponent field.
+    let ni = _mm256_cvtps_epi32(n);
+    let n1 = _mm256_srai_epi32::<1>(ni);
+    let n2 = _mm256_sub_epi32(ni, n1);
+    let bias = _mm256_set1_epi32(127);
+    let s1 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n1, bias)));
+    let s2 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n2, bias)));
+    let mut out = _mm256_mul_ps(_mm256_mul_ps(e_r, s1), s2);
+    out = _mm256_blendv_ps(out, _mm256_setzero_ps(), _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_set1_ps(EXP_LO)));
+    out = _mm256_blendv_ps(out, _mm256_set1_ps(f32::INFINITY), _mm256_cmp_ps::<_CMP_GT_OQ>(x, _mm256_set1_ps(EXP_HI)));
+    _mm256_blendv_ps(out, x, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x))
+}
+
+/// Lanes `< tail` set, for masked loads and stores of a row's tail.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) fn tail_mask(tail: usize) -> __m256i {
+    _mm256_cmpgt_epi32(_mm256_set1_epi32(tail as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+}
+
+/// Sum of the 8 lanes: halves added, then pairs, then the last two.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) fn hsum(v: __m256) -> f32 {
+    let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    let s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    _mm_cvtss_f32(s)
+}
+
+/// Maximum of the 8 lanes (no lane is NaN here).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn hmax(v: __m256) -> f32 {
+    let s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+    let s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    let s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    _mm_cvtss_f32(s)
+}
+
+/// Softmax of one row of `n` f32; same edge cases as the scalar reference.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 and FMA. `src` must be valid for reads and
+/// `dst` for writes of `n` f32; they may be the same pointer but must not
+/// otherwise overlap.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn avx2_softmax_row_f32(src: *const f32, dst: *mut f32, n: usize) {
+    let full = n - n % 8;
+    let mask = tail_mask(n % 8);
+    let mask_ps = _mm256_castsi256_ps(mask);
+    let neg_inf = _mm256_set1_ps(f32::NEG_INFINITY);
+
+    // `max_ps(x, acc)` returns `acc` when `x` is NaN, so NaN is ignored
+    // here (it still reaches the sum below).
+    let mut vmax = neg_inf;
+    let mut i = 0;
+    while i < full {
+        // SAFETY: `i + 8 <= n`.
+        vmax = _mm256_max_ps(unsafe { _mm256_loadu_ps(src.add(i)) }, vmax);
+        i += 8;
+    }
+    if full < n {
+        // SAFETY: the mask only touches lanes `< n - full`.
+        let x = unsafe { _mm256_maskload_ps(src.add(full), mask) };
+        vmax = _mm256_max_ps(_mm256_blendv_ps(neg_inf, x, mask_ps), vmax);
+    }
+    let max = hmax(vmax);
+    let shift = _mm256_set1_ps(if max == f32::NEG_INFINITY { 0.0 } else { max });
+
+    let mut vsum = _mm256_setzero_ps();
+    let mut i = 0;
+    while i < full {
+        // SAFETY: `i + 8 <= n`; the load happens before the store, so
+        // `dst == src` is fine.
+        unsafe {
+            let e = exp256(_mm256_sub_ps(_mm256_loadu_ps(src.add(i)), shift));
+            _mm256_storeu_ps(dst.add(i), e);
+            vsum = _mm256_add_ps(vsum, e);
+        }
+        i += 8;
+    }
+    if full < n {
+        // SAFETY: masked lanes only.
+        unsafe {
+            let e = exp256(_mm256_sub_ps(_mm256_maskload_ps(src.add(full), mask), shift));
+            _mm256_maskstore_ps(dst.add(full), mask, e);
+            vsum = _mm256_add_ps(vsum, _mm256_and_ps(e, mask_ps));
+        }
+    }
+    let inv = _mm256_set1_ps(normaliser(hsum(vsum)));
+
+    let mut i = 0;
+    while i < full {
+        // SAFETY: `i + 8 <= n`.
+        unsafe { _mm256_storeu_ps(dst.add(i), _mm256_mul_ps(_mm256_loadu_ps(dst.add(i)), inv)) };
+        i += 8;
+    }
+    if full < n {
+        // SAFETY: masked lanes only.
+        unsafe {
+            let e = _mm256_maskload_ps(dst.add(full), mask);
+            _mm256_maskstore_ps(dst.add(full), mask, _mm256_mul_ps(e, inv));
+        }
+    }
+}
