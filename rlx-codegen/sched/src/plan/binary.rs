@@ -109,9 +109,9 @@ fn flat_path(len: usize, ll: usize, rl: usize) -> BinaryPath {
         BinaryPath::ScalarRhs
     } else if r_full && ll == 1 {
         BinaryPath::ScalarLhs
-    } else if l_full && len % rl == 0 {
+    } else if l_full && len.is_multiple_of(rl) {
         BinaryPath::RowRhs { row: rl }
-    } else if r_full && len % ll == 0 {
+    } else if r_full && len.is_multiple_of(ll) {
         BinaryPath::RowLhs { row: ll }
     } else {
         BinaryPath::Modular { lhs_len: ll, rhs_len: rl }

@@ -8,11 +8,15 @@
 //! agree bit for bit.
 
 mod binary;
+mod paths;
 mod scratch;
 mod transpose;
 
 pub use binary::*;
-pub use scratch::{gemm_needs_temp, scratch_bytes, schedule_scratch_bytes};
+pub use paths::*;
+pub use scratch::{
+    gemm_needs_temp, half_weight_scratch_elems, schedule_scratch_bytes, scratch_bytes, HALF_WEIGHT_DIRECT_MAX_M,
+};
 pub use transpose::*;
 
 /// Below this many elements of work a kernel runs on the calling thread:

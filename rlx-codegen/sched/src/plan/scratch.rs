@@ -17,23 +17,35 @@ pub fn gemm_needs_temp(a: &Operand, a_bytes: usize, b: &Operand, b_bytes: usize,
     overlap(a, a_bytes, c, c_bytes) || overlap(b, b_bytes, c, c_bytes)
 }
 
+/// GEMMs with at most this many rows stream half-precision weights through
+/// a stack tile; larger ones widen all of `b` into scratch first.
+pub const HALF_WEIGHT_DIRECT_MAX_M: usize = 8;
+
+/// f32 elements of scratch a half-weight GEMM needs for widened weights.
+pub const fn half_weight_scratch_elems(m: usize, k: usize, n: usize) -> usize {
+    if m <= HALF_WEIGHT_DIRECT_MAX_M {
+        0
+    } else {
+        k * n
+    }
+}
+
 /// Bytes of scratch one thunk needs (0 for most kinds). Scratch is shared:
 /// thunks run one after another, so a schedule needs the maximum.
 pub fn scratch_bytes(t: &Thunk<Operand>) -> usize {
     match t {
-        Thunk::Sgemm { a, b, c, m, k, n }
-        | Thunk::SgemmT { a, b, c, m, k, n, .. }
-        | Thunk::SgemmF16 { a, b, c, m, k, n }
-        | Thunk::SgemmBf16 { a, b, c, m, k, n } => {
-            let b_elem = match t {
-                Thunk::SgemmF16 { .. } | Thunk::SgemmBf16 { .. } => 2,
-                _ => F32,
-            };
-            if gemm_needs_temp(a, m * k * F32, b, k * n * b_elem, c, m * n * F32) {
+        Thunk::Sgemm { a, b, c, m, k, n } | Thunk::SgemmT { a, b, c, m, k, n, .. } => {
+            if gemm_needs_temp(a, m * k * F32, b, k * n * F32, c, m * n * F32) {
                 m * n * F32
             } else {
                 0
             }
+        }
+        // `[m*n output temporary when aliased][k*n widened weights when
+        // m is above the streaming limit]`.
+        Thunk::SgemmF16 { a, b, c, m, k, n } | Thunk::SgemmBf16 { a, b, c, m, k, n } => {
+            let temp = if gemm_needs_temp(a, m * k * F32, b, k * n * 2, c, m * n * F32) { m * n } else { 0 };
+            (temp + half_weight_scratch_elems(*m, *k, *n)) * F32
         }
         Thunk::BatchedSgemm { a, b, c, batch, m, k, n, a_bcast, b_bcast } => {
             let a_count = if *a_bcast { 1 } else { *batch };
