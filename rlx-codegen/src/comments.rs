@@ -10,9 +10,10 @@ use quote::quote;
 
 const MARKER: &str = "__rlx_comment!(\"";
 
-/// A marker statement that becomes `// text` after formatting. `text` must
-/// not contain `"` or `\` (the emitter only passes kind names, indices and
-/// paths).
+/// A marker (a statement, or an item at module level) that becomes
+/// `// text` after formatting, or a blank line when `text` is empty. `text`
+/// must not contain `"` or `\` (the emitter passes only kind names,
+/// indices, paths and fixed sentences).
 pub fn marker(text: &str) -> TokenStream {
     debug_assert!(!text.contains(['"', '\\', '\n']), "marker text must be plain: {text}");
     quote! { __rlx_comment!(#text); }
@@ -21,12 +22,27 @@ pub fn marker(text: &str) -> TokenStream {
 /// Replaces every formatted marker line with a `//` comment at the same
 /// indentation.
 pub fn rewrite_markers(formatted: &str) -> String {
+    let lines: Vec<&str> = formatted.split_inclusive('\n').collect();
     let mut out = String::with_capacity(formatted.len());
-    for line in formatted.split_inclusive('\n') {
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
         let trimmed = line.trim_start();
         let indent = &line[..line.len() - trimmed.len()];
         let body = trimmed.trim_end();
-        match body.strip_prefix(MARKER).and_then(|rest| rest.strip_suffix("\");")) {
+        // prettyplease keeps a short marker on one line and wraps a long one
+        // as `__rlx_comment!(` / `"text"` / `);`.
+        let (text, used) = match body.strip_prefix(MARKER).and_then(|rest| rest.strip_suffix("\");")) {
+            Some(text) => (Some(text), 1),
+            None if body == "__rlx_comment!(" && i + 2 < lines.len() && lines[i + 2].trim() == ");" => {
+                let lit = lines[i + 1].trim();
+                (lit.strip_prefix('"').and_then(|l| l.strip_suffix('"')), 3)
+            }
+            None => (None, 1),
+        };
+        match text {
+            // An empty marker is a blank line, to separate items and thunks.
+            Some("") => out.push('\n'),
             Some(text) => {
                 out.push_str(indent);
                 out.push_str("// ");
@@ -35,6 +51,7 @@ pub fn rewrite_markers(formatted: &str) -> String {
             }
             None => out.push_str(line),
         }
+        i += if text.is_some() { used } else { 1 };
     }
     out
 }
@@ -47,6 +64,18 @@ mod tests {
     fn markers_become_comments_at_their_indentation() {
         let src = "fn f() {\n    __rlx_comment!(\"#0 Sgemm  m.sched:3\");\n    g();\n}\n";
         assert_eq!(rewrite_markers(src), "fn f() {\n    // #0 Sgemm  m.sched:3\n    g();\n}\n");
+    }
+
+    #[test]
+    fn wrapped_markers_become_comments() {
+        let src = "    __rlx_comment!(\n        \"a long text\"\n    );\n    g();\n";
+        assert_eq!(rewrite_markers(src), "    // a long text\n    g();\n");
+    }
+
+    #[test]
+    fn empty_markers_become_blank_lines() {
+        let src = "const A: u8 = 1;\n__rlx_comment!(\"\");\nconst B: u8 = 2;\n";
+        assert_eq!(rewrite_markers(src), "const A: u8 = 1;\n\nconst B: u8 = 2;\n");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 mod comments;
 mod emit;
 mod names;
+pub mod project;
 
 use std::path::{Path, PathBuf};
 
@@ -42,11 +43,15 @@ pub struct Options {
     /// At most this many thunks per generated function, so rustc stays fast
     /// on large schedules.
     pub thunks_per_fn: usize,
+    /// Emit the per-thunk comment markers (`generate` turns them into
+    /// comments). The proc-macro turns them off: its tokens are never
+    /// printed.
+    pub markers: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { sched_path: "model.sched".to_string(), weights: None, thunks_per_fn: 64 }
+        Options { sched_path: "model.sched".to_string(), weights: None, thunks_per_fn: 64, markers: true }
     }
 }
 
@@ -60,6 +65,11 @@ impl Options {
         self
     }
 
+    pub fn with_markers(mut self, markers: bool) -> Self {
+        self.markers = markers;
+        self
+    }
+
     pub fn with_thunks_per_fn(mut self, n: usize) -> Self {
         self.thunks_per_fn = n.max(1);
         self
@@ -68,6 +78,7 @@ impl Options {
 
 /// The full text of a generated file: header, then the formatted code.
 pub fn generate(schedule: &rlx_sched::Schedule, opts: &Options) -> String {
+    let opts = &Options { markers: true, ..opts.clone() };
     let tokens = emit(schedule, opts);
     let file: syn::File = syn::parse2(tokens).expect("the emitter produces valid Rust");
     let body = rewrite_markers(&prettyplease::unparse(&file));
@@ -116,4 +127,73 @@ pub fn relative_path(from_dir: &Path, to: &Path) -> PathBuf {
         out.push(c.as_os_str());
     }
     out
+}
+
+/// Why a front end could not generate code for a `.sched` file.
+#[derive(Debug, thiserror::Error)]
+pub enum GenError {
+    #[error("cannot read {}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    /// The rendered diagnostics (`path:line:col: error: ...`).
+    #[error("{rendered}")]
+    Invalid { rendered: String },
+}
+
+/// Loads and checks a `.sched` file; on failure renders every diagnostic
+/// with the path shown relative to `root`.
+pub fn load_checked(sched: &Path, root: &Path) -> Result<rlx_sched::Schedule, GenError> {
+    match rlx_sched::load(sched) {
+        Ok(checked) => Ok(checked.schedule),
+        Err(rlx_sched::LoadError::Io { path, source }) => Err(GenError::Io { path, source }),
+        Err(rlx_sched::LoadError::Invalid { text, diagnostics, .. }) => {
+            Err(GenError::Invalid { rendered: diagnostics.render(&display_path(sched, root), &text) })
+        }
+    }
+}
+
+/// `path` relative to `root` with `/` separators, or as given when it is
+/// not under `root`.
+pub fn display_path(path: &Path, root: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/")
+}
+
+/// Options `cargo xtask gen` uses for a `.sched` file whose code is written
+/// to `out`: paths in the code are relative (to the root, or to `out` for
+/// `include_bytes!`), never absolute.
+pub fn options_for_file(schedule: &rlx_sched::Schedule, sched: &Path, root: &Path, out: &Path) -> Options {
+    let weights = schedule.weights.as_ref().map(|w| {
+        let file = sched.parent().unwrap_or(Path::new(".")).join(&w.path);
+        let out_dir = out.parent().unwrap_or(Path::new("."));
+        let rel = relative_path(&absolutize(out_dir), &absolutize(&file));
+        WeightsSource::Embed { path: rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/") }
+    });
+    Options::new(display_path(sched, root)).with_weights(weights)
+}
+
+fn absolutize(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// What `model!("...")` expands to: the emitter's tokens (without comment
+/// markers) with the weights embedded by absolute path, plus an
+/// `include_bytes!` of the `.sched` file so editing it rebuilds the crate.
+pub fn expand(sched: &Path, root: &Path) -> Result<proc_macro2::TokenStream, GenError> {
+    let schedule = load_checked(sched, root)?;
+    let tokens = emit(&schedule, &macro_options(&schedule, sched, root));
+    let tracked = absolutize(sched).to_string_lossy().into_owned();
+    Ok(quote::quote! {
+        const _: &[u8] = include_bytes!(#tracked);
+        #tokens
+    })
+}
+
+/// The options `expand` uses: like `options_for_file`, but the weights path
+/// is absolute (the tokens are compiled, never written to a file).
+pub fn macro_options(schedule: &rlx_sched::Schedule, sched: &Path, root: &Path) -> Options {
+    let weights = schedule.weights.as_ref().map(|w| {
+        let file = absolutize(&sched.parent().unwrap_or(Path::new(".")).join(&w.path));
+        WeightsSource::Embed { path: file.to_string_lossy().into_owned() }
+    });
+    Options::new(display_path(sched, root)).with_weights(weights).with_markers(false)
 }

@@ -24,4 +24,4 @@ pub mod cli;
 
 // Re-exported so generated code names one crate.
 pub use half;
-pub use rlx_sched::DType;
+pub use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, MaskKind, ReduceOp};

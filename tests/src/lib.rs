@@ -1,1 +1,36 @@
 //! Shared helpers for the workspace integration tests.
+
+use rlx_runtime::model::GeneratedModel;
+
+mod alloc;
+pub mod models;
+
+pub use alloc::{allocations, CountingAlloc};
+
+/// A compiled run case: a `.sched` file from `sched/run/` and a function
+/// that runs its generated code.
+pub struct Case {
+    pub name: &'static str,
+    /// Absolute path of the `.sched` file.
+    pub sched: &'static str,
+    /// Builds the generated model, writes each `(arena offset, bytes)`
+    /// input, runs it, and returns the whole arena.
+    pub run: fn(&[(usize, Vec<u8>)]) -> Vec<u8>,
+}
+
+/// Runs a generated model on raw inputs and returns its arena.
+pub fn run_model<M: GeneratedModel>(inputs: &[(usize, Vec<u8>)]) -> Vec<u8> {
+    let mut m = M::new();
+    for (off, bytes) in inputs {
+        m.arena_mut()[*off..*off + bytes.len()].copy_from_slice(bytes);
+    }
+    m.run();
+    m.arena().to_vec()
+}
+
+mod cases {
+    use super::{run_model, Case};
+    include!(concat!(env!("OUT_DIR"), "/cases.rs"));
+}
+
+pub use cases::CASES;

@@ -2,10 +2,16 @@
 //! its arguments here and calls library code; errors print as one line and
 //! exit with status 1.
 
+mod bench;
+mod blas_setup;
+mod build_static;
 mod check_sched;
+mod demo;
+mod gen;
+mod run;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -25,12 +31,65 @@ enum Command {
         /// The .sched file.
         path: PathBuf,
     },
+    /// Generate Rust from .sched files (written only when the bytes change).
+    Gen {
+        /// .sched files (default output: `src/generated.rs` of the crate each sits in).
+        paths: Vec<PathBuf>,
+        /// Every bundled model: models/*/model.sched.
+        #[arg(long)]
+        all: bool,
+        /// Output file (one .sched only).
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+    },
+    /// Fail when a checked-in generated file is stale.
+    Check,
+    /// Run a .sched through the reference interpreter.
+    Run {
+        path: PathBuf,
+        /// An input as NAME=PATH.npy (repeatable).
+        #[arg(long = "input", value_name = "NAME=PATH")]
+        inputs: Vec<String>,
+        /// Write an output as NAME=PATH.npy (repeatable).
+        #[arg(long = "output", value_name = "NAME=PATH")]
+        outputs: Vec<String>,
+    },
+    /// Generate, build and run the mlp model on the bundled digits.
+    Demo,
+    /// Generated code vs the interpreter on every bundled model.
+    Bench {
+        /// Timed runs per measurement.
+        #[arg(long, default_value_t = 300)]
+        rounds: usize,
+    },
+    /// Build a model binary (release), statically linked with --static.
+    Build {
+        /// The model crate under models/.
+        name: String,
+        #[arg(long = "static")]
+        static_link: bool,
+    },
+}
+
+/// The workspace root (xtask lives one level below it).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_path_buf()
+}
+
+fn done(r: anyhow::Result<()>) -> anyhow::Result<ExitCode> {
+    r.map(|()| ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::CheckSched { path } => check_sched::check_sched(path),
+        Command::Gen { paths, all, out } => done(gen::gen(&root(), paths, *all, out.as_deref())),
+        Command::Check => done(gen::check(&root())),
+        Command::Run { path, inputs, outputs } => done(run::run(&root(), path, inputs, outputs)),
+        Command::Demo => done(demo::demo(&root())),
+        Command::Bench { rounds } => done(bench::bench(&root(), *rounds)),
+        Command::Build { name, static_link } => done(build_static::build(&root(), name, *static_link).map(|_| ())),
     };
     match result {
         Ok(code) => code,

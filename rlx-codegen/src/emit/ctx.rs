@@ -46,14 +46,18 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    pub fn f32(&self, op: &Operand) -> TokenStream {
-        self.ptr(op, quote!(f32))
+    /// A `*const T`, for inputs passed where a kernel takes `*const`
+    /// inside a struct or an `Option` (no implicit coercion there).
+    pub fn cptr(&self, op: &Operand, ty: TokenStream) -> TokenStream {
+        let p = self.ptr(op, ty);
+        match op.segment {
+            Segment::Arena => quote!(#p.cast_const()),
+            Segment::Weights => p,
+        }
     }
 
-    /// A `*mut T` for an output (always in the arena).
-    pub fn out(&self, op: &Operand, ty: TokenStream) -> TokenStream {
-        debug_assert_eq!(op.segment, Segment::Arena, "the validator rejects writes to weights");
-        self.ptr(op, ty)
+    pub fn f32(&self, op: &Operand) -> TokenStream {
+        self.ptr(op, quote!(f32))
     }
 
     /// The scratch buffer, typed.

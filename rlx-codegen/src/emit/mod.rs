@@ -42,6 +42,15 @@ fn dtype_path(d: DType) -> TokenStream {
     quote!(::rlx_runtime::DType::#v)
 }
 
+/// A comment marker, or nothing when markers are off (the proc-macro).
+fn comment(opts: &Options, text: &str) -> TokenStream {
+    if opts.markers {
+        marker(text)
+    } else {
+        TokenStream::new()
+    }
+}
+
 /// The whole generated file, before formatting.
 pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     let const_names = names::dedup(s.buffers.iter().map(|b| names::const_name(&b.name)));
@@ -85,7 +94,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     let outputs = tensor_info(Role::Output);
     let thunk_infos = s.nodes.iter().map(|n| {
         let kind = n.thunk.kind().name();
-        let line = n.line;
+        let line = Literal::u32_unsuffixed(n.line);
         quote! { ::rlx_runtime::model::ThunkInfo { kind: #kind, line: #line } }
     });
 
@@ -102,21 +111,22 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
             if b.role == Role::Input {
                 let f = format_ident!("input_{aname}");
                 let doc = format!(" Input `{}`: {}{:?}.", b.name, b.dtype, b.shape);
+                let safety = comment(opts, "SAFETY: in bounds and aligned (asserted above); the arena is borrowed mutably.");
                 quote! {
                     #[doc = #doc]
                     pub fn #f(&mut self) -> &mut [#ty; #n] {
-                        // SAFETY: the offset is in bounds and aligned (asserted
-                        // above) and the arena is exclusively borrowed.
+                        #safety
                         unsafe { &mut *self.arena.as_mut_ptr().add(#off).cast::<[#ty; #n]>() }
                     }
                 }
             } else {
                 let f = format_ident!("output_{aname}");
                 let doc = format!(" Output `{}`: {}{:?}.", b.name, b.dtype, b.shape);
+                let safety = comment(opts, "SAFETY: in bounds and aligned (asserted above).");
                 quote! {
                     #[doc = #doc]
                     pub fn #f(&self) -> &[#ty; #n] {
-                        // SAFETY: as for the inputs, with a shared borrow.
+                        #safety
                         unsafe { &*self.arena.as_ptr().add(#off).cast::<[#ty; #n]>() }
                     }
                 }
@@ -124,6 +134,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
         });
 
     let (weights_item, weights_ptr, weights_field, weights_init) = weights_tokens(s, opts);
+    let blank = comment(opts, "");
 
     let ctx = Ctx::new(s, &const_names, &opts.sched_path);
     let chunks: Vec<_> = s.nodes.iter().enumerate().collect::<Vec<_>>();
@@ -133,11 +144,13 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
         let first = chunk.first().map_or(0, |(i, _)| *i);
         let last = chunk.last().map_or(0, |(i, _)| *i);
         let doc = format!(" Thunks #{first} to #{last}.");
-        let stmts = chunk.iter().map(|(i, node)| {
-            let m = marker(&format!("#{i} {}  {}:{}", node.thunk.kind().name(), opts.sched_path, node.line));
+        let stmts = chunk.iter().enumerate().map(|(j, (i, node))| {
+            let gap = if j > 0 { comment(opts, "") } else { TokenStream::new() };
+            let m = comment(opts, &format!("#{i} {}  {}:{}", node.thunk.kind().name(), opts.sched_path, node.line));
             let call = kinds::emit_thunk(&ctx, node);
             let idx = usize_lit(*i);
             quote! {
+                #gap
                 #m
                 #call
                 #[cfg(feature = "profile")]
@@ -167,6 +180,9 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     let scratch_lit = usize_lit(scratch_bytes);
     let weights_lit = usize_lit(weights_len);
     let doc = format!(" The `{}` model, compiled from `{}`.", s.model, opts.sched_path);
+    let run_safety = comment(opts, "SAFETY: the validator proved every access in bounds and aligned.");
+    let offsets_title = comment(opts, "Byte offsets of every buffer in its segment.");
+    let asserts_title = comment(opts, "The plan, checked by the compiler: editing an offset by hand fails the build.");
 
     quote! {
         /// Arena bytes.
@@ -175,10 +191,15 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
         pub const SCRATCH_BYTES: usize = #scratch_lit;
         /// Bytes of the weights' data section.
         pub const WEIGHTS_BYTES: usize = #weights_lit;
+        #blank
+        #offsets_title
         #(#offsets)*
+        #blank
+        #asserts_title
         #(#asserts)*
+        #blank
         #weights_item
-
+        #blank
         #[doc = #doc]
         pub struct Model {
             arena: ::rlx_runtime::arena::Arena,
@@ -186,11 +207,13 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
             #weights_field
         }
 
+        #blank
         impl Model {
             #(#accessors)*
         }
-
+        #blank
         impl ::rlx_runtime::model::GeneratedModel for Model {
+            const PROFILED: bool = cfg!(feature = "profile");
             const INFO: ::rlx_runtime::model::ModelInfo = ::rlx_runtime::model::ModelInfo {
                 name: #model_name,
                 sched_path: #sched_path,
@@ -217,8 +240,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
                 let w: *const u8 = #weights_ptr;
                 #[cfg(feature = "profile")]
                 ::rlx_runtime::profile::start();
-                // SAFETY: the pointers are the ones the parts expect, and
-                // the validator proved every access in bounds and aligned.
+                #run_safety
                 unsafe {
                     #(#part_names(a, w, s);)*
                 }
@@ -233,7 +255,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
             }
         }
 
-        #(#parts)*
+        #(#blank #parts)*
     }
 }
 
@@ -255,7 +277,7 @@ fn weights_tokens(s: &Schedule, opts: &Options) -> (TokenStream, TokenStream, To
             quote!(weights: ::rlx_runtime::weights::Weights,),
             quote!(weights: ::rlx_runtime::weights::Weights::mmap_beside_exe(#file_name, #file_bytes),),
         ),
-        Some(WeightsSource::Embed { path }) | None => {
+        Some(WeightsSource::Embed { .. }) | None => {
             let path = match &opts.weights {
                 Some(WeightsSource::Embed { path }) => path.clone(),
                 _ => wf.path.clone(),

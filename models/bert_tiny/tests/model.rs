@@ -1,0 +1,35 @@
+//! The `bert_tiny` model against its independent reference outputs, and its CLI
+//! contract.
+
+use std::path::PathBuf;
+
+use rlx_runtime::model::GeneratedModel;
+
+#[path = "../src/generated.rs"]
+#[rustfmt::skip]
+#[allow(clippy::all, unused, missing_docs)]
+mod generated;
+
+use generated::Model;
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn outputs_match_the_reference() {
+    // The encoder ends in LayerNorm, so outputs are O(1). Our f32 kernels
+    // against numpy's float64: each output passes through dot products of
+    // length <= 512 and 5 LayerNorms; each step adds ~1e-7 relative error,
+    // so a few 1e-6 is expected and 1e-4 (the bound the project uses for
+    // f32 encoders against onnxruntime) leaves ample margin. The test
+    // prints the measured worst error.
+    let worst = rlx_tests::models::check_expected::<Model>(&dir(), 1e-4, 0.0);
+    eprintln!("{}: worst abs error {worst:e}", Model::INFO.name);
+}
+
+
+#[test]
+fn cli_contract() {
+    rlx_tests::models::check_cli::<Model>(env!("CARGO_BIN_EXE_bert_tiny"), &dir());
+}

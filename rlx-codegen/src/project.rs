@@ -1,0 +1,53 @@
+//! Where generated files live in this workspace, and whether they are
+//! fresh. Shared by `cargo xtask gen|check` and the staleness test.
+
+use std::path::{Path, PathBuf};
+
+use crate::{generate, load_checked, options_for_file, GenError};
+
+/// Every bundled model's schedule: `models/*/model.sched`, sorted.
+pub fn model_schedules(root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(root.join("models"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("model.sched"))
+        .filter(|p| p.is_file())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Where `cargo xtask gen` writes by default: `src/generated.rs` of the
+/// crate the `.sched` file sits in.
+pub fn default_output(sched: &Path) -> Option<PathBuf> {
+    let dir = sched.parent()?;
+    dir.join("Cargo.toml").is_file().then(|| dir.join("src").join("generated.rs"))
+}
+
+/// The text `cargo xtask gen` writes to `out` for `sched`.
+pub fn generate_file(sched: &Path, root: &Path, out: &Path) -> Result<String, GenError> {
+    let schedule = load_checked(sched, root)?;
+    Ok(generate(&schedule, &options_for_file(&schedule, sched, root, out)))
+}
+
+/// A checked-in generated file that does not match its schedule.
+#[derive(Debug)]
+pub struct Stale {
+    pub sched: PathBuf,
+    pub generated: PathBuf,
+}
+
+/// Regenerates every bundled model in memory and lists the files whose
+/// checked-in text differs (or is missing).
+pub fn stale_models(root: &Path) -> Result<Vec<Stale>, GenError> {
+    let mut stale = Vec::new();
+    for sched in model_schedules(root) {
+        let Some(out) = default_output(&sched) else { continue };
+        let fresh = generate_file(&sched, root, &out)?;
+        if std::fs::read_to_string(&out).ok().as_deref() != Some(fresh.as_str()) {
+            stale.push(Stale { sched, generated: out });
+        }
+    }
+    Ok(stale)
+}

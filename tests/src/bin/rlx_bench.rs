@@ -1,0 +1,174 @@
+//! `rlx-bench`: generated code vs the interpreter on the bundled models, in
+//! one process, interleaved, plus each model's GEMM efficiency. Run it with
+//! `cargo xtask bench` (release build).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rlx_runtime::interp::Interpreter;
+use rlx_runtime::model::GeneratedModel;
+use rlx_sched::{Schedule, Thunk};
+
+#[path = "../../../models/mlp/src/generated.rs"]
+#[rustfmt::skip]
+#[allow(clippy::all, unused, missing_docs)]
+mod mlp;
+#[path = "../../../models/cnn/src/generated.rs"]
+#[rustfmt::skip]
+#[allow(clippy::all, unused, missing_docs)]
+mod cnn;
+#[path = "../../../models/bert_tiny/src/generated.rs"]
+#[rustfmt::skip]
+#[allow(clippy::all, unused, missing_docs)]
+mod bert_tiny;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn load(name: &str) -> (Schedule, Vec<u8>) {
+    let path = root().join("models").join(name).join("model.sched");
+    let s = rlx_sched::load(&path).unwrap_or_else(|e| panic!("{e}")).schedule;
+    let w = match &s.weights {
+        Some(wf) => std::fs::read(path.parent().unwrap().join(&wf.path)).unwrap()[wf.data_offset..].to_vec(),
+        None => Vec::new(),
+    };
+    (s, w)
+}
+
+/// One row of the latency table.
+struct Row {
+    model: &'static str,
+    threads: usize,
+    /// Median (generated, interpreter).
+    times: (Duration, Duration),
+}
+
+fn bench_model<M: GeneratedModel>(rounds: usize) -> (Duration, Duration) {
+    let dir = root().join("models").join(M::INFO.name);
+    let samples = rlx_tests::models::load_samples::<M>(&dir);
+    let (schedule, weights) = load(M::INFO.name);
+    let mut model = M::new();
+    rlx_tests::models::set_sample(&mut model, &samples, 0);
+    let mut interp = Interpreter::new(schedule, &weights).unwrap();
+    for t in M::INFO.inputs {
+        let bytes = model.arena()[t.offset..t.offset + t.bytes].to_vec();
+        interp.set_bytes(t.name, &bytes).unwrap();
+    }
+    for _ in 0..rounds.div_ceil(10).max(3) {
+        model.run();
+        interp.run();
+    }
+    let (mut g, mut i) = (Vec::new(), Vec::new());
+    // Interleaved, so drift in machine load hits both sides alike.
+    for _ in 0..rounds {
+        let t = Instant::now();
+        model.run();
+        g.push(t.elapsed());
+        let t = Instant::now();
+        interp.run();
+        i.push(t.elapsed());
+    }
+    (median(g), median(i))
+}
+
+/// (m, k, n) of every GEMM-shaped thunk with its node index.
+fn gemms(s: &Schedule) -> Vec<(usize, usize, usize, usize)> {
+    s.nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(idx, n)| match &n.thunk {
+            Thunk::Sgemm { m, k, n, .. } | Thunk::SgemmT { m, k, n, .. } | Thunk::FusedMmBiasAct { m, k, n, .. } => {
+                Some((idx, *m, *k, *n))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Achieved GFLOP/s of the model's GEMM thunks (timed one by one in the
+/// interpreter, which calls the same kernels as the generated code) and of
+/// raw `sgemm` on the same shapes.
+fn gemm_efficiency(name: &str, rounds: usize) -> Option<(f64, f64)> {
+    let (schedule, weights) = load(name);
+    let list = gemms(&schedule);
+    if list.is_empty() {
+        return None;
+    }
+    let mut interp = Interpreter::new(schedule.clone(), &weights).unwrap();
+    interp.run();
+    let mut flops = 0.0;
+    let mut model_time = Duration::ZERO;
+    let mut raw_time = Duration::ZERO;
+    for &(idx, m, k, n) in &list {
+        let mut times = Vec::new();
+        for _ in 0..rounds {
+            let t = Instant::now();
+            interp.run_node(idx);
+            times.push(t.elapsed());
+        }
+        model_time += median(times);
+        let a = vec![0.5f32; m * k];
+        let b = vec![0.25f32; k * n];
+        let mut c = vec![0.0f32; m * n];
+        let mut times = Vec::new();
+        for _ in 0..rounds {
+            let t = Instant::now();
+            // SAFETY: the buffers hold m*k, k*n and m*n elements.
+            unsafe {
+                rlx_runtime::blas::sgemm(false, false, m, n, k, 1.0, a.as_ptr(), k, b.as_ptr(), n, 0.0, c.as_mut_ptr(), n)
+            };
+            times.push(t.elapsed());
+        }
+        raw_time += median(times);
+        flops += 2.0 * (m * k * n) as f64;
+    }
+    Some((flops / model_time.as_secs_f64() / 1e9, flops / raw_time.as_secs_f64() / 1e9))
+}
+
+/// Prints one markdown row per model for the thread count of this process
+/// (`RLX_NUM_THREADS`; the pool is built once per process, so `cargo xtask
+/// bench` runs this binary once per thread count), then the GEMM table.
+/// Arguments: `[rounds] [--no-header]`.
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rounds: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(200);
+    let header = !args.iter().any(|a| a == "--no-header");
+    let threads = rlx_runtime::threads::num_threads();
+    rlx_runtime::blas::set_blas_threads(threads);
+    let rows = [
+        Row { model: "mlp", threads, times: bench_model::<mlp::Model>(rounds) },
+        Row { model: "cnn", threads, times: bench_model::<cnn::Model>(rounds) },
+        Row { model: "bert_tiny", threads, times: bench_model::<bert_tiny::Model>(rounds) },
+    ];
+    if header {
+        println!("| model | threads | generated | interpreter | generated / interpreter |");
+        println!("|---|---|---|---|---|");
+    }
+    for r in &rows {
+        let (g, i) = r.times;
+        println!(
+            "| {} | {} | {:.1} us | {:.1} us | {:.3} |",
+            r.model,
+            r.threads,
+            g.as_secs_f64() * 1e6,
+            i.as_secs_f64() * 1e6,
+            g.as_secs_f64() / i.as_secs_f64()
+        );
+    }
+    if args.iter().any(|a| a == "--gemm") {
+        println!();
+        println!("| model | threads | GEMM thunks GFLOP/s | raw sgemm GFLOP/s (same shapes) | efficiency |");
+        println!("|---|---|---|---|---|");
+        for name in ["mlp", "cnn", "bert_tiny"] {
+            if let Some((model, raw)) = gemm_efficiency(name, rounds.min(100)) {
+                println!("| {name} | {threads} | {model:.2} | {raw:.2} | {:.0}% |", 100.0 * model / raw);
+            }
+        }
+    }
+}

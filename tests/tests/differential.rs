@@ -1,0 +1,103 @@
+//! Generated code vs the interpreter, bit for bit, on every run case.
+//!
+//! Each `tests/sched/run/*.sched` is compiled into this crate by the build
+//! script; here each case runs through the interpreter and through its
+//! generated code from the same zeroed arena and the same inputs, and the
+//! whole arenas must be identical. Both paths call the same kernels with
+//! the same plan decisions, so any difference is a code generator bug.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rand::{Rng, SeedableRng};
+use rlx_runtime::interp::Interpreter;
+use rlx_sched::{DType, Role, Schedule, ThunkKind};
+use rlx_tests::CASES;
+
+/// Deterministic input bytes for a buffer. Integers stay in `0..4` so they
+/// are valid indices for the small tables the cases use.
+pub fn input_bytes(dtype: DType, elems: usize, seed: u64) -> Vec<u8> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(elems * dtype.size());
+    for _ in 0..elems {
+        match dtype {
+            DType::F32 => out.extend_from_slice(&rng.gen_range(-2.0f32..2.0).to_le_bytes()),
+            DType::F64 => out.extend_from_slice(&rng.gen_range(-2.0f64..2.0).to_le_bytes()),
+            DType::F16 => out.extend_from_slice(&half::f16::from_f32(rng.gen_range(-2.0f32..2.0)).to_le_bytes()),
+            DType::Bf16 => out.extend_from_slice(&half::bf16::from_f32(rng.gen_range(-2.0f32..2.0)).to_le_bytes()),
+            DType::I64 => out.extend_from_slice(&rng.gen_range(0i64..4).to_le_bytes()),
+            DType::I32 => out.extend_from_slice(&rng.gen_range(0i32..4).to_le_bytes()),
+            DType::I16 => out.extend_from_slice(&rng.gen_range(0i16..4).to_le_bytes()),
+            DType::I8 => out.push(rng.gen_range(0i8..4) as u8),
+            DType::U8 | DType::Bool => out.push(rng.gen_range(0u8..2)),
+        }
+    }
+    out
+}
+
+fn weights_data(s: &Schedule, sched: &Path) -> Vec<u8> {
+    match &s.weights {
+        None => Vec::new(),
+        Some(w) => {
+            let file = std::fs::read(sched.parent().unwrap().join(&w.path)).unwrap();
+            file[w.data_offset..].to_vec()
+        }
+    }
+}
+
+fn first_difference(s: &Schedule, a: &[u8], b: &[u8]) -> String {
+    let Some(i) = a.iter().zip(b).position(|(x, y)| x != y) else {
+        return format!("arena lengths differ: {} vs {}", a.len(), b.len());
+    };
+    let owner = s
+        .buffers
+        .iter()
+        .find(|buf| buf.segment == rlx_sched::Segment::Arena && (buf.offset..buf.offset + buf.bytes()).contains(&i))
+        .map_or("no buffer".to_string(), |buf| format!("buffer `{}` (+{})", buf.name, i - buf.offset));
+    format!("first differing arena byte {i}, in {owner}")
+}
+
+#[test]
+fn generated_code_matches_the_interpreter_bit_for_bit() {
+    assert!(!CASES.is_empty(), "no run cases were compiled");
+    let mut failures = Vec::new();
+    for case in CASES {
+        let path = Path::new(case.sched);
+        let s = rlx_sched::load(path).unwrap_or_else(|e| panic!("{}: {e}", case.sched)).schedule;
+        let weights = weights_data(&s, path);
+        let inputs: Vec<(usize, Vec<u8>)> = s
+            .buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.role == Role::Input)
+            .map(|(i, b)| (b.offset, input_bytes(b.dtype, b.elems(), 0x5eed + i as u64)))
+            .collect();
+        let mut interp = Interpreter::new(s.clone(), &weights).unwrap();
+        for (b, (_, bytes)) in s.buffers.iter().filter(|b| b.role == Role::Input).zip(&inputs) {
+            interp.set_bytes(&b.name, bytes).unwrap();
+        }
+        interp.run();
+        let generated = (case.run)(&inputs);
+        if interp.arena() != generated.as_slice() {
+            failures.push(format!("{}: {}", case.name, first_difference(&s, interp.arena(), &generated)));
+        }
+    }
+    eprintln!("{} run cases compared", CASES.len());
+    assert!(failures.is_empty(), "generated code differs from the interpreter:\n{}", failures.join("\n"));
+}
+
+/// Every thunk kind is covered by at least three run cases.
+#[test]
+fn every_kind_has_three_run_cases() {
+    let mut count: BTreeMap<ThunkKind, usize> = ThunkKind::ALL.iter().map(|k| (*k, 0)).collect();
+    for case in CASES {
+        let s = rlx_sched::load(Path::new(case.sched)).unwrap().schedule;
+        let kinds: std::collections::BTreeSet<_> = s.nodes.iter().map(|n| n.thunk.kind()).collect();
+        for k in kinds {
+            *count.get_mut(&k).unwrap() += 1;
+        }
+    }
+    let short: Vec<String> =
+        count.iter().filter(|(_, n)| **n < 3).map(|(k, n)| format!("{} ({n})", k.name())).collect();
+    assert!(short.is_empty(), "kinds with fewer than 3 run cases: {}", short.join(", "));
+}
