@@ -44,6 +44,15 @@ fn main() {
     }
     table.push_str("];\n");
     std::fs::write(out_dir.join("cases.rs"), format!("{mods}\n{table}")).unwrap();
+
+    // The mlp model with its weights mapped from a side file (a threshold
+    // of 0 forces the mmap path), for `tests/mmap.rs`.
+    let mlp = root.join("models").join("mlp").join("model.sched");
+    println!("cargo:rerun-if-changed={}", mlp.display());
+    let out = out_dir.join("mmap_mlp.rs");
+    let schedule = rlx_codegen::load_checked(&mlp, &root).unwrap_or_else(|e| panic!("{e}"));
+    let opts = rlx_codegen::options_for_file_with(&schedule, &mlp, &root, &out, 0);
+    std::fs::write(&out, rlx_codegen::generate(&schedule, &opts)).unwrap();
 }
 
 fn generate(sched: &Path, root: &Path) -> Result<String, String> {

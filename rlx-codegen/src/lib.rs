@@ -16,6 +16,11 @@ use std::path::{Path, PathBuf};
 pub use comments::rewrite_markers;
 pub use emit::emit;
 
+/// Weights files above 256 MiB are mapped from a side file by default:
+/// larger `include_bytes!` inputs slow rustc and bloat the binary's
+/// `.rodata` beyond what one executable should carry.
+pub const DEFAULT_MMAP_THRESHOLD: usize = 256 << 20;
+
 /// The generator's version, recorded in every generated header.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -43,6 +48,9 @@ pub struct Options {
     /// At most this many thunks per generated function, so rustc stays fast
     /// on large schedules.
     pub thunks_per_fn: usize,
+    /// Weights files larger than this many bytes are memory-mapped from a
+    /// side file instead of embedded with `include_bytes!`.
+    pub mmap_threshold: usize,
     /// Emit the per-thunk comment markers (`generate` turns them into
     /// comments). The proc-macro turns them off: its tokens are never
     /// printed.
@@ -51,7 +59,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { sched_path: "model.sched".to_string(), weights: None, thunks_per_fn: 64, markers: true }
+        Options { sched_path: "model.sched".to_string(), weights: None, thunks_per_fn: 64, markers: true, mmap_threshold: DEFAULT_MMAP_THRESHOLD }
     }
 }
 
@@ -162,13 +170,31 @@ pub fn display_path(path: &Path, root: &Path) -> String {
 /// to `out`: paths in the code are relative (to the root, or to `out` for
 /// `include_bytes!`), never absolute.
 pub fn options_for_file(schedule: &rlx_sched::Schedule, sched: &Path, root: &Path, out: &Path) -> Options {
+    options_for_file_with(schedule, sched, root, out, DEFAULT_MMAP_THRESHOLD)
+}
+
+/// `options_for_file` with an explicit size above which weights are mapped
+/// from a side file (named like the weights file) instead of embedded.
+pub fn options_for_file_with(
+    schedule: &rlx_sched::Schedule,
+    sched: &Path,
+    root: &Path,
+    out: &Path,
+    mmap_threshold: usize,
+) -> Options {
     let weights = schedule.weights.as_ref().map(|w| {
+        if w.data_offset + w.data_len > mmap_threshold {
+            let file_name = Path::new(&w.path).file_name().map_or(w.path.clone(), |f| f.to_string_lossy().into_owned());
+            return WeightsSource::Mmap { file_name };
+        }
         let file = sched.parent().unwrap_or(Path::new(".")).join(&w.path);
         let out_dir = out.parent().unwrap_or(Path::new("."));
         let rel = relative_path(&absolutize(out_dir), &absolutize(&file));
         WeightsSource::Embed { path: rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/") }
     });
-    Options::new(display_path(sched, root)).with_weights(weights)
+    let mut opts = Options::new(display_path(sched, root)).with_weights(weights);
+    opts.mmap_threshold = mmap_threshold;
+    opts
 }
 
 fn absolutize(p: &Path) -> PathBuf {

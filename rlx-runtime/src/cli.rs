@@ -102,7 +102,7 @@ fn run<M: GeneratedModel>(args: &Args) -> Result<(), CliError> {
     if args.profile && !M::PROFILED {
         return Err(err("this binary was built without the `profile` feature (cargo build --features profile)"));
     }
-    let mut model = M::new();
+    let mut model = M::try_new().map_err(|e| err(e.to_string()))?;
     let mut given = Vec::new();
     for spec in &args.inputs {
         let (name, path) = split_pair(spec)?;

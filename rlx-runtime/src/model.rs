@@ -41,8 +41,17 @@ pub trait GeneratedModel {
     const INFO: ModelInfo;
     /// Whether the model was built with per-thunk timing (`profile` feature).
     const PROFILED: bool = false;
-    /// Allocates the arena and scratch (zeroed) and maps the weights.
+    /// Allocates the arena and scratch (zeroed) and sets up the weights.
+    /// Panics where [`GeneratedModel::try_new`] would fail.
     fn new() -> Self;
+    /// Like `new`, but a model whose weights live in a side file reports a
+    /// missing or mismatched file as an error.
+    fn try_new() -> Result<Self, crate::weights::WeightsError>
+    where
+        Self: Sized,
+    {
+        Ok(Self::new())
+    }
     /// Runs the schedule once. Allocates nothing.
     fn run(&mut self);
     fn arena(&self) -> &[u8];

@@ -102,6 +102,20 @@ impl Weights {
         Weights::checked(Source::Mapped { map, path: path.to_path_buf() }, data_offset, data_len)
     }
 
+    /// Maps `file_name` from `$RLX_WEIGHTS_DIR` when that is set, else from
+    /// the directory of the running executable: how generated models whose
+    /// weights are too large to embed find their side file.
+    pub fn open_beside_exe(file_name: &str, data_offset: usize, data_len: usize) -> Result<Weights, WeightsError> {
+        let dir = match std::env::var_os("RLX_WEIGHTS_DIR") {
+            Some(d) => PathBuf::from(d),
+            None => std::env::current_exe()
+                .ok()
+                .and_then(|p| p.parent().map(Path::to_path_buf))
+                .unwrap_or_else(|| PathBuf::from(".")),
+        };
+        Weights::open(&dir.join(file_name), data_offset, data_len)
+    }
+
     /// An empty segment, for schedules without weights.
     pub fn empty() -> Weights {
         Weights { source: Source::Static(&[]), data_offset: 0, data_len: 0 }

@@ -34,3 +34,10 @@ mod cases {
 }
 
 pub use cases::CASES;
+
+/// The `mlp` model generated with its weights memory-mapped from a side
+/// file instead of embedded.
+#[allow(dead_code, unused_imports, clippy::all)]
+pub mod mmap_mlp {
+    include!(concat!(env!("OUT_DIR"), "/mmap_mlp.rs"));
+}

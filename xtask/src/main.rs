@@ -3,6 +3,7 @@
 //! exit with status 1.
 
 mod bench;
+mod bench_gen;
 mod blas_setup;
 mod build_static;
 mod check_sched;
@@ -62,6 +63,11 @@ enum Command {
         #[arg(long, default_value_t = 300)]
         rounds: usize,
     },
+    /// Generator cost on a synthetic schedule: gen time, build time, largest function.
+    BenchGen {
+        #[arg(long, default_value_t = 2000)]
+        thunks: usize,
+    },
     /// Build a model binary (release), statically linked with --static.
     Build {
         /// The model crate under models/.
@@ -89,6 +95,7 @@ fn main() -> ExitCode {
         Command::Run { path, inputs, outputs } => done(run::run(&root(), path, inputs, outputs)),
         Command::Demo => done(demo::demo(&root())),
         Command::Bench { rounds } => done(bench::bench(&root(), *rounds)),
+        Command::BenchGen { thunks } => done(bench_gen::bench_gen(&root(), *thunks)),
         Command::Build { name, static_link } => done(build_static::build(&root(), name, *static_link).map(|_| ())),
     };
     match result {

@@ -134,6 +134,35 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
         });
 
     let (weights_item, weights_ptr, weights_field, weights_init) = weights_tokens(s, opts);
+    let constructors = if weights_field.is_empty() {
+        quote! {
+            fn new() -> Self {
+                Model {
+                    arena: ::rlx_runtime::arena::Arena::new(ARENA_BYTES),
+                    scratch: ::rlx_runtime::arena::Arena::new(SCRATCH_BYTES),
+                }
+            }
+        }
+    } else {
+        quote! {
+            fn new() -> Self {
+                match Self::try_new() {
+                    Ok(model) => model,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+
+            fn try_new() -> Result<Self, ::rlx_runtime::weights::WeightsError> {
+                let weights = ::rlx_runtime::weights::Weights::open_beside_exe(WEIGHTS_FILE, WEIGHTS_DATA_OFFSET, WEIGHTS_BYTES)?;
+                weights.verify_sha256(WEIGHTS_SHA256)?;
+                Ok(Model {
+                    arena: ::rlx_runtime::arena::Arena::new(ARENA_BYTES),
+                    scratch: ::rlx_runtime::arena::Arena::new(SCRATCH_BYTES),
+                    #weights_init
+                })
+            }
+        }
+    };
     let blank = comment(opts, "");
 
     let ctx = Ctx::new(s, &const_names, &opts.sched_path);
@@ -226,13 +255,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
                 thunks: &[#(#thunk_infos),*],
             };
 
-            fn new() -> Self {
-                Model {
-                    arena: ::rlx_runtime::arena::Arena::new(ARENA_BYTES),
-                    scratch: ::rlx_runtime::arena::Arena::new(SCRATCH_BYTES),
-                    #weights_init
-                }
-            }
+            #constructors
 
             fn run(&mut self) {
                 let a = self.arena.as_mut_ptr();
@@ -268,15 +291,23 @@ fn weights_tokens(s: &Schedule, opts: &Options) -> (TokenStream, TokenStream, To
     let data_offset = usize_lit(wf.data_offset);
     let file_bytes = usize_lit(wf.data_offset + wf.data_len);
     match &opts.weights {
-        Some(WeightsSource::Mmap { file_name }) => (
-            quote! {
-                /// Bytes before the weights' data section (the safetensors header).
-                const WEIGHTS_DATA_OFFSET: usize = #data_offset;
-            },
-            quote!(self.weights.data(WEIGHTS_DATA_OFFSET).as_ptr()),
-            quote!(weights: ::rlx_runtime::weights::Weights,),
-            quote!(weights: ::rlx_runtime::weights::Weights::mmap_beside_exe(#file_name, #file_bytes),),
-        ),
+        Some(WeightsSource::Mmap { file_name }) => {
+            let sha = &wf.sha256;
+            (
+                quote! {
+                    /// Bytes before the weights' data section (the safetensors header).
+                    const WEIGHTS_DATA_OFFSET: usize = #data_offset;
+                    /// The weights side file, found beside the executable (or in
+                    /// `$RLX_WEIGHTS_DIR`) and memory-mapped by `Model::try_new`.
+                    const WEIGHTS_FILE: &str = #file_name;
+                    /// The schedule's sha256 of the weights file.
+                    const WEIGHTS_SHA256: &str = #sha;
+                },
+                quote!(self.weights.data().as_ptr()),
+                quote!(weights: ::rlx_runtime::weights::Weights,),
+                quote!(weights),
+            )
+        }
         Some(WeightsSource::Embed { .. }) | None => {
             let path = match &opts.weights {
                 Some(WeightsSource::Embed { path }) => path.clone(),
