@@ -162,7 +162,10 @@ pub fn load_checked(sched: &Path, root: &Path) -> Result<rlx_sched::Schedule, Ge
 /// `path` relative to `root` with `/` separators, or as given when it is
 /// not under `root`.
 pub fn display_path(path: &Path, root: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
+    // Resolve `..` (a macro path like `../models/x.sched`) before relating.
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let rel = path.strip_prefix(&root).unwrap_or(&path);
     rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/")
 }
 

@@ -220,11 +220,11 @@ fn bench<M: GeneratedModel>(model: &mut M, n: usize) {
     let median = times[times.len() / 2];
     let p90 = times[((times.len() * 9) / 10).min(times.len() - 1)];
     println!(
-        "{} runs on {} thread(s): median {:.3} ms, p90 {:.3} ms",
+        "{} runs on {} thread(s): median {:.1} us, p90 {:.1} us",
         n,
         crate::threads::num_threads(),
-        median.as_secs_f64() * 1e3,
-        p90.as_secs_f64() * 1e3
+        median.as_secs_f64() * 1e6,
+        p90.as_secs_f64() * 1e6
     );
 }
 
