@@ -33,3 +33,18 @@ pub fn bench(root: &Path, rounds: usize) -> Result<()> {
     }
     Ok(())
 }
+
+/// `cargo xtask bench-kernels`: per-family throughput against this
+/// machine's memcpy and sgemm, measured in the same run.
+pub fn bench_kernels(root: &Path) -> Result<()> {
+    let openblas = blas_setup::ensure_openblas();
+    let status = Command::new(env!("CARGO"))
+        .current_dir(root)
+        .args(["run", "--release", "--quiet", "-p", "rlx-tests", "--bin", "rlx-bench-kernels"])
+        .args(blas_setup::backend_args(openblas))
+        .status()?;
+    if !status.success() {
+        bail!("rlx-bench-kernels failed");
+    }
+    Ok(())
+}

@@ -22,7 +22,15 @@ pub fn build(root: &Path, name: &str, static_link: bool) -> Result<PathBuf> {
     if !root.join("models").join(name).join("Cargo.toml").is_file() {
         bail!("no model crate models/{name}");
     }
-    let openblas = blas_setup::ensure_openblas();
+    // A fully static executable (static glibc too) cannot carry Debian's
+    // libopenblas.a: its thread-local-storage relocations make glibc's
+    // static start-up abort ("Unexpected reloc type in static binary").
+    // Static builds therefore use the pure-Rust GEMM backend; the default
+    // build links OpenBLAS statically and only libc dynamically.
+    let openblas = !static_link && blas_setup::ensure_openblas();
+    if static_link {
+        println!("static build: using the pure-Rust GEMM backend (see docs/blas.md)");
+    }
     let mut cmd = Command::new(env!("CARGO"));
     cmd.current_dir(root).args(["build", "--release", "-p", name]).args(blas_setup::backend_args(openblas));
     let bin = if static_link {
@@ -30,7 +38,10 @@ pub fn build(root: &Path, name: &str, static_link: bool) -> Result<PathBuf> {
         // proc-macros, which must stay dynamic.
         let triple = host_triple()?;
         cmd.args(["--target", &triple]);
-        let flags = format!("{} -C target-feature=+crt-static", std::env::var("RUSTFLAGS").unwrap_or_default());
+        let flags = format!(
+            "{} -C target-feature=+crt-static",
+            std::env::var("RUSTFLAGS").unwrap_or_default()
+        );
         cmd.env("RUSTFLAGS", flags.trim());
         root.join("target").join(&triple).join("release").join(name)
     } else {

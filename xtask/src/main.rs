@@ -63,6 +63,8 @@ enum Command {
         #[arg(long, default_value_t = 300)]
         rounds: usize,
     },
+    /// Kernel throughput per family against memcpy and sgemm.
+    BenchKernels,
     /// Generator cost on a synthetic schedule: gen time, build time, largest function.
     BenchGen {
         #[arg(long, default_value_t = 2000)]
@@ -95,6 +97,7 @@ fn main() -> ExitCode {
         Command::Run { path, inputs, outputs } => done(run::run(&root(), path, inputs, outputs)),
         Command::Demo => done(demo::demo(&root())),
         Command::Bench { rounds } => done(bench::bench(&root(), *rounds)),
+        Command::BenchKernels => done(bench::bench_kernels(&root())),
         Command::BenchGen { thunks } => done(bench_gen::bench_gen(&root(), *thunks)),
         Command::Build { name, static_link } => done(build_static::build(&root(), name, *static_link).map(|_| ())),
     };

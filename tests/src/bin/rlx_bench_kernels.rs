@@ -1,0 +1,170 @@
+//! `rlx-bench-kernels`: one line per hot kernel family with its achieved
+//! GB/s or GFLOP/s next to this machine's memcpy and sgemm figures,
+//! measured in the same run. Run it with `cargo xtask bench-kernels`.
+
+use std::time::{Duration, Instant};
+
+use rlx_runtime::kernels::{activation, attention, conv, elementwise, movement, norm, reduce, softmax};
+use rlx_sched::{ActKind, MaskKind, ReduceOp};
+
+/// Median time of `f` over enough runs to fill ~0.2 s.
+fn time(mut f: impl FnMut()) -> Duration {
+    f();
+    let once = {
+        let t = Instant::now();
+        f();
+        t.elapsed().max(Duration::from_nanos(100))
+    };
+    let runs = (0.2 / once.as_secs_f64()).clamp(5.0, 2000.0) as usize;
+    let mut v: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn gbs(bytes: usize, d: Duration) -> f64 {
+    bytes as f64 / d.as_secs_f64() / 1e9
+}
+
+fn gflops(flops: f64, d: Duration) -> f64 {
+    flops / d.as_secs_f64() / 1e9
+}
+
+fn main() {
+    let n = 1 << 22; // 16 MiB of f32: well past the caches
+    let src: Vec<f32> = (0..n).map(|i| (i % 97) as f32 * 0.01 - 0.4).collect();
+    let src2: Vec<f32> = (0..n).map(|i| (i % 89) as f32 * 0.02 - 0.9).collect();
+    let mut dst = vec![0.0f32; n];
+    let par = rlx_sched::plan::parallel(n);
+
+    // SAFETY (every block below): buffers are sized for the calls made.
+    let memcpy = time(|| unsafe { movement::copy_f32(src.as_ptr(), dst.as_mut_ptr(), n, par) });
+    let copy_gbs = gbs(2 * 4 * n, memcpy);
+    let (m, k, nn) = (256, 256, 256);
+    let a = vec![0.5f32; m * k];
+    let b = vec![0.25f32; k * nn];
+    let mut c = vec![0.0f32; m * nn];
+    let sg = time(|| unsafe {
+        rlx_runtime::blas::sgemm(false, false, m, nn, k, 1.0, a.as_ptr(), k, b.as_ptr(), nn, 0.0, c.as_mut_ptr(), nn)
+    });
+    let sgemm = gflops(2.0 * (m * k * nn) as f64, sg);
+
+    println!("threads {}, BLAS {}", rlx_runtime::threads::num_threads(), rlx_runtime::blas::backend_name());
+    println!("{:<34} {:>10} {:>14}", "kernel", "achieved", "vs reference");
+    println!("{:<34} {:>7.1} GB/s {:>14}", "copy_f32 (memcpy, 16 MiB)", copy_gbs, "1.00 of memcpy");
+    println!("{:<34} {:>7.1} GF/s {:>14}", "sgemm 256x256x256", sgemm, "1.00 of sgemm");
+    let mem = |name: &str, bytes: usize, d: Duration| {
+        let g = gbs(bytes, d);
+        println!("{:<34} {:>7.1} GB/s {:>9.2} of memcpy", name, g, g / copy_gbs);
+    };
+    let fl = |name: &str, flops: f64, d: Duration| {
+        let g = gflops(flops, d);
+        println!("{:<34} {:>7.1} GF/s {:>9.2} of sgemm", name, g, g / sgemm);
+    };
+
+    let d = time(|| unsafe {
+        elementwise::binary_same_f32::<elementwise::ops::Add>(src.as_ptr(), src2.as_ptr(), dst.as_mut_ptr(), n, par)
+    });
+    mem("binary add (same shape)", 3 * 4 * n, d);
+    let d = time(|| unsafe { activation::act_f32_slice(ActKind::Relu, src.as_ptr(), dst.as_mut_ptr(), n, par) });
+    mem("relu", 2 * 4 * n, d);
+    let small = 1 << 18;
+    let d = time(|| unsafe { activation::act_f32_slice(ActKind::Gelu, src.as_ptr(), dst.as_mut_ptr(), small, false) });
+    mem("gelu (exact, 1 MiB)", 2 * 4 * small, d);
+    let (rows, cols) = (n / 1024, 1024);
+    let d = time(|| unsafe { softmax::softmax_f32(src.as_ptr(), dst.as_mut_ptr(), rows, cols, par) });
+    mem("softmax rows of 1024", 2 * 4 * n, d);
+    let g = vec![1.0f32; 1024];
+    let d = time(|| unsafe { norm::layer_norm_f32(src.as_ptr(), g.as_ptr(), None, dst.as_mut_ptr(), rows, cols, 1e-5, par) });
+    mem("layer_norm rows of 1024", 2 * 4 * n, d);
+    let d = time(|| unsafe {
+        movement::transpose_batched_swap::<u32>(src.as_ptr().cast(), dst.as_mut_ptr().cast(), &[], &[], 2048, 2048, 2048, par)
+    });
+    mem("transpose 2048x2048 f32", 2 * 4 * n, d);
+    let d = time(|| unsafe { reduce::reduce_f32(src.as_ptr(), dst.as_mut_ptr(), rows, cols, 1, ReduceOp::Sum, par) });
+    mem("reduce sum rows of 1024", 4 * n, d);
+
+    let shape = attention::AttentionShape {
+        batch: 1,
+        seq: 128,
+        kv_seq: 128,
+        heads: 4,
+        kv_heads: 4,
+        head_dim: 64,
+        v_head_dim: 64,
+        q_row_stride: 256,
+        k_row_stride: 256,
+        v_row_stride: 256,
+        bhsd: false,
+    };
+    let scores = attention::AttentionScores {
+        mask_kind: MaskKind::None,
+        scale: 0.125,
+        softcap: 0.0,
+        mask_threshold: 0.5,
+        mask_neg_inf: -1e9,
+        score_skip: 0.0,
+    };
+    let mut scratch = vec![0.0f32; 4 * 128 * 128];
+    let path = if rlx_sched::plan::attention_uses_gemm(128, 128, 64, 64) {
+        attention::AttentionPath::Gemm
+    } else {
+        attention::AttentionPath::Direct
+    };
+    let apar = rlx_sched::plan::parallel(4 * 128 * 128);
+    let d = time(|| unsafe {
+        attention::attention_f32(
+            src.as_ptr(),
+            src2.as_ptr(),
+            src.as_ptr(),
+            std::ptr::null(),
+            dst.as_mut_ptr(),
+            &shape,
+            &scores,
+            path,
+            scratch.as_mut_ptr(),
+            apar,
+        )
+    });
+    fl("attention seq 128, 4 heads of 64", 4.0 * 2.0 * 2.0 * 128.0 * 128.0 * 64.0, d);
+
+    let cs = conv::Conv2dShape {
+        n: 1,
+        c_in: 32,
+        h: 32,
+        w_in: 32,
+        c_out: 64,
+        h_out: 32,
+        w_out: 32,
+        kh: 3,
+        kw: 3,
+        sh: 1,
+        sw: 1,
+        ph: 1,
+        pw: 1,
+        dh: 1,
+        dw: 1,
+        groups: 1,
+    };
+    let w = vec![0.01f32; 64 * 32 * 9];
+    let mut col = vec![0.0f32; 32 * 9 * 32 * 32];
+    let cpar = rlx_sched::plan::parallel(64 * 32 * 32);
+    let d = time(|| unsafe {
+        conv::conv2d_f32(
+            src.as_ptr(),
+            w.as_ptr(),
+            std::ptr::null(),
+            dst.as_mut_ptr(),
+            &cs,
+            conv::ConvPath::Im2colGemm,
+            col.as_mut_ptr(),
+            cpar,
+        )
+    });
+    fl("conv2d 3x3 32->64 on 32x32", 2.0 * 64.0 * 32.0 * 9.0 * 32.0 * 32.0, d);
+}
