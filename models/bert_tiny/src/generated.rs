@@ -169,10 +169,17 @@ const _: () = assert!(HIDDEN + 8192 <= ARENA_BYTES && HIDDEN % 4 == 0);
 
 /// Bytes before the weights' data section (the safetensors header).
 const WEIGHTS_DATA_OFFSET: usize = 2232;
-/// The weights file, in `.rodata`, 64-byte aligned.
-static WEIGHTS: &::rlx_runtime::weights::AlignedBytes<[u8; 1728696]> = &::rlx_runtime::weights::AlignedBytes(
-    *include_bytes!("../weights.safetensors"),
-);
+/// The weights file in `.rodata`, placed so that its data
+/// section is 64-byte aligned.
+#[repr(C, align(64))]
+struct WeightsImage {
+    _pad: [u8; 8],
+    file: [u8; 1728696],
+}
+static WEIGHTS: WeightsImage = WeightsImage {
+    _pad: [0; 8],
+    file: *include_bytes!("../weights.safetensors"),
+};
 
 /// The `bert_tiny` model, compiled from `models/bert_tiny/model.sched`.
 pub struct Model {
@@ -312,7 +319,7 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
     fn run(&mut self) {
         let a = self.arena.as_mut_ptr();
         let s = self.scratch.as_mut_ptr();
-        let w: *const u8 = WEIGHTS.0.as_ptr().wrapping_add(WEIGHTS_DATA_OFFSET);
+        let w: *const u8 = WEIGHTS.file.as_ptr().wrapping_add(WEIGHTS_DATA_OFFSET);
         #[cfg(feature = "profile")] ::rlx_runtime::profile::start();
         // SAFETY: the validator proved every access in bounds and aligned.
         unsafe {

@@ -313,15 +313,24 @@ fn weights_tokens(s: &Schedule, opts: &Options) -> (TokenStream, TokenStream, To
                 Some(WeightsSource::Embed { path }) => path.clone(),
                 _ => wf.path.clone(),
             };
+            // Pad in front of the file so its data section (after the
+            // safetensors header) starts on a 64-byte boundary: the kernels'
+            // vector loads then never straddle cache lines needlessly.
+            let pad = usize_lit((64 - wf.data_offset % 64) % 64);
             (
                 quote! {
                     /// Bytes before the weights' data section (the safetensors header).
                     const WEIGHTS_DATA_OFFSET: usize = #data_offset;
-                    /// The weights file, in `.rodata`, 64-byte aligned.
-                    static WEIGHTS: &::rlx_runtime::weights::AlignedBytes<[u8; #file_bytes]> =
-                        &::rlx_runtime::weights::AlignedBytes(*include_bytes!(#path));
+                    /// The weights file in `.rodata`, placed so that its data
+                    /// section is 64-byte aligned.
+                    #[repr(C, align(64))]
+                    struct WeightsImage {
+                        _pad: [u8; #pad],
+                        file: [u8; #file_bytes],
+                    }
+                    static WEIGHTS: WeightsImage = WeightsImage { _pad: [0; #pad], file: *include_bytes!(#path) };
                 },
-                quote!(WEIGHTS.0.as_ptr().wrapping_add(WEIGHTS_DATA_OFFSET)),
+                quote!(WEIGHTS.file.as_ptr().wrapping_add(WEIGHTS_DATA_OFFSET)),
                 quote!(),
                 quote!(),
             )

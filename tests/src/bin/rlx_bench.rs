@@ -31,13 +31,17 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-fn load(name: &str) -> (Schedule, Vec<u8>) {
+/// The schedule and its weights' data section, 64-byte aligned like the
+/// generated code's, so both sides read weights with the same alignment.
+fn load(name: &str) -> (Schedule, rlx_runtime::arena::Arena) {
     let path = root().join("models").join(name).join("model.sched");
     let s = rlx_sched::load(&path).unwrap_or_else(|e| panic!("{e}")).schedule;
-    let w = match &s.weights {
+    let data = match &s.weights {
         Some(wf) => std::fs::read(path.parent().unwrap().join(&wf.path)).unwrap()[wf.data_offset..].to_vec(),
         None => Vec::new(),
     };
+    let mut w = rlx_runtime::arena::Arena::new(data.len());
+    w.as_mut_slice().copy_from_slice(&data);
     (s, w)
 }
 
@@ -55,7 +59,7 @@ fn bench_model<M: GeneratedModel>(rounds: usize) -> (Duration, Duration) {
     let (schedule, weights) = load(M::INFO.name);
     let mut model = M::new();
     rlx_tests::models::set_sample(&mut model, &samples, 0);
-    let mut interp = Interpreter::new(schedule, &weights).unwrap();
+    let mut interp = Interpreter::new(schedule, weights.as_slice()).unwrap();
     for t in M::INFO.inputs {
         let bytes = model.arena()[t.offset..t.offset + t.bytes].to_vec();
         interp.set_bytes(t.name, &bytes).unwrap();
@@ -65,14 +69,27 @@ fn bench_model<M: GeneratedModel>(rounds: usize) -> (Duration, Duration) {
         interp.run();
     }
     let (mut g, mut i) = (Vec::new(), Vec::new());
-    // Interleaved, so drift in machine load hits both sides alike.
-    for _ in 0..rounds {
-        let t = Instant::now();
-        model.run();
-        g.push(t.elapsed());
-        let t = Instant::now();
-        interp.run();
-        i.push(t.elapsed());
+    // Interleaved, so drift in machine load hits both sides alike, and in
+    // alternating order, so neither side always runs on a cache the other
+    // just warmed.
+    for round in 0..rounds {
+        let mut time_generated = || {
+            let t = Instant::now();
+            model.run();
+            g.push(t.elapsed());
+        };
+        let mut time_interp = || {
+            let t = Instant::now();
+            interp.run();
+            i.push(t.elapsed());
+        };
+        if round % 2 == 0 {
+            time_generated();
+            time_interp();
+        } else {
+            time_interp();
+            time_generated();
+        }
     }
     (median(g), median(i))
 }
@@ -100,7 +117,7 @@ fn gemm_efficiency(name: &str, rounds: usize) -> Option<(f64, f64)> {
     if list.is_empty() {
         return None;
     }
-    let mut interp = Interpreter::new(schedule.clone(), &weights).unwrap();
+    let mut interp = Interpreter::new(schedule.clone(), weights.as_slice()).unwrap();
     interp.run();
     let mut flops = 0.0;
     let mut model_time = Duration::ZERO;
