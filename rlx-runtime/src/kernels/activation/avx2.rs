@@ -1,6 +1,7 @@
-//! AVX2 activation kernels, bit-exact with `crate::math`.
+//! AVX2 activation kernels: bit-exact with `crate::math`, except the
+//! exact GELU, which is a polynomial approximation (see [`gelu8`]).
 //!
-//! Each activation is written with the same IEEE operations, operand order
+//! Each other activation is written with the same IEEE operations, operand order
 //! and NaN behaviour as its scalar definition: `_mm256_max_ps(a, b)` is
 //! `a > b ? a : b` and `_mm256_min_ps(a, b)` is `a < b ? a : b` (the second
 //! operand wins on NaN and on equal values), which is exactly how `math`
@@ -34,7 +35,14 @@ pub(super) fn supports(act: ActKind) -> bool {
             | ActKind::Round
             | ActKind::Sign
             | ActKind::Not
+            | ActKind::Gelu
     )
+}
+
+/// Whether the AVX2 form of `act` gives exactly the bits of `math`
+/// (every supported kind but the polynomial GELU).
+pub(super) fn is_bit_exact(act: ActKind) -> bool {
+    supports(act) && act != ActKind::Gelu
 }
 
 /// An activation's 8-lane form and its scalar form (`math`).
@@ -212,8 +220,8 @@ pub(super) unsafe fn avx2_act_f32(act: ActKind, src: *const f32, dst: *mut f32, 
             ActKind::HardSigmoid { alpha, beta } => map(&HardSigmoid { alpha, beta }, src, dst, len),
             ActKind::LeakyRelu { alpha } => map(&LeakyRelu { alpha }, src, dst, len),
             ActKind::Clip { min, max } => map(&Clip { min, max }, src, dst, len),
-            ActKind::Gelu
-            | ActKind::GeluTanh
+            ActKind::Gelu => gelu_map(src, dst, len),
+            ActKind::GeluTanh
             | ActKind::Silu
             | ActKind::Sigmoid
             | ActKind::Tanh
@@ -226,5 +234,144 @@ pub(super) unsafe fn avx2_act_f32(act: ActKind, src: *const f32, dst: *mut f32, 
             | ActKind::Cos
             | ActKind::Elu { .. } => super::scalar_act_f32(act, src, dst, len),
         }
+    }
+}
+
+// ------------------------------------------------------------- gelu ----
+
+/// Below this `|x|` GELU is `0.5 x (1 + erf(x / sqrt 2))` with `erf` an odd
+/// polynomial; from it on, `erfc` as `exp(-x^2 / 2) * erfcx`. At 0.75,
+/// `1 + erf` is still above 0.45 for negative `x`, so the cancellation
+/// at most doubles erf's error.
+const GELU_SPLIT: f32 = 0.75;
+/// `|x|` is clamped to this in the `erfc` route: at 15, `0.5 x erfc` is
+/// below 1e-48 (rounds to -0 for negative `x`) and `x - 0.5 x erfc` is
+/// `x`, so larger magnitudes (and infinities) give the limits.
+const GELU_CLAMP: f32 = 15.0;
+/// `erf(x / sqrt 2) / x` as a polynomial in `x^2` on `|x| <= 0.75`,
+/// highest degree first: a weighted least-squares fit on Chebyshev-spaced
+/// points (relative error 3e-8 with the coefficients rounded to f32).
+const ERF_P: [f32; 6] =
+    [-1.677_573_2e-5, 2.295_552_1e-4, -2.374_275_1e-3, 1.994_706_3e-2, -1.329_807_6e-1, 7.978_845_8e-1];
+/// `erfcx(x / sqrt 2) = exp(x^2 / 2) erfc(x / sqrt 2)` as a polynomial in
+/// `s = 1 / (1 + x / 2)` on `0.75 <= x <= 15`, highest degree first (the
+/// same kind of fit; relative error 1.3e-8 with f32 coefficients).
+const ERFCX_Q: [f32; 11] = [
+    9.959_797e-2,
+    -2.046_879_8e-1,
+    -1.961_270_9e-1,
+    9.449_408e-1,
+    -9.411_257_5e-1,
+    1.633_588_8e-1,
+    2.647_476e-2,
+    3.112_247_6e-1,
+    3.977_096_7e-1,
+    3.990_140_9e-1,
+    -1.810_162_5e-6,
+];
+/// Cody-Waite split of `ln 2` (`n * LN2_HI` exact for `|n| <= 256`) and the
+/// Cephes `expf` polynomial, as in the softmax kernel's vector `exp`.
+const LN2_HI: f32 = 0.693_359_4;
+const LN2_LO: f32 = -2.121_944_4e-4;
+const EXP_P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5];
+
+/// Horner evaluation of `c` (highest degree first) at `v`.
+#[inline(always)]
+unsafe fn horner<const N: usize>(c: &[f32; N], v: __m256) -> __m256 {
+    unsafe {
+        let mut p = _mm256_set1_ps(c[0]);
+        for &k in &c[1..] {
+            p = _mm256_fmadd_ps(p, v, _mm256_set1_ps(k));
+        }
+        p
+    }
+}
+
+/// Exact GELU `0.5 x (1 + erf(x / sqrt 2))` of 8 lanes, within a few f32
+/// ulp of `math::gelu` (the bound is measured and asserted in the tests).
+///
+/// Both routes are computed for every lane and blended:
+/// - `|x| < 0.75`: `0.5 x * (1 + x P(x^2))`. Tiny and subnormal `x` give
+///   `0.5 x` rounded once, as `math::gelu`; signed zeros are kept.
+/// - otherwise, with `a = min(|x|, 15)`: `e = 0.5 a erfcx(a) exp(-a^2/2)`,
+///   and the result is `x - e` for `x > 0`, `-e` for `x < 0`. `a^2` is
+///   split exactly as `h + l` (FMA) so the exponent carries no rounding
+///   error; `exp(-h/2)` is reduced Cody-Waite style to `2^n exp(r)` and
+///   `2^n` is applied last as two normal factors, so a subnormal result is
+///   rounded once. `x = -inf` gives -0, `+inf` gives `+inf`.
+/// - NaN lanes take the second route, whose `x + ...` returns the NaN.
+///
+/// # Safety
+/// AVX2 and FMA available.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn gelu8(x: __m256) -> __m256 {
+    let half = _mm256_set1_ps(0.5);
+    let one = _mm256_set1_ps(1.0);
+    let ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0), x);
+    let near = unsafe {
+        let p = horner(&ERF_P, _mm256_mul_ps(x, x));
+        _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_fmadd_ps(x, p, one))
+    };
+    let a = _mm256_min_ps(_mm256_max_ps(ax, _mm256_set1_ps(GELU_SPLIT)), _mm256_set1_ps(GELU_CLAMP));
+    let s = _mm256_div_ps(one, _mm256_fmadd_ps(half, a, one));
+    let q = unsafe { horner(&ERFCX_Q, s) };
+    // -a^2 / 2 = hh + ll exactly (halving is exact at these magnitudes).
+    let h = _mm256_mul_ps(a, a);
+    let l = _mm256_fmsub_ps(a, a, h);
+    let hh = _mm256_mul_ps(h, _mm256_set1_ps(-0.5));
+    let ll = _mm256_mul_ps(l, _mm256_set1_ps(-0.5));
+    // hh = n ln2 + r, n in [-163, 0], |r| <= ln2 / 2 (+ |ll|).
+    let n = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(
+        hh,
+        _mm256_set1_ps(std::f32::consts::LOG2_E),
+    ));
+    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), hh);
+    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
+    let r = _mm256_add_ps(r, ll);
+    let pe = unsafe { horner(&EXP_P, r) };
+    let e_r = _mm256_add_ps(_mm256_fmadd_ps(pe, _mm256_mul_ps(r, r), r), one);
+    // 2^n = 2^n1 * 2^n2 with n1, n2 >= -82: both normal.
+    let ni = _mm256_cvtps_epi32(n);
+    let n1 = _mm256_srai_epi32::<1>(ni);
+    let n2 = _mm256_sub_epi32(ni, n1);
+    let bias = _mm256_set1_epi32(127);
+    let s1 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n1, bias)));
+    let s2 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n2, bias)));
+    // m = -0.5 a erfc(a / sqrt 2): normal until the last factor.
+    let m = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(half, a), q), e_r), s1), s2);
+    let m = _mm256_xor_ps(m, _mm256_set1_ps(-0.0));
+    let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_setzero_ps());
+    let far = _mm256_blendv_ps(_mm256_add_ps(x, m), m, neg);
+    _mm256_blendv_ps(far, near, _mm256_cmp_ps::<_CMP_LT_OQ>(ax, _mm256_set1_ps(GELU_SPLIT)))
+}
+
+/// Lanes `< tail` set, for the masked tail.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn tail_mask(tail: usize) -> __m256i {
+    _mm256_cmpgt_epi32(_mm256_set1_epi32(tail as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+}
+
+/// `dst[i] = gelu8(src[i])`, 8 lanes at a time; the last `len % 8`
+/// elements go through the same [`gelu8`] with a masked load (absent lanes
+/// read 0) and a masked store, so an element's result never depends on
+/// its position.
+///
+/// # Safety
+/// AVX2 and FMA available; `src` readable and `dst` writable for `len`
+/// f32; `dst == src` or no overlap.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn gelu_map(src: *const f32, dst: *mut f32, len: usize) {
+    let mut i = 0;
+    while i + 8 <= len {
+        // Each block is loaded before it is stored: exact aliasing is fine.
+        unsafe { _mm256_storeu_ps(dst.add(i), gelu8(_mm256_loadu_ps(src.add(i)))) };
+        i += 8;
+    }
+    if i < len {
+        let mask = tail_mask(len - i);
+        // SAFETY: masked lanes are neither read nor written.
+        unsafe { _mm256_maskstore_ps(dst.add(i), mask, gelu8(_mm256_maskload_ps(src.add(i), mask))) };
     }
 }

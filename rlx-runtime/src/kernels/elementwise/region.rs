@@ -12,7 +12,7 @@ use super::binary::BinF32;
 use super::ops::with_bin_op;
 use super::par::{split, SyncPtr};
 use super::paths::Kernel2;
-use crate::kernels::activation::act_f32_slice;
+use crate::kernels::activation::act_f32_slice_math;
 use rlx_sched::{Step, StepArg};
 
 /// Elements per block: the accumulator block lives on the stack.
@@ -69,7 +69,7 @@ pub unsafe fn region_f32(inputs: &[*const f32], dst: *mut f32, len: usize, steps
 unsafe fn apply_step(step: &Step, a: *mut f32, m: usize, input: impl Fn(usize) -> *const f32) {
     unsafe {
         match *step {
-            Step::Act(act) => act_f32_slice(act, a, a, m, false),
+            Step::Act(act) => act_f32_slice_math(act, a, a, m),
             Step::Binary { op, arg, reversed } => with_bin_op!(op, O => match (arg, reversed) {
                 (StepArg::Input(k), false) => BinF32::<O>::same(a, input(k), a, m),
                 (StepArg::Input(k), true) => BinF32::<O>::same(input(k), a, a, m),
