@@ -7,6 +7,9 @@ pub mod models;
 
 pub use alloc::{allocations, CountingAlloc};
 
+/// Runs generated code on `(arena offset, bytes)` inputs; returns the arena.
+pub type RunFn = fn(&[(usize, Vec<u8>)]) -> Vec<u8>;
+
 /// A compiled run case: a `.sched` file from `sched/run/` and a function
 /// that runs its generated code.
 pub struct Case {
@@ -15,7 +18,7 @@ pub struct Case {
     pub sched: &'static str,
     /// Builds the generated model, writes each `(arena offset, bytes)`
     /// input, runs it, and returns the whole arena.
-    pub run: fn(&[(usize, Vec<u8>)]) -> Vec<u8>,
+    pub run: RunFn,
 }
 
 /// Runs a generated model on raw inputs and returns its arena.

@@ -35,7 +35,7 @@ fn macro_model_matches_the_checked_in_code() {
 fn a_broken_schedule_expands_to_a_located_error() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let sched = root.join("tests/sched/err/syntax_unknown_field.sched");
-    let err = rlx_codegen::expand(&sched, root).err().expect("the schedule is invalid").to_string();
+    let err = rlx_codegen::expand(&sched, root).expect_err("the schedule is invalid").to_string();
     assert!(err.starts_with("tests/sched/err/syntax_unknown_field.sched:"), "{err}");
     assert!(err.contains("error:") && err.contains('^'), "{err}");
 }

@@ -43,7 +43,7 @@ impl<'a> Memory<'a> {
             Segment::Weights => (self.weights as *mut u8, self.weights_len),
         };
         debug_assert!(op.offset <= len, "operand offset {} past segment of {len} bytes", op.offset);
-        debug_assert!(op.offset % std::mem::align_of::<T>().min(8) == 0 || std::mem::align_of::<T>() > 8);
+        debug_assert!(op.offset.is_multiple_of(std::mem::align_of::<T>().min(8)), "misaligned operand offset {}", op.offset);
         // SAFETY: the validator checked `offset` (plus the access extent)
         // lies inside the segment.
         unsafe { base.add(op.offset).cast() }
