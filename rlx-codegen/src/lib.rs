@@ -165,8 +165,11 @@ pub fn display_path(path: &Path, root: &Path) -> String {
     // Resolve `..` (a macro path like `../models/x.sched`) before relating.
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let rel = path.strip_prefix(&root).unwrap_or(&path);
-    rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/")
+    match path.strip_prefix(&root) {
+        Ok(rel) => rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/"),
+        // Outside the workspace: as given (the user chose that path).
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
 }
 
 /// Options `cargo xtask gen` uses for a `.sched` file whose code is written

@@ -9,6 +9,7 @@ mod build_static;
 mod check_sched;
 mod demo;
 mod gen;
+mod import;
 mod run;
 
 use std::io::Write;
@@ -57,6 +58,19 @@ enum Command {
     },
     /// Generate, build and run the mlp model on the bundled digits.
     Demo,
+    /// Import an ONNX model: writes model.sched and weights.safetensors.
+    Import {
+        path: PathBuf,
+        /// Directory for the outputs (default: the model's directory).
+        #[arg(long)]
+        out_dir: Option<PathBuf>,
+        /// The schedule's model name (default: the file stem).
+        #[arg(long)]
+        name: Option<String>,
+        /// A static input shape, NAME=D1,D2,... (repeatable).
+        #[arg(long = "shape", value_name = "NAME=DIMS")]
+        shapes: Vec<String>,
+    },
     /// Generated code vs the interpreter on every bundled model.
     Bench {
         /// Timed runs per measurement.
@@ -96,6 +110,9 @@ fn main() -> ExitCode {
         Command::Check => done(gen::check(&root())),
         Command::Run { path, inputs, outputs } => done(run::run(&root(), path, inputs, outputs)),
         Command::Demo => done(demo::demo(&root())),
+        Command::Import { path, out_dir, name, shapes } => {
+            done(import::import(path, out_dir.as_deref(), name.as_deref(), shapes))
+        }
         Command::Bench { rounds } => done(bench::bench(&root(), *rounds)),
         Command::BenchKernels => done(bench::bench_kernels(&root())),
         Command::BenchGen { thunks } => done(bench_gen::bench_gen(&root(), *thunks)),

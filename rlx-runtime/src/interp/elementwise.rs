@@ -32,17 +32,24 @@ pub(super) fn binary_full(mem: &mut Memory<'_>, t: &Thunk<Operand>) {
     else {
         unreachable!("binary_full called with {:?}", t.kind())
     };
-    let path = plan::binary_path(*len, *lhs_len, *rhs_len, out_dims_bcast, bcast_lhs_strides, bcast_rhs_strides);
+    let computed;
+    let path = match mem.prepared_binary() {
+        Some(p) => p,
+        None => {
+            computed = plan::binary_path(*len, *lhs_len, *rhs_len, out_dims_bcast, bcast_lhs_strides, bcast_rhs_strides);
+            &computed
+        }
+    };
     let par = plan::parallel(*len);
     // SAFETY: the validator checked every operand's extent for this path's
     // indices and allowed only exact aliasing of identically read inputs.
     unsafe {
         match *elem_bytes {
             4 => with_bin_op!(*op, O => {
-                binary_path_f32::<O>(&path, mem.ptr(*lhs), mem.ptr(*rhs), mem.ptr(*dst), *len, par)
+                binary_path_f32::<O>(path, mem.ptr(*lhs), mem.ptr(*rhs), mem.ptr(*dst), *len, par)
             }),
             8 => with_bin_op!(*op, O => {
-                binary_path_i64::<O>(&path, mem.ptr(*lhs), mem.ptr(*rhs), mem.ptr(*dst), *len, par)
+                binary_path_i64::<O>(path, mem.ptr(*lhs), mem.ptr(*rhs), mem.ptr(*dst), *len, par)
             }),
             other => unreachable!("validated BinaryFull has elem_bytes 4 or 8, not {other}"),
         }
@@ -149,15 +156,22 @@ pub(super) fn compare(mem: &mut Memory<'_>, t: &Thunk<Operand>) {
     else {
         unreachable!("compare called with {:?}", t.kind())
     };
-    let path = plan::compare_path(*len, *lhs_scalar, *rhs_scalar, out_dims_bcast, bcast_lhs_strides, bcast_rhs_strides);
+    let computed;
+    let path = match mem.prepared_binary() {
+        Some(p) => p,
+        None => {
+            computed = plan::compare_path(*len, *lhs_scalar, *rhs_scalar, out_dims_bcast, bcast_lhs_strides, bcast_rhs_strides);
+            &computed
+        }
+    };
     let par = plan::parallel(*len);
     let (l, r, d) = (mem.ptr::<u8>(*lhs), mem.ptr::<u8>(*rhs), mem.ptr::<u8>(*dst));
     // SAFETY: the validator checked the operands' extents for this path
     // and allowed only exact aliasing of identically read, same-size inputs.
     unsafe {
         with_cmp_op!(*op, C => with_cmp_input!(*inputs_elem_bytes, *inputs_i64, T => match *dst_elem_bytes {
-            1 => compare_path::<C, T, u8>(&path, l.cast(), r.cast(), d, *len, par),
-            4 => compare_path::<C, T, f32>(&path, l.cast(), r.cast(), d.cast(), *len, par),
+            1 => compare_path::<C, T, u8>(path, l.cast(), r.cast(), d, *len, par),
+            4 => compare_path::<C, T, f32>(path, l.cast(), r.cast(), d.cast(), *len, par),
             other => unreachable!("validated Compare has dst_elem_bytes 1 or 4, not {other}"),
         }))
     }

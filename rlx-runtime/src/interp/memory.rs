@@ -17,6 +17,8 @@ pub struct Memory<'a> {
     scratch_len: usize,
     /// Schedule-level attention scalars.
     pub params: Params,
+    /// The current thunk's decisions, when an `Interpreter` prepared them.
+    pub(crate) prepared: Option<&'a super::prepared::Prepared>,
     _borrow: PhantomData<&'a mut [u8]>,
 }
 
@@ -30,6 +32,7 @@ impl<'a> Memory<'a> {
             scratch: scratch.as_mut_ptr(),
             scratch_len: scratch.len(),
             params,
+            prepared: None,
             _borrow: PhantomData,
         }
     }
@@ -57,5 +60,23 @@ impl<'a> Memory<'a> {
 
     pub fn scratch_len(&self) -> usize {
         self.scratch_len
+    }
+}
+
+impl<'a> Memory<'a> {
+    /// The prepared broadcast path of the current thunk, if any.
+    pub(crate) fn prepared_binary(&self) -> Option<&'a rlx_sched::plan::BinaryPath> {
+        match self.prepared {
+            Some(super::prepared::Prepared::Binary(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The prepared transpose path of the current thunk, if any.
+    pub(crate) fn prepared_transpose(&self) -> Option<&'a rlx_sched::plan::TransposePath> {
+        match self.prepared {
+            Some(super::prepared::Prepared::Transpose(p)) => Some(p),
+            _ => None,
+        }
     }
 }

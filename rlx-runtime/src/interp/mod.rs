@@ -13,10 +13,12 @@ mod gemm;
 mod memory;
 mod movement;
 mod norm;
+mod prepared;
 mod reduce;
 mod runner;
 
 pub use memory::Memory;
+pub use prepared::{prepare, Prepared};
 pub use runner::{InterpError, Interpreter};
 
 use rlx_sched::{Operand, Thunk};

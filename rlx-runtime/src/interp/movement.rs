@@ -43,7 +43,14 @@ pub(super) fn transpose(mem: &mut Memory<'_>, t: &Thunk<Operand>) {
     let Thunk::Transpose { src, dst, in_total, out_dims, in_strides, elem_bytes } = t else {
         unreachable!("transpose arm got {:?}", t.kind())
     };
-    let path = transpose_path(out_dims, in_strides, *elem_bytes, *in_total);
+    let computed;
+    let path = match mem.prepared_transpose() {
+        Some(p) => p,
+        None => {
+            computed = transpose_path(out_dims, in_strides, *elem_bytes, *in_total);
+            &computed
+        }
+    };
     let par = parallel(out_dims.iter().product());
     let (s, d) = (mem.ptr::<u8>(*src), mem.ptr::<u8>(*dst));
     /// Runs the path for one element type.
@@ -59,11 +66,11 @@ pub(super) fn transpose(mem: &mut Memory<'_>, t: &Thunk<Operand>) {
     // element sizes and no overlap.
     unsafe {
         match elem_bytes {
-            1 => run::<u8>(s, d, &path, par),
-            2 => run::<u16>(s, d, &path, par),
-            4 => run::<u32>(s, d, &path, par),
-            8 => run::<u64>(s, d, &path, par),
-            16 => run::<[u64; 2]>(s, d, &path, par),
+            1 => run::<u8>(s, d, path, par),
+            2 => run::<u16>(s, d, path, par),
+            4 => run::<u32>(s, d, path, par),
+            8 => run::<u64>(s, d, path, par),
+            16 => run::<[u64; 2]>(s, d, path, par),
             other => unreachable!("transpose of {other}-byte elements passed validation"),
         }
     }
@@ -73,11 +80,22 @@ pub(super) fn concat(mem: &mut Memory<'_>, t: &Thunk<Operand>) {
     let Thunk::Concat { inputs, dst, outer, inner, elem_bytes } = t else {
         unreachable!("concat arm got {:?}", t.kind())
     };
-    // The interpreter may allocate; generated code passes a constant array.
-    let ptrs: Vec<*const u8> = inputs.iter().map(|op| mem.ptr::<u8>(*op).cast_const()).collect();
     let par = parallel(outer * inner.iter().sum::<usize>());
-    // SAFETY: validated extents; no input overlaps the output.
-    unsafe { mv::concat(&ptrs, mem.ptr(*dst), *outer, inner, *elem_bytes, par) }
+    // Input pointers on the stack, so a run allocates nothing; only a
+    // concatenation of more than `CONCAT_INLINE` inputs takes a `Vec`.
+    const CONCAT_INLINE: usize = 32;
+    if inputs.len() <= CONCAT_INLINE {
+        let mut ptrs = [std::ptr::null::<u8>(); CONCAT_INLINE];
+        for (p, op) in ptrs.iter_mut().zip(inputs) {
+            *p = mem.ptr::<u8>(*op).cast_const();
+        }
+        // SAFETY: validated extents; no input overlaps the output.
+        unsafe { mv::concat(&ptrs[..inputs.len()], mem.ptr(*dst), *outer, inner, *elem_bytes, par) }
+    } else {
+        let ptrs: Vec<*const u8> = inputs.iter().map(|op| mem.ptr::<u8>(*op).cast_const()).collect();
+        // SAFETY: as above.
+        unsafe { mv::concat(&ptrs, mem.ptr(*dst), *outer, inner, *elem_bytes, par) }
+    }
 }
 
 pub(super) fn gather(mem: &mut Memory<'_>, t: &Thunk<Operand>) {

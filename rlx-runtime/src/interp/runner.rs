@@ -12,6 +12,8 @@ pub struct Interpreter<'w> {
     arena: crate::arena::Arena,
     scratch: crate::arena::Arena,
     weights: &'w [u8],
+    /// Per-node decisions computed once, so `run` allocates nothing.
+    prepared: Vec<super::Prepared>,
 }
 
 /// Why an interpreter could not be built.
@@ -34,7 +36,9 @@ impl<'w> Interpreter<'w> {
             return Err(InterpError::WeightsTooShort { needed, given: weights.len() });
         }
         let scratch_len = rlx_sched::plan::schedule_scratch_bytes(&schedule);
+        let prepared = schedule.nodes.iter().map(|n| super::prepare(&n.thunk)).collect();
         Ok(Interpreter {
+            prepared,
             arena: crate::arena::Arena::new(schedule.arena_size),
             scratch: crate::arena::Arena::new(scratch_len),
             schedule,
@@ -79,7 +83,8 @@ impl<'w> Interpreter<'w> {
     /// Runs every thunk in order.
     pub fn run(&mut self) {
         let mut mem = Memory::new(self.arena.as_mut_slice(), self.weights, self.scratch.as_mut_slice(), self.schedule.params);
-        for node in &self.schedule.nodes {
+        for (node, prepared) in self.schedule.nodes.iter().zip(&self.prepared) {
+            mem.prepared = Some(prepared);
             exec_thunk(&mut mem, &node.thunk);
         }
     }
@@ -87,6 +92,7 @@ impl<'w> Interpreter<'w> {
     /// Runs one thunk by index (for per-thunk profiling).
     pub fn run_node(&mut self, index: usize) {
         let mut mem = Memory::new(self.arena.as_mut_slice(), self.weights, self.scratch.as_mut_slice(), self.schedule.params);
+        mem.prepared = Some(&self.prepared[index]);
         exec_thunk(&mut mem, &self.schedule.nodes[index].thunk);
     }
 }

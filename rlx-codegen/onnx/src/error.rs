@@ -1,0 +1,37 @@
+//! Why an import failed. Every message names the node or tensor at fault.
+
+use std::path::PathBuf;
+
+/// An import error.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("cannot read {}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("not a valid ONNX model: {0}")]
+    Decode(#[from] prost::DecodeError),
+    #[error("the model has no graph")]
+    NoGraph,
+    #[error("unsupported ONNX op `{op}` (node `{node}`); supported ops: {supported}")]
+    UnsupportedOp { op: String, node: String, supported: String },
+    #[error("ONNX op `{op}` (node `{node}`): attribute `{attr}` {message}")]
+    BadAttribute { op: String, node: String, attr: String, message: String },
+    #[error("ONNX op `{op}` (node `{node}`): {message}")]
+    Node { op: String, node: String, message: String },
+    #[error("tensor `{name}`: {message}")]
+    Tensor { name: String, message: String },
+    #[error("--shape `{0}`: no graph input has this name")]
+    UnknownShapeOverride(String),
+    #[error("the arena would need {0} bytes, more than memory can hold")]
+    ArenaTooLarge(usize),
+    #[error("cannot write the weights file: {0}")]
+    Weights(String),
+    #[error("the emitted schedule does not validate (an importer bug): {0}")]
+    Invalid(String),
+}
+
+impl ImportError {
+    /// A tensor-level error.
+    pub(crate) fn tensor(name: &str, message: impl Into<String>) -> Self {
+        ImportError::Tensor { name: name.to_string(), message: message.into() }
+    }
+}

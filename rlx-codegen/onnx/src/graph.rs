@@ -1,0 +1,110 @@
+//! Reading the graph's interface: opset, inputs with static shapes,
+//! initializers.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::error::ImportError;
+use crate::lower::GraphInput;
+use crate::proto::{data_type, DimensionValue, ModelProto, ValueInfoProto};
+use crate::tensor::{data_type_name, read_tensor, ConstTensor};
+
+/// The model's `ai.onnx` opset version (1 when it imports none, as the
+/// spec's default).
+pub(crate) fn default_opset(model: &ModelProto) -> i64 {
+    model.opset_import.iter().find(|o| o.domain.is_empty() || o.domain == "ai.onnx").map_or(1, |o| o.version)
+}
+
+/// The declared dims of a value when they are all fixed numbers.
+pub(crate) fn static_dims(info: &ValueInfoProto) -> Option<Vec<usize>> {
+    let shape = info.r#type.as_ref()?.tensor_type.as_ref()?.shape.as_ref()?;
+    shape
+        .dim
+        .iter()
+        .map(|d| match d.value {
+            Some(DimensionValue::DimValue(v)) => usize::try_from(v).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Why a graph input has no static shape, for the message.
+fn describe_dims(info: &ValueInfoProto) -> String {
+    let Some(shape) = info.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).and_then(|t| t.shape.as_ref()) else {
+        return "no shape".to_string();
+    };
+    let dims: Vec<String> = shape
+        .dim
+        .iter()
+        .map(|d| match &d.value {
+            Some(DimensionValue::DimValue(v)) => v.to_string(),
+            Some(DimensionValue::DimParam(p)) => p.clone(),
+            None => "?".to_string(),
+        })
+        .collect();
+    format!("shape [{}]", dims.join(", "))
+}
+
+/// Initializers by name, read (external data relative to `base_dir`).
+pub(crate) fn initializers(model: &ModelProto, base_dir: &Path) -> Result<Vec<(String, ConstTensor)>, ImportError> {
+    let graph = model.graph.as_ref().ok_or(ImportError::NoGraph)?;
+    graph.initializer.iter().map(|t| Ok((t.name.clone(), read_tensor(t, base_dir)?))).collect()
+}
+
+/// The graph inputs that are not initializers, with static shapes from
+/// `overrides` (by name) or from the model.
+pub(crate) fn graph_inputs(
+    model: &ModelProto,
+    overrides: &[(String, Vec<usize>)],
+    initializer_names: &[&str],
+) -> Result<Vec<GraphInput>, ImportError> {
+    let graph = model.graph.as_ref().ok_or(ImportError::NoGraph)?;
+    let mut remaining: BTreeMap<&str, &Vec<usize>> = overrides.iter().map(|(n, s)| (n.as_str(), s)).collect();
+    let mut out = Vec::new();
+    for info in &graph.input {
+        if initializer_names.contains(&info.name.as_str()) {
+            continue;
+        }
+        let elem = info.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).map_or(0, |t| t.elem_type);
+        if elem != data_type::FLOAT {
+            return Err(ImportError::tensor(
+                &info.name,
+                format!("is a graph input of type {} ({elem}); only FLOAT inputs are supported", data_type_name(elem)),
+            ));
+        }
+        let shape = match remaining.remove(info.name.as_str()) {
+            Some(s) => s.clone(),
+            None => static_dims(info).ok_or_else(|| {
+                ImportError::tensor(
+                    &info.name,
+                    format!(
+                        "is a graph input with {}; give a static shape with --shape {}=D1,D2,...",
+                        describe_dims(info),
+                        info.name
+                    ),
+                )
+            })?,
+        };
+        out.push(GraphInput { name: info.name.clone(), shape });
+    }
+    if let Some((name, _)) = remaining.into_iter().next() {
+        return Err(ImportError::UnknownShapeOverride(name.to_string()));
+    }
+    Ok(out)
+}
+
+/// Parses a `--shape` flag value, `name=1,128`.
+pub fn parse_shape_override(text: &str) -> Result<(String, Vec<usize>), String> {
+    let (name, dims) = text.split_once('=').ok_or_else(|| format!("`{text}` is not NAME=D1,D2,..."))?;
+    if name.is_empty() {
+        return Err(format!("`{text}` has no input name"));
+    }
+    let dims = if dims.trim().is_empty() {
+        Vec::new()
+    } else {
+        dims.split(',')
+            .map(|d| d.trim().parse::<usize>().map_err(|_| format!("`{d}` in `{text}` is not a dimension")))
+            .collect::<Result<_, _>>()?
+    };
+    Ok((name.to_string(), dims))
+}

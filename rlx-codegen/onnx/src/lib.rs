@@ -1,0 +1,99 @@
+//! The ONNX importer: reads an ONNX model and produces a frozen schedule
+//! (`.sched` text) plus its weights (a safetensors file).
+//!
+//! Pipeline: decode the protobuf ([`proto`], with `prost`), read the
+//! initializers (inline or external), resolve static input shapes, lower
+//! node by node to thunks while inferring shapes and folding constant
+//! shape arithmetic, fuse activations and work in place, plan the arena ([`planner`]), write the weights and
+//! print the schedule. See `docs/onnx.md`.
+
+mod emit;
+pub mod error;
+mod graph;
+mod lower;
+mod names;
+mod optimize;
+pub mod planner;
+pub mod proto;
+pub mod tensor;
+
+use std::path::Path;
+
+use prost::Message as _;
+
+pub use emit::ImportReport;
+pub use error::ImportError;
+pub use graph::parse_shape_override;
+pub use lower::SUPPORTED_OPS;
+
+/// How to import.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// The schedule's model name; by default the file stem (or the graph
+    /// name), made an identifier.
+    pub model_name: Option<String>,
+    /// The weights file's path as the `.sched` file will name it: relative
+    /// to the `.sched` file's directory.
+    pub weights_file: String,
+    /// Static shapes for graph inputs (`--shape name=1,128`), overriding
+    /// the model's.
+    pub shapes: Vec<(String, Vec<usize>)>,
+}
+
+impl ImportOptions {
+    /// Options naming the weights file, everything else by default.
+    pub fn new(weights_file: impl Into<String>) -> Self {
+        ImportOptions { model_name: None, weights_file: weights_file.into(), shapes: Vec::new() }
+    }
+}
+
+/// An imported model.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    /// The `.sched` text (canonical form).
+    pub sched_text: String,
+    /// The weights file (safetensors) the schedule names, to be written at
+    /// `ImportOptions::weights_file` relative to the `.sched` file.
+    pub weights: Vec<u8>,
+    /// Sizes and counts.
+    pub report: ImportReport,
+}
+
+/// Imports the ONNX model at `path`; external data is read relative to
+/// its directory.
+pub fn import(path: &Path, opts: &ImportOptions) -> Result<Imported, ImportError> {
+    let bytes = std::fs::read(path).map_err(|source| ImportError::Io { path: path.to_path_buf(), source })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut opts = opts.clone();
+    if opts.model_name.is_none() {
+        opts.model_name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    }
+    import_bytes(&bytes, base, &opts)
+}
+
+/// Imports an encoded ONNX model; `base_dir` resolves external data.
+pub fn import_bytes(bytes: &[u8], base_dir: &Path, opts: &ImportOptions) -> Result<Imported, ImportError> {
+    let model = proto::ModelProto::decode(bytes)?;
+    import_model(&model, base_dir, opts)
+}
+
+/// Imports a decoded ONNX model; `base_dir` resolves external data.
+pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOptions) -> Result<Imported, ImportError> {
+    let w = &opts.weights_file;
+    if w.is_empty() || Path::new(w).is_absolute() || w.contains('"') || w.contains('\n') {
+        return Err(ImportError::Weights(format!(
+            "the weights path `{w}` must be a non-empty relative path without quotes"
+        )));
+    }
+    let graph = model.graph.as_ref().ok_or(ImportError::NoGraph)?;
+    let constants = graph::initializers(model, base_dir)?;
+    let names: Vec<&str> = constants.iter().map(|(n, _)| n.as_str()).collect();
+    let inputs = graph::graph_inputs(model, &opts.shapes, &names)?;
+    let opset = graph::default_opset(model);
+    let mut lowered = lower::lower_graph(graph, &inputs, constants, opset)?;
+    optimize::optimize(&mut lowered);
+    let raw_name = opts.model_name.clone().unwrap_or_else(|| graph.name.clone());
+    let model_name = names::sanitize(if raw_name.is_empty() { "model" } else { &raw_name });
+    let (sched_text, weights, report) = emit::emit(&lowered, &model_name, w)?;
+    Ok(Imported { sched_text, weights, report })
+}

@@ -1,0 +1,330 @@
+//! Lowering an ONNX graph to thunks over storages, inferring static shapes
+//! node by node and folding constant shape arithmetic on the way.
+//!
+//! A *storage* is a future `.sched` buffer. A *value* is what an ONNX
+//! tensor name refers to: a view of a storage with its own shape (so
+//! `Reshape`, `Flatten`, `Squeeze`, `Unsqueeze` and `Identity` cost
+//! nothing: the output names the input's storage), or a constant known at
+//! import time (initializers, `Constant` nodes and folded shape
+//! arithmetic). An f32 constant read by a thunk becomes a `param` storage
+//! the first time it is read.
+
+mod ops;
+pub(crate) mod shape;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rlx_sched::{Role, Thunk};
+
+use crate::error::ImportError;
+use crate::names::NameTable;
+use crate::proto::{AttributeProto, GraphProto, NodeProto};
+use crate::tensor::{ConstData, ConstTensor};
+
+pub use ops::SUPPORTED_OPS;
+
+/// A future `.sched` buffer (all f32).
+#[derive(Clone, Debug)]
+pub(crate) struct Storage {
+    /// Its `.sched` identifier.
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub role: Role,
+    /// The values of a `param` storage.
+    pub data: Option<Vec<f32>>,
+}
+
+/// What an ONNX tensor name refers to.
+#[derive(Clone, Debug)]
+pub(crate) enum Value {
+    /// A storage seen with `shape` (same element count as the storage).
+    Data { storage: usize, shape: Vec<usize> },
+    /// A constant known at import time.
+    Const(ConstTensor),
+}
+
+/// A thunk over storage indices, with the comment printed above it.
+#[derive(Clone, Debug)]
+pub(crate) struct LoweredThunk {
+    pub thunk: Thunk<usize>,
+    pub comment: String,
+}
+
+/// The result of lowering a graph.
+#[derive(Clone, Debug)]
+pub(crate) struct Lowered {
+    pub storages: Vec<Storage>,
+    pub thunks: Vec<LoweredThunk>,
+}
+
+/// A graph input with its resolved static shape.
+#[derive(Clone, Debug)]
+pub(crate) struct GraphInput {
+    pub name: String,
+    pub shape: Vec<usize>,
+}
+
+/// The node being lowered, for messages.
+pub(crate) struct NodeCtx<'a> {
+    pub node: &'a NodeProto,
+    pub label: String,
+}
+
+impl NodeCtx<'_> {
+    pub(crate) fn err(&self, message: impl Into<String>) -> ImportError {
+        ImportError::Node { op: self.node.op_type.clone(), node: self.label.clone(), message: message.into() }
+    }
+
+    pub(crate) fn bad_attr(&self, attr: &str, message: impl Into<String>) -> ImportError {
+        ImportError::BadAttribute {
+            op: self.node.op_type.clone(),
+            node: self.label.clone(),
+            attr: attr.to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn attr(&self, name: &str) -> Option<&AttributeProto> {
+        self.node.attribute.iter().find(|a| a.name == name)
+    }
+
+    pub(crate) fn has_attr(&self, name: &str) -> bool {
+        self.attr(name).is_some()
+    }
+
+    pub(crate) fn int_attr(&self, name: &str, default: i64) -> i64 {
+        self.attr(name).map_or(default, |a| a.i)
+    }
+
+    pub(crate) fn float_attr(&self, name: &str, default: f32) -> f32 {
+        self.attr(name).map_or(default, |a| a.f)
+    }
+
+    pub(crate) fn ints_attr(&self, name: &str) -> Option<&[i64]> {
+        self.attr(name).map(|a| a.ints.as_slice())
+    }
+
+    pub(crate) fn tensor_attr(&self, name: &str) -> Option<&crate::proto::TensorProto> {
+        self.attr(name).and_then(|a| a.t.as_ref())
+    }
+
+    /// The `i`th input name, `None` when absent or empty (an omitted
+    /// optional input).
+    pub(crate) fn input_name(&self, i: usize) -> Option<&str> {
+        self.node.input.get(i).map(String::as_str).filter(|s| !s.is_empty())
+    }
+
+    pub(crate) fn expect_arity(&self, min_in: usize, max_in: usize) -> Result<(), ImportError> {
+        let n = self.node.input.len();
+        if n < min_in || n > max_in {
+            let want = if min_in == max_in { format!("{min_in}") } else { format!("{min_in} to {max_in}") };
+            return Err(self.err(format!("expects {want} inputs, has {n}")));
+        }
+        if self.node.output.is_empty() {
+            return Err(self.err("has no output"));
+        }
+        Ok(())
+    }
+}
+
+/// Lowering state.
+pub(crate) struct Lowerer {
+    pub storages: Vec<Storage>,
+    pub thunks: Vec<LoweredThunk>,
+    values: BTreeMap<String, Value>,
+    /// The param storage of each f32 constant already read by a thunk.
+    params: BTreeMap<String, usize>,
+    names: NameTable,
+    graph_outputs: BTreeSet<String>,
+    /// The output storage written directly by the node producing a graph
+    /// output.
+    output_storage: BTreeMap<String, usize>,
+    /// Version of the default (`ai.onnx`) opset.
+    pub opset: i64,
+}
+
+impl Lowerer {
+    fn new(opset: i64, graph_outputs: BTreeSet<String>) -> Self {
+        Lowerer {
+            storages: Vec::new(),
+            thunks: Vec::new(),
+            values: BTreeMap::new(),
+            params: BTreeMap::new(),
+            names: NameTable::default(),
+            graph_outputs,
+            output_storage: BTreeMap::new(),
+            opset,
+        }
+    }
+
+    fn add_storage(
+        &mut self,
+        onnx_name: &str,
+        shape: Vec<usize>,
+        role: Role,
+        data: Option<Vec<f32>>,
+    ) -> Result<usize, ImportError> {
+        let bytes = shape::checked_numel(&shape).and_then(|n| n.checked_mul(4));
+        if bytes.is_none_or(|b| b > isize::MAX as usize) {
+            return Err(ImportError::tensor(onnx_name, format!("shape {shape:?} is too large")));
+        }
+        let name = self.names.fresh(onnx_name);
+        self.storages.push(Storage { name, shape, role, data });
+        Ok(self.storages.len() - 1)
+    }
+
+    /// The value an input name refers to.
+    pub(crate) fn value(&self, ctx: &NodeCtx<'_>, name: &str) -> Result<&Value, ImportError> {
+        self.values.get(name).ok_or_else(|| {
+            ctx.err(format!("input `{name}` is not a graph input, an initializer or the output of an earlier node"))
+        })
+    }
+
+    /// The value of input `i`, which must be present.
+    pub(crate) fn input(&self, ctx: &NodeCtx<'_>, i: usize) -> Result<(String, Value), ImportError> {
+        let name = ctx.input_name(i).ok_or_else(|| ctx.err(format!("input {i} is missing")))?;
+        Ok((name.to_string(), self.value(ctx, name)?.clone()))
+    }
+
+    /// Input `i` as f32 data in a storage: a constant becomes a `param`.
+    pub(crate) fn data_input(&mut self, ctx: &NodeCtx<'_>, i: usize) -> Result<(usize, Vec<usize>), ImportError> {
+        let (name, value) = self.input(ctx, i)?;
+        match value {
+            Value::Data { storage, shape } => Ok((storage, shape)),
+            Value::Const(ConstTensor { shape, data: ConstData::F32(v) }) => {
+                if let Some(&id) = self.params.get(&name) {
+                    return Ok((id, shape));
+                }
+                let id = self.add_storage(&name, shape.clone(), Role::Param, Some(v))?;
+                self.params.insert(name, id);
+                Ok((id, shape))
+            }
+            Value::Const(ConstTensor { data: ConstData::I64(_), .. }) => {
+                Err(ctx.err(format!("input `{name}` is an integer tensor; this op supports f32 data only")))
+            }
+        }
+    }
+
+    /// Input `i` as an integer constant.
+    pub(crate) fn const_ints(&self, ctx: &NodeCtx<'_>, i: usize) -> Result<(Vec<usize>, Vec<i64>), ImportError> {
+        let (name, value) = self.input(ctx, i)?;
+        match value {
+            Value::Const(ConstTensor { shape, data: ConstData::I64(v) }) => Ok((shape, v)),
+            _ => Err(ctx.err(format!(
+                "input `{name}` must be an integer constant known at import time (an initializer, a `Constant` or folded shape arithmetic)"
+            ))),
+        }
+    }
+
+    /// A new storage for output `i` of the node: the graph output buffer
+    /// when the output is a graph output, else scratch.
+    pub(crate) fn output_storage(
+        &mut self,
+        ctx: &NodeCtx<'_>,
+        i: usize,
+        shape: Vec<usize>,
+    ) -> Result<usize, ImportError> {
+        let name = ctx.node.output.get(i).ok_or_else(|| ctx.err(format!("output {i} is missing")))?.clone();
+        let is_output = self.graph_outputs.contains(&name) && !self.output_storage.contains_key(&name);
+        let role = if is_output { Role::Output } else { Role::Scratch };
+        let id = self.add_storage(&name, shape, role, None)?;
+        if is_output {
+            self.output_storage.insert(name, id);
+        }
+        Ok(id)
+    }
+
+    /// Binds output `i` of the node to a value.
+    pub(crate) fn define(&mut self, ctx: &NodeCtx<'_>, i: usize, value: Value) -> Result<(), ImportError> {
+        let name = ctx.node.output.get(i).ok_or_else(|| ctx.err(format!("output {i} is missing")))?;
+        if self.values.insert(name.clone(), value).is_some() {
+            return Err(ctx.err(format!("output `{name}` is produced twice")));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn emit(&mut self, ctx: &NodeCtx<'_>, thunk: Thunk<usize>) {
+        let comment = format!("{} `{}`", ctx.node.op_type, ctx.label);
+        self.thunks.push(LoweredThunk { thunk, comment });
+    }
+}
+
+/// Lowers `graph` given its resolved inputs and constants.
+pub(crate) fn lower_graph(
+    graph: &GraphProto,
+    inputs: &[GraphInput],
+    constants: Vec<(String, ConstTensor)>,
+    opset: i64,
+) -> Result<Lowered, ImportError> {
+    let outputs: BTreeSet<String> = graph.output.iter().map(|o| o.name.clone()).collect();
+    let mut lw = Lowerer::new(opset, outputs);
+    for input in inputs {
+        let id = lw.add_storage(&input.name, input.shape.clone(), Role::Input, None)?;
+        lw.values.insert(input.name.clone(), Value::Data { storage: id, shape: input.shape.clone() });
+    }
+    for (name, c) in constants {
+        lw.values.insert(name, Value::Const(c));
+    }
+    for (index, node) in graph.node.iter().enumerate() {
+        let label = if node.name.is_empty() { format!("#{index}") } else { node.name.clone() };
+        let ctx = NodeCtx { node, label };
+        ops::lower_node(&mut lw, &ctx)?;
+    }
+    for out in &graph.output {
+        bind_graph_output(&mut lw, &out.name, out)?;
+    }
+    Ok(Lowered { storages: lw.storages, thunks: lw.thunks })
+}
+
+/// Makes sure graph output `name` ends in its own `output` buffer: a value
+/// that lives elsewhere (a view of another buffer, an input, a constant)
+/// is copied there.
+fn bind_graph_output(lw: &mut Lowerer, name: &str, info: &crate::proto::ValueInfoProto) -> Result<(), ImportError> {
+    let value = lw
+        .values
+        .get(name)
+        .cloned()
+        .ok_or_else(|| ImportError::tensor(name, "is a graph output but no node produces it"))?;
+    let shape = match &value {
+        Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
+    };
+    if let Some(declared) = crate::graph::static_dims(info) {
+        if declared != shape {
+            return Err(ImportError::tensor(
+                name,
+                format!("the model declares shape {declared:?}, inference gives {shape:?}"),
+            ));
+        }
+    }
+    if let Value::Data { storage, .. } = value {
+        if lw.output_storage.get(name) == Some(&storage) {
+            return Ok(());
+        }
+        // A view (Reshape, Flatten, ...) of an intermediate: that buffer
+        // becomes the output, so its producer writes the output directly.
+        if lw.storages[storage].role == Role::Scratch {
+            let renamed = lw.names.fresh(name);
+            let s = &mut lw.storages[storage];
+            s.role = Role::Output;
+            s.name = renamed;
+            s.shape = shape;
+            lw.output_storage.insert(name.to_string(), storage);
+            return Ok(());
+        }
+    }
+    let node = NodeProto {
+        input: vec![name.to_string()],
+        output: vec![name.to_string()],
+        name: format!("output {name}"),
+        op_type: "Identity".to_string(),
+        ..Default::default()
+    };
+    let ctx = NodeCtx { node: &node, label: node.name.clone() };
+    let (src, shape) = lw.data_input(&ctx, 0)?;
+    lw.graph_outputs.insert(name.to_string());
+    lw.output_storage.remove(name);
+    let len = lw.storages[src].shape.iter().product();
+    let dst = lw.output_storage(&ctx, 0, shape)?;
+    lw.emit(&ctx, Thunk::Copy { src, dst, len });
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! Constant tensors: initializers and `Constant` nodes, inline or external.
+
+use std::path::Path;
+
+use crate::error::ImportError;
+use crate::proto::{data_type, TensorProto, DATA_LOCATION_EXTERNAL};
+
+/// The element values of a constant tensor.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConstData {
+    /// 32-bit floats (ONNX `FLOAT`).
+    F32(Vec<f32>),
+    /// Integers (ONNX `INT64`, or `INT32` widened): shapes, axes, indices.
+    I64(Vec<i64>),
+}
+
+impl ConstData {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            ConstData::F32(v) => v.len(),
+            ConstData::I64(v) => v.len(),
+        }
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A constant tensor with a static shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstTensor {
+    pub shape: Vec<usize>,
+    pub data: ConstData,
+}
+
+/// Converts ONNX dims (i64) to sizes, rejecting negative ones.
+pub(crate) fn dims_to_shape(name: &str, dims: &[i64]) -> Result<Vec<usize>, ImportError> {
+    dims.iter()
+        .map(|&d| usize::try_from(d).map_err(|_| ImportError::tensor(name, format!("has a negative dim {d}"))))
+        .collect()
+}
+
+fn elem_count(name: &str, shape: &[usize]) -> Result<usize, ImportError> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| ImportError::tensor(name, "has more elements than fit in memory"))
+}
+
+/// Reads the bytes of external data: `location`, `offset`, `length`
+/// entries, `location` relative to the model file's directory.
+fn read_external(t: &TensorProto, base_dir: &Path) -> Result<Vec<u8>, ImportError> {
+    let name = &t.name;
+    let mut location = None;
+    let mut offset = 0u64;
+    let mut length = None;
+    for e in &t.external_data {
+        let num = || {
+            e.value.parse::<u64>().map_err(|_| {
+                ImportError::tensor(name, format!("external data `{}` is not a number: `{}`", e.key, e.value))
+            })
+        };
+        match e.key.as_str() {
+            "location" => location = Some(e.value.clone()),
+            "offset" => offset = num()?,
+            "length" => length = Some(num()?),
+            _ => {}
+        }
+    }
+    let location = location.ok_or_else(|| ImportError::tensor(name, "external data has no `location`"))?;
+    let rel = Path::new(&location);
+    if rel.is_absolute() || rel.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+        return Err(ImportError::tensor(
+            name,
+            format!("external data location `{location}` leaves the model directory"),
+        ));
+    }
+    let path = base_dir.join(rel);
+    let bytes = std::fs::read(&path).map_err(|source| ImportError::Io { path: path.clone(), source })?;
+    let start = usize::try_from(offset).map_err(|_| ImportError::tensor(name, "external data offset too large"))?;
+    let end = match length {
+        Some(l) => usize::try_from(l).ok().and_then(|l| start.checked_add(l)),
+        None => Some(bytes.len()),
+    };
+    match end {
+        Some(end) if start <= end && end <= bytes.len() => Ok(bytes[start..end].to_vec()),
+        _ => Err(ImportError::tensor(
+            name,
+            format!("external data {}+{:?} lies outside `{location}` ({} bytes)", offset, length, bytes.len()),
+        )),
+    }
+}
+
+fn from_le<const N: usize, T>(
+    name: &str,
+    bytes: &[u8],
+    count: usize,
+    f: impl Fn([u8; N]) -> T,
+) -> Result<Vec<T>, ImportError> {
+    if Some(bytes.len()) != count.checked_mul(N) {
+        return Err(ImportError::tensor(
+            name,
+            format!("holds {} data bytes, its shape needs {} elements of {N} bytes", bytes.len(), count),
+        ));
+    }
+    Ok(bytes.chunks_exact(N).map(|c| f(c.try_into().expect("chunks_exact gives N bytes"))).collect())
+}
+
+fn check_count<T>(name: &str, v: Vec<T>, count: usize) -> Result<Vec<T>, ImportError> {
+    if v.len() != count {
+        return Err(ImportError::tensor(name, format!("holds {} values, its shape needs {count}", v.len())));
+    }
+    Ok(v)
+}
+
+/// Decodes a `TensorProto` (float or integer) into a [`ConstTensor`].
+/// `base_dir` resolves external data.
+pub fn read_tensor(t: &TensorProto, base_dir: &Path) -> Result<ConstTensor, ImportError> {
+    let name = t.name.as_str();
+    let shape = dims_to_shape(name, &t.dims)?;
+    let count = elem_count(name, &shape)?;
+    let raw = if t.data_location == DATA_LOCATION_EXTERNAL {
+        Some(read_external(t, base_dir)?)
+    } else if !t.raw_data.is_empty() {
+        Some(t.raw_data.clone())
+    } else {
+        None
+    };
+    let data = match (t.data_type, raw) {
+        (data_type::FLOAT, Some(b)) => ConstData::F32(from_le(name, &b, count, f32::from_le_bytes)?),
+        (data_type::FLOAT, None) => ConstData::F32(check_count(name, t.float_data.clone(), count)?),
+        (data_type::INT64, Some(b)) => ConstData::I64(from_le(name, &b, count, i64::from_le_bytes)?),
+        (data_type::INT64, None) => ConstData::I64(check_count(name, t.int64_data.clone(), count)?),
+        (data_type::INT32, Some(b)) => ConstData::I64(from_le(name, &b, count, |c| i64::from(i32::from_le_bytes(c)))?),
+        (data_type::INT32, None) => {
+            ConstData::I64(check_count(name, t.int32_data.iter().map(|&v| i64::from(v)).collect(), count)?)
+        }
+        (other, _) => {
+            return Err(ImportError::tensor(
+                name,
+                format!("has ONNX data type {other} ({}); supported: FLOAT, INT64, INT32", data_type_name(other)),
+            ))
+        }
+    };
+    Ok(ConstTensor { shape, data })
+}
+
+/// The ONNX spelling of a `TensorProto.DataType` number.
+pub fn data_type_name(dt: i32) -> &'static str {
+    match dt {
+        data_type::FLOAT => "FLOAT",
+        data_type::UINT8 => "UINT8",
+        data_type::INT8 => "INT8",
+        data_type::INT32 => "INT32",
+        data_type::INT64 => "INT64",
+        data_type::BOOL => "BOOL",
+        data_type::FLOAT16 => "FLOAT16",
+        data_type::DOUBLE => "DOUBLE",
+        0 => "UNDEFINED",
+        _ => "other",
+    }
+}

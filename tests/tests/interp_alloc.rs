@@ -1,0 +1,33 @@
+//! The reference interpreter allocates nothing per run after construction
+//! (its arena and scratch are sized once in `Interpreter::new`). A test
+//! binary of its own: the counting allocator is process-wide.
+
+use std::path::Path;
+
+use rlx_runtime::interp::Interpreter;
+use rlx_tests::CASES;
+
+#[global_allocator]
+static ALLOC: rlx_tests::CountingAlloc = rlx_tests::CountingAlloc;
+
+#[test]
+fn interpreter_runs_allocate_nothing() {
+    let mut offenders = Vec::new();
+    for case in CASES {
+        let path = Path::new(case.sched);
+        let s = rlx_sched::load(path).unwrap().schedule;
+        let weights = match &s.weights {
+            Some(w) => std::fs::read(path.parent().unwrap().join(&w.path)).unwrap()[w.data_offset..].to_vec(),
+            None => Vec::new(),
+        };
+        let mut interp = Interpreter::new(s, &weights).unwrap();
+        interp.run(); // warm-up: thread pool, thread-locals
+        let before = rlx_tests::allocations();
+        interp.run();
+        let made = rlx_tests::allocations() - before;
+        if made > 0 {
+            offenders.push(format!("{} ({made})", case.name));
+        }
+    }
+    assert!(offenders.is_empty(), "interpreter runs that allocate: {}", offenders.join(", "));
+}
