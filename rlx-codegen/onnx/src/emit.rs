@@ -4,7 +4,7 @@
 use std::fmt;
 
 use rlx_sched::ast::{BufferDecl, Header, OperandRef, Spanned, Target, ThunkDecl, WeightsDecl};
-use rlx_sched::{Ast, DType, Role, Segment, Span};
+use rlx_sched::{Ast, Role, Segment, Span};
 use safetensors::tensor::{Dtype, TensorView};
 
 use crate::error::ImportError;
@@ -60,7 +60,7 @@ fn plan_arena(lowered: &Lowered) -> (Vec<Option<usize>>, usize, usize) {
         .iter()
         .map(|&i| {
             let s = &lowered.storages[i];
-            let bytes = s.shape.iter().product::<usize>() * 4;
+            let bytes = s.shape.iter().product::<usize>() * s.dtype.size();
             let used = first[i] != usize::MAX;
             Interval {
                 bytes,
@@ -149,7 +149,7 @@ pub(crate) fn emit(
             buffers.push(BufferDecl {
                 role,
                 name: spanned(s.name.clone()),
-                dtype: spanned(DType::F32),
+                dtype: spanned(s.dtype),
                 shape: spanned(s.shape.clone()),
                 segment,
                 offset: spanned(offset),

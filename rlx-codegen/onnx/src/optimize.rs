@@ -9,7 +9,10 @@
 //! - **in place**: an `Activation`, `Softmax` or `BinaryFull` whose input
 //!   is a scratch buffer read for the last time by that thunk writes over
 //!   that input (an exact alias, which the validator allows for these
-//!   kinds) instead of a new buffer.
+//!   kinds) instead of a new buffer;
+//! - **residual + LayerNorm**: the `Add` of two full-length tensors
+//!   followed by a `LayerNorm` (with a shift) of the sum, when nothing else
+//!   reads the sum, becomes one `FusedResidualLN`.
 //!
 //! Both merge the output's storage into the input's; the merged storage
 //! keeps the output's role, name and shape when the output is a graph
@@ -37,6 +40,7 @@ pub(crate) fn optimize(lowered: &mut Lowered) {
                 && matches!(storages[dst].role, Role::Scratch | Role::Output)
                 && last[src] == t
                 && elems(&storages[src].shape) == elems(&storages[dst].shape)
+                && storages[src].dtype == storages[dst].dtype
         };
         if let (Thunk::Activation { src, dst, act, .. }, Some(prev)) = (&lt.thunk, kept.last_mut()) {
             if let Thunk::FusedMmBiasAct { c, act: prev_act @ ActKind::Identity, .. } = &mut prev.thunk {
@@ -57,6 +61,33 @@ pub(crate) fn optimize(lowered: &mut Lowered) {
                     merge(lowered, &mut alias, &mut last, c, dst);
                     continue;
                 }
+            }
+        }
+        if let (Thunk::LayerNorm { x, g, b: Some(b), out, rows, h, eps }, Some(prev)) = (&lt.thunk, kept.last_mut()) {
+            let sum_is_dead = lowered.storages[*x].role == Role::Scratch && last[*x] == t;
+            if let Some((lhs, rhs)) = residual_add(&prev.thunk, *x, rows * h).filter(|_| sum_is_dead) {
+                prev.thunk = Thunk::FusedResidualLN {
+                    x: lhs,
+                    res: rhs,
+                    bias: None,
+                    g: *g,
+                    b: *b,
+                    out: *out,
+                    rows: *rows,
+                    h: *h,
+                    eps: *eps,
+                };
+                prev.comment = format!("{} + {}", prev.comment, lt.comment);
+                // Nothing reads the sum any more: its storage goes (unless
+                // the add already worked in place over `lhs`, which the
+                // fused thunk now reads).
+                let sum = *x;
+                if sum != lhs && sum != rhs {
+                    for a in alias.iter_mut().filter(|a| **a == sum) {
+                        *a = lhs;
+                    }
+                }
+                continue;
             }
         }
         let in_place = match &lt.thunk {
@@ -116,6 +147,32 @@ fn bias_of_product(product: &Thunk<usize>, add: &Thunk<usize>) -> Option<(usize,
     } else {
         None
     }
+}
+
+/// When `add` is the element-for-element f32 `Add` of two full-length
+/// operands into `sum` (`len` elements): its two operands.
+fn residual_add(add: &Thunk<usize>, sum: usize, len: usize) -> Option<(usize, usize)> {
+    let Thunk::BinaryFull {
+        lhs,
+        rhs,
+        dst,
+        len: add_len,
+        lhs_len,
+        rhs_len,
+        op: BinaryOp::Add,
+        out_dims_bcast,
+        bcast_lhs_strides,
+        bcast_rhs_strides,
+        elem_bytes: 4,
+    } = add
+    else {
+        return None;
+    };
+    let full = |op_len: usize, strides: &[usize]| {
+        op_len == len && rlx_sched::plan::reads_identically(len, op_len, out_dims_bcast, strides)
+    };
+    (*dst == sum && *add_len == len && full(*lhs_len, bcast_lhs_strides) && full(*rhs_len, bcast_rhs_strides))
+        .then_some((*lhs, *rhs))
 }
 
 fn elems(shape: &[usize]) -> usize {

@@ -9,12 +9,13 @@
 //! arithmetic). An f32 constant read by a thunk becomes a `param` storage
 //! the first time it is read.
 
+mod nn;
 mod ops;
 pub(crate) mod shape;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rlx_sched::{Role, Thunk};
+use rlx_sched::{DType, Role, Thunk};
 
 use crate::error::ImportError;
 use crate::names::NameTable;
@@ -23,12 +24,13 @@ use crate::tensor::{ConstData, ConstTensor};
 
 pub use ops::SUPPORTED_OPS;
 
-/// A future `.sched` buffer (all f32).
+/// A future `.sched` buffer: f32, or i64 for index outputs (`ArgMax`).
 #[derive(Clone, Debug)]
 pub(crate) struct Storage {
     /// Its `.sched` identifier.
     pub name: String,
     pub shape: Vec<usize>,
+    pub dtype: DType,
     pub role: Role,
     /// The values of a `param` storage.
     pub data: Option<Vec<f32>>,
@@ -104,6 +106,11 @@ impl NodeCtx<'_> {
         self.attr(name).map(|a| a.ints.as_slice())
     }
 
+    /// A string attribute, lossily decoded.
+    pub(crate) fn string_attr(&self, name: &str) -> Option<String> {
+        self.attr(name).map(|a| String::from_utf8_lossy(&a.s).into_owned())
+    }
+
     pub(crate) fn tensor_attr(&self, name: &str) -> Option<&crate::proto::TensorProto> {
         self.attr(name).and_then(|a| a.t.as_ref())
     }
@@ -162,14 +169,15 @@ impl Lowerer {
         onnx_name: &str,
         shape: Vec<usize>,
         role: Role,
+        dtype: DType,
         data: Option<Vec<f32>>,
     ) -> Result<usize, ImportError> {
-        let bytes = shape::checked_numel(&shape).and_then(|n| n.checked_mul(4));
+        let bytes = shape::checked_numel(&shape).and_then(|n| n.checked_mul(dtype.size()));
         if bytes.is_none_or(|b| b > isize::MAX as usize) {
             return Err(ImportError::tensor(onnx_name, format!("shape {shape:?} is too large")));
         }
         let name = self.names.fresh(onnx_name);
-        self.storages.push(Storage { name, shape, role, data });
+        self.storages.push(Storage { name, shape, dtype, role, data });
         Ok(self.storages.len() - 1)
     }
 
@@ -190,12 +198,15 @@ impl Lowerer {
     pub(crate) fn data_input(&mut self, ctx: &NodeCtx<'_>, i: usize) -> Result<(usize, Vec<usize>), ImportError> {
         let (name, value) = self.input(ctx, i)?;
         match value {
-            Value::Data { storage, shape } => Ok((storage, shape)),
+            Value::Data { storage, shape } if self.storages[storage].dtype == DType::F32 => Ok((storage, shape)),
+            Value::Data { .. } => {
+                Err(ctx.err(format!("input `{name}` is an int64 tensor; this op supports f32 data only")))
+            }
             Value::Const(ConstTensor { shape, data: ConstData::F32(v) }) => {
                 if let Some(&id) = self.params.get(&name) {
                     return Ok((id, shape));
                 }
-                let id = self.add_storage(&name, shape.clone(), Role::Param, Some(v))?;
+                let id = self.add_storage(&name, shape.clone(), Role::Param, DType::F32, Some(v))?;
                 self.params.insert(name, id);
                 Ok((id, shape))
             }
@@ -224,10 +235,21 @@ impl Lowerer {
         i: usize,
         shape: Vec<usize>,
     ) -> Result<usize, ImportError> {
+        self.output_storage_typed(ctx, i, shape, DType::F32)
+    }
+
+    /// As [`Lowerer::output_storage`], of element type `dtype`.
+    pub(crate) fn output_storage_typed(
+        &mut self,
+        ctx: &NodeCtx<'_>,
+        i: usize,
+        shape: Vec<usize>,
+        dtype: DType,
+    ) -> Result<usize, ImportError> {
         let name = ctx.node.output.get(i).ok_or_else(|| ctx.err(format!("output {i} is missing")))?.clone();
         let is_output = self.graph_outputs.contains(&name) && !self.output_storage.contains_key(&name);
         let role = if is_output { Role::Output } else { Role::Scratch };
-        let id = self.add_storage(&name, shape, role, None)?;
+        let id = self.add_storage(&name, shape, role, dtype, None)?;
         if is_output {
             self.output_storage.insert(name, id);
         }
@@ -259,7 +281,7 @@ pub(crate) fn lower_graph(
     let outputs: BTreeSet<String> = graph.output.iter().map(|o| o.name.clone()).collect();
     let mut lw = Lowerer::new(opset, outputs);
     for input in inputs {
-        let id = lw.add_storage(&input.name, input.shape.clone(), Role::Input, None)?;
+        let id = lw.add_storage(&input.name, input.shape.clone(), Role::Input, DType::F32, None)?;
         lw.values.insert(input.name.clone(), Value::Data { storage: id, shape: input.shape.clone() });
     }
     for (name, c) in constants {
@@ -320,11 +342,18 @@ fn bind_graph_output(lw: &mut Lowerer, name: &str, info: &crate::proto::ValueInf
         ..Default::default()
     };
     let ctx = NodeCtx { node: &node, label: node.name.clone() };
-    let (src, shape) = lw.data_input(&ctx, 0)?;
+    let (src, shape, dtype) = match value {
+        Value::Data { storage, shape } if lw.storages[storage].dtype == DType::I64 => (storage, shape, DType::I64),
+        _ => {
+            let (src, shape) = lw.data_input(&ctx, 0)?;
+            (src, shape, DType::F32)
+        }
+    };
     lw.graph_outputs.insert(name.to_string());
     lw.output_storage.remove(name);
     let len = lw.storages[src].shape.iter().product();
-    let dst = lw.output_storage(&ctx, 0, shape)?;
-    lw.emit(&ctx, Thunk::Copy { src, dst, len });
+    let dst = lw.output_storage_typed(&ctx, 0, shape, dtype)?;
+    let copy = if dtype == DType::I64 { Thunk::CopyI64 { src, dst, len } } else { Thunk::Copy { src, dst, len } };
+    lw.emit(&ctx, copy);
     Ok(())
 }

@@ -1,9 +1,9 @@
 //! One lowering function per supported ONNX op.
 
-use rlx_sched::{ActKind, BinaryOp, Thunk};
+use rlx_sched::{ActKind, ArgOp, BinaryOp, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
-use super::{Lowerer, NodeCtx, Value};
+use super::{nn, Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
 
@@ -11,19 +11,37 @@ use crate::tensor::{read_tensor, ConstData, ConstTensor};
 pub const SUPPORTED_OPS: &[&str] = &[
     "Abs",
     "Add",
+    "ArgMax",
+    "ArgMin",
+    "AveragePool",
+    "BatchNormalization",
+    "Clip",
     "Concat",
     "Constant",
+    "Conv",
     "Div",
     "Erf",
     "Exp",
     "Flatten",
     "Gather",
+    "Gelu",
     "Gemm",
+    "GlobalAveragePool",
+    "GlobalMaxPool",
+    "HardSigmoid",
     "Identity",
+    "LayerNormalization",
+    "LeakyRelu",
     "Log",
     "MatMul",
+    "MaxPool",
     "Mul",
     "Neg",
+    "Pow",
+    "ReduceL2",
+    "ReduceMax",
+    "ReduceMean",
+    "ReduceSum",
     "Relu",
     "Reshape",
     "Shape",
@@ -37,7 +55,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Unsqueeze",
 ];
 
-type R = Result<(), ImportError>;
+pub(super) type R = Result<(), ImportError>;
 
 pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let node = ctx.node;
@@ -71,6 +89,24 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Shape" => shape_op(lw, ctx),
         "Gather" => gather(lw, ctx),
         "Concat" => concat(lw, ctx),
+        "Pow" => binary(lw, ctx, BinaryOp::Pow),
+        "Clip" => nn::clip(lw, ctx),
+        "LeakyRelu" => nn::leaky_relu(lw, ctx),
+        "HardSigmoid" => nn::hard_sigmoid(lw, ctx),
+        "Gelu" => nn::gelu(lw, ctx),
+        "LayerNormalization" => nn::layer_norm(lw, ctx),
+        "Conv" => nn::conv(lw, ctx),
+        "MaxPool" => nn::pool(lw, ctx, ReduceOp::Max),
+        "AveragePool" => nn::pool(lw, ctx, ReduceOp::Mean),
+        "GlobalAveragePool" => nn::global_pool(lw, ctx, ReduceOp::Mean),
+        "GlobalMaxPool" => nn::global_pool(lw, ctx, ReduceOp::Max),
+        "BatchNormalization" => nn::batch_norm(lw, ctx),
+        "ReduceMean" => nn::reduce(lw, ctx, ReduceOp::Mean),
+        "ReduceSum" => nn::reduce(lw, ctx, ReduceOp::Sum),
+        "ReduceMax" => nn::reduce(lw, ctx, ReduceOp::Max),
+        "ReduceL2" => nn::reduce(lw, ctx, ReduceOp::L2),
+        "ArgMax" => nn::arg_reduce(lw, ctx, ArgOp::Max),
+        "ArgMin" => nn::arg_reduce(lw, ctx, ArgOp::Min),
         other => Err(unsupported(ctx, other)),
     }
 }
@@ -79,7 +115,7 @@ fn unsupported(ctx: &NodeCtx<'_>, op: &str) -> ImportError {
     ImportError::UnsupportedOp { op: op.to_string(), node: ctx.label.clone(), supported: SUPPORTED_OPS.join(", ") }
 }
 
-fn numel(ctx: &NodeCtx<'_>, shape: &[usize]) -> Result<usize, ImportError> {
+pub(super) fn numel(ctx: &NodeCtx<'_>, shape: &[usize]) -> Result<usize, ImportError> {
     checked_numel(shape).ok_or_else(|| ctx.err(format!("shape {shape:?} has too many elements")))
 }
 
@@ -101,6 +137,11 @@ fn value_shape(v: &Value) -> &[usize] {
 
 fn unary(lw: &mut Lowerer, ctx: &NodeCtx<'_>, act: ActKind) -> R {
     ctx.expect_arity(1, 1)?;
+    activation(lw, ctx, act)
+}
+
+/// `Activation` of input 0 (arity already checked).
+pub(super) fn activation(lw: &mut Lowerer, ctx: &NodeCtx<'_>, act: ActKind) -> R {
     let (src, shape) = lw.data_input(ctx, 0)?;
     let len = numel(ctx, &shape)?;
     let dst = lw.output_storage(ctx, 0, shape.clone())?;

@@ -132,6 +132,14 @@ pub fn import_model(m: &ModelProto, opts: &ImportOptions) -> Result<Imported, rl
 /// Writes the schedule and its weights, validates them (no errors, no
 /// warnings), runs them in the interpreter and returns the outputs.
 pub fn run(test: &str, imported: &Imported, inputs: &[(&str, &[f32])], outputs: &[&str]) -> Vec<Vec<f32>> {
+    run_bytes(test, imported, inputs, outputs)
+        .into_iter()
+        .map(|bytes| bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect())
+        .collect()
+}
+
+/// As [`run`], returning each output's raw bytes (for i64 outputs).
+pub fn run_bytes(test: &str, imported: &Imported, inputs: &[(&str, &[f32])], outputs: &[&str]) -> Vec<Vec<u8>> {
     let dir = temp_dir(test);
     std::fs::write(dir.join("model.sched"), &imported.sched_text).expect("write sched");
     std::fs::write(dir.join(WEIGHTS), &imported.weights).expect("write weights");
@@ -156,13 +164,7 @@ pub fn run(test: &str, imported: &Imported, inputs: &[(&str, &[f32])], outputs: 
         interp.set_bytes(name, &bytes).expect("set input");
     }
     interp.run();
-    let result = outputs
-        .iter()
-        .map(|name| {
-            let bytes = interp.bytes(name).expect("output");
-            bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
-        })
-        .collect();
+    let result = outputs.iter().map(|name| interp.bytes(name).expect("output").to_vec()).collect();
     let _ = std::fs::remove_dir_all(&dir);
     result
 }

@@ -1,0 +1,476 @@
+//! Lowering of the neural-network ops beyond matrix products: activations
+//! with parameters, normalisations, convolution, pooling and reductions.
+
+use rlx_sched::{ActKind, ArgOp, DType, ReduceOp, Thunk};
+
+use super::ops::{activation, numel, R};
+use super::shape::normalize_axis;
+use super::{Lowerer, NodeCtx, Value};
+use crate::error::ImportError;
+use crate::tensor::{ConstData, ConstTensor};
+
+/// Errors when the node asks for an output beyond the first (`Mean`,
+/// `InvStdDev`, `Indices`, ...), which no thunk writes.
+fn only_first_output(ctx: &NodeCtx<'_>) -> R {
+    if let Some(extra) = ctx.node.output.iter().skip(1).find(|o| !o.is_empty()) {
+        return Err(ctx.err(format!("output `{extra}` is not supported; only the first output is")));
+    }
+    Ok(())
+}
+
+/// A per-channel operand of `len` elements: shape `[len]` after leading
+/// 1s are dropped.
+fn per_channel(ctx: &NodeCtx<'_>, what: &str, shape: &[usize], len: usize) -> R {
+    let core = &shape[shape.iter().take_while(|&&d| d == 1).count()..];
+    let ok = core == [len] || (len == 1 && core.is_empty());
+    if !ok {
+        return Err(ctx.err(format!("{what} has shape {shape:?}; expected [{len}]")));
+    }
+    Ok(())
+}
+
+/// `LayerNormalization` over the last axis → `LayerNorm`.
+pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 3)?;
+    only_first_output(ctx)?;
+    let (x, shape) = lw.data_input(ctx, 0)?;
+    let rank = shape.len();
+    let axis = ctx.int_attr("axis", -1);
+    let a = normalize_axis(axis, rank, 0)
+        .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
+    if a + 1 != rank {
+        return Err(ctx.bad_attr("axis", format!("is {axis}; only the last axis is supported (rank {rank})")));
+    }
+    let stash = ctx.int_attr("stash_type", 1);
+    if stash != 1 {
+        return Err(ctx.bad_attr("stash_type", format!("is {stash}; only 1 (float) is supported")));
+    }
+    let eps = ctx.float_attr("epsilon", 1e-5);
+    let h = shape[a];
+    let rows = numel(ctx, &shape[..a])?;
+    if h == 0 || rows == 0 {
+        return Err(ctx.err(format!("input shape {shape:?} is empty")));
+    }
+    let (g, gs) = lw.data_input(ctx, 1)?;
+    per_channel(ctx, "Scale", &gs, h)?;
+    let b = match ctx.input_name(2) {
+        Some(_) => {
+            let (b, bs) = lw.data_input(ctx, 2)?;
+            per_channel(ctx, "B", &bs, h)?;
+            Some(b)
+        }
+        None => None,
+    };
+    let out = lw.output_storage(ctx, 0, shape.clone())?;
+    lw.emit(ctx, Thunk::LayerNorm { x, g, b, out, rows, h, eps });
+    lw.define(ctx, 0, Value::Data { storage: out, shape })
+}
+
+/// Input `i`, when present, as an f32 scalar constant.
+fn const_scalar(lw: &Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<Option<f32>, ImportError> {
+    if ctx.input_name(i).is_none() {
+        return Ok(None);
+    }
+    let (name, value) = lw.input(ctx, i)?;
+    match value {
+        Value::Const(ConstTensor { data: ConstData::F32(v), .. }) if v.len() == 1 => Ok(Some(v[0])),
+        _ => Err(ctx.err(format!("input `{name}` must be an f32 scalar constant known at import time"))),
+    }
+}
+
+/// `Clip`: bounds from constant inputs (opset 11+) or attributes (before);
+/// a missing bound is the f32 limit, as the spec's `numeric_limits`.
+pub(super) fn clip(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    let (min, max) = if lw.opset >= 11 {
+        ctx.expect_arity(1, 3)?;
+        for attr in ["min", "max"] {
+            if ctx.has_attr(attr) {
+                return Err(ctx.bad_attr(attr, "is an input since opset 11, not an attribute"));
+            }
+        }
+        (const_scalar(lw, ctx, 1)?.unwrap_or(f32::MIN), const_scalar(lw, ctx, 2)?.unwrap_or(f32::MAX))
+    } else {
+        ctx.expect_arity(1, 1)?;
+        (ctx.float_attr("min", f32::MIN), ctx.float_attr("max", f32::MAX))
+    };
+    activation(lw, ctx, ActKind::Clip { min, max })
+}
+
+/// `LeakyRelu` (alpha 0.01 by default).
+pub(super) fn leaky_relu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    activation(lw, ctx, ActKind::LeakyRelu { alpha: ctx.float_attr("alpha", 0.01) })
+}
+
+/// `HardSigmoid` (alpha 0.2, beta 0.5 by default).
+pub(super) fn hard_sigmoid(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let (alpha, beta) = (ctx.float_attr("alpha", 0.2), ctx.float_attr("beta", 0.5));
+    activation(lw, ctx, ActKind::HardSigmoid { alpha, beta })
+}
+
+/// `Gelu` (opset 20): exact, or the tanh approximation.
+pub(super) fn gelu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let act = match ctx.string_attr("approximate").as_deref() {
+        None | Some("none") => ActKind::Gelu,
+        Some("tanh") => ActKind::GeluTanh,
+        Some(other) => return Err(ctx.bad_attr("approximate", format!("is `{other}`; expected `none` or `tanh`"))),
+    };
+    activation(lw, ctx, act)
+}
+
+/// A 2-D spatial attribute (`strides`, `dilations`): `[1, 1]` when absent.
+fn pair_attr(ctx: &NodeCtx<'_>, name: &str) -> Result<[usize; 2], ImportError> {
+    match ctx.ints_attr(name) {
+        None => Ok([1, 1]),
+        Some(&[a, b]) if a >= 1 && b >= 1 => Ok([a as usize, b as usize]),
+        Some(v) => Err(ctx.bad_attr(name, format!("is {v:?}; expected two positive values (2-D only)"))),
+    }
+}
+
+/// The window geometry of one spatial axis.
+struct Axis {
+    input: usize,
+    kernel: usize,
+    stride: usize,
+    dilation: usize,
+}
+
+impl Axis {
+    fn span(&self) -> usize {
+        (self.kernel - 1).saturating_mul(self.dilation).saturating_add(1)
+    }
+}
+
+/// Leading and trailing padding of the two spatial axes from `pads` and
+/// `auto_pad`: `[(begin_h, end_h), (begin_w, end_w)]`.
+fn pads(ctx: &NodeCtx<'_>, axes: &[Axis; 2]) -> Result<[(usize, usize); 2], ImportError> {
+    let auto = ctx.string_attr("auto_pad").unwrap_or_else(|| "NOTSET".to_string());
+    match auto.as_str() {
+        "NOTSET" => match ctx.ints_attr("pads") {
+            None => Ok([(0, 0); 2]),
+            Some(&[hb, wb, he, we]) if [hb, wb, he, we].iter().all(|&p| p >= 0) => {
+                Ok([(hb as usize, he as usize), (wb as usize, we as usize)])
+            }
+            Some(v) => Err(ctx.bad_attr("pads", format!("is {v:?}; expected four non-negative values (2-D only)"))),
+        },
+        "VALID" => Ok([(0, 0); 2]),
+        "SAME_UPPER" | "SAME_LOWER" => {
+            if ctx.has_attr("pads") {
+                return Err(ctx.bad_attr("pads", format!("is given with auto_pad {auto}")));
+            }
+            Ok([0, 1].map(|d| {
+                let a = &axes[d];
+                let out = a.input.div_ceil(a.stride);
+                let total = ((out.max(1) - 1) * a.stride + a.span()).saturating_sub(a.input);
+                let small = total / 2;
+                if auto == "SAME_UPPER" {
+                    (small, total - small)
+                } else {
+                    (total - small, small)
+                }
+            }))
+        }
+        other => {
+            Err(ctx.bad_attr("auto_pad", format!("is `{other}`; expected NOTSET, VALID, SAME_UPPER or SAME_LOWER")))
+        }
+    }
+}
+
+/// Output size of one axis (floor, or ceil for pooling's `ceil_mode`, where
+/// a window must still start inside the input or its leading padding).
+fn out_size(ctx: &NodeCtx<'_>, a: &Axis, (begin, end): (usize, usize), ceil: bool) -> Result<usize, ImportError> {
+    let padded = a.input.saturating_add(begin).saturating_add(end);
+    if padded < a.span() {
+        return Err(ctx.err(format!(
+            "the window ({} with dilation {}) is larger than the padded input ({padded})",
+            a.kernel, a.dilation
+        )));
+    }
+    let room = padded - a.span();
+    let mut out = if ceil { room.div_ceil(a.stride) + 1 } else { room / a.stride + 1 };
+    if ceil && (out - 1) * a.stride >= a.input.saturating_add(begin) {
+        out -= 1;
+    }
+    Ok(out)
+}
+
+/// The 4-D NCHW shape of input `i`.
+fn nchw(ctx: &NodeCtx<'_>, what: &str, shape: &[usize]) -> Result<[usize; 4], ImportError> {
+    match *shape {
+        [n, c, h, w] if n * c * h * w > 0 => Ok([n, c, h, w]),
+        _ => Err(ctx.err(format!("{what} has shape {shape:?}; only non-empty 4-D NCHW tensors are supported"))),
+    }
+}
+
+/// `Conv` (2-D NCHW, OIHW weights, optional bias) → `Conv2D`.
+pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 3)?;
+    let (x, xs) = lw.data_input(ctx, 0)?;
+    let (w, ws) = lw.data_input(ctx, 1)?;
+    let [n, c_in, h, w_in] = nchw(ctx, "X", &xs)?;
+    let [c_out, c_per_group, kh, kw] = nchw(ctx, "W", &ws)?;
+    let group = ctx.int_attr("group", 1);
+    let groups = usize::try_from(group)
+        .ok()
+        .filter(|&g| g >= 1 && c_in % g == 0 && c_out % g == 0 && c_in / g == c_per_group)
+        .ok_or_else(|| {
+            ctx.bad_attr(
+                "group",
+                format!("is {group}; X has {c_in} channels and W {c_out} filters of {c_per_group} channels"),
+            )
+        })?;
+    if let Some(k) = ctx.ints_attr("kernel_shape") {
+        if k != [kh as i64, kw as i64] {
+            return Err(ctx.bad_attr("kernel_shape", format!("is {k:?}, but W has shape {ws:?}")));
+        }
+    }
+    let [sh, sw] = pair_attr(ctx, "strides")?;
+    let [dh, dw] = pair_attr(ctx, "dilations")?;
+    let axes = [
+        Axis { input: h, kernel: kh, stride: sh, dilation: dh },
+        Axis { input: w_in, kernel: kw, stride: sw, dilation: dw },
+    ];
+    let [ph, pw] = pads(ctx, &axes)?;
+    let h_out = out_size(ctx, &axes[0], ph, false)?;
+    let w_out = out_size(ctx, &axes[1], pw, false)?;
+    let bias = match ctx.input_name(2) {
+        Some(_) => {
+            let (b, bs) = lw.data_input(ctx, 2)?;
+            if bs != [c_out] {
+                return Err(ctx.err(format!("B has shape {bs:?}; expected [{c_out}]")));
+            }
+            Some(b)
+        }
+        None => None,
+    };
+    let shape = vec![n, c_out, h_out, w_out];
+    let out = lw.output_storage(ctx, 0, shape.clone())?;
+    lw.emit(
+        ctx,
+        Thunk::Conv2D {
+            x,
+            w,
+            bias,
+            out,
+            n,
+            c_in,
+            h,
+            w_in,
+            c_out,
+            h_out,
+            w_out,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph: ph.0,
+            pw: pw.0,
+            dh,
+            dw,
+            groups,
+        },
+    );
+    lw.define(ctx, 0, Value::Data { storage: out, shape })
+}
+
+/// `MaxPool` / `AveragePool` → `Pool2D`.
+pub(super) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
+    ctx.expect_arity(1, 1)?;
+    only_first_output(ctx)?;
+    let (src, xs) = lw.data_input(ctx, 0)?;
+    let [n, c, h, w] = nchw(ctx, "X", &xs)?;
+    let [kh, kw] = match ctx.ints_attr("kernel_shape") {
+        Some(&[a, b]) if a >= 1 && b >= 1 => [a as usize, b as usize],
+        Some(v) => return Err(ctx.bad_attr("kernel_shape", format!("is {v:?}; expected two positive values (2-D)"))),
+        None => return Err(ctx.err("needs the attribute `kernel_shape`")),
+    };
+    if pair_attr(ctx, "dilations")? != [1, 1] {
+        return Err(ctx.bad_attr("dilations", "must be [1, 1]; dilated pooling is not supported"));
+    }
+    if ctx.int_attr("storage_order", 0) != 0 {
+        return Err(ctx.bad_attr("storage_order", "must be 0 (row major)"));
+    }
+    let ceil = match ctx.int_attr("ceil_mode", 0) {
+        0 => false,
+        1 => true,
+        v => return Err(ctx.bad_attr("ceil_mode", format!("is {v}; must be 0 or 1"))),
+    };
+    let count_include_pad = match (kind, ctx.int_attr("count_include_pad", 0)) {
+        (_, 0) => false,
+        (ReduceOp::Mean, 1) => true,
+        (_, v) => return Err(ctx.bad_attr("count_include_pad", format!("is {v}; must be 0 or 1 (AveragePool only)"))),
+    };
+    let [sh, sw] = pair_attr(ctx, "strides")?;
+    let axes = [
+        Axis { input: h, kernel: kh, stride: sh, dilation: 1 },
+        Axis { input: w, kernel: kw, stride: sw, dilation: 1 },
+    ];
+    let [ph, pw] = pads(ctx, &axes)?;
+    // The kernel counts padded positions as `[0, in + 2 * begin)`: only
+    // right when the trailing padding equals the leading one.
+    if count_include_pad && (ph.0 != ph.1 || pw.0 != pw.1) {
+        return Err(ctx.bad_attr("count_include_pad", "is 1 with asymmetric padding, which is not supported"));
+    }
+    let h_out = out_size(ctx, &axes[0], ph, ceil)?;
+    let w_out = out_size(ctx, &axes[1], pw, ceil)?;
+    pool_thunk(lw, ctx, src, [n, c, h, w], [h_out, w_out], [kh, kw, sh, sw, ph.0, pw.0], kind, count_include_pad)
+}
+
+/// `GlobalAveragePool` / `GlobalMaxPool`: one window over each plane.
+pub(super) fn global_pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
+    ctx.expect_arity(1, 1)?;
+    let (src, xs) = lw.data_input(ctx, 0)?;
+    let [n, c, h, w] = nchw(ctx, "X", &xs)?;
+    pool_thunk(lw, ctx, src, [n, c, h, w], [1, 1], [h, w, 1, 1, 0, 0], kind, false)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pool_thunk(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    src: usize,
+    [n, c, h, w]: [usize; 4],
+    [h_out, w_out]: [usize; 2],
+    [kh, kw, sh, sw, ph, pw]: [usize; 6],
+    kind: ReduceOp,
+    count_include_pad: bool,
+) -> R {
+    let shape = vec![n, c, h_out, w_out];
+    let dst = lw.output_storage(ctx, 0, shape.clone())?;
+    lw.emit(ctx, Thunk::Pool2D { src, dst, n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw, kind, count_include_pad });
+    lw.define(ctx, 0, Value::Data { storage: dst, shape })
+}
+
+/// `BatchNormalization` in inference mode → `BatchNormInference`.
+pub(super) fn batch_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(5, 5)?;
+    only_first_output(ctx)?;
+    if ctx.int_attr("training_mode", 0) != 0 {
+        return Err(ctx.bad_attr("training_mode", "must be 0; only inference is supported"));
+    }
+    if lw.opset < 7 && ctx.int_attr("is_test", 0) == 0 {
+        return Err(ctx.bad_attr("is_test", "must be 1 before opset 7; only inference is supported"));
+    }
+    if lw.opset < 9 && ctx.int_attr("spatial", 1) != 1 {
+        return Err(ctx.bad_attr("spatial", "must be 1; per-activation statistics are not supported"));
+    }
+    let eps = ctx.float_attr("epsilon", 1e-5);
+    let (x, shape) = lw.data_input(ctx, 0)?;
+    if shape.len() < 2 {
+        return Err(ctx.err(format!("X has shape {shape:?}; expected [N, C, ...]")));
+    }
+    let (n, c) = (shape[0], shape[1]);
+    let hw = numel(ctx, &shape[2..])?;
+    if n * c * hw == 0 {
+        return Err(ctx.err(format!("X has the empty shape {shape:?}")));
+    }
+    let mut per = [0usize; 4];
+    for (k, what) in ["scale", "B", "input_mean", "input_var"].iter().enumerate() {
+        let (id, s) = lw.data_input(ctx, k + 1)?;
+        if s != [c] {
+            return Err(ctx.err(format!("{what} has shape {s:?}; expected [{c}]")));
+        }
+        per[k] = id;
+    }
+    let [scale, bias, mean, var] = per;
+    let out = lw.output_storage(ctx, 0, shape.clone())?;
+    lw.emit(ctx, Thunk::BatchNormInference { x, scale, bias, mean, var, out, n, c, hw, eps });
+    lw.define(ctx, 0, Value::Data { storage: out, shape })
+}
+
+/// `ReduceMean` / `ReduceSum` / `ReduceMax` / `ReduceL2` over one
+/// contiguous range of axes → `Reduce` over `[outer, axis_dim, inner]`.
+pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
+    ctx.expect_arity(1, 2)?;
+    let (src, shape) = lw.data_input(ctx, 0)?;
+    let rank = shape.len();
+    // `ReduceSum` took its axes as an input from opset 13, the others
+    // from opset 18.
+    let input_since = if op == ReduceOp::Sum { 13 } else { 18 };
+    let listed: Option<Vec<i64>> = if lw.opset >= input_since {
+        if ctx.has_attr("axes") {
+            return Err(ctx.bad_attr("axes", format!("is an input since opset {input_since}, not an attribute")));
+        }
+        match ctx.input_name(1) {
+            Some(_) => Some(lw.const_ints(ctx, 1)?.1),
+            None => None,
+        }
+    } else {
+        if ctx.input_name(1).is_some() {
+            return Err(ctx.err(format!("axes are an attribute before opset {input_since}, not an input")));
+        }
+        ctx.ints_attr("axes").map(<[i64]>::to_vec)
+    };
+    let keepdims = ctx.int_attr("keepdims", 1) != 0;
+    let noop = ctx.int_attr("noop_with_empty_axes", 0) != 0;
+    let mut axes: Vec<usize> = match listed {
+        Some(list) if !list.is_empty() => list
+            .iter()
+            .map(|&ax| {
+                normalize_axis(ax, rank, 0).ok_or_else(|| ctx.err(format!("axis {ax} is out of range for rank {rank}")))
+            })
+            .collect::<Result<_, _>>()?,
+        _ if noop => {
+            return Err(ctx.bad_attr("noop_with_empty_axes", "is 1 with no axes; the identity is not supported"))
+        }
+        _ => (0..rank).collect(),
+    };
+    axes.sort_unstable();
+    axes.dedup();
+    if rank == 0 || axes.is_empty() {
+        return Err(ctx.err("reducing a scalar is not supported"));
+    }
+    let (first, last) = (axes[0], axes[axes.len() - 1]);
+    if last - first + 1 != axes.len() {
+        return Err(ctx.err(format!("axes {axes:?} are not one contiguous range, which is not supported")));
+    }
+    let outer = numel(ctx, &shape[..first])?;
+    let axis_dim = numel(ctx, &shape[first..=last])?;
+    let inner = numel(ctx, &shape[last + 1..])?;
+    if outer * axis_dim * inner == 0 {
+        return Err(ctx.err(format!("input shape {shape:?} is empty")));
+    }
+    let out_shape: Vec<usize> = (0..rank)
+        .filter_map(|d| match (axes.contains(&d), keepdims) {
+            (false, _) => Some(shape[d]),
+            (true, true) => Some(1),
+            (true, false) => None,
+        })
+        .collect();
+    let dst = lw.output_storage(ctx, 0, out_shape.clone())?;
+    lw.emit(ctx, Thunk::Reduce { src, dst, outer, axis_dim, inner, op });
+    lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
+}
+
+/// `ArgMax` / `ArgMin` along one axis → `ArgReduce` writing int64 indices.
+pub(super) fn arg_reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ArgOp) -> R {
+    ctx.expect_arity(1, 1)?;
+    let (src, shape) = lw.data_input(ctx, 0)?;
+    let rank = shape.len();
+    let axis = ctx.int_attr("axis", 0);
+    let a = normalize_axis(axis, rank, 0)
+        .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
+    let keepdims = ctx.int_attr("keepdims", 1) != 0;
+    let select_last = match ctx.int_attr("select_last_index", 0) {
+        0 => false,
+        1 => true,
+        v => return Err(ctx.bad_attr("select_last_index", format!("is {v}; must be 0 or 1"))),
+    };
+    let outer = numel(ctx, &shape[..a])?;
+    let inner = numel(ctx, &shape[a + 1..])?;
+    let axis_dim = shape[a];
+    if outer * axis_dim * inner == 0 {
+        return Err(ctx.err(format!("input shape {shape:?} is empty")));
+    }
+    let mut out_shape = shape.clone();
+    if keepdims {
+        out_shape[a] = 1;
+    } else {
+        out_shape.remove(a);
+    }
+    let dst = lw.output_storage_typed(ctx, 0, out_shape.clone(), DType::I64)?;
+    lw.emit(ctx, Thunk::ArgReduce { src, dst, outer, axis_dim, inner, op, select_last, indices_i64: true });
+    lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
+}
