@@ -11,6 +11,7 @@ mod demo;
 mod gen;
 mod import;
 mod run;
+mod verify;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -91,6 +92,19 @@ enum Command {
         #[arg(long = "static")]
         static_link: bool,
     },
+    /// Compare an ONNX model's outputs: interpreter, generated code and onnxruntime.
+    Verify {
+        path: PathBuf,
+        /// An input as NAME=PATH.npy (repeatable; default: seeded random data).
+        #[arg(long = "input", value_name = "NAME=PATH")]
+        inputs: Vec<String>,
+        /// A static input shape, NAME=D1,D2,... (repeatable).
+        #[arg(long = "shape", value_name = "NAME=DIMS")]
+        shapes: Vec<String>,
+        /// Tolerance against onnxruntime: |got - want| <= tol * (1 + |want|).
+        #[arg(long, default_value_t = 1e-4)]
+        tol: f64,
+    },
 }
 
 /// The workspace root (xtask lives one level below it).
@@ -117,6 +131,7 @@ fn main() -> ExitCode {
         Command::BenchKernels => done(bench::bench_kernels(&root())),
         Command::BenchGen { thunks } => done(bench_gen::bench_gen(&root(), *thunks)),
         Command::Build { name, static_link } => done(build_static::build(&root(), name, *static_link).map(|_| ())),
+        Command::Verify { path, inputs, shapes, tol } => verify::verify(&root(), path, inputs, shapes, *tol),
     };
     match result {
         Ok(code) => code,
