@@ -7,6 +7,17 @@ pub mod models;
 
 pub use alloc::{allocations, CountingAlloc};
 
+/// A validated schedule and its weights' data section (empty without
+/// weights), as the interpreter takes them.
+pub fn load_with_weights(sched: &std::path::Path) -> (rlx_sched::Schedule, Vec<u8>) {
+    let s = rlx_sched::load(sched).unwrap_or_else(|e| panic!("{}: {e}", sched.display())).schedule;
+    let weights = match &s.weights {
+        Some(w) => std::fs::read(sched.parent().unwrap().join(&w.path)).unwrap()[w.data_offset..].to_vec(),
+        None => Vec::new(),
+    };
+    (s, weights)
+}
+
 /// Runs generated code on `(arena offset, bytes)` inputs; returns the arena.
 pub type RunFn = fn(&[(usize, Vec<u8>)]) -> Vec<u8>;
 

@@ -35,15 +35,6 @@ pub fn input_bytes(dtype: DType, elems: usize, seed: u64) -> Vec<u8> {
     out
 }
 
-fn weights_data(s: &Schedule, sched: &Path) -> Vec<u8> {
-    match &s.weights {
-        None => Vec::new(),
-        Some(w) => {
-            let file = std::fs::read(sched.parent().unwrap().join(&w.path)).unwrap();
-            file[w.data_offset..].to_vec()
-        }
-    }
-}
 
 fn first_difference(s: &Schedule, a: &[u8], b: &[u8]) -> String {
     let Some(i) = a.iter().zip(b).position(|(x, y)| x != y) else {
@@ -63,8 +54,7 @@ fn generated_code_matches_the_interpreter_bit_for_bit() {
     let mut failures = Vec::new();
     for case in CASES {
         let path = Path::new(case.sched);
-        let s = rlx_sched::load(path).unwrap_or_else(|e| panic!("{}: {e}", case.sched)).schedule;
-        let weights = weights_data(&s, path);
+        let (s, weights) = rlx_tests::load_with_weights(path);
         let inputs: Vec<(usize, Vec<u8>)> = s
             .buffers
             .iter()

@@ -15,11 +15,7 @@ fn interpreter_runs_allocate_nothing() {
     let mut offenders = Vec::new();
     for case in CASES {
         let path = Path::new(case.sched);
-        let s = rlx_sched::load(path).unwrap().schedule;
-        let weights = match &s.weights {
-            Some(w) => std::fs::read(path.parent().unwrap().join(&w.path)).unwrap()[w.data_offset..].to_vec(),
-            None => Vec::new(),
-        };
+        let (s, weights) = rlx_tests::load_with_weights(path);
         let mut interp = Interpreter::new(s, &weights).unwrap();
         interp.run(); // warm-up: thread pool, thread-locals
         let before = rlx_tests::allocations();

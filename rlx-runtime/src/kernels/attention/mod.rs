@@ -115,19 +115,17 @@ pub enum AttentionPath {
     Gemm,
 }
 
-/// Below this many multiply-adds per (batch, head) the two BLAS calls cost
-/// more than they save. Measured with `benches/attention_conv.rs`
-/// (OpenBLAS, AVX2): the direct path wins at 128 and 512 multiply-adds per
-/// head (1.7x and 1.4x), BLAS already at 1024 (4 queries x 4 keys x 32 + 32
-/// dims) and beyond, decoding (one query row) included.
-const GEMM_MIN_WORK: usize = 1024;
-
 /// The path for a shape. Pure, so the code generator decides it at gen
 /// time: `Gemm` when `seq * kv_seq * (head_dim + v_head_dim)` reaches
 /// 1024 multiply-adds per head, else `Direct`.
+///
+/// The threshold (`rlx_sched::plan::ATTENTION_GEMM_MIN_WORK`) was measured
+/// with `benches/attention_conv.rs` (OpenBLAS, AVX2): the direct path wins
+/// at 128 and 512 multiply-adds per head (1.7x and 1.4x), BLAS from 1024 up,
+/// decoding included. The rule lives in `plan` so the code generator and
+/// this function cannot disagree.
 pub fn attention_path(shape: &AttentionShape) -> AttentionPath {
-    let work = shape.seq.saturating_mul(shape.kv_seq).saturating_mul(shape.head_dim + shape.v_head_dim);
-    if work >= GEMM_MIN_WORK {
+    if rlx_sched::plan::attention_uses_gemm(shape.seq, shape.kv_seq, shape.head_dim, shape.v_head_dim) {
         AttentionPath::Gemm
     } else {
         AttentionPath::Direct

@@ -70,37 +70,27 @@ impl Conv2dShape {
     }
 }
 
-/// How [`conv2d_f32`] computes a shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ConvPath {
-    /// Unfold patches into scratch, then one GEMM per image and group.
-    Im2colGemm,
-    /// 1x1, stride 1, no padding: one GEMM per image and group on the input.
-    Pointwise,
-    /// One filter per channel: direct multiply-adds, no scratch.
-    Depthwise,
-}
+/// How a convolution runs; decided by `rlx_sched::plan::conv2d_path`, the
+/// one rule the interpreter and the code generator share.
+pub use rlx_sched::plan::ConvPath;
 
 /// The path for a shape; pure, so the code generator decides it at gen
 /// time: `Depthwise` when `groups == c_in == c_out`, else `Pointwise`
 /// for a 1x1 kernel with stride 1, no padding and an output the size of
 /// the input, else `Im2colGemm`.
 pub fn conv2d_path(s: &Conv2dShape) -> ConvPath {
-    if s.groups == s.c_in && s.c_out == s.c_in {
-        ConvPath::Depthwise
-    } else if s.kh == 1
-        && s.kw == 1
-        && s.sh == 1
-        && s.sw == 1
-        && s.ph == 0
-        && s.pw == 0
-        && s.h_out == s.h
-        && s.w_out == s.w_in
-    {
-        ConvPath::Pointwise
-    } else {
-        ConvPath::Im2colGemm
-    }
+    rlx_sched::plan::conv2d_path(
+        s.c_in,
+        s.c_out,
+        s.groups,
+        s.h,
+        s.w_in,
+        s.h_out,
+        s.w_out,
+        (s.kh, s.kw),
+        (s.sh, s.sw),
+        (s.ph, s.pw),
+    )
 }
 
 /// Scratch bytes [`conv2d_f32`] needs on `path`: the unfolded patches of
