@@ -4,7 +4,7 @@
 use std::fmt;
 
 use rlx_sched::ast::{BufferDecl, Header, OperandRef, Spanned, Target, ThunkDecl, WeightsDecl};
-use rlx_sched::{Ast, Role, Segment, Span};
+use rlx_sched::{Ast, DType, Role, Segment, Span};
 use safetensors::tensor::{Dtype, TensorView};
 
 use crate::error::ImportError;
@@ -51,11 +51,15 @@ fn plan_arena(lowered: &Lowered) -> (Vec<Option<usize>>, usize, usize) {
     let mut last = vec![0usize; n];
     for (t, lt) in lowered.thunks.iter().enumerate() {
         for (_, &id) in lt.thunk.operands() {
+            // A view keeps its base alive.
+            let id = lowered.storages[id].view.map_or(id, |(base, _)| base);
             first[id] = first[id].min(t);
             last[id] = last[id].max(t);
         }
     }
-    let arena_ids: Vec<usize> = (0..n).filter(|&i| lowered.storages[i].role != Role::Param).collect();
+    let arena_ids: Vec<usize> = (0..n)
+        .filter(|&i| lowered.storages[i].role != Role::Param && lowered.storages[i].view.is_none())
+        .collect();
     let items: Vec<Interval> = arena_ids
         .iter()
         .map(|&i| {
@@ -85,13 +89,20 @@ fn write_weights(lowered: &Lowered) -> Result<(Vec<u8>, Vec<Option<usize>>), Imp
         .storages
         .iter()
         .enumerate()
-        .filter(|(_, s)| s.role == Role::Param)
-        .map(|(i, s)| (i, s.data.iter().flatten().flat_map(|v| v.to_le_bytes()).collect()))
+        .filter(|(_, s)| s.role == Role::Param && s.view.is_none())
+        .map(|(i, s)| (i, s.data.clone().unwrap_or_default()))
         .collect();
     let mut views = Vec::with_capacity(params.len());
     for (i, bytes) in &params {
         let s = &lowered.storages[*i];
-        let view = TensorView::new(Dtype::F32, s.shape.clone(), bytes)
+        let dtype = match s.dtype {
+            DType::F32 => Dtype::F32,
+            DType::I64 => Dtype::I64,
+            DType::I32 => Dtype::I32,
+            DType::Bool => Dtype::BOOL,
+            other => return Err(ImportError::Weights(format!("tensor `{}`: no {} params", s.name, other.name()))),
+        };
+        let view = TensorView::new(dtype, s.shape.clone(), bytes)
             .map_err(|e| ImportError::Weights(format!("tensor `{}`: {e}", s.name)))?;
         views.push((s.name.clone(), view));
     }
@@ -138,7 +149,7 @@ pub(crate) fn emit(
     let mut buffers = Vec::new();
     for role in [Role::Input, Role::Output, Role::Param, Role::Scratch] {
         for (i, s) in lowered.storages.iter().enumerate() {
-            if s.role != role {
+            if s.role != role || s.view.is_some() {
                 continue;
             }
             let (segment, offset) = match role {
@@ -165,8 +176,9 @@ pub(crate) fn emit(
             .thunk
             .clone()
             .map_operands(&mut |_, id: usize| {
+                let (id, offset) = lowered.storages[id].view.unwrap_or((id, 0));
                 Ok::<_, std::convert::Infallible>(OperandRef {
-                    target: Target::Buffer { name: lowered.storages[id].name.clone(), offset: 0 },
+                    target: Target::Buffer { name: lowered.storages[id].name.clone(), offset },
                     span: Span::default(),
                 })
             })

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::error::ImportError;
 use crate::lower::GraphInput;
-use crate::proto::{data_type, DimensionValue, ModelProto, ValueInfoProto};
-use crate::tensor::{data_type_name, read_tensor, ConstTensor};
+use crate::proto::{DimensionValue, ModelProto, ValueInfoProto};
+use crate::tensor::{data_type_name, dtype_of, read_tensor, ConstTensor, CARRIED_TYPES};
 
 /// The model's `ai.onnx` opset version (1 when it imports none, as the
 /// spec's default).
@@ -51,6 +51,45 @@ pub(crate) fn initializers(model: &ModelProto, base_dir: &Path) -> Result<Vec<(S
     graph.initializer.iter().map(|t| Ok((t.name.clone(), read_tensor(t, base_dir)?))).collect()
 }
 
+/// Adds the `--const` bindings to the constants (replacing an
+/// initializer's default value); each must name a graph input and match its
+/// declared type and, where static, shape.
+pub(crate) fn bind_consts(
+    model: &ModelProto,
+    constants: &mut Vec<(String, ConstTensor)>,
+    bindings: &[(String, ConstTensor)],
+) -> Result<(), ImportError> {
+    let graph = model.graph.as_ref().ok_or(ImportError::NoGraph)?;
+    for (name, value) in bindings {
+        let info = graph.input.iter().find(|i| &i.name == name).ok_or_else(|| {
+            let names: Vec<&str> = graph.input.iter().map(|i| i.name.as_str()).collect();
+            ImportError::tensor(name, format!("--const: no graph input has this name; inputs: {}", names.join(", ")))
+        })?;
+        let elem = info.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).map_or(0, |t| t.elem_type);
+        if dtype_of(elem) != Some(value.data.dtype()) {
+            return Err(ImportError::tensor(
+                name,
+                format!(
+                    "--const: the input is {}, the value given is {}",
+                    data_type_name(elem),
+                    value.data.dtype().name()
+                ),
+            ));
+        }
+        if let Some(dims) = static_dims(info) {
+            if dims != value.shape {
+                return Err(ImportError::tensor(
+                    name,
+                    format!("--const: the input has shape {dims:?}, the value given has {:?}", value.shape),
+                ));
+            }
+        }
+        constants.retain(|(n, _)| n != name);
+        constants.push((name.clone(), value.clone()));
+    }
+    Ok(())
+}
+
 /// The graph inputs that are not initializers, with static shapes from
 /// `overrides` (by name) or from the model.
 pub(crate) fn graph_inputs(
@@ -66,12 +105,15 @@ pub(crate) fn graph_inputs(
             continue;
         }
         let elem = info.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).map_or(0, |t| t.elem_type);
-        if elem != data_type::FLOAT {
-            return Err(ImportError::tensor(
+        let dtype = dtype_of(elem).ok_or_else(|| {
+            ImportError::tensor(
                 &info.name,
-                format!("is a graph input of type {} ({elem}); only FLOAT inputs are supported", data_type_name(elem)),
-            ));
-        }
+                format!(
+                    "is a graph input of type {} ({elem}); supported input types: {CARRIED_TYPES}",
+                    data_type_name(elem)
+                ),
+            )
+        })?;
         let shape = match remaining.remove(info.name.as_str()) {
             Some(s) => s.clone(),
             None => static_dims(info).ok_or_else(|| {
@@ -85,7 +127,7 @@ pub(crate) fn graph_inputs(
                 )
             })?,
         };
-        out.push(GraphInput { name: info.name.clone(), shape });
+        out.push(GraphInput { name: info.name.clone(), shape, dtype });
     }
     if let Some((name, _)) = remaining.into_iter().next() {
         return Err(ImportError::UnknownShapeOverride(name.to_string()));

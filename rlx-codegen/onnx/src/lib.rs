@@ -24,10 +24,10 @@ use prost::Message as _;
 pub use emit::ImportReport;
 pub use error::ImportError;
 pub use graph::parse_shape_override;
-pub use lower::SUPPORTED_OPS;
+pub use lower::{const_inputs, SUPPORTED_OPS};
 
 /// How to import.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ImportOptions {
     /// The schedule's model name; by default the file stem (or the graph
     /// name), made an identifier.
@@ -38,12 +38,16 @@ pub struct ImportOptions {
     /// Static shapes for graph inputs (`--shape name=1,128`), overriding
     /// the model's.
     pub shapes: Vec<(String, Vec<usize>)>,
+    /// Graph inputs bound to values known at import time (`--const
+    /// name=file.npy`): they become constants, folded or stored as params,
+    /// and are no longer inputs of the schedule.
+    pub consts: Vec<(String, tensor::ConstTensor)>,
 }
 
 impl ImportOptions {
     /// Options naming the weights file, everything else by default.
     pub fn new(weights_file: impl Into<String>) -> Self {
-        ImportOptions { model_name: None, weights_file: weights_file.into(), shapes: Vec::new() }
+        ImportOptions { model_name: None, weights_file: weights_file.into(), shapes: Vec::new(), consts: Vec::new() }
     }
 }
 
@@ -86,7 +90,8 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
         )));
     }
     let graph = model.graph.as_ref().ok_or(ImportError::NoGraph)?;
-    let constants = graph::initializers(model, base_dir)?;
+    let mut constants = graph::initializers(model, base_dir)?;
+    graph::bind_consts(model, &mut constants, &opts.consts)?;
     let names: Vec<&str> = constants.iter().map(|(n, _)| n.as_str()).collect();
     let inputs = graph::graph_inputs(model, &opts.shapes, &names)?;
     let opset = graph::default_opset(model);

@@ -36,6 +36,8 @@ pub(crate) fn optimize(lowered: &mut Lowered) {
         // same size (dst != src: not already in place).
         let mergeable = |src: usize, dst: usize, storages: &[crate::lower::Storage], last: &[usize]| {
             src != dst
+                && storages[src].is_plain()
+                && storages[dst].is_plain()
                 && storages[src].role == Role::Scratch
                 && matches!(storages[dst].role, Role::Scratch | Role::Output)
                 && last[src] == t
@@ -64,7 +66,8 @@ pub(crate) fn optimize(lowered: &mut Lowered) {
             }
         }
         if let (Thunk::LayerNorm { x, g, b: Some(b), out, rows, h, eps }, Some(prev)) = (&lt.thunk, kept.last_mut()) {
-            let sum_is_dead = lowered.storages[*x].role == Role::Scratch && last[*x] == t;
+            let sum_is_dead =
+                lowered.storages[*x].role == Role::Scratch && lowered.storages[*x].is_plain() && last[*x] == t;
             if let Some((lhs, rhs)) = residual_add(&prev.thunk, *x, rows * h).filter(|_| sum_is_dead) {
                 prev.thunk = Thunk::FusedResidualLN {
                     x: lhs,

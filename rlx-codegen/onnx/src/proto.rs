@@ -226,11 +226,17 @@ pub mod data_type {
     pub const FLOAT: i32 = 1;
     pub const UINT8: i32 = 2;
     pub const INT8: i32 = 3;
+    pub const UINT16: i32 = 4;
+    pub const INT16: i32 = 5;
     pub const INT32: i32 = 6;
     pub const INT64: i32 = 7;
+    pub const STRING: i32 = 8;
     pub const BOOL: i32 = 9;
     pub const FLOAT16: i32 = 10;
     pub const DOUBLE: i32 = 11;
+    pub const UINT32: i32 = 12;
+    pub const UINT64: i32 = 13;
+    pub const BFLOAT16: i32 = 16;
 }
 
 /// `TensorProto.DataLocation.EXTERNAL`.

@@ -2,16 +2,23 @@
 
 use std::path::Path;
 
+use rlx_sched::DType;
+
 use crate::error::ImportError;
 use crate::proto::{data_type, TensorProto, DATA_LOCATION_EXTERNAL};
 
-/// The element values of a constant tensor.
+/// The element values of a constant tensor, one variant per element type
+/// the importer carries (the types the runtime's thunks compute in).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConstData {
-    /// 32-bit floats (ONNX `FLOAT`).
+    /// ONNX `FLOAT`.
     F32(Vec<f32>),
-    /// Integers (ONNX `INT64`, or `INT32` widened): shapes, axes, indices.
+    /// ONNX `INT64`: shapes, axes, indices, token ids.
     I64(Vec<i64>),
+    /// ONNX `INT32`.
+    I32(Vec<i32>),
+    /// ONNX `BOOL`.
+    Bool(Vec<bool>),
 }
 
 impl ConstData {
@@ -20,6 +27,8 @@ impl ConstData {
         match self {
             ConstData::F32(v) => v.len(),
             ConstData::I64(v) => v.len(),
+            ConstData::I32(v) => v.len(),
+            ConstData::Bool(v) => v.len(),
         }
     }
 
@@ -27,7 +36,86 @@ impl ConstData {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        match self {
+            ConstData::F32(_) => DType::F32,
+            ConstData::I64(_) => DType::I64,
+            ConstData::I32(_) => DType::I32,
+            ConstData::Bool(_) => DType::Bool,
+        }
+    }
+
+    /// The values as integers (bool as 0/1), `None` for floats.
+    pub fn ints(&self) -> Option<Vec<i64>> {
+        match self {
+            ConstData::F32(_) => None,
+            ConstData::I64(v) => Some(v.clone()),
+            ConstData::I32(v) => Some(v.iter().map(|&x| i64::from(x)).collect()),
+            ConstData::Bool(v) => Some(v.iter().map(|&x| i64::from(x)).collect()),
+        }
+    }
+
+    /// The values as f64 (exact for every f32 and i32, for i64 up to 2^53).
+    pub fn to_f64(&self) -> Vec<f64> {
+        match self {
+            ConstData::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            ConstData::I64(v) => v.iter().map(|&x| x as f64).collect(),
+            ConstData::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            ConstData::Bool(v) => v.iter().map(|&x| f64::from(u8::from(x))).collect(),
+        }
+    }
+
+    /// Integers (bool as 0/1) as a tensor of `dtype`, wrapping as a cast
+    /// to that type would; `None` when `dtype` is F32 or not carried.
+    pub fn from_ints(dtype: DType, v: impl IntoIterator<Item = i64>) -> Option<ConstData> {
+        let v = v.into_iter();
+        Some(match dtype {
+            DType::I64 => ConstData::I64(v.collect()),
+            DType::I32 => ConstData::I32(v.map(|x| x as i32).collect()),
+            DType::Bool => ConstData::Bool(v.map(|x| x != 0).collect()),
+            _ => return None,
+        })
+    }
+
+    /// The elements in little-endian bytes, as a buffer of `dtype()` holds
+    /// them (bool as one byte, 0 or 1).
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        match self {
+            ConstData::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ConstData::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ConstData::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ConstData::Bool(v) => v.iter().map(|&x| u8::from(x)).collect(),
+        }
+    }
+
+    /// The elements at `indices`, same type.
+    pub fn select(&self, indices: impl IntoIterator<Item = usize>) -> ConstData {
+        let idx = indices.into_iter();
+        match self {
+            ConstData::F32(v) => ConstData::F32(idx.map(|i| v[i]).collect()),
+            ConstData::I64(v) => ConstData::I64(idx.map(|i| v[i]).collect()),
+            ConstData::I32(v) => ConstData::I32(idx.map(|i| v[i]).collect()),
+            ConstData::Bool(v) => ConstData::Bool(idx.map(|i| v[i]).collect()),
+        }
+    }
 }
+
+/// The importer's element type for an ONNX `TensorProto.DataType`, or
+/// `None` for one it does not carry.
+pub fn dtype_of(onnx_type: i32) -> Option<DType> {
+    match onnx_type {
+        data_type::FLOAT => Some(DType::F32),
+        data_type::INT64 => Some(DType::I64),
+        data_type::INT32 => Some(DType::I32),
+        data_type::BOOL => Some(DType::Bool),
+        _ => None,
+    }
+}
+
+/// The types [`dtype_of`] accepts, for messages.
+pub const CARRIED_TYPES: &str = "FLOAT, INT64, INT32, BOOL";
 
 /// A constant tensor with a static shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,7 +204,8 @@ fn check_count<T>(name: &str, v: Vec<T>, count: usize) -> Result<Vec<T>, ImportE
     Ok(v)
 }
 
-/// Decodes a `TensorProto` (float or integer) into a [`ConstTensor`].
+/// Decodes a `TensorProto` of a carried type ([`dtype_of`]) into a
+/// [`ConstTensor`].
 /// `base_dir` resolves external data.
 pub fn read_tensor(t: &TensorProto, base_dir: &Path) -> Result<ConstTensor, ImportError> {
     let name = t.name.as_str();
@@ -134,14 +223,17 @@ pub fn read_tensor(t: &TensorProto, base_dir: &Path) -> Result<ConstTensor, Impo
         (data_type::FLOAT, None) => ConstData::F32(check_count(name, t.float_data.clone(), count)?),
         (data_type::INT64, Some(b)) => ConstData::I64(from_le(name, &b, count, i64::from_le_bytes)?),
         (data_type::INT64, None) => ConstData::I64(check_count(name, t.int64_data.clone(), count)?),
-        (data_type::INT32, Some(b)) => ConstData::I64(from_le(name, &b, count, |c| i64::from(i32::from_le_bytes(c)))?),
-        (data_type::INT32, None) => {
-            ConstData::I64(check_count(name, t.int32_data.iter().map(|&v| i64::from(v)).collect(), count)?)
+        (data_type::INT32, Some(b)) => ConstData::I32(from_le(name, &b, count, i32::from_le_bytes)?),
+        (data_type::INT32, None) => ConstData::I32(check_count(name, t.int32_data.clone(), count)?),
+        (data_type::BOOL, Some(b)) => ConstData::Bool(from_le(name, &b, count, |[c]: [u8; 1]| c != 0)?),
+        // Bools without raw data are stored one per `int32_data` entry.
+        (data_type::BOOL, None) => {
+            ConstData::Bool(check_count(name, t.int32_data.iter().map(|&v| v != 0).collect(), count)?)
         }
         (other, _) => {
             return Err(ImportError::tensor(
                 name,
-                format!("has ONNX data type {other} ({}); supported: FLOAT, INT64, INT32", data_type_name(other)),
+                format!("has ONNX data type {other} ({}); supported: {CARRIED_TYPES}", data_type_name(other)),
             ))
         }
     };
@@ -151,15 +243,27 @@ pub fn read_tensor(t: &TensorProto, base_dir: &Path) -> Result<ConstTensor, Impo
 /// The ONNX spelling of a `TensorProto.DataType` number.
 pub fn data_type_name(dt: i32) -> &'static str {
     match dt {
+        0 => "UNDEFINED",
         data_type::FLOAT => "FLOAT",
         data_type::UINT8 => "UINT8",
         data_type::INT8 => "INT8",
+        data_type::UINT16 => "UINT16",
+        data_type::INT16 => "INT16",
         data_type::INT32 => "INT32",
         data_type::INT64 => "INT64",
+        data_type::STRING => "STRING",
         data_type::BOOL => "BOOL",
         data_type::FLOAT16 => "FLOAT16",
         data_type::DOUBLE => "DOUBLE",
-        0 => "UNDEFINED",
+        data_type::UINT32 => "UINT32",
+        data_type::UINT64 => "UINT64",
+        14 => "COMPLEX64",
+        15 => "COMPLEX128",
+        data_type::BFLOAT16 => "BFLOAT16",
+        17..=20 => "FLOAT8",
+        21 => "UINT4",
+        22 => "INT4",
+        23 => "FLOAT4E2M1",
         _ => "other",
     }
 }

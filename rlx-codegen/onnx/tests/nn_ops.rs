@@ -769,5 +769,5 @@ fn arg_max_and_min_write_int64_indices() {
         13,
     );
     let msg = import_model(&m, &opts()).unwrap_err().to_string();
-    assert_eq!(msg, "ONNX op `Relu` (node `r`): input `i` is an int64 tensor; this op supports f32 data only");
+    assert_eq!(msg, "ONNX op `Relu` (node `r`): input `i` is i64 data; this op supports f32 data only");
 }

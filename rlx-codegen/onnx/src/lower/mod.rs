@@ -20,11 +20,11 @@ use rlx_sched::{DType, Role, Thunk};
 use crate::error::ImportError;
 use crate::names::NameTable;
 use crate::proto::{AttributeProto, GraphProto, NodeProto};
-use crate::tensor::{ConstData, ConstTensor};
+use crate::tensor::ConstTensor;
 
-pub use ops::SUPPORTED_OPS;
+pub use ops::{const_inputs, SUPPORTED_OPS};
 
-/// A future `.sched` buffer: f32, or i64 for index outputs (`ArgMax`).
+/// A future `.sched` buffer, or a view into one.
 #[derive(Clone, Debug)]
 pub(crate) struct Storage {
     /// Its `.sched` identifier.
@@ -32,8 +32,21 @@ pub(crate) struct Storage {
     pub shape: Vec<usize>,
     pub dtype: DType,
     pub role: Role,
-    /// The values of a `param` storage.
-    pub data: Option<Vec<f32>>,
+    /// The little-endian bytes of a `param` storage.
+    pub data: Option<Vec<u8>>,
+    /// `Some((base, byte_offset))`: not a buffer of its own but the bytes
+    /// of storage `base` from `byte_offset` on (a zero-copy `Slice` or
+    /// `Split`); operands name it `base+offset`. `base` is never a view.
+    pub view: Option<(usize, usize)>,
+    /// Some view reads this storage's bytes.
+    pub viewed: bool,
+}
+
+impl Storage {
+    /// Neither a view nor viewed: passes may merge it with another storage.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.view.is_none() && !self.viewed
+    }
 }
 
 /// What an ONNX tensor name refers to.
@@ -64,6 +77,7 @@ pub(crate) struct Lowered {
 pub(crate) struct GraphInput {
     pub name: String,
     pub shape: Vec<usize>,
+    pub dtype: DType,
 }
 
 /// The node being lowered, for messages.
@@ -170,15 +184,39 @@ impl Lowerer {
         shape: Vec<usize>,
         role: Role,
         dtype: DType,
-        data: Option<Vec<f32>>,
+        data: Option<Vec<u8>>,
     ) -> Result<usize, ImportError> {
         let bytes = shape::checked_numel(&shape).and_then(|n| n.checked_mul(dtype.size()));
         if bytes.is_none_or(|b| b > isize::MAX as usize) {
             return Err(ImportError::tensor(onnx_name, format!("shape {shape:?} is too large")));
         }
         let name = self.names.fresh(onnx_name);
-        self.storages.push(Storage { name, shape, dtype, role, data });
+        self.storages.push(Storage { name, shape, dtype, role, data, view: None, viewed: false });
         Ok(self.storages.len() - 1)
+    }
+
+    /// A view of `shape` into the bytes of `storage` from `byte_offset`
+    /// (which must lie inside it, with room for the view).
+    pub(crate) fn add_view(&mut self, storage: usize, byte_offset: usize, shape: Vec<usize>) -> usize {
+        let (base, base_offset) = self.storages[storage].view.unwrap_or((storage, 0));
+        let dtype = self.storages[storage].dtype;
+        debug_assert!(
+            byte_offset + shape.iter().product::<usize>() * dtype.size()
+                <= self.storages[storage].shape.iter().product::<usize>() * dtype.size()
+        );
+        self.storages[base].viewed = true;
+        let b = &self.storages[base];
+        let view = Storage {
+            name: format!("{}+{}", b.name, base_offset + byte_offset),
+            shape,
+            dtype,
+            role: b.role,
+            data: None,
+            view: Some((base, base_offset + byte_offset)),
+            viewed: false,
+        };
+        self.storages.push(view);
+        self.storages.len() - 1
     }
 
     /// The value an input name refers to.
@@ -196,31 +234,51 @@ impl Lowerer {
 
     /// Input `i` as f32 data in a storage: a constant becomes a `param`.
     pub(crate) fn data_input(&mut self, ctx: &NodeCtx<'_>, i: usize) -> Result<(usize, Vec<usize>), ImportError> {
+        let (id, shape, dtype) = self.typed_input(ctx, i)?;
+        if dtype != DType::F32 {
+            let name = ctx.input_name(i).unwrap_or_default();
+            return Err(ctx.err(format!(
+                "input `{name}` is {} data; this op supports f32 data only",
+                dtype.name()
+            )));
+        }
+        Ok((id, shape))
+    }
+
+    /// Input `i` in a storage, of any carried type: a constant becomes a
+    /// `param` (once per name).
+    pub(crate) fn typed_input(
+        &mut self,
+        ctx: &NodeCtx<'_>,
+        i: usize,
+    ) -> Result<(usize, Vec<usize>, DType), ImportError> {
         let (name, value) = self.input(ctx, i)?;
         match value {
-            Value::Data { storage, shape } if self.storages[storage].dtype == DType::F32 => Ok((storage, shape)),
-            Value::Data { .. } => {
-                Err(ctx.err(format!("input `{name}` is an int64 tensor; this op supports f32 data only")))
-            }
-            Value::Const(ConstTensor { shape, data: ConstData::F32(v) }) => {
+            Value::Data { storage, shape } => Ok((storage, shape, self.storages[storage].dtype)),
+            Value::Const(c) => {
+                let dtype = c.data.dtype();
                 if let Some(&id) = self.params.get(&name) {
-                    return Ok((id, shape));
+                    return Ok((id, c.shape, dtype));
                 }
-                let id = self.add_storage(&name, shape.clone(), Role::Param, DType::F32, Some(v))?;
+                let id = self.add_param(&name, &c)?;
                 self.params.insert(name, id);
-                Ok((id, shape))
-            }
-            Value::Const(ConstTensor { data: ConstData::I64(_), .. }) => {
-                Err(ctx.err(format!("input `{name}` is an integer tensor; this op supports f32 data only")))
+                Ok((id, c.shape, dtype))
             }
         }
+    }
+
+    /// A `param` storage holding a constant.
+    pub(crate) fn add_param(&mut self, name: &str, c: &ConstTensor) -> Result<usize, ImportError> {
+        self.add_storage(name, c.shape.clone(), Role::Param, c.data.dtype(), Some(c.data.to_le_bytes()))
     }
 
     /// Input `i` as an integer constant.
     pub(crate) fn const_ints(&self, ctx: &NodeCtx<'_>, i: usize) -> Result<(Vec<usize>, Vec<i64>), ImportError> {
         let (name, value) = self.input(ctx, i)?;
         match value {
-            Value::Const(ConstTensor { shape, data: ConstData::I64(v) }) => Ok((shape, v)),
+            Value::Const(ConstTensor { shape, data }) if data.ints().is_some() => {
+                Ok((shape, data.ints().expect("checked")))
+            }
             _ => Err(ctx.err(format!(
                 "input `{name}` must be an integer constant known at import time (an initializer, a `Constant` or folded shape arithmetic)"
             ))),
@@ -281,7 +339,7 @@ pub(crate) fn lower_graph(
     let outputs: BTreeSet<String> = graph.output.iter().map(|o| o.name.clone()).collect();
     let mut lw = Lowerer::new(opset, outputs);
     for input in inputs {
-        let id = lw.add_storage(&input.name, input.shape.clone(), Role::Input, DType::F32, None)?;
+        let id = lw.add_storage(&input.name, input.shape.clone(), Role::Input, input.dtype, None)?;
         lw.values.insert(input.name.clone(), Value::Data { storage: id, shape: input.shape.clone() });
     }
     for (name, c) in constants {
@@ -324,7 +382,7 @@ fn bind_graph_output(lw: &mut Lowerer, name: &str, info: &crate::proto::ValueInf
         }
         // A view (Reshape, Flatten, ...) of an intermediate: that buffer
         // becomes the output, so its producer writes the output directly.
-        if lw.storages[storage].role == Role::Scratch {
+        if lw.storages[storage].role == Role::Scratch && lw.storages[storage].view.is_none() {
             let renamed = lw.names.fresh(name);
             let s = &mut lw.storages[storage];
             s.role = Role::Output;
@@ -342,18 +400,11 @@ fn bind_graph_output(lw: &mut Lowerer, name: &str, info: &crate::proto::ValueInf
         ..Default::default()
     };
     let ctx = NodeCtx { node: &node, label: node.name.clone() };
-    let (src, shape, dtype) = match value {
-        Value::Data { storage, shape } if lw.storages[storage].dtype == DType::I64 => (storage, shape, DType::I64),
-        _ => {
-            let (src, shape) = lw.data_input(&ctx, 0)?;
-            (src, shape, DType::F32)
-        }
-    };
+    let (src, shape, dtype) = lw.typed_input(&ctx, 0)?;
     lw.graph_outputs.insert(name.to_string());
     lw.output_storage.remove(name);
-    let len = lw.storages[src].shape.iter().product();
-    let dst = lw.output_storage_typed(&ctx, 0, shape, dtype)?;
-    let copy = if dtype == DType::I64 { Thunk::CopyI64 { src, dst, len } } else { Thunk::Copy { src, dst, len } };
+    let dst = lw.output_storage_typed(&ctx, 0, shape.clone(), dtype)?;
+    let copy = ops::copy_thunk(src, dst, &shape, dtype);
     lw.emit(&ctx, copy);
     Ok(())
 }

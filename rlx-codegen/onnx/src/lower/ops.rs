@@ -1,6 +1,6 @@
 //! One lowering function per supported ONNX op.
 
-use rlx_sched::{ActKind, ArgOp, BinaryOp, ReduceOp, Thunk};
+use rlx_sched::{ActKind, ArgOp, BinaryOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{nn, Lowerer, NodeCtx, Value};
@@ -54,6 +54,32 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Transpose",
     "Unsqueeze",
 ];
+
+/// The input positions of `op_type` that must be known at import time
+/// (shapes, axes, `k`, pads, slice bounds, split sizes): a model that feeds
+/// them from a graph input needs `--const` for it.
+pub fn const_inputs(op_type: &str) -> &'static [usize] {
+    match op_type {
+        "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" => &[1],
+        "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceL2" | "ReduceProd" => &[1],
+        "Slice" => &[1, 2, 3, 4],
+        "Pad" => &[1, 2, 3],
+        "Clip" => &[1, 2],
+        _ => &[],
+    }
+}
+
+/// A plain copy of a whole tensor of `dtype`.
+pub(super) fn copy_thunk(src: usize, dst: usize, shape: &[usize], dtype: DType) -> Thunk<usize> {
+    let len = shape.iter().product();
+    match dtype.size() {
+        4 => Thunk::Copy { src, dst, len },
+        8 => Thunk::CopyI64 { src, dst, len },
+        elem_bytes => {
+            Thunk::Narrow { src, dst, outer: 1, src_stride: len, dst_stride: len, inner: len, elem_bytes }
+        }
+    }
+}
 
 pub(super) type R = Result<(), ImportError>;
 
