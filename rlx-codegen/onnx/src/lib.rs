@@ -42,12 +42,16 @@ pub struct ImportOptions {
     /// name=file.npy`): they become constants, folded or stored as params,
     /// and are no longer inputs of the schedule.
     pub consts: Vec<(String, tensor::ConstTensor)>,
+    /// Run the fusion and in-place passes (default). Off, every ONNX node
+    /// keeps its own thunks: the reference the fused schedules are tested
+    /// against.
+    pub optimize: bool,
 }
 
 impl ImportOptions {
     /// Options naming the weights file, everything else by default.
     pub fn new(weights_file: impl Into<String>) -> Self {
-        ImportOptions { model_name: None, weights_file: weights_file.into(), shapes: Vec::new(), consts: Vec::new() }
+        ImportOptions { model_name: None, weights_file: weights_file.into(), shapes: Vec::new(), consts: Vec::new(), optimize: true }
     }
 }
 
@@ -96,7 +100,9 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
     let inputs = graph::graph_inputs(model, &opts.shapes, &names)?;
     let opset = graph::default_opset(model);
     let mut lowered = lower::lower_graph(graph, &inputs, constants, opset)?;
-    optimize::optimize(&mut lowered);
+    if opts.optimize {
+        optimize::optimize(&mut lowered);
+    }
     let raw_name = opts.model_name.clone().unwrap_or_else(|| graph.name.clone());
     let model_name = names::sanitize(if raw_name.is_empty() { "model" } else { &raw_name });
     let (sched_text, weights, report) = emit::emit(&lowered, &model_name, w)?;
