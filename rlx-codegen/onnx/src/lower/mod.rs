@@ -9,6 +9,10 @@
 //! arithmetic). An f32 constant read by a thunk becomes a `param` storage
 //! the first time it is read.
 
+mod einsum;
+mod fold;
+mod logic;
+mod movement;
 mod nn;
 mod ops;
 pub(crate) mod shape;
@@ -270,6 +274,21 @@ impl Lowerer {
     /// A `param` storage holding a constant.
     pub(crate) fn add_param(&mut self, name: &str, c: &ConstTensor) -> Result<usize, ImportError> {
         self.add_storage(name, c.shape.clone(), Role::Param, c.data.dtype(), Some(c.data.to_le_bytes()))
+    }
+
+    /// Input `i` as a constant, when it is one (`None` for data and for
+    /// an omitted optional input).
+    pub(crate) fn const_input(&self, ctx: &NodeCtx<'_>, i: usize) -> Result<Option<ConstTensor>, ImportError> {
+        let Some(name) = ctx.input_name(i) else { return Ok(None) };
+        Ok(match self.value(ctx, name)? {
+            Value::Const(c) => Some(c.clone()),
+            Value::Data { .. } => None,
+        })
+    }
+
+    /// A new scratch storage for a temporary the lowering needs.
+    pub(crate) fn scratch_storage(&mut self, name: &str, shape: Vec<usize>, dtype: DType) -> Result<usize, ImportError> {
+        self.add_storage(name, shape, Role::Scratch, dtype, None)
     }
 
     /// Input `i` as an integer constant.

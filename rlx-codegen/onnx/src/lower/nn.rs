@@ -474,3 +474,116 @@ pub(super) fn arg_reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ArgOp) -> R {
     lw.emit(ctx, Thunk::ArgReduce { src, dst, outer, axis_dim, inner, op, select_last, indices_i64: true });
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
 }
+
+/// A `Transpose` of f32 `src` by `perm` into `dst`.
+fn permute_thunk(ctx: &NodeCtx<'_>, src: usize, shape: &[usize], perm: &[usize], dst: usize) -> Result<Thunk<usize>, ImportError> {
+    let strides = super::shape::row_major_strides(shape);
+    Ok(Thunk::Transpose {
+        src,
+        dst,
+        in_total: numel(ctx, shape)?,
+        out_dims: perm.iter().map(|&p| shape[p]).collect(),
+        in_strides: perm.iter().map(|&p| strides[p]).collect(),
+        elem_bytes: 4,
+    })
+}
+
+/// `TopK` along one axis: values (f32) and int64 indices, largest first
+/// (or smallest with `largest = 0`), always sorted (which `sorted = 0`
+/// permits). A non-last axis is moved last and back with transposes.
+pub(super) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 2)?;
+    let (x, shape) = lw.data_input(ctx, 0)?;
+    let (_, k) = lw.const_ints(ctx, 1)?;
+    let rank = shape.len();
+    let axis = ctx.int_attr("axis", -1);
+    let a = normalize_axis(axis, rank, 0)
+        .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
+    let k = match k.as_slice() {
+        [k] => usize::try_from(*k).ok().filter(|&k| k <= shape[a]),
+        _ => None,
+    }
+    .ok_or_else(|| ctx.err(format!("K {k:?} must be one value in 0..={}", shape[a])))?;
+    let largest = ctx.int_attr("largest", 1) != 0;
+    let mut out_shape = shape.clone();
+    out_shape[a] = k;
+    if out_shape.contains(&0) {
+        for (i, dtype) in [(0, DType::F32), (1, DType::I64)] {
+            let c = super::fold::empty(&out_shape, dtype).expect("f32 and i64 are carried");
+            if ctx.node.output.get(i).is_some_and(|o| !o.is_empty()) {
+                lw.define(ctx, i, Value::Const(c))?;
+            }
+        }
+        return Ok(());
+    }
+    // Move the axis last.
+    let perm: Vec<usize> = (0..rank).filter(|&d| d != a).chain([a]).collect();
+    let last = a + 1 == rank;
+    let moved_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let src = if last {
+        x
+    } else {
+        let t = lw.scratch_storage(&format!("{}.moved", ctx.node.output[0]), moved_shape.clone(), DType::F32)?;
+        let thunk = permute_thunk(ctx, x, &shape, &perm, t)?;
+        lw.emit(ctx, thunk);
+        t
+    };
+    let mut k_shape = moved_shape.clone();
+    k_shape[rank - 1] = k;
+    let outer = numel(ctx, &moved_shape[..rank - 1])?;
+    let (values, indices) = if last {
+        (lw.output_storage(ctx, 0, out_shape.clone())?, lw.output_storage_typed(ctx, 1, out_shape.clone(), DType::I64)?)
+    } else {
+        let name = &ctx.node.output[0];
+        (
+            lw.scratch_storage(&format!("{name}.values"), k_shape.clone(), DType::F32)?,
+            lw.scratch_storage(&format!("{name}.indices"), k_shape.clone(), DType::I64)?,
+        )
+    };
+    lw.emit(
+        ctx,
+        Thunk::TopK { src, dst: indices, values: Some(values), outer, axis_dim: shape[a], k, largest, indices_i64: true },
+    );
+    if last {
+        lw.define(ctx, 0, Value::Data { storage: values, shape: out_shape.clone() })?;
+        return lw.define(ctx, 1, Value::Data { storage: indices, shape: out_shape });
+    }
+    // And back: the inverse permutation.
+    let mut inverse = vec![0; rank];
+    for (i, &p) in perm.iter().enumerate() {
+        inverse[p] = i;
+    }
+    let v_out = lw.output_storage(ctx, 0, out_shape.clone())?;
+    let thunk = permute_thunk(ctx, values, &k_shape, &inverse, v_out)?;
+    lw.emit(ctx, thunk);
+    let i_out = lw.output_storage_typed(ctx, 1, out_shape.clone(), DType::I64)?;
+    let mut thunk = permute_thunk(ctx, indices, &k_shape, &inverse, i_out)?;
+    if let Thunk::Transpose { elem_bytes, .. } = &mut thunk {
+        *elem_bytes = 8;
+    }
+    lw.emit(ctx, thunk);
+    lw.define(ctx, 0, Value::Data { storage: v_out, shape: out_shape.clone() })?;
+    lw.define(ctx, 1, Value::Data { storage: i_out, shape: out_shape })
+}
+
+/// `CumSum` of f32 along the axis given as a constant input.
+pub(super) fn cum_sum(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 2)?;
+    let (src, shape) = lw.data_input(ctx, 0)?;
+    let (_, axis) = lw.const_ints(ctx, 1)?;
+    let rank = shape.len();
+    let axis = match axis.as_slice() {
+        [a] => *a,
+        _ => return Err(ctx.err(format!("axis {axis:?} must be one value"))),
+    };
+    let a = normalize_axis(axis, rank, 0).ok_or_else(|| ctx.err(format!("axis {axis} is out of range for rank {rank}")))?;
+    if super::logic::define_if_empty(lw, ctx, &shape, DType::F32)? {
+        return Ok(());
+    }
+    let (outer, axis_dim, inner) = (numel(ctx, &shape[..a])?, shape[a], numel(ctx, &shape[a + 1..])?);
+    let exclusive = ctx.int_attr("exclusive", 0) != 0;
+    let reverse = ctx.int_attr("reverse", 0) != 0;
+    let dst = lw.output_storage(ctx, 0, shape.clone())?;
+    lw.emit(ctx, Thunk::Cumsum { src, dst, outer, axis_dim, inner, exclusive, reverse });
+    lw.define(ctx, 0, Value::Data { storage: dst, shape })
+}

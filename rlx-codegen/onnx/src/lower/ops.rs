@@ -1,9 +1,9 @@
 //! One lowering function per supported ONNX op.
 
-use rlx_sched::{ActKind, ArgOp, BinaryOp, DType, ReduceOp, Thunk};
+use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
-use super::{nn, Lowerer, NodeCtx, Value};
+use super::{einsum, logic, movement, nn, Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
 
@@ -11,33 +11,50 @@ use crate::tensor::{read_tensor, ConstData, ConstTensor};
 pub const SUPPORTED_OPS: &[&str] = &[
     "Abs",
     "Add",
+    "And",
     "ArgMax",
     "ArgMin",
     "AveragePool",
     "BatchNormalization",
+    "Cast",
     "Clip",
     "Concat",
     "Constant",
+    "ConstantOfShape",
     "Conv",
+    "CumSum",
     "Div",
+    "Einsum",
+    "Equal",
     "Erf",
     "Exp",
+    "Expand",
     "Flatten",
     "Gather",
     "Gelu",
     "Gemm",
     "GlobalAveragePool",
     "GlobalMaxPool",
+    "Greater",
+    "GreaterOrEqual",
     "HardSigmoid",
     "Identity",
     "LayerNormalization",
     "LeakyRelu",
+    "Less",
+    "LessOrEqual",
     "Log",
     "MatMul",
+    "Max",
     "MaxPool",
+    "Min",
     "Mul",
     "Neg",
+    "Not",
+    "Or",
+    "Pad",
     "Pow",
+    "Range",
     "ReduceL2",
     "ReduceMax",
     "ReduceMean",
@@ -46,13 +63,17 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Reshape",
     "Shape",
     "Sigmoid",
+    "Slice",
     "Softmax",
+    "Split",
     "Sqrt",
     "Squeeze",
     "Sub",
     "Tanh",
+    "TopK",
     "Transpose",
     "Unsqueeze",
+    "Where",
 ];
 
 /// The input positions of `op_type` that must be known at import time
@@ -98,10 +119,32 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Neg" => unary(lw, ctx, ActKind::Neg),
         "Abs" => unary(lw, ctx, ActKind::Abs),
         "Erf" => unary(lw, ctx, ActKind::Erf),
-        "Add" => binary(lw, ctx, BinaryOp::Add),
-        "Sub" => binary(lw, ctx, BinaryOp::Sub),
-        "Mul" => binary(lw, ctx, BinaryOp::Mul),
-        "Div" => binary(lw, ctx, BinaryOp::Div),
+        "Add" => logic::arithmetic(lw, ctx, BinaryOp::Add),
+        "Sub" => logic::arithmetic(lw, ctx, BinaryOp::Sub),
+        "Mul" => logic::arithmetic(lw, ctx, BinaryOp::Mul),
+        "Div" => logic::arithmetic(lw, ctx, BinaryOp::Div),
+        "Pow" => logic::arithmetic(lw, ctx, BinaryOp::Pow),
+        "Max" if ctx.node.input.len() == 2 => logic::arithmetic(lw, ctx, BinaryOp::Max),
+        "Min" if ctx.node.input.len() == 2 => logic::arithmetic(lw, ctx, BinaryOp::Min),
+        "Equal" => logic::comparison(lw, ctx, CmpOp::Eq),
+        "Less" => logic::comparison(lw, ctx, CmpOp::Lt),
+        "LessOrEqual" => logic::comparison(lw, ctx, CmpOp::Le),
+        "Greater" => logic::comparison(lw, ctx, CmpOp::Gt),
+        "GreaterOrEqual" => logic::comparison(lw, ctx, CmpOp::Ge),
+        "And" => logic::logical(lw, ctx, BinaryOp::BitAnd),
+        "Or" => logic::logical(lw, ctx, BinaryOp::BitOr),
+        "Not" => logic::not(lw, ctx),
+        "Where" => logic::select(lw, ctx),
+        "Cast" => logic::cast(lw, ctx),
+        "Expand" => movement::expand(lw, ctx),
+        "Slice" => movement::slice(lw, ctx),
+        "Split" => movement::split(lw, ctx),
+        "Pad" => movement::pad(lw, ctx),
+        "ConstantOfShape" => movement::constant_of_shape(lw, ctx),
+        "Range" => movement::range(lw, ctx),
+        "TopK" => nn::top_k(lw, ctx),
+        "CumSum" => nn::cum_sum(lw, ctx),
+        "Einsum" => einsum::einsum(lw, ctx),
         "MatMul" => matmul(lw, ctx),
         "Gemm" => gemm(lw, ctx),
         "Softmax" => softmax(lw, ctx),
@@ -110,12 +153,11 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Identity" => identity(lw, ctx),
         "Squeeze" => squeeze(lw, ctx),
         "Unsqueeze" => unsqueeze(lw, ctx),
-        "Transpose" => transpose(lw, ctx),
+        "Transpose" => movement::transpose(lw, ctx),
         "Constant" => constant(lw, ctx),
         "Shape" => shape_op(lw, ctx),
-        "Gather" => gather(lw, ctx),
-        "Concat" => concat(lw, ctx),
-        "Pow" => binary(lw, ctx, BinaryOp::Pow),
+        "Gather" => movement::gather(lw, ctx),
+        "Concat" => movement::concat(lw, ctx),
         "Clip" => nn::clip(lw, ctx),
         "LeakyRelu" => nn::leaky_relu(lw, ctx),
         "HardSigmoid" => nn::hard_sigmoid(lw, ctx),
@@ -173,49 +215,6 @@ pub(super) fn activation(lw: &mut Lowerer, ctx: &NodeCtx<'_>, act: ActKind) -> R
     let dst = lw.output_storage(ctx, 0, shape.clone())?;
     lw.emit(ctx, Thunk::Activation { src, dst, len, act });
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
-}
-
-fn binary(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R {
-    ctx.expect_arity(2, 2)?;
-    let (lhs, ls) = lw.data_input(ctx, 0)?;
-    let (rhs, rs) = lw.data_input(ctx, 1)?;
-    let out = broadcast(&ls, &rs).ok_or_else(|| ctx.err(format!("shapes {ls:?} and {rs:?} do not broadcast")))?;
-    let len = numel(ctx, &out)?;
-    let (lhs_len, rhs_len) = (numel(ctx, &ls)?, numel(ctx, &rs)?);
-    if len == 0 {
-        return Err(ctx.err("produces an empty tensor, which is not supported"));
-    }
-    let dst = lw.output_storage(ctx, 0, out.clone())?;
-    // The flat form (`i % operand_len`) covers an operand whose shape,
-    // without leading 1s, is a suffix of the output's (equal shapes, a
-    // scalar, a bias row); any other broadcast goes through per-axis
-    // strides.
-    let flat = |s: &[usize], _: usize| {
-        let core = &s[s.iter().take_while(|&&d| d == 1).count()..];
-        out.ends_with(core)
-    };
-    let (dims, l_strides, r_strides) = if flat(&ls, lhs_len) && flat(&rs, rhs_len) {
-        (vec![], vec![], vec![])
-    } else {
-        (out.clone(), broadcast_strides(&ls, &out), broadcast_strides(&rs, &out))
-    };
-    lw.emit(
-        ctx,
-        Thunk::BinaryFull {
-            lhs,
-            rhs,
-            dst,
-            len,
-            lhs_len,
-            rhs_len,
-            op,
-            out_dims_bcast: dims,
-            bcast_lhs_strides: l_strides,
-            bcast_rhs_strides: r_strides,
-            elem_bytes: 4,
-        },
-    );
-    lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
 }
 
 fn matmul(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
@@ -452,36 +451,6 @@ fn unsqueeze(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     view(lw, ctx, input, shape)
 }
 
-fn transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
-    ctx.expect_arity(1, 1)?;
-    let (src, s) = lw.data_input(ctx, 0)?;
-    let rank = s.len();
-    let perm: Vec<usize> = match ctx.ints_attr("perm") {
-        None => (0..rank).rev().collect(),
-        Some(p) => {
-            let mut seen = vec![false; rank];
-            let mut out = Vec::with_capacity(rank);
-            for &d in p {
-                let ok = usize::try_from(d).ok().filter(|&d| d < rank && !seen[d]);
-                let d = ok.ok_or_else(|| ctx.bad_attr("perm", format!("{p:?} is not a permutation of 0..{rank}")))?;
-                seen[d] = true;
-                out.push(d);
-            }
-            if out.len() != rank {
-                return Err(ctx.bad_attr("perm", format!("{p:?} is not a permutation of 0..{rank}")));
-            }
-            out
-        }
-    };
-    let in_strides_all = super::shape::row_major_strides(&s);
-    let out_dims: Vec<usize> = perm.iter().map(|&d| s[d]).collect();
-    let in_strides: Vec<usize> = perm.iter().map(|&d| in_strides_all[d]).collect();
-    let in_total = numel(ctx, &s)?;
-    let dst = lw.output_storage(ctx, 0, out_dims.clone())?;
-    lw.emit(ctx, Thunk::Transpose { src, dst, in_total, out_dims: out_dims.clone(), in_strides, elem_bytes: 4 });
-    lw.define(ctx, 0, Value::Data { storage: dst, shape: out_dims })
-}
-
 fn constant(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(0, 0)?;
     let c = if let Some(t) = ctx.tensor_attr("value") {
@@ -510,88 +479,4 @@ fn shape_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (start, end) = (clamp(ctx.int_attr("start", 0)), clamp(ctx.int_attr("end", rank)));
     let dims: Vec<i64> = s.get(start..end.max(start)).unwrap_or(&[]).iter().map(|&d| d as i64).collect();
     lw.define(ctx, 0, Value::Const(ConstTensor { shape: vec![dims.len()], data: ConstData::I64(dims) }))
-}
-
-/// Outer/axis/inner sizes of a shape around `axis`.
-fn split_at_axis(shape: &[usize], axis: usize) -> (usize, usize, usize) {
-    let outer = shape[..axis].iter().product();
-    let inner = shape[axis + 1..].iter().product();
-    (outer, shape[axis], inner)
-}
-
-/// `Gather` of constants folds (shape arithmetic); gathering data rows is
-/// not lowered yet.
-fn gather(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
-    ctx.expect_arity(2, 2)?;
-    let (_, data) = lw.input(ctx, 0)?;
-    let Value::Const(ConstTensor { shape, data: ConstData::I64(values) }) = data else {
-        return Err(ctx.err("only gathers from integer constants (shape arithmetic) are supported"));
-    };
-    let (idx_shape, idx) = lw.const_ints(ctx, 1)?;
-    let rank = shape.len();
-    let axis = ctx.int_attr("axis", 0);
-    let a = normalize_axis(axis, rank, 0)
-        .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
-    let (outer, dim, inner) = split_at_axis(&shape, a);
-    let mut out = Vec::new();
-    for o in 0..outer {
-        for &i in &idx {
-            let j = if i < 0 { i + dim as i64 } else { i };
-            let j = usize::try_from(j)
-                .ok()
-                .filter(|&j| j < dim)
-                .ok_or_else(|| ctx.err(format!("index {i} is out of range for axis size {dim}")))?;
-            out.extend_from_slice(&values[(o * dim + j) * inner..(o * dim + j + 1) * inner]);
-        }
-    }
-    let out_shape: Vec<usize> = shape[..a].iter().chain(&idx_shape).chain(&shape[a + 1..]).copied().collect();
-    lw.define(ctx, 0, Value::Const(ConstTensor { shape: out_shape, data: ConstData::I64(out) }))
-}
-
-/// `Concat`: of integer constants it folds; of f32 data it is a `Concat`
-/// thunk.
-fn concat(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
-    let n = ctx.node.input.len();
-    if n == 0 {
-        return Err(ctx.err("has no inputs"));
-    }
-    let values: Vec<Value> = (0..n).map(|i| lw.input(ctx, i).map(|(_, v)| v)).collect::<Result<_, _>>()?;
-    let first = value_shape(&values[0]).to_vec();
-    let rank = first.len();
-    let axis = ctx.int_attr("axis", 0);
-    let a = normalize_axis(axis, rank, 0)
-        .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
-    let mut out_shape = first.clone();
-    out_shape[a] = 0;
-    for v in &values {
-        let s = value_shape(v);
-        let same_rest = s.len() == rank && (0..rank).all(|d| d == a || s[d] == first[d]);
-        if !same_rest {
-            return Err(ctx.err(format!("input shapes {first:?} and {s:?} differ outside axis {axis}")));
-        }
-        out_shape[a] = out_shape[a].checked_add(s[a]).ok_or_else(|| ctx.err("the output is too large"))?;
-    }
-    let outer: usize = numel(ctx, &first[..a])?;
-    let all_int = values.iter().all(|v| matches!(v, Value::Const(ConstTensor { data: ConstData::I64(_), .. })));
-    if all_int {
-        let mut out = Vec::new();
-        for o in 0..outer {
-            for v in &values {
-                let Value::Const(ConstTensor { shape, data: ConstData::I64(d) }) = v else { unreachable!("checked") };
-                let row: usize = shape[a..].iter().product();
-                out.extend_from_slice(&d[o * row..(o + 1) * row]);
-            }
-        }
-        return lw.define(ctx, 0, Value::Const(ConstTensor { shape: out_shape, data: ConstData::I64(out) }));
-    }
-    let mut inputs = Vec::with_capacity(n);
-    let mut inner = Vec::with_capacity(n);
-    for i in 0..n {
-        let (id, s) = lw.data_input(ctx, i)?;
-        inner.push(numel(ctx, &s[a..])?);
-        inputs.push(id);
-    }
-    let dst = lw.output_storage(ctx, 0, out_shape.clone())?;
-    lw.emit(ctx, Thunk::Concat { inputs, dst, outer, inner, elem_bytes: 4 });
-    lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
 }

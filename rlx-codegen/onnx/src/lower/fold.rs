@@ -1,0 +1,220 @@
+//! Constant folding: ops whose inputs are all known at import time are
+//! evaluated here instead of becoming thunks. This is what turns the shape
+//! arithmetic of exported graphs (`Shape` → `Gather` → `Mul` → `Concat` →
+//! `Reshape`, `Equal`/`Where` chains feeding `Expand`, `ConstantOfShape`,
+//! `Range`) into plain constants.
+//!
+//! Integer and boolean ops fold exactly. f32 folds only where IEEE
+//! arithmetic gives the bits the kernel would (`+ - * /`, comparisons,
+//! selects, casts to and from integers): everything transcendental runs
+//! in the kernels, so a folded constant never differs from a computed one.
+
+use rlx_sched::{BinaryOp, CmpOp, DType};
+
+use super::shape::{broadcast, broadcast_strides};
+use crate::tensor::{ConstData, ConstTensor};
+
+/// The source element of each output element when `shape` is broadcast to
+/// `out` (row-major order).
+pub(crate) fn broadcast_indices(shape: &[usize], out: &[usize]) -> Vec<usize> {
+    let strides = broadcast_strides(shape, out);
+    let total: usize = out.iter().product();
+    let mut idx = vec![0usize; out.len()];
+    let mut result = Vec::with_capacity(total);
+    for _ in 0..total {
+        result.push(idx.iter().zip(&strides).map(|(i, s)| i * s).sum());
+        for d in (0..out.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < out[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    result
+}
+
+/// `a` broadcast to `out` (which must be a broadcast of its shape).
+pub(crate) fn expand(a: &ConstTensor, out: &[usize]) -> ConstTensor {
+    ConstTensor { shape: out.to_vec(), data: a.data.select(broadcast_indices(&a.shape, out)) }
+}
+
+/// Integer `op`, as the i64 kernel computes it (wrapping; division and
+/// remainder by zero give 0). `None` for an op that does not fold.
+fn int_binary(op: BinaryOp, x: i64, y: i64) -> Option<i64> {
+    Some(match op {
+        BinaryOp::Add => x.wrapping_add(y),
+        BinaryOp::Sub => x.wrapping_sub(y),
+        BinaryOp::Mul => x.wrapping_mul(y),
+        BinaryOp::Div => {
+            if y == 0 {
+                0
+            } else {
+                x.wrapping_div(y)
+            }
+        }
+        BinaryOp::Max => x.max(y),
+        BinaryOp::Min => x.min(y),
+        BinaryOp::BitAnd => x & y,
+        BinaryOp::BitOr => x | y,
+        BinaryOp::BitXor => x ^ y,
+        _ => return None,
+    })
+}
+
+fn f32_binary(op: BinaryOp, x: f32, y: f32) -> Option<f32> {
+    Some(match op {
+        BinaryOp::Add => x + y,
+        BinaryOp::Sub => x - y,
+        BinaryOp::Mul => x * y,
+        BinaryOp::Div => x / y,
+        _ => return None,
+    })
+}
+
+/// Folds `op(a, b)` with numpy broadcasting; `None` when the op or the
+/// types do not fold (the caller emits a thunk) or the shapes do not
+/// broadcast (the caller reports it).
+pub(crate) fn binary(op: BinaryOp, a: &ConstTensor, b: &ConstTensor) -> Option<ConstTensor> {
+    let out = broadcast(&a.shape, &b.shape)?;
+    let (ia, ib) = (broadcast_indices(&a.shape, &out), broadcast_indices(&b.shape, &out));
+    let data = match (&a.data, &b.data) {
+        (ConstData::F32(x), ConstData::F32(y)) => {
+            ConstData::F32(ia.iter().zip(&ib).map(|(&i, &j)| f32_binary(op, x[i], y[j])).collect::<Option<_>>()?)
+        }
+        (x, y) if x.dtype() == y.dtype() && x.dtype() != DType::F32 => {
+            let (x, y) = (x.ints()?, y.ints()?);
+            let v: Vec<i64> = ia.iter().zip(&ib).map(|(&i, &j)| int_binary(op, x[i], y[j])).collect::<Option<_>>()?;
+            ConstData::from_ints(a.data.dtype(), v)?
+        }
+        _ => return None,
+    };
+    Some(ConstTensor { shape: out, data })
+}
+
+/// Folds a comparison to a bool tensor.
+pub(crate) fn compare(op: CmpOp, a: &ConstTensor, b: &ConstTensor) -> Option<ConstTensor> {
+    if a.data.dtype() != b.data.dtype() {
+        return None;
+    }
+    let out = broadcast(&a.shape, &b.shape)?;
+    let (ia, ib) = (broadcast_indices(&a.shape, &out), broadcast_indices(&b.shape, &out));
+    fn cmp<T: PartialOrd>(op: CmpOp, x: T, y: T) -> bool {
+        match op {
+            CmpOp::Eq => x == y,
+            CmpOp::Ne => x != y,
+            CmpOp::Lt => x < y,
+            CmpOp::Le => x <= y,
+            CmpOp::Gt => x > y,
+            CmpOp::Ge => x >= y,
+        }
+    }
+    let v: Vec<bool> = match (&a.data, &b.data) {
+        (ConstData::F32(x), ConstData::F32(y)) => ia.iter().zip(&ib).map(|(&i, &j)| cmp(op, x[i], y[j])).collect(),
+        (x, y) => {
+            let (x, y) = (x.ints()?, y.ints()?);
+            ia.iter().zip(&ib).map(|(&i, &j)| cmp(op, x[i], y[j])).collect()
+        }
+    };
+    Some(ConstTensor { shape: out, data: ConstData::Bool(v) })
+}
+
+/// Folds `Where(cond, x, y)`.
+pub(crate) fn select(cond: &ConstTensor, x: &ConstTensor, y: &ConstTensor) -> Option<ConstTensor> {
+    if x.data.dtype() != y.data.dtype() {
+        return None;
+    }
+    let out = broadcast(&broadcast(&cond.shape, &x.shape)?, &y.shape)?;
+    let c = cond.data.ints()?;
+    let (ic, ix, iy) =
+        (broadcast_indices(&cond.shape, &out), broadcast_indices(&x.shape, &out), broadcast_indices(&y.shape, &out));
+    let pick = |k: usize| if c[ic[k]] != 0 { (0, ix[k]) } else { (1, iy[k]) };
+    let data = match (&x.data, &y.data) {
+        (ConstData::F32(a), ConstData::F32(b)) => ConstData::F32(
+            (0..ic.len())
+                .map(|k| match pick(k) {
+                    (0, i) => a[i],
+                    (_, i) => b[i],
+                })
+                .collect(),
+        ),
+        (a, b) => {
+            let (a, b) = (a.ints()?, b.ints()?);
+            let v = (0..ic.len()).map(|k| match pick(k) {
+                (0, i) => a[i],
+                (_, i) => b[i],
+            });
+            ConstData::from_ints(x.data.dtype(), v)?
+        }
+    };
+    Some(ConstTensor { shape: out, data })
+}
+
+/// Folds a `Cast` to `to`, with the casts' rules: float to int truncates
+/// toward zero (saturating, NaN to 0), int to int wraps, to bool is `!= 0`.
+pub(crate) fn cast(a: &ConstTensor, to: DType) -> Option<ConstTensor> {
+    let data = match (&a.data, to) {
+        (d, t) if d.dtype() == t => d.clone(),
+        (ConstData::F32(v), DType::I64) => ConstData::I64(v.iter().map(|&x| x as i64).collect()),
+        (ConstData::F32(v), DType::I32) => ConstData::I32(v.iter().map(|&x| x as i32).collect()),
+        (ConstData::F32(v), DType::Bool) => ConstData::Bool(v.iter().map(|&x| x != 0.0).collect()),
+        (d, DType::F32) => ConstData::F32(d.ints()?.into_iter().map(|x| x as f32).collect()),
+        (d, t) => ConstData::from_ints(t, d.ints()?)?,
+    };
+    Some(ConstTensor { shape: a.shape.clone(), data })
+}
+
+/// A tensor of `shape` with every element `value` (a one-element tensor).
+pub(crate) fn fill(shape: &[usize], value: &ConstData) -> ConstTensor {
+    let n: usize = shape.iter().product();
+    ConstTensor { shape: shape.to_vec(), data: value.select(std::iter::repeat_n(0, n)) }
+}
+
+/// An empty tensor of `shape` (a zero dim) and `dtype`: known at import
+/// time whatever computes it.
+pub(crate) fn empty(shape: &[usize], dtype: DType) -> Option<ConstTensor> {
+    let data = match dtype {
+        DType::F32 => ConstData::F32(Vec::new()),
+        other => ConstData::from_ints(other, [])?,
+    };
+    Some(ConstTensor { shape: shape.to_vec(), data })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(shape: &[usize], v: &[i64]) -> ConstTensor {
+        ConstTensor { shape: shape.to_vec(), data: ConstData::I64(v.to_vec()) }
+    }
+
+    #[test]
+    fn broadcast_indices_follow_numpy() {
+        assert_eq!(broadcast_indices(&[3], &[2, 3]), vec![0, 1, 2, 0, 1, 2]);
+        assert_eq!(broadcast_indices(&[2, 1], &[2, 3]), vec![0, 0, 0, 1, 1, 1]);
+        assert_eq!(broadcast_indices(&[], &[2]), vec![0, 0]);
+    }
+
+    #[test]
+    fn integer_arithmetic_folds_with_broadcast() {
+        let r = binary(BinaryOp::Mul, &ints(&[1, 1], &[128]), &ints(&[3], &[0, 1, 2])).unwrap();
+        assert_eq!(r, ints(&[1, 3], &[0, 128, 256]));
+        assert_eq!(binary(BinaryOp::Div, &ints(&[2], &[7, -7]), &ints(&[], &[2])).unwrap().data, ConstData::I64(vec![3, -3]));
+        assert_eq!(binary(BinaryOp::Div, &ints(&[1], &[7]), &ints(&[1], &[0])).unwrap().data, ConstData::I64(vec![0]));
+        assert!(binary(BinaryOp::Pow, &ints(&[1], &[2]), &ints(&[1], &[2])).is_none());
+        assert!(binary(BinaryOp::Add, &ints(&[2], &[1, 2]), &ints(&[3], &[1, 2, 3])).is_none());
+    }
+
+    #[test]
+    fn compare_select_and_cast_fold() {
+        let eq = compare(CmpOp::Eq, &ints(&[3], &[1, -1, 3]), &ints(&[], &[-1])).unwrap();
+        assert_eq!(eq.data, ConstData::Bool(vec![false, true, false]));
+        let w = select(&eq, &ints(&[], &[1]), &ints(&[3], &[1, -1, 3])).unwrap();
+        assert_eq!(w, ints(&[3], &[1, 1, 3]));
+        let f = ConstTensor { shape: vec![3], data: ConstData::F32(vec![-1.7, f32::NAN, 2.5]) };
+        assert_eq!(cast(&f, DType::I64).unwrap().data, ConstData::I64(vec![-1, 0, 2]));
+        assert_eq!(cast(&f, DType::Bool).unwrap().data, ConstData::Bool(vec![true, true, true]));
+        assert_eq!(cast(&ints(&[2], &[0, 3]), DType::F32).unwrap().data, ConstData::F32(vec![0.0, 3.0]));
+        assert_eq!(cast(&ints(&[1], &[1 << 33]), DType::I32).unwrap().data, ConstData::I32(vec![0]));
+    }
+}
