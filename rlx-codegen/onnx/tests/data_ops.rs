@@ -541,3 +541,74 @@ fn const_bindings_replace_graph_inputs() {
     let err = import_model(&m, &unknown).unwrap_err().to_string();
     assert_eq!(err, "tensor `nope`: --const: no graph input has this name; inputs: x, shape");
 }
+
+#[test]
+fn gemm_alpha_beta_softmax_axis_layer_norm_axes_and_scattered_reductions() {
+    let a = values(6, 5);
+    let b = values(12, 6);
+    let c = values(4, 7);
+    let got = one(
+        "gemm-ab",
+        "Gemm",
+        vec![In::Data("a", f(&[2, 3], a.clone())), In::Data("b", f(&[3, 4], b.clone())), In::Init("c", f(&[4], c.clone()))],
+        vec![attr_f("alpha", 0.5), attr_f("beta", -2.0)],
+    );
+    let p = matmul(&a, &b, 2, 3, 4);
+    let want: Vec<f32> = (0..8).map(|i| 0.5 * p[i] + -2.0 * c[i % 4]).collect();
+    let T::F32(_, v) = got else { panic!() };
+    // One rounding more or less than a fused alpha: 1e-6 on values below 2.
+    assert_close(&v, &want, 1e-6, "alpha 0.5, beta -2");
+
+    // Softmax over axis 1 of [2, 3, 2]: moved last and back.
+    let x = values(12, 8);
+    let T::F32(_, v) = one("softmax-axis1", "Softmax", vec![In::Data("x", f(&[2, 3, 2], x.clone()))], vec![attr_i("axis", 1)]) else { panic!() };
+    let mut want = vec![0.0; 12];
+    for o in 0..2 {
+        for i in 0..2 {
+            let idx: Vec<usize> = (0..3).map(|j| o * 6 + j * 2 + i).collect();
+            let m = idx.iter().map(|&k| x[k]).fold(f32::NEG_INFINITY, f32::max);
+            let s: f32 = idx.iter().map(|&k| (x[k] - m).exp()).sum();
+            for &k in &idx {
+                want[k] = (x[k] - m).exp() / s;
+            }
+        }
+    }
+    // The kernel's vector exp: relative error below 2e-7 per term.
+    assert_close(&v, &want, 1e-6, "softmax axis 1");
+
+    // LayerNormalization over the last two axes of [2, 3, 4].
+    let x = values(24, 9);
+    let g = values(12, 10);
+    let T::F32(_, v) = one(
+        "ln-axes",
+        "LayerNormalization",
+        vec![In::Data("x", f(&[2, 3, 4], x.clone())), In::Init("g", f(&[3, 4], g.clone()))],
+        vec![attr_i("axis", 1), attr_f("epsilon", 1e-5)],
+    ) else {
+        panic!()
+    };
+    let mut want = Vec::new();
+    for r in 0..2 {
+        let row = &x[r * 12..(r + 1) * 12];
+        let mean = row.iter().sum::<f32>() / 12.0;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / 12.0;
+        want.extend(row.iter().zip(&g).map(|(v, g)| (v - mean) / (var + 1e-5).sqrt() * g));
+    }
+    assert_close(&v, &want, 1e-5, "layer norm over axes 1..");
+
+    // ReduceSum over axes 0 and 2 of [2, 3, 2] (not one range).
+    let T::F32(shape, v) = one(
+        "reduce-scattered",
+        "ReduceSum",
+        vec![In::Data("x", f(&[2, 3, 2], x[..12].to_vec())), In::Init("ax", i64s(&[2], vec![0, 2]))],
+        vec![attr_i("keepdims", 0)],
+    ) else {
+        panic!()
+    };
+    assert_eq!(shape, vec![3]);
+    let want: Vec<f32> = (0..3).map(|j| [0, 1].iter().flat_map(|&o| [0, 1].map(|i| x[o * 6 + j * 2 + i])).sum()).collect();
+    assert_close(&v, &want, 1e-6, "reduce over axes 0 and 2");
+    // An empty axis reduces to the identity: 0 for a sum.
+    let got = one("reduce-empty", "ReduceSum", vec![In::Data("x", f(&[2, 0, 3], vec![])), In::Init("ax", i64s(&[1], vec![1]))], vec![]);
+    assert_eq!(got, f(&[2, 1, 3], vec![0.0; 6]));
+}

@@ -419,7 +419,12 @@ fn bind_graph_output(lw: &mut Lowerer, name: &str, info: &crate::proto::ValueInf
         ..Default::default()
     };
     let ctx = NodeCtx { node: &node, label: node.name.clone() };
-    let (src, shape, dtype) = lw.typed_input(&ctx, 0)?;
+    // A constant output is copied from a param named after it, so the
+    // output buffer keeps the ONNX name.
+    let (src, shape, dtype) = match &value {
+        Value::Const(c) => (lw.add_param(&format!("{name}.value"), c)?, c.shape.clone(), c.data.dtype()),
+        Value::Data { .. } => lw.typed_input(&ctx, 0)?,
+    };
     lw.graph_outputs.insert(name.to_string());
     lw.output_storage.remove(name);
     let dst = lw.output_storage_typed(&ctx, 0, shape.clone(), dtype)?;

@@ -18,18 +18,18 @@ fn only_first_output(ctx: &NodeCtx<'_>) -> R {
     Ok(())
 }
 
-/// A per-channel operand of `len` elements: shape `[len]` after leading
-/// 1s are dropped.
-fn per_channel(ctx: &NodeCtx<'_>, what: &str, shape: &[usize], len: usize) -> R {
+/// A scale or shift of `LayerNormalization`: exactly the normalised dims
+/// (leading 1s allowed); broadcasting inside them is not supported.
+fn normalized_operand(ctx: &NodeCtx<'_>, what: &str, shape: &[usize], dims: &[usize]) -> R {
     let core = &shape[shape.iter().take_while(|&&d| d == 1).count()..];
-    let ok = core == [len] || (len == 1 && core.is_empty());
-    if !ok {
-        return Err(ctx.err(format!("{what} has shape {shape:?}; expected [{len}]")));
+    let want = &dims[dims.iter().take_while(|&&d| d == 1).count()..];
+    if core != want {
+        return Err(ctx.err(format!("{what} has shape {shape:?}; expected {dims:?}")));
     }
     Ok(())
 }
 
-/// `LayerNormalization` over the last axis → `LayerNorm`.
+/// `LayerNormalization` over the axes from `axis` on → `LayerNorm`.
 pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(2, 3)?;
     only_first_output(ctx)?;
@@ -38,25 +38,23 @@ pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let axis = ctx.int_attr("axis", -1);
     let a = normalize_axis(axis, rank, 0)
         .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
-    if a + 1 != rank {
-        return Err(ctx.bad_attr("axis", format!("is {axis}; only the last axis is supported (rank {rank})")));
-    }
     let stash = ctx.int_attr("stash_type", 1);
     if stash != 1 {
         return Err(ctx.bad_attr("stash_type", format!("is {stash}; only 1 (float) is supported")));
     }
     let eps = ctx.float_attr("epsilon", 1e-5);
-    let h = shape[a];
+    // The axes from `axis` on are normalised together: rows of `h`.
+    let h = numel(ctx, &shape[a..])?;
     let rows = numel(ctx, &shape[..a])?;
     if h == 0 || rows == 0 {
         return Err(ctx.err(format!("input shape {shape:?} is empty")));
     }
     let (g, gs) = lw.data_input(ctx, 1)?;
-    per_channel(ctx, "Scale", &gs, h)?;
+    normalized_operand(ctx, "Scale", &gs, &shape[a..])?;
     let b = match ctx.input_name(2) {
         Some(_) => {
             let (b, bs) = lw.data_input(ctx, 2)?;
-            per_channel(ctx, "B", &bs, h)?;
+            normalized_operand(ctx, "B", &bs, &shape[a..])?;
             Some(b)
         }
         None => None,
@@ -412,26 +410,12 @@ pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
                 normalize_axis(ax, rank, 0).ok_or_else(|| ctx.err(format!("axis {ax} is out of range for rank {rank}")))
             })
             .collect::<Result<_, _>>()?,
-        _ if noop => {
-            return Err(ctx.bad_attr("noop_with_empty_axes", "is 1 with no axes; the identity is not supported"))
-        }
+        // No axes with `noop_with_empty_axes`: the identity, a view.
+        _ if noop => return lw.define(ctx, 0, Value::Data { storage: src, shape }),
         _ => (0..rank).collect(),
     };
     axes.sort_unstable();
     axes.dedup();
-    if rank == 0 || axes.is_empty() {
-        return Err(ctx.err("reducing a scalar is not supported"));
-    }
-    let (first, last) = (axes[0], axes[axes.len() - 1]);
-    if last - first + 1 != axes.len() {
-        return Err(ctx.err(format!("axes {axes:?} are not one contiguous range, which is not supported")));
-    }
-    let outer = numel(ctx, &shape[..first])?;
-    let axis_dim = numel(ctx, &shape[first..=last])?;
-    let inner = numel(ctx, &shape[last + 1..])?;
-    if outer * axis_dim * inner == 0 {
-        return Err(ctx.err(format!("input shape {shape:?} is empty")));
-    }
     let out_shape: Vec<usize> = (0..rank)
         .filter_map(|d| match (axes.contains(&d), keepdims) {
             (false, _) => Some(shape[d]),
@@ -439,6 +423,38 @@ pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
             (true, false) => None,
         })
         .collect();
+    if rank == 0 {
+        return lw.define(ctx, 0, Value::Data { storage: src, shape });
+    }
+    if shape.contains(&0) {
+        // Nothing to read: the output is known. A reduction over no
+        // elements is its identity (0 for sums, -inf for max, NaN for the
+        // mean's 0/0); no output elements is an empty tensor.
+        let fill = match op {
+            ReduceOp::Sum | ReduceOp::L1 | ReduceOp::L2 | ReduceOp::SumSquare => 0.0,
+            ReduceOp::Prod => 1.0,
+            ReduceOp::Max => f32::NEG_INFINITY,
+            ReduceOp::Min => f32::INFINITY,
+            ReduceOp::Mean => f32::NAN,
+            ReduceOp::LogSumExp => f32::NEG_INFINITY,
+        };
+        let c = super::fold::fill(&out_shape, &ConstData::F32(vec![fill]));
+        return lw.define(ctx, 0, Value::Const(c));
+    }
+    let (first, last) = (axes[0], axes[axes.len() - 1]);
+    let (src, outer, axis_dim, inner) = if last - first + 1 == axes.len() {
+        (src, numel(ctx, &shape[..first])?, numel(ctx, &shape[first..=last])?, numel(ctx, &shape[last + 1..])?)
+    } else {
+        // Scattered axes: move them last (in order), then one reduction.
+        let perm: Vec<usize> = (0..rank).filter(|d| !axes.contains(d)).chain(axes.iter().copied()).collect();
+        let moved: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+        let t = lw.scratch_storage(&format!("{}.moved", ctx.node.output[0]), moved, DType::F32)?;
+        let thunk = permute_thunk(ctx, src, &shape, &perm, t)?;
+        lw.emit(ctx, thunk);
+        let kept: Vec<usize> = (0..rank).filter(|d| !axes.contains(d)).map(|d| shape[d]).collect();
+        let reduced: Vec<usize> = axes.iter().map(|&d| shape[d]).collect();
+        (t, numel(ctx, &kept)?, numel(ctx, &reduced)?, 1)
+    };
     let dst = lw.output_storage(ctx, 0, out_shape.clone())?;
     lw.emit(ctx, Thunk::Reduce { src, dst, outer, axis_dim, inner, op });
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
@@ -476,7 +492,7 @@ pub(super) fn arg_reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ArgOp) -> R {
 }
 
 /// A `Transpose` of f32 `src` by `perm` into `dst`.
-fn permute_thunk(ctx: &NodeCtx<'_>, src: usize, shape: &[usize], perm: &[usize], dst: usize) -> Result<Thunk<usize>, ImportError> {
+pub(super) fn permute_thunk(ctx: &NodeCtx<'_>, src: usize, shape: &[usize], perm: &[usize], dst: usize) -> Result<Thunk<usize>, ImportError> {
     let strides = super::shape::row_major_strides(shape);
     Ok(Thunk::Transpose {
         src,

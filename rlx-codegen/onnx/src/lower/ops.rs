@@ -264,12 +264,7 @@ fn matmul(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 
 fn gemm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(2, 3)?;
-    for attr in ["alpha", "beta"] {
-        let v = ctx.float_attr(attr, 1.0);
-        if v != 1.0 {
-            return Err(ctx.bad_attr(attr, format!("is {v}; only alpha = beta = 1.0 is supported")));
-        }
-    }
+    let (alpha, beta) = (ctx.float_attr("alpha", 1.0), ctx.float_attr("beta", 1.0));
     let flag = |name: &str| -> Result<bool, ImportError> {
         match ctx.int_attr(name, 0) {
             0 => Ok(false),
@@ -290,19 +285,20 @@ fn gemm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     }
     let out = vec![m, n];
     let bias = match ctx.input_name(2) {
-        Some(_) => {
-            let (c_id, c_shape) = lw.data_input(ctx, 2)?;
+        // `beta = 0` drops C, as the spec's formula does.
+        Some(_) if beta != 0.0 => {
+            let (c_id, c_shape) = scaled_input(lw, ctx, 2, beta)?;
             if broadcast(&c_shape, &out).as_deref() != Some(out.as_slice()) {
                 return Err(ctx.err(format!("C of shape {c_shape:?} does not broadcast to {out:?}")));
             }
             Some((c_id, c_shape))
         }
-        None => None,
+        _ => None,
     };
     let y = lw.output_storage(ctx, 0, out.clone())?;
     let row_bias = |s: &[usize]| s == [n] || s == [1, n];
     match bias {
-        Some((c_id, c_shape)) if !ta && !tb && row_bias(&c_shape) => {
+        Some((c_id, c_shape)) if !ta && !tb && alpha == 1.0 && row_bias(&c_shape) => {
             lw.emit(ctx, Thunk::FusedMmBiasAct { a, w: b, bias: c_id, c: y, m, k, n, act: ActKind::Identity });
         }
         bias => {
@@ -312,6 +308,13 @@ fn gemm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                 Thunk::Sgemm { a, b, c: y, m, k, n }
             };
             lw.emit(ctx, product);
+            if alpha != 1.0 {
+                let scale = lw.add_param(
+                    &format!("{}.alpha", ctx.node.output[0]),
+                    &ConstTensor { shape: vec![], data: ConstData::F32(vec![alpha]) },
+                )?;
+                lw.emit(ctx, logic::binary_thunk(ctx, (y, &out), (scale, &[]), y, &out, BinaryOp::Mul, 4)?);
+            }
             match bias {
                 None => {}
                 Some((c_id, c_shape)) if row_bias(&c_shape) => {
@@ -345,6 +348,29 @@ fn gemm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     lw.define(ctx, 0, Value::Data { storage: y, shape: out })
 }
 
+/// Input `i` (f32) times `factor`: the input itself when `factor` is 1,
+/// a folded constant for a constant, else one `BinaryFull` into scratch.
+fn scaled_input(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize, factor: f32) -> Result<(usize, Vec<usize>), ImportError> {
+    if factor == 1.0 {
+        return lw.data_input(ctx, i);
+    }
+    if let Some(c) = lw.const_input(ctx, i)? {
+        if let ConstData::F32(v) = &c.data {
+            let scaled = ConstTensor { shape: c.shape.clone(), data: ConstData::F32(v.iter().map(|x| x * factor).collect()) };
+            let name = format!("{}.scaled", ctx.input_name(i).unwrap_or_default());
+            return Ok((lw.add_param(&name, &scaled)?, c.shape));
+        }
+    }
+    let (id, shape) = lw.data_input(ctx, i)?;
+    let f = lw.add_param(
+        &format!("{}.factor", ctx.node.output[0]),
+        &ConstTensor { shape: vec![], data: ConstData::F32(vec![factor]) },
+    )?;
+    let dst = lw.scratch_storage(&format!("{}.scaled", ctx.node.output[0]), shape.clone(), DType::F32)?;
+    lw.emit(ctx, logic::binary_thunk(ctx, (id, &shape), (f, &[]), dst, &shape, BinaryOp::Mul, 4)?);
+    Ok((dst, shape))
+}
+
 fn softmax(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(1, 1)?;
     let (src, shape) = lw.data_input(ctx, 0)?;
@@ -357,7 +383,27 @@ fn softmax(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let a = normalize_axis(axis, rank, 0)
         .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
     if modern && a + 1 != rank {
-        return Err(ctx.bad_attr("axis", format!("is {axis}; only the last axis is supported (rank {rank})")));
+        // Softmax over a middle axis: move it last, and back after.
+        if numel(ctx, &shape)? == 0 {
+            return Err(ctx.err(format!("input shape {shape:?} is empty")));
+        }
+        let perm: Vec<usize> = (0..rank).filter(|&d| d != a).chain([a]).collect();
+        let mut inverse = vec![0; rank];
+        for (i, &p) in perm.iter().enumerate() {
+            inverse[p] = i;
+        }
+        let moved: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+        let name = ctx.node.output[0].clone();
+        let t = lw.scratch_storage(&format!("{name}.moved"), moved.clone(), DType::F32)?;
+        let thunk = nn::permute_thunk(ctx, src, &shape, &perm, t)?;
+        lw.emit(ctx, thunk);
+        let cols = moved[rank - 1];
+        let rows = numel(ctx, &moved[..rank - 1])?;
+        lw.emit(ctx, Thunk::Softmax { src: t, dst: t, rows, cols });
+        let dst = lw.output_storage(ctx, 0, shape.clone())?;
+        let thunk = nn::permute_thunk(ctx, t, &moved, &inverse, dst)?;
+        lw.emit(ctx, thunk);
+        return lw.define(ctx, 0, Value::Data { storage: dst, shape });
     }
     let rows = numel(ctx, &shape[..a])?;
     let cols = numel(ctx, &shape[a..])?;
