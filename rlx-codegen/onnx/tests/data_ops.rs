@@ -612,3 +612,28 @@ fn gemm_alpha_beta_softmax_axis_layer_norm_axes_and_scattered_reductions() {
     let got = one("reduce-empty", "ReduceSum", vec![In::Data("x", f(&[2, 0, 3], vec![])), In::Init("ax", i64s(&[1], vec![1]))], vec![]);
     assert_eq!(got, f(&[2, 1, 3], vec![0.0; 6]));
 }
+
+#[test]
+fn layer_norm_mean_and_inv_std_dev_outputs() {
+    let x = values(12, 11);
+    let g = values(4, 12);
+    let got = run_graph(
+        "ln-stats",
+        vec![node("LayerNormalization", "ln", &["x", "g"], &["y", "mean", "inv"], vec![attr_i("axis", -1)])],
+        vec![In::Data("x", f(&[3, 4], x.clone())), In::Init("g", f(&[4], g))],
+        &["mean", "inv"],
+    );
+    let (mut means, mut invs) = (Vec::new(), Vec::new());
+    for r in 0..3 {
+        let row = &x[r * 4..(r + 1) * 4];
+        let m = row.iter().sum::<f32>() / 4.0;
+        let var = row.iter().map(|v| (v - m) * (v - m)).sum::<f32>() / 4.0;
+        means.push(m);
+        invs.push(1.0 / (var + 1e-5).sqrt());
+    }
+    let (T::F32(ms, mv), T::F32(is, iv)) = (&got[0], &got[1]) else { panic!("f32 outputs") };
+    assert_eq!((ms.as_slice(), is.as_slice()), (&[3, 1][..], &[3, 1][..]));
+    // Sums of 4 terms in another order: a few ulp of values near 1.
+    assert_close(mv, &means, 1e-6, "mean");
+    assert_close(iv, &invs, 1e-5, "inv std dev");
+}

@@ -29,10 +29,49 @@ fn normalized_operand(ctx: &NodeCtx<'_>, what: &str, shape: &[usize], dims: &[us
     Ok(())
 }
 
+/// The optional `Mean` and `InvStdDev` outputs of `LayerNormalization`,
+/// computed as the spec's reference does: `mean(x)`, then
+/// `1 / sqrt(mean((x - mean)^2) + eps)`, each of shape `[rows]` seen with
+/// 1s for the normalised axes.
+fn layer_norm_statistics(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: usize, shape: &[usize], a: usize, eps: f32) -> R {
+    let rows = numel(ctx, &shape[..a])?;
+    let h = numel(ctx, &shape[a..])?;
+    let stat_shape: Vec<usize> = shape[..a].iter().copied().chain(std::iter::repeat_n(1, shape.len() - a)).collect();
+    let name = ctx.node.output[0].clone();
+    let wanted = |i: usize| ctx.node.output.get(i).is_some_and(|o| !o.is_empty());
+    let stat = |lw: &mut Lowerer, i: usize, what: &str| {
+        if wanted(i) {
+            lw.output_storage(ctx, i, stat_shape.clone())
+        } else {
+            lw.scratch_storage(&format!("{name}.{what}"), stat_shape.clone(), DType::F32)
+        }
+    };
+    let mean = stat(lw, 1, "mean")?;
+    lw.emit(ctx, Thunk::Reduce { src: x, dst: mean, outer: rows, axis_dim: h, inner: 1, op: ReduceOp::Mean });
+    let centered = lw.scratch_storage(&format!("{name}.centered"), vec![rows, h], DType::F32)?;
+    let sub = super::logic::binary_thunk(ctx, (x, &[rows, h]), (mean, &[rows, 1]), centered, &[rows, h], rlx_sched::BinaryOp::Sub, 4)?;
+    lw.emit(ctx, sub);
+    let square = super::logic::binary_thunk(ctx, (centered, &[rows, h]), (centered, &[rows, h]), centered, &[rows, h], rlx_sched::BinaryOp::Mul, 4)?;
+    lw.emit(ctx, square);
+    let inv = stat(lw, 2, "inv_std_dev")?;
+    lw.emit(ctx, Thunk::Reduce { src: centered, dst: inv, outer: rows, axis_dim: h, inner: 1, op: ReduceOp::Mean });
+    let eps_param = lw.add_param(&format!("{name}.epsilon"), &ConstTensor { shape: vec![], data: ConstData::F32(vec![eps]) })?;
+    let add = super::logic::binary_thunk(ctx, (inv, &[rows]), (eps_param, &[]), inv, &[rows], rlx_sched::BinaryOp::Add, 4)?;
+    lw.emit(ctx, add);
+    lw.emit(ctx, Thunk::Activation { src: inv, dst: inv, len: rows, act: ActKind::Sqrt });
+    lw.emit(ctx, Thunk::Activation { src: inv, dst: inv, len: rows, act: ActKind::Recip });
+    if wanted(1) {
+        lw.define(ctx, 1, Value::Data { storage: mean, shape: stat_shape.clone() })?;
+    }
+    if wanted(2) {
+        lw.define(ctx, 2, Value::Data { storage: inv, shape: stat_shape })?;
+    }
+    Ok(())
+}
+
 /// `LayerNormalization` over the axes from `axis` on → `LayerNorm`.
 pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(2, 3)?;
-    only_first_output(ctx)?;
     let (x, shape) = lw.data_input(ctx, 0)?;
     let rank = shape.len();
     let axis = ctx.int_attr("axis", -1);
@@ -61,7 +100,12 @@ pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     };
     let out = lw.output_storage(ctx, 0, shape.clone())?;
     lw.emit(ctx, Thunk::LayerNorm { x, g, b, out, rows, h, eps });
-    lw.define(ctx, 0, Value::Data { storage: out, shape })
+    lw.define(ctx, 0, Value::Data { storage: out, shape: shape.clone() })?;
+    let wanted = |i: usize| ctx.node.output.get(i).is_some_and(|o| !o.is_empty());
+    if wanted(1) || wanted(2) {
+        layer_norm_statistics(lw, ctx, x, &shape, a, eps)?;
+    }
+    Ok(())
 }
 
 /// Input `i`, when present, as an f32 scalar constant.
