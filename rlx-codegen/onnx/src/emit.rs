@@ -125,7 +125,12 @@ pub(crate) fn emit(
     model: &str,
     weights_path: &str,
 ) -> Result<(String, Vec<u8>, ImportReport), ImportError> {
-    let (arena_offsets, arena_bytes, peak_live_bytes) = plan_arena(lowered);
+    let (arena_offsets, mut arena_bytes, peak_live_bytes) = plan_arena(lowered);
+    // Buffers with no elements still live in the arena, which the format
+    // wants non-empty then.
+    if arena_bytes == 0 && arena_offsets.iter().any(Option::is_some) {
+        arena_bytes = ALIGN;
+    }
     // The validator's limit: the arena plus its alignment in one allocation.
     if arena_bytes > isize::MAX as usize - ALIGN {
         return Err(ImportError::ArenaTooLarge(arena_bytes));

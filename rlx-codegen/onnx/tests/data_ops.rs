@@ -326,16 +326,15 @@ fn slices_are_views_row_copies_or_strided_reads() {
         vec![],
     );
     assert_eq!(got, f(&[2, 4, 2], slice_ref(&x, &shape, &[0, 0, 1], &[2, 4, 2], &[2, 1, 3])));
-    // Negative steps over data are refused by name; over a constant they fold.
-    let m = model(
-        vec![node("Slice", "rev", &["x", "s", "e", "a", "t"], &["y"], vec![])],
-        vec![init_i64("s", &[1], &[-1]), init_i64("e", &[1], &[i64::MIN]), init_i64("a", &[1], &[0]), init_i64("t", &[1], &[-1])],
-        vec![vi("x", &[3, 4, 5])],
-        vec![vi("y", &[3, 4, 5])],
-        18,
+    // Negative steps over data: the other axes first, then a gather with
+    // the reversed indices; over a constant the slice folds.
+    let got = one(
+        "slice-reversed",
+        "Slice",
+        vec![data(), In::Init("s", ints(&[-1, 1])), In::Init("e", ints(&[i64::MIN, 5])), In::Init("a", ints(&[1, 2])), In::Init("t", ints(&[-2, 2]))],
+        vec![],
     );
-    let err = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
-    assert!(err.contains("negative steps over data are not supported"), "{err}");
+    assert_eq!(got, f(&[3, 2, 2], slice_ref(&x, &shape, &[0, 3, 1], &[3, 2, 2], &[1, -2, 2])));
     let got = run_graph(
         "slice-const-rev",
         vec![node("Slice", "rev", &["c", "s", "e", "a", "t"], &["r"], vec![]), node("Add", "add", &["x", "r"], &["y"], vec![])],
@@ -390,9 +389,21 @@ fn constant_pad_with_negative_pads() {
     // Only the last axis, int64, default value 0.
     let got = one("pad-i64", "Pad", vec![In::Data("x", i64s(&[2, 2], vec![1, 2, 3, 4])), In::Init("p", i64s(&[2], vec![2, 1])), In::Init("v", i64s(&[], vec![0])), In::Init("ax", i64s(&[1], vec![-1]))], vec![]);
     assert_eq!(got, i64s(&[2, 5], vec![0, 0, 1, 2, 0, 0, 0, 3, 4, 0]));
-    let m = model(vec![node("Pad", "reflect", &["x", "p"], &["y"], vec![AttributeProto { name: "mode".into(), s: b"reflect".to_vec(), r#type: AttributeType::String as i32, ..Default::default() }])], vec![init_i64("p", &[2], &[1, 1])], vec![vi("x", &[3])], vec![vi("y", &[5])], 18);
+    // The copying modes, on [2, 3] padded (1, 2) on axis 1.
+    let x = vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    for (mode, want) in [
+        ("edge", vec![1.0, 1.0, 2.0, 3.0, 3.0, 3.0, 4.0, 4.0, 5.0, 6.0, 6.0, 6.0]),
+        ("reflect", vec![2.0, 1.0, 2.0, 3.0, 2.0, 1.0, 5.0, 4.0, 5.0, 6.0, 5.0, 4.0]),
+        ("wrap", vec![3.0, 1.0, 2.0, 3.0, 1.0, 2.0, 6.0, 4.0, 5.0, 6.0, 4.0, 5.0]),
+    ] {
+        let attr = AttributeProto { name: "mode".into(), s: mode.as_bytes().to_vec(), r#type: AttributeType::String as i32, ..Default::default() };
+        let got = one(&format!("pad-{mode}"), "Pad", vec![In::Data("x", f(&[2, 3], x.clone())), In::Init("p", i64s(&[4], vec![0, 1, 0, 2]))], vec![attr]);
+        assert_eq!(got, f(&[2, 6], want), "{mode}");
+    }
+    let mirror = AttributeProto { name: "mode".into(), s: b"mirror".to_vec(), r#type: AttributeType::String as i32, ..Default::default() };
+    let m = model(vec![node("Pad", "p", &["x", "p"], &["y"], vec![mirror])], vec![init_i64("p", &[2], &[1, 1])], vec![vi("x", &[3])], vec![vi("y", &[5])], 18);
     let err = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
-    assert_eq!(err, "ONNX op `Pad` (node `reflect`): attribute `mode` is `reflect`; only `constant` is supported");
+    assert_eq!(err, "ONNX op `Pad` (node `p`): attribute `mode` is `mirror`; expected constant, edge, reflect or wrap");
 }
 
 #[test]

@@ -113,6 +113,9 @@ pub(super) fn arithmetic(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R
             return lw.define(ctx, 0, Value::Const(c));
         }
     }
+    if op == BinaryOp::Pow && input_dtype(lw, ctx, 0)? != input_dtype(lw, ctx, 1)? {
+        return mixed_pow(lw, ctx);
+    }
     let ((lhs, ls), (rhs, rs), dtype, out) = same_typed_pair(lw, ctx)?;
     if define_if_empty(lw, ctx, &out, dtype)? {
         return Ok(());
@@ -136,6 +139,63 @@ pub(super) fn arithmetic(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R
         }
         other => Err(ctx.err(format!("{} operands are not supported; f32, i64 and i32 are", other.name()))),
     }
+}
+
+/// The element type of input `i`.
+fn input_dtype(lw: &Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<DType, ImportError> {
+    let (_, v) = lw.input(ctx, i)?;
+    Ok(match v {
+        Value::Const(c) => c.data.dtype(),
+        Value::Data { storage, .. } => lw.storages[storage].dtype,
+    })
+}
+
+/// Input `i` converted to `to`: folded for a constant, a cast thunk into
+/// scratch for data, the input itself when it already has that type.
+fn input_as(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize, to: DType) -> Result<(usize, Vec<usize>), ImportError> {
+    if let Some(c) = lw.const_input(ctx, i)? {
+        if let Some(converted) = fold::cast(&c, to) {
+            let name = format!("{}.{}", ctx.input_name(i).unwrap_or_default(), to.name());
+            return Ok((lw.add_param(&name, &converted)?, converted.shape));
+        }
+    }
+    let (id, shape, from) = lw.typed_input(ctx, i)?;
+    if from == to {
+        return Ok((id, shape));
+    }
+    let name = format!("{}.{}", lw.storages[id].name, to.name());
+    let dst = lw.scratch_storage(&name, shape.clone(), to)?;
+    lw.emit(ctx, cast_thunk(id, dst, numel(ctx, &shape)?, from, to));
+    Ok((dst, shape))
+}
+
+/// `Pow` of a base and an exponent of different types, as the spec's
+/// reference computes it: in floating point, the result in the base's
+/// type. Integers go to f32, exactly up to 2^24 in magnitude; a larger
+/// integer exponent rounds, which can change a result only where it is
+/// already 0, infinite, or a power of -1 or 1 (documented in
+/// docs/onnx.md). An integer result truncates toward zero, as a cast does.
+fn mixed_pow(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    let base_type = input_dtype(lw, ctx, 0)?;
+    if !matches!(base_type, DType::F32 | DType::I64 | DType::I32) || !matches!(input_dtype(lw, ctx, 1)?, DType::F32 | DType::I64 | DType::I32) {
+        return Err(ctx.err("Pow supports f32, i64 and i32 operands"));
+    }
+    let (base, bs) = input_as(lw, ctx, 0, DType::F32)?;
+    let (exp, es) = input_as(lw, ctx, 1, DType::F32)?;
+    let out = broadcast(&bs, &es).ok_or_else(|| ctx.err(format!("shapes {bs:?} and {es:?} do not broadcast")))?;
+    if define_if_empty(lw, ctx, &out, base_type)? {
+        return Ok(());
+    }
+    if base_type == DType::F32 {
+        let dst = lw.output_storage(ctx, 0, out.clone())?;
+        lw.emit(ctx, binary_thunk(ctx, (base, &bs), (exp, &es), dst, &out, BinaryOp::Pow, 4)?);
+        return lw.define(ctx, 0, Value::Data { storage: dst, shape: out });
+    }
+    let wide = lw.scratch_storage(&format!("{}.f32", ctx.node.output[0]), out.clone(), DType::F32)?;
+    lw.emit(ctx, binary_thunk(ctx, (base, &bs), (exp, &es), wide, &out, BinaryOp::Pow, 4)?);
+    let dst = lw.output_storage_typed(ctx, 0, out.clone(), base_type)?;
+    lw.emit(ctx, cast_thunk(wide, dst, numel(ctx, &out)?, DType::F32, base_type));
+    lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
 }
 
 /// `Equal`, `Less`, `Greater`, `LessOrEqual`, `GreaterOrEqual` → bool.

@@ -402,7 +402,7 @@ fn slice_value(lw: &mut Lowerer, ctx: &NodeCtx<'_>, input: &Value, parts: &[Axis
         return Ok(Value::Data { storage: view, shape: out_dims });
     }
     if parts.iter().any(|p| p.step < 0) {
-        return Err(ctx.err("negative steps over data are not supported (only over constants)"));
+        return reversed_slice(lw, ctx, input, parts, dest);
     }
     let src = lw.add_view(storage, base * eb, vec![total - base]);
     let dst = dest_storage(lw, ctx, dest, out_dims.clone(), dtype)?;
@@ -433,6 +433,48 @@ fn slice_value(lw: &mut Lowerer, ctx: &NodeCtx<'_>, input: &Value, parts: &[Axis
     };
     lw.emit(ctx, thunk);
     Ok(Value::Data { storage: dst, shape: out_dims })
+}
+
+/// A slice with negative steps: the other axes sliced first, then one
+/// `GatherAxis` per backward axis with its (constant) index list.
+fn reversed_slice(lw: &mut Lowerer, ctx: &NodeCtx<'_>, input: &Value, parts: &[AxisSlice], dest: &Dest) -> Result<Value, ImportError> {
+    let shape = value_shape(input);
+    let backward: Vec<usize> = (0..parts.len()).filter(|&d| parts[d].step < 0).collect();
+    let forward: Vec<AxisSlice> = parts
+        .iter()
+        .zip(&shape)
+        .map(|(p, &n)| if p.step < 0 { AxisSlice { start: 0, count: n, step: 1 } } else { *p })
+        .collect();
+    let name = ctx.node.output.first().cloned().unwrap_or_default();
+    let mut cur = slice_value(lw, ctx, input, &forward, &Dest::Scratch(format!("{name}.forward")))?;
+    for (k, &d) in backward.iter().enumerate() {
+        let cur_shape = value_shape(&cur);
+        let p = parts[d];
+        let indices: Vec<i64> = (0..p.count as i64).map(|i| p.start + i * p.step).collect();
+        let idx = lw.add_param(&format!("{name}.reversed{d}"), &ConstTensor { shape: vec![p.count], data: ConstData::I64(indices) })?;
+        let Value::Data { storage: src, .. } = cur else { unreachable!("data in, data out") };
+        let mut out_shape = cur_shape.clone();
+        out_shape[d] = p.count;
+        let dtype = lw.storages[src].dtype;
+        let step_dest = if k + 1 == backward.len() { dest } else { &Dest::Scratch(format!("{name}.reversed{d}.out")) };
+        let dst = dest_storage(lw, ctx, step_dest, out_shape.clone(), dtype)?;
+        lw.emit(
+            ctx,
+            Thunk::GatherAxis {
+                src,
+                indices: idx,
+                dst,
+                outer: numel(ctx, &cur_shape[..d])?,
+                axis_dim: cur_shape[d],
+                inner: numel(ctx, &cur_shape[d + 1..])?,
+                num_indices: p.count,
+                elem_bytes: dtype.size(),
+                index_dtype: DType::I64,
+            },
+        );
+        cur = Value::Data { storage: dst, shape: out_shape };
+    }
+    Ok(cur)
 }
 
 /// Defines output `i` as the slice `parts` of `input`.
@@ -506,8 +548,8 @@ pub(super) fn split(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 /// the pad value, the tensor, and another block; negative pads crop first.
 pub(super) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let mode = ctx.string_attr("mode").unwrap_or_else(|| "constant".to_string());
-    if mode != "constant" {
-        return Err(ctx.bad_attr("mode", format!("is `{mode}`; only `constant` is supported")));
+    if !matches!(mode.as_str(), "constant" | "edge" | "reflect" | "wrap") {
+        return Err(ctx.bad_attr("mode", format!("is `{mode}`; expected constant, edge, reflect or wrap")));
     }
     let (_, input) = lw.input(ctx, 0)?;
     let shape = value_shape(&input);
@@ -565,38 +607,74 @@ pub(super) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let mut cur_shape = value_shape(&cur);
     let padded: Vec<usize> = (0..rank).filter(|&d| before[d] > 0 || after[d] > 0).collect();
     for (k, &d) in padded.iter().enumerate() {
-        let mut pieces: Vec<ConstTensor> = Vec::new();
-        for amount in [before[d], after[d]] {
-            let mut block = cur_shape.clone();
-            block[d] = amount.max(0) as usize;
-            pieces.push(fold::fill(&block, &value.data));
+        let (b, e) = (before[d].max(0) as usize, after[d].max(0) as usize);
+        let len = cur_shape[d];
+        // The source index of each padded position along `d`, for the
+        // modes that copy the tensor's own elements.
+        let sources: Option<(Vec<usize>, Vec<usize>)> = match mode.as_str() {
+            "constant" => None,
+            _ if len == 0 => return Err(ctx.err(format!("cannot pad an empty axis in `{mode}` mode"))),
+            "edge" => Some((vec![0; b], vec![len - 1; e])),
+            "reflect" if b >= len || e >= len => {
+                return Err(ctx.err(format!("reflect pads ({b}, {e}) must be below the axis size {len}")))
+            }
+            "reflect" => Some(((1..=b).rev().collect(), (0..e).map(|i| len - 2 - i).collect())),
+            _ => Some(((0..b).map(|i| (len - b % len + i) % len).collect(), (0..e).map(|i| i % len).collect())),
+        };
+        let mut pieces: Vec<Value> = Vec::new();
+        match &sources {
+            None => {
+                let mut block = cur_shape.clone();
+                block[d] = b;
+                pieces.push(Value::Const(fold::fill(&block, &value.data)));
+                pieces.push(cur.clone());
+                block[d] = e;
+                pieces.push(Value::Const(fold::fill(&block, &value.data)));
+            }
+            Some((lo, hi)) => {
+                let one = |lw: &mut Lowerer, i: usize| -> Result<Value, ImportError> {
+                    let mut parts: Vec<AxisSlice> = cur_shape.iter().map(|&n| AxisSlice { start: 0, count: n, step: 1 }).collect();
+                    parts[d] = AxisSlice { start: i as i64, count: 1, step: 1 };
+                    slice_value(lw, ctx, &cur, &parts, &Dest::Scratch(format!("{output}.pad{d}.at{i}")))
+                };
+                for &i in lo {
+                    pieces.push(one(lw, i)?);
+                }
+                pieces.push(cur.clone());
+                for &i in hi {
+                    pieces.push(one(lw, i)?);
+                }
+            }
         }
         let mut out_shape = cur_shape.clone();
-        out_shape[d] += pieces[0].shape[d] + pieces[1].shape[d];
+        out_shape[d] += b + e;
         let outer = numel(ctx, &out_shape[..d])?;
-        if let Value::Const(c) = &cur {
-            let data = concat_consts(&[&pieces[0], c, &pieces[1]], d, outer).ok_or_else(|| ctx.err("pad value type differs"))?;
+        if pieces.iter().all(|p| matches!(p, Value::Const(_))) {
+            let consts: Vec<&ConstTensor> = pieces
+                .iter()
+                .map(|p| match p {
+                    Value::Const(c) => c,
+                    Value::Data { .. } => unreachable!("all constant"),
+                })
+                .collect();
+            let data = concat_consts(&consts, d, outer).ok_or_else(|| ctx.err("pad value type differs"))?;
             cur = Value::Const(ConstTensor { shape: out_shape.clone(), data });
             cur_shape = out_shape;
             continue;
         }
-        let Value::Data { storage, .. } = cur else { unreachable!("constants continue above") };
-        let dtype = lw.storages[storage].dtype;
         let mut inputs = Vec::new();
         let mut inner = Vec::new();
+        let mut dtype = DType::F32;
         let after_rows = numel(ctx, &out_shape[d + 1..])?;
-        for (j, piece) in [Some(&pieces[0]), None, Some(&pieces[1])].into_iter().enumerate() {
-            match piece {
-                Some(p) if p.shape[d] == 0 => {}
-                Some(p) => {
-                    inputs.push(lw.add_param(&format!("{output}.pad{d}.{j}"), p)?);
-                    inner.push(p.shape[d] * after_rows);
-                }
-                None => {
-                    inputs.push(storage);
-                    inner.push(cur_shape[d] * after_rows);
-                }
-            }
+        for (j, piece) in pieces.iter().enumerate() {
+            let (id, shape) = match piece {
+                Value::Const(c) if c.shape[d] == 0 => continue,
+                Value::Const(c) => (lw.add_param(&format!("{output}.pad{d}.{j}"), c)?, c.shape.clone()),
+                Value::Data { storage, shape } => (*storage, shape.clone()),
+            };
+            dtype = lw.storages[id].dtype;
+            inputs.push(id);
+            inner.push(shape[d] * after_rows);
         }
         let dest = if k + 1 == padded.len() { Dest::Output(0) } else { Dest::Scratch(format!("{output}.pad{d}")) };
         let dst = dest_storage(lw, ctx, &dest, out_shape.clone(), dtype)?;

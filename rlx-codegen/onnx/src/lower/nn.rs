@@ -162,6 +162,69 @@ pub(super) fn gelu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     activation(lw, ctx, act)
 }
 
+/// Whether the node's input 0 is `[N, C, L]`: a 1-D convolution or pooling.
+pub(super) fn is_1d(lw: &Lowerer, ctx: &NodeCtx<'_>) -> Result<bool, ImportError> {
+    let (_, v) = lw.input(ctx, 0)?;
+    Ok(match v {
+        Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.len() == 3,
+    })
+}
+
+/// A 1-D `Conv`/`MaxPool`/`AveragePool` as the 2-D one over a height of 1:
+/// the input (and weights) are viewed with a unit axis before the last,
+/// the spatial attributes lifted (`[k]` → `[1, k]`, pads `[b, e]` →
+/// `[0, b, 0, e]`), and the output viewed back. Views cost nothing.
+pub(super) fn as_2d(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    let lift = |name: &str, values: &[i64]| -> Vec<i64> {
+        match name {
+            "pads" => match values {
+                [b, e] => vec![0, *b, 0, *e],
+                other => other.to_vec(),
+            },
+            "kernel_shape" | "strides" | "dilations" => [1].iter().chain(values).copied().collect(),
+            _ => values.to_vec(),
+        }
+    };
+    let mut node = ctx.node.clone();
+    for a in &mut node.attribute {
+        a.ints = lift(&a.name, &a.ints);
+    }
+    let lifted_name = |n: &str| format!("{n}.2d");
+    for (i, input) in node.input.iter_mut().enumerate() {
+        // X and W gain the unit axis; a bias stays as it is.
+        if input.is_empty() || i > 1 {
+            continue;
+        }
+        let (_, v) = lw.input(ctx, i)?;
+        let lifted = match v {
+            Value::Data { storage, mut shape } => {
+                shape.insert(shape.len() - 1, 1);
+                Value::Data { storage, shape }
+            }
+            Value::Const(mut c) => {
+                c.shape.insert(c.shape.len() - 1, 1);
+                Value::Const(c)
+            }
+        };
+        *input = lifted_name(input);
+        lw.values.insert(input.clone(), lifted);
+    }
+    let real_outputs = std::mem::take(&mut node.output);
+    node.output = real_outputs.iter().map(|o| if o.is_empty() { o.clone() } else { lifted_name(o) }).collect();
+    let inner = NodeCtx { node: &node, label: ctx.label.clone() };
+    super::ops::lower_node(lw, &inner)?;
+    for (i, o) in real_outputs.iter().enumerate() {
+        if o.is_empty() {
+            continue;
+        }
+        let v = lw.values.get(&node.output[i]).cloned().ok_or_else(|| ctx.err("the 2-D form produced no output"))?;
+        let Value::Data { storage, mut shape } = v else { return Err(ctx.err("a 1-D output folded to a constant")) };
+        shape.remove(shape.len() - 2);
+        lw.define(ctx, i, Value::Data { storage, shape })?;
+    }
+    Ok(())
+}
+
 /// A 2-D spatial attribute (`strides`, `dilations`): `[1, 1]` when absent.
 fn pair_attr(ctx: &NodeCtx<'_>, name: &str) -> Result<[usize; 2], ImportError> {
     match ctx.ints_attr(name) {
@@ -426,7 +489,19 @@ pub(super) fn batch_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 /// contiguous range of axes → `Reduce` over `[outer, axis_dim, inner]`.
 pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
     ctx.expect_arity(1, 2)?;
-    let (src, shape) = lw.data_input(ctx, 0)?;
+    // Max and min of bools are any/all: exact through f32 0/1.
+    let (orig, shape, dtype) = lw.typed_input(ctx, 0)?;
+    let src = orig;
+    let bools = dtype == DType::Bool && matches!(op, ReduceOp::Max | ReduceOp::Min) && !shape.contains(&0);
+    let src = if bools {
+        let t = lw.scratch_storage(&format!("{}.f32", ctx.node.output[0]), shape.clone(), DType::F32)?;
+        lw.emit(ctx, Thunk::CastBoolToF32 { src, dst: t, len: numel(ctx, &shape)? });
+        t
+    } else if dtype != DType::F32 {
+        return Err(ctx.err(format!("input is {} data; this reduction supports f32 (and bool for max/min)", dtype.name())));
+    } else {
+        src
+    };
     let rank = shape.len();
     // `ReduceSum` took its axes as an input from opset 13, the others
     // from opset 18.
@@ -455,7 +530,7 @@ pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
             })
             .collect::<Result<_, _>>()?,
         // No axes with `noop_with_empty_axes`: the identity, a view.
-        _ if noop => return lw.define(ctx, 0, Value::Data { storage: src, shape }),
+        _ if noop => return lw.define(ctx, 0, Value::Data { storage: orig, shape }),
         _ => (0..rank).collect(),
     };
     axes.sort_unstable();
@@ -468,7 +543,7 @@ pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
         })
         .collect();
     if rank == 0 {
-        return lw.define(ctx, 0, Value::Data { storage: src, shape });
+        return lw.define(ctx, 0, Value::Data { storage: orig, shape });
     }
     if shape.contains(&0) {
         // Nothing to read: the output is known. A reduction over no
@@ -499,6 +574,13 @@ pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
         let reduced: Vec<usize> = axes.iter().map(|&d| shape[d]).collect();
         (t, numel(ctx, &kept)?, numel(ctx, &reduced)?, 1)
     };
+    if bools {
+        let t = lw.scratch_storage(&format!("{}.f32max", ctx.node.output[0]), out_shape.clone(), DType::F32)?;
+        lw.emit(ctx, Thunk::Reduce { src, dst: t, outer, axis_dim, inner, op });
+        let dst = lw.output_storage_typed(ctx, 0, out_shape.clone(), DType::Bool)?;
+        lw.emit(ctx, Thunk::CastF32ToBool { src: t, dst, len: outer * inner });
+        return lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape });
+    }
     let dst = lw.output_storage(ctx, 0, out_shape.clone())?;
     lw.emit(ctx, Thunk::Reduce { src, dst, outer, axis_dim, inner, op });
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })

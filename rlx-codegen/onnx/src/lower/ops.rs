@@ -163,6 +163,7 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "HardSigmoid" => nn::hard_sigmoid(lw, ctx),
         "Gelu" => nn::gelu(lw, ctx),
         "LayerNormalization" => nn::layer_norm(lw, ctx),
+        "Conv" | "MaxPool" | "AveragePool" if nn::is_1d(lw, ctx)? => nn::as_2d(lw, ctx),
         "Conv" => nn::conv(lw, ctx),
         "MaxPool" => nn::pool(lw, ctx, ReduceOp::Max),
         "AveragePool" => nn::pool(lw, ctx, ReduceOp::Mean),
@@ -254,9 +255,13 @@ fn matmul(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     } else if a_count == batch && b_count == batch {
         Thunk::BatchedSgemm { a, b, c, batch, m, k, n, a_bcast: false, b_bcast: false }
     } else {
-        return Err(ctx.err(format!(
-            "batch broadcasting of {a_shape:?} @ {b_shape:?} is not supported (batch dims must be equal, or one side unbatched)"
-        )));
+        // Batch dims that broadcast both ways: each operand is expanded to
+        // the full batch first (one stride-0 `Transpose` each).
+        let full = |rows: usize, cols: usize| -> Vec<usize> { batch_shape.iter().copied().chain([rows, cols]).collect() };
+        let (a_full, b_full) = (full(m, k), full(k, n));
+        let a = if a_count == batch { a } else { movement::broadcast_into_scratch(lw, ctx, a, &a2, &a_full)? };
+        let b = if b_count == batch { b } else { movement::broadcast_into_scratch(lw, ctx, b, &b2, &b_full)? };
+        Thunk::BatchedSgemm { a, b, c, batch, m, k, n, a_bcast: false, b_bcast: false }
     };
     lw.emit(ctx, thunk);
     lw.define(ctx, 0, Value::Data { storage: c, shape: out_shape })
@@ -426,7 +431,12 @@ fn flatten(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (_, input) = lw.input(ctx, 0)?;
     let s = value_shape(&input).to_vec();
     let axis = ctx.int_attr("axis", 1);
-    let a = normalize_axis(axis, s.len(), 1)
+    // `axis` lies in [-rank, rank]; a negative one counts from the rank
+    // (so -1 keeps the last axis apart), not from rank + 1.
+    let rank = s.len() as i64;
+    let a = usize::try_from(if axis < 0 { axis + rank } else { axis })
+        .ok()
+        .filter(|&a| a <= s.len())
         .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {}", s.len())))?;
     let shape = vec![numel(ctx, &s[..a])?, numel(ctx, &s[a..])?];
     view(lw, ctx, input, shape)
