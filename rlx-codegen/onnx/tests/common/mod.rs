@@ -222,3 +222,54 @@ pub fn assert_close(got: &[f32], want: &[f32], tol: f32, what: &str) {
         assert!((g - w).abs() <= tol, "{what}[{i}]: got {g}, want {w} (tolerance {tol})");
     }
 }
+
+/// Imports `m` twice: with the fusion passes (the default) and without
+/// (`optimize: false`, the reference the fused schedule is tested against).
+pub fn import_fused_and_unfused(m: &ModelProto) -> (Imported, Imported) {
+    let fused = import_model(m, &ImportOptions::new(WEIGHTS)).expect("import with fusion");
+    let mut opts = ImportOptions::new(WEIGHTS);
+    opts.optimize = false;
+    let unfused = import_model(m, &opts).expect("import without fusion");
+    (fused, unfused)
+}
+
+/// How many thunks of `kind` a schedule has.
+pub fn count_kind(sched_text: &str, kind: &str) -> usize {
+    let prefix = format!("{kind} {{");
+    sched_text.lines().filter(|l| l.starts_with(&prefix)).count()
+}
+
+/// As [`run_bytes`], with inputs given as raw little-endian bytes (for
+/// integer inputs).
+pub fn run_raw(test: &str, imported: &Imported, inputs: &[(&str, Vec<u8>)], outputs: &[&str]) -> Vec<Vec<u8>> {
+    let dir = temp_dir(test);
+    std::fs::write(dir.join(WEIGHTS), &imported.weights).expect("write weights");
+    let checked = rlx_sched::check_source(&imported.sched_text, &dir)
+        .unwrap_or_else(|d| panic!("schedule does not validate:\n{}", d.render("model.sched", &imported.sched_text)));
+    let data_offset = checked.schedule.weights.as_ref().expect("weights line").data_offset;
+    let mut interp = Interpreter::new(checked.schedule, &imported.weights[data_offset..]).expect("interpreter");
+    for (name, bytes) in inputs {
+        interp.set_bytes(name, bytes).expect("set input");
+    }
+    interp.run();
+    let result = outputs.iter().map(|name| interp.bytes(name).expect("output").to_vec()).collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// The largest absolute difference between two equally long slices:
+/// equal values (infinities included) and two NaNs differ by 0, a NaN
+/// against a number by infinity.
+pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len(), "lengths differ");
+    let diff = |x: f32, y: f32| {
+        if x == y || (x.is_nan() && y.is_nan()) {
+            0.0
+        } else if x.is_nan() || y.is_nan() {
+            f32::INFINITY
+        } else {
+            (x - y).abs()
+        }
+    };
+    a.iter().zip(b).map(|(&x, &y)| diff(x, y)).fold(0.0, f32::max)
+}

@@ -1,0 +1,428 @@
+//! Attention: the subgraph exporters write for BERT-style eager attention
+//! becomes one `Attention` thunk. After lowering it reads (Reshapes are
+//! views, so they leave no thunk):
+//!
+//! ```text
+//! Qt = Transpose(q as [B,S,H,D], perm 0,2,1,3)     [B,H,S,D]    (optionally Qt = Mul(Qt, c_q))
+//! Kt = Transpose(k as [B,KV,H,D], perm 0,2,3,1)    [B,H,D,KV]   (optionally Kt = Mul(Kt, c_k))
+//! Vt = Transpose(v as [B,KV,H,Dv], perm 0,2,1,3)   [B,H,KV,Dv]
+//! S  = BatchedSgemm(Qt, Kt)                        [B,H,S,KV]
+//! S  = Mul(S, c) or Div(S, c)                      (optional)
+//! S  = Add(S, mask)                                (optional, any broadcast, either order)
+//! P  = Softmax(S) over the last axis
+//! O  = BatchedSgemm(P, Vt)                         [B,H,S,Dv]
+//! out = Transpose(O, perm 0,2,1,3)                 [B,S,H,Dv]
+//! ```
+//!
+//! The `Attention` reads `q`, `k` and `v` in place (BSHD, row strides
+//! `H*D`, `H*D`, `H*Dv`), scales by `c_q * c_k * c` (`1/c` for the `Div`),
+//! adds the mask as a `bias` and writes `out` directly. The kernel adds
+//! the mask to the scaled scores before its softmax exactly as the graph
+//! does, so a hidden key (bias `-3.4e38` or `-inf`) gets the same zero
+//! weight and a row hiding every key the same uniform (or zero) weights.
+//!
+//! The kernel wants the mask as `[B, H, S, KV]`; a mask the graph
+//! broadcasts (over heads, or a `[B, 1, 1, KV]` key-padding row) is
+//! materialised once by a `Transpose` with stride-0 axes into a new
+//! scratch buffer, before the first attention that reads it, and shared
+//! by every attention reading the same mask the same way.
+//!
+//! Any deviation leaves the graph as it is: another permutation, an
+//! intermediate read by another thunk (or a graph output), a softmax over
+//! another axis, the scale after the mask, a batch-broadcast product.
+
+use std::collections::BTreeSet;
+
+use rlx_sched::{BinaryOp, DType, MaskKind, Role, Thunk};
+
+use super::{binary, fused_comment, is_private, Arg, Rewrite, Uses};
+use crate::lower::{Lowered, LoweredThunk, Storage};
+
+/// The sizes of one attention.
+#[derive(Clone, Copy, Debug)]
+struct Dims {
+    batch: usize,
+    heads: usize,
+    seq: usize,
+    kv_seq: usize,
+    head_dim: usize,
+    v_head_dim: usize,
+    /// `batch * heads * seq * kv_seq`: the scores.
+    scores: usize,
+    /// `heads * head_dim`: the row stride of q and k.
+    qk_row: usize,
+    /// `heads * v_head_dim`: the row stride of v.
+    v_row: usize,
+}
+
+/// How the graph's score `Add` reads its mask operand.
+#[derive(Clone, Debug, PartialEq)]
+struct MaskRead {
+    storage: usize,
+    op_len: usize,
+    out_dims: Vec<usize>,
+    strides: Vec<usize>,
+    /// The thunk that reads it (the `Add`).
+    read_at: usize,
+}
+
+/// A matched attention.
+#[derive(Clone, Debug)]
+struct Site {
+    /// Every thunk of the pattern; the `Attention` goes where the last
+    /// one (the output transpose, `out_at`) was.
+    thunks: Vec<usize>,
+    out_at: usize,
+    q: usize,
+    k: usize,
+    v: usize,
+    out: usize,
+    mask: Option<MaskRead>,
+    dims: Dims,
+    scale: f32,
+}
+
+/// A mask materialised as `[batch, heads, seq, kv_seq]` for the kernel.
+struct Broadcast {
+    /// How the graph read it.
+    read: MaskRead,
+    /// The number of scores.
+    len: usize,
+    /// The new storage.
+    dst: usize,
+    /// Index of the first thunk (an attention) reading `dst`: the
+    /// broadcast goes right before it.
+    at: usize,
+}
+
+/// A product of matrices: `Sgemm` as a batch of one.
+#[derive(Clone, Copy, Debug)]
+struct Product {
+    a: usize,
+    b: usize,
+    c: usize,
+    batch: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+}
+
+fn product(thunk: &Thunk<usize>) -> Option<Product> {
+    match *thunk {
+        Thunk::BatchedSgemm { a, b, c, batch, m, k, n, a_bcast: false, b_bcast: false } => {
+            Some(Product { a, b, c, batch, m, k, n })
+        }
+        Thunk::Sgemm { a, b, c, m, k, n } => Some(Product { a, b, c, batch: 1, m, k, n }),
+        _ => None,
+    }
+}
+
+/// The product of `xs`, `None` on overflow.
+fn prod(xs: &[usize]) -> Option<usize> {
+    xs.iter().try_fold(1usize, |acc, &x| acc.checked_mul(x))
+}
+
+/// When `thunk` is the f32 `Transpose` writing `dst` with output dims
+/// `dims` that reads its source with `strides` (on every axis longer than
+/// one; a size-1 axis never steps): its source.
+fn head_transpose(thunk: &Thunk<usize>, dst: usize, dims: [usize; 4], strides: [Option<usize>; 4]) -> Option<usize> {
+    let Thunk::Transpose { src, dst: d, in_total, ref out_dims, ref in_strides, elem_bytes: 4 } = *thunk else {
+        return None;
+    };
+    let same_read = in_strides.len() == 4 && (0..4).all(|i| dims[i] == 1 || Some(in_strides[i]) == strides[i]);
+    (d == dst && out_dims.as_slice() == dims && Some(in_total) == prod(&dims) && same_read).then_some(src)
+}
+
+/// Runs the pass.
+pub(super) fn fuse_attention(lowered: &mut Lowered) {
+    let uses = Uses::new(lowered);
+    let mut rewrite = Rewrite::new(lowered.thunks.len());
+    let mut sites = Vec::new();
+    for t in 0..lowered.thunks.len() {
+        if let Some(site) = match_at(lowered, &uses, t).filter(|s| rewrite.free(&s.thunks)) {
+            rewrite.remove(&site.thunks);
+            sites.push(site);
+        }
+    }
+    // One materialised mask per distinct (mask, read pattern, length).
+    let mut shared: Vec<Broadcast> = Vec::new();
+    let mut masks = Vec::with_capacity(sites.len());
+    for site in &sites {
+        let len = site.dims.scores;
+        let operand = match &site.mask {
+            None => None,
+            Some(m)
+                if m.op_len == len && rlx_sched::plan::reads_identically(len, m.op_len, &m.out_dims, &m.strides) =>
+            {
+                Some(m.storage)
+            }
+            Some(m) => {
+                let same = |b: &&mut Broadcast| {
+                    let r = &b.read;
+                    b.len == len
+                        && r.storage == m.storage
+                        && r.op_len == m.op_len
+                        && r.out_dims == m.out_dims
+                        && r.strides == m.strides
+                };
+                if let Some(b) = shared.iter_mut().find(same) {
+                    b.at = b.at.min(site.out_at);
+                    Some(b.dst)
+                } else {
+                    let dst = add_mask_storage(lowered, m.storage, site.dims);
+                    shared.push(Broadcast { read: m.clone(), len, dst, at: site.out_at });
+                    Some(dst)
+                }
+            }
+        };
+        masks.push(operand);
+    }
+    for b in shared {
+        let name = &lowered.storages[b.read.storage].name;
+        let comment = format!("attention mask `{name}` broadcast to [batch, heads, seq, kv_seq] (attention fusion)");
+        rewrite.insert_before(b.at, LoweredThunk { thunk: broadcast(&b.read, b.dst, b.len), comment });
+    }
+    for (site, mask) in sites.iter().zip(masks) {
+        let d = site.dims;
+        let thunk = Thunk::Attention {
+            q: site.q,
+            k: site.k,
+            v: site.v,
+            mask,
+            out: site.out,
+            batch: d.batch,
+            seq: d.seq,
+            kv_seq: d.kv_seq,
+            heads: d.heads,
+            head_dim: d.head_dim,
+            v_head_dim: d.v_head_dim,
+            mask_kind: if mask.is_some() { MaskKind::Bias } else { MaskKind::None },
+            scale: site.scale,
+            softcap: 0.0,
+            q_row_stride: d.qk_row,
+            k_row_stride: d.qk_row,
+            v_row_stride: d.v_row,
+            bhsd: false,
+            kv_heads: d.heads,
+        };
+        let comment = fused_comment("attention", &lowered.thunks, &site.thunks);
+        rewrite.insert_before(site.out_at, LoweredThunk { thunk, comment });
+    }
+    rewrite.apply(lowered);
+}
+
+/// The `Transpose` writing mask `m` as read for `len` scores into `dst`:
+/// output element `i` is the mask element the graph's `Add` read for
+/// score `i`.
+fn broadcast(m: &MaskRead, dst: usize, len: usize) -> Thunk<usize> {
+    let (out_dims, in_strides) = if m.out_dims.is_empty() {
+        // Flat form: score `i` reads mask element `i % op_len`.
+        (vec![len / m.op_len, m.op_len], vec![0, 1])
+    } else {
+        (m.out_dims.clone(), m.strides.clone())
+    };
+    Thunk::Transpose { src: m.storage, dst, in_total: m.op_len, out_dims, in_strides, elem_bytes: 4 }
+}
+
+/// A new scratch storage for the `[batch, heads, seq, kv_seq]` form of
+/// mask storage `mask`, named after it.
+fn add_mask_storage(lowered: &mut Lowered, mask: usize, d: Dims) -> usize {
+    let taken: BTreeSet<&str> = lowered.storages.iter().map(|s| s.name.as_str()).collect();
+    let base = format!("{}_heads", crate::names::sanitize(&lowered.storages[mask].name));
+    let mut name = base.clone();
+    let mut n = 2;
+    while taken.contains(name.as_str()) {
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    lowered.storages.push(Storage {
+        name,
+        shape: vec![d.batch, d.heads, d.seq, d.kv_seq],
+        dtype: DType::F32,
+        role: Role::Scratch,
+        data: None,
+        view: None,
+        viewed: false,
+    });
+    lowered.storages.len() - 1
+}
+
+/// The attention whose softmax is thunk `sm_at`.
+fn match_at(l: &Lowered, u: &Uses, sm_at: usize) -> Option<Site> {
+    let Thunk::Softmax { src: scores, dst: probs, rows, cols: kv_seq } = l.thunks[sm_at].thunk else {
+        return None;
+    };
+    // P @ V, then the merge of the heads.
+    let pv_at = u.sole_reader(probs, sm_at)?;
+    let pv = product(&l.thunks[pv_at].thunk).filter(|p| p.a == probs && p.k == kv_seq)?;
+    let out_at = u.sole_reader(pv.c, pv_at)?;
+    let Thunk::Transpose { src: o, dst: out, ref out_dims, .. } = l.thunks[out_at].thunk else { return None };
+    let &[batch, seq, heads, v_head_dim] = out_dims.as_slice() else { return None };
+    let merged = [prod(&[heads, seq, v_head_dim]), Some(v_head_dim), prod(&[seq, v_head_dim]), Some(1)];
+    let bsh = [batch, seq, heads, v_head_dim];
+    let shapes_agree = o == pv.c
+        && pv.n == v_head_dim
+        && pv.m == seq
+        && Some(pv.batch) == prod(&[batch, heads])
+        && Some(rows) == prod(&[batch, heads, seq]);
+    if !shapes_agree || head_transpose(&l.thunks[out_at].thunk, out, bsh, merged).is_none() {
+        return None;
+    }
+    let vt_at = u.sole_writer(pv.b)?;
+    let v_dims = [batch, heads, kv_seq, v_head_dim];
+    let v_row = prod(&[heads, v_head_dim])?;
+    let v_strides = [prod(&[kv_seq, v_row]), Some(v_head_dim), Some(v_row), Some(1)];
+    let v = head_transpose(&l.thunks[vt_at].thunk, pv.b, v_dims, v_strides)?;
+    // The scores, back from the softmax to Q @ K^T.
+    let len = prod(&[rows, kv_seq])?;
+    let path = trace_scores(l, u, scores, sm_at, len, true, true)?;
+    let qk = product(&l.thunks[path.qk_at].thunk)?;
+    let head_dim = qk.k;
+    if qk.batch != pv.batch || qk.m != seq || qk.n != kv_seq {
+        return None;
+    }
+    let (qt_at, q_scale, q_thunks) = trace_head(l, u, qk.a, path.qk_at, prod(&[batch, heads, seq, head_dim])?)?;
+    let (kt_at, k_scale, k_thunks) = trace_head(l, u, qk.b, path.qk_at, prod(&[batch, heads, head_dim, kv_seq])?)?;
+    let qk_row = prod(&[heads, head_dim])?;
+    let q_strides = [prod(&[seq, qk_row]), Some(head_dim), Some(qk_row), Some(1)];
+    let k_strides = [prod(&[kv_seq, qk_row]), Some(head_dim), Some(1), Some(qk_row)];
+    let q = head_transpose(&l.thunks[qt_at].thunk, transpose_dst(l, qt_at)?, [batch, heads, seq, head_dim], q_strides)?;
+    let k =
+        head_transpose(&l.thunks[kt_at].thunk, transpose_dst(l, kt_at)?, [batch, heads, head_dim, kv_seq], k_strides)?;
+    let private = [(probs, sm_at, pv_at), (pv.c, pv_at, out_at), (pv.b, vt_at, pv_at)];
+    if !private.iter().all(|&(id, p, c)| is_private(l, u, id, p, c)) {
+        return None;
+    }
+    let scale = path.scale * q_scale * k_scale;
+    if !scale.is_finite() || scale == 0.0 {
+        return None;
+    }
+    // The attention reads q, k, v and the mask at `out_at`: none may be
+    // written from where the pattern read it until then. The mask may be
+    // shared with later attentions: nothing may write it after its read.
+    let mut external = vec![(q, qt_at, out_at), (k, kt_at, out_at), (v, vt_at, out_at)];
+    if let Some(m) = &path.mask {
+        external.push((m.storage, m.read_at, usize::MAX));
+    }
+    let stable = external.iter().all(|&(id, from, to)| !u.written_within(id, from, to));
+    let inputs = [Some(q), Some(k), Some(v), path.mask.as_ref().map(|m| m.storage)];
+    let all_f32 = inputs.iter().flatten().chain([&out]).all(|&id| l.storages[id].dtype == DType::F32);
+    if !stable || !all_f32 || u.writers[out] != [out_at] || inputs.contains(&Some(out)) {
+        return None;
+    }
+    let mut thunks = vec![qt_at, kt_at, vt_at, path.qk_at, sm_at, pv_at, out_at];
+    thunks.extend(q_thunks.into_iter().chain(k_thunks).chain(path.thunks));
+    thunks.sort_unstable();
+    thunks.dedup();
+    let dims = Dims { batch, heads, seq, kv_seq, head_dim, v_head_dim, scores: len, qk_row, v_row };
+    Some(Site { thunks, out_at, q, k, v, out, mask: path.mask, dims, scale })
+}
+
+/// The storage a `Transpose` thunk writes.
+fn transpose_dst(l: &Lowered, at: usize) -> Option<usize> {
+    match l.thunks[at].thunk {
+        Thunk::Transpose { dst, .. } => Some(dst),
+        _ => None,
+    }
+}
+
+/// The path from `Q @ K^T` to the softmax.
+struct ScorePath {
+    qk_at: usize,
+    scale: f32,
+    mask: Option<MaskRead>,
+    /// The scale and mask thunks.
+    thunks: Vec<usize>,
+}
+
+/// Follows the `len` scores in storage `cur`, read by thunk `consumer`,
+/// back to their product, through at most a mask add (nearest the
+/// softmax) and a scale before it.
+fn trace_scores(
+    l: &Lowered,
+    u: &Uses,
+    cur: usize,
+    consumer: usize,
+    len: usize,
+    allow_mask: bool,
+    allow_scale: bool,
+) -> Option<ScorePath> {
+    let w = u.sole_writer(cur)?;
+    if !is_private(l, u, cur, w, consumer) {
+        return None;
+    }
+    let thunk = &l.thunks[w].thunk;
+    if product(thunk).is_some() {
+        return Some(ScorePath { qk_at: w, scale: 1.0, mask: None, thunks: Vec::new() });
+    }
+    let b = binary(l, thunk).filter(|b| b.len == len && b.dst == cur)?;
+    let mut path = match b.op {
+        BinaryOp::Add if allow_mask => {
+            let Thunk::BinaryFull {
+                lhs_len,
+                rhs_len,
+                ref out_dims_bcast,
+                ref bcast_lhs_strides,
+                ref bcast_rhs_strides,
+                ..
+            } = *thunk
+            else {
+                return None;
+            };
+            let sides = [(b.lhs, b.rhs, rhs_len, bcast_rhs_strides), (b.rhs, b.lhs, lhs_len, bcast_lhs_strides)];
+            sides.into_iter().find_map(|(scores, mask, op_len, strides)| {
+                let usable = scores.arg == Arg::Full
+                    && mask.id != scores.id
+                    && l.storages[mask.id].dtype == DType::F32
+                    && op_len > 0
+                    && len.is_multiple_of(op_len);
+                let mut path = usable.then(|| trace_scores(l, u, scores.id, w, len, false, allow_scale)).flatten()?;
+                path.mask = Some(MaskRead {
+                    storage: mask.id,
+                    op_len,
+                    out_dims: out_dims_bcast.clone(),
+                    strides: strides.clone(),
+                    read_at: w,
+                });
+                Some(path)
+            })?
+        }
+        BinaryOp::Mul if allow_scale => b.both_ways().into_iter().find_map(|(scores, c)| {
+            let Arg::Const(c) = c.arg else { return None };
+            let mut path = (scores.arg == Arg::Full).then(|| trace_scores(l, u, scores.id, w, len, false, false))??;
+            path.scale = c;
+            Some(path)
+        })?,
+        BinaryOp::Div if allow_scale => {
+            let (Arg::Full, Arg::Const(c)) = (b.lhs.arg, b.rhs.arg) else { return None };
+            let mut path = trace_scores(l, u, b.lhs.id, w, len, false, false)?;
+            path.scale = 1.0 / c;
+            path
+        }
+        _ => return None,
+    };
+    path.thunks.push(w);
+    Some(path)
+}
+
+/// Follows the `len`-element head tensor `id`, read by thunk `consumer`,
+/// back to the `Transpose` that wrote it, through at most one `Mul` by a
+/// constant: that transpose, the constant (1 without the `Mul`) and the
+/// thunks passed.
+fn trace_head(l: &Lowered, u: &Uses, id: usize, consumer: usize, len: usize) -> Option<(usize, f32, Vec<usize>)> {
+    let w = u.sole_writer(id)?;
+    if !is_private(l, u, id, w, consumer) {
+        return None;
+    }
+    if matches!(l.thunks[w].thunk, Thunk::Transpose { .. }) {
+        return Some((w, 1.0, vec![w]));
+    }
+    let b = binary(l, &l.thunks[w].thunk).filter(|b| b.op == BinaryOp::Mul && b.len == len && b.dst == id)?;
+    let (head, c) = b.both_ways().into_iter().find_map(|(this, other)| match (this.arg, other.arg) {
+        (Arg::Full, Arg::Const(c)) => Some((this.id, c)),
+        _ => None,
+    })?;
+    let t = u.sole_writer(head)?;
+    let is_transpose = matches!(l.thunks[t].thunk, Thunk::Transpose { .. });
+    (is_transpose && is_private(l, u, head, t, w)).then(|| (t, c, vec![t, w]))
+}

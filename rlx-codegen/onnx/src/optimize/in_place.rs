@@ -1,0 +1,62 @@
+//! In place: an `Activation`, `Softmax`, `BinaryFull` or
+//! `ElementwiseRegion` whose input is a scratch buffer read for the last
+//! time by that thunk writes over that input (an exact alias, which the
+//! validator allows for these kinds: each reads element `i` before it
+//! writes element `i`) instead of a new buffer.
+
+use rlx_sched::Thunk;
+
+use super::producers::{merge, mergeable, Liveness};
+use super::{compact, remap};
+use crate::lower::Lowered;
+
+/// Runs the pass.
+pub(super) fn work_in_place(lowered: &mut Lowered) {
+    let n = lowered.storages.len();
+    let mut alias: Vec<usize> = (0..n).collect();
+    let mut live = Liveness::new(&lowered.thunks, n);
+    let mut thunks = std::mem::take(&mut lowered.thunks);
+    for (t, lt) in thunks.iter_mut().enumerate() {
+        let thunk = std::mem::replace(&mut lt.thunk, Thunk::Nop {});
+        lt.thunk = remap(thunk, &alias);
+        let ok = |src: usize, dst: usize| mergeable(&lowered.storages, &live, t, src, dst);
+        let in_place = match &lt.thunk {
+            Thunk::Activation { src, dst, .. } | Thunk::Softmax { src, dst, .. } => Some((*src, *dst)),
+            Thunk::BinaryFull {
+                lhs,
+                rhs,
+                dst,
+                len,
+                lhs_len,
+                rhs_len,
+                out_dims_bcast,
+                bcast_lhs_strides,
+                bcast_rhs_strides,
+                ..
+            } => {
+                let identical = |op_len: usize, strides: &[usize]| {
+                    op_len == *len && rlx_sched::plan::reads_identically(*len, op_len, out_dims_bcast, strides)
+                };
+                if identical(*lhs_len, bcast_lhs_strides) && ok(*lhs, *dst) {
+                    Some((*lhs, *dst))
+                } else if identical(*rhs_len, bcast_rhs_strides) {
+                    Some((*rhs, *dst))
+                } else {
+                    None
+                }
+            }
+            // Every input of a region is read element for element.
+            Thunk::ElementwiseRegion { inputs, dst, .. } => inputs.iter().find(|&&i| ok(i, *dst)).map(|&i| (i, *dst)),
+            _ => None,
+        };
+        if let Some((src, dst)) = in_place {
+            if ok(src, dst) {
+                merge(lowered, &mut alias, &mut live, src, dst);
+                let thunk = std::mem::replace(&mut lt.thunk, Thunk::Nop {});
+                lt.thunk = remap(thunk, &alias);
+            }
+        }
+    }
+    lowered.thunks = thunks;
+    compact(lowered, &alias);
+}
