@@ -57,9 +57,8 @@ fn plan_arena(lowered: &Lowered) -> (Vec<Option<usize>>, usize, usize) {
             last[id] = last[id].max(t);
         }
     }
-    let arena_ids: Vec<usize> = (0..n)
-        .filter(|&i| lowered.storages[i].role != Role::Param && lowered.storages[i].view.is_none())
-        .collect();
+    let arena_ids: Vec<usize> =
+        (0..n).filter(|&i| lowered.storages[i].role != Role::Param && lowered.storages[i].view.is_none()).collect();
     let items: Vec<Interval> = arena_ids
         .iter()
         .map(|&i| {

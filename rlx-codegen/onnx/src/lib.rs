@@ -51,7 +51,13 @@ pub struct ImportOptions {
 impl ImportOptions {
     /// Options naming the weights file, everything else by default.
     pub fn new(weights_file: impl Into<String>) -> Self {
-        ImportOptions { model_name: None, weights_file: weights_file.into(), shapes: Vec::new(), consts: Vec::new(), optimize: true }
+        ImportOptions {
+            model_name: None,
+            weights_file: weights_file.into(),
+            shapes: Vec::new(),
+            consts: Vec::new(),
+            optimize: true,
+        }
     }
 }
 

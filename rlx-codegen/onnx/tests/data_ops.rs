@@ -110,10 +110,7 @@ fn run_graph(test: &str, nodes: Vec<NodeProto>, inputs: Vec<In>, outputs: &[&str
         }
     }
     // Outputs without a declared shape: inference decides it.
-    let outs = outputs
-        .iter()
-        .map(|n| ValueInfoProto { name: n.to_string(), ..Default::default() })
-        .collect::<Vec<_>>();
+    let outs = outputs.iter().map(|n| ValueInfoProto { name: n.to_string(), ..Default::default() }).collect::<Vec<_>>();
     let m = model(nodes, inits, infos, outs, 18);
     let imported = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_or_else(|e| panic!("{test}: import: {e}"));
     let dir = temp_dir(test);
@@ -140,9 +137,12 @@ fn run_graph(test: &str, nodes: Vec<NodeProto>, inputs: Vec<In>, outputs: &[&str
 
 /// One node `op` over `inputs` (named in order), output `out`.
 fn one(test: &str, op: &str, inputs: Vec<In>, attrs: Vec<AttributeProto>) -> T {
-    let names: Vec<&str> = inputs.iter().map(|i| match i {
-        In::Data(n, _) | In::Init(n, _) => *n,
-    }).collect();
+    let names: Vec<&str> = inputs
+        .iter()
+        .map(|i| match i {
+            In::Data(n, _) | In::Init(n, _) => *n,
+        })
+        .collect();
     run_graph(test, vec![node(op, "n", &names, &["out"], attrs)], inputs, &["out"]).remove(0)
 }
 
@@ -173,18 +173,39 @@ fn integer_arithmetic_broadcasts_and_wraps() {
         ("Mul", |x, y| x.wrapping_mul(y)),
         ("Div", |x, y| x / y),
     ] {
-        let got = one(&format!("int-{op}"), op, vec![In::Data("a", i64s(&[2, 3], a.clone())), In::Data("b", i64s(&[3], b.clone()))], vec![]);
+        let got = one(
+            &format!("int-{op}"),
+            op,
+            vec![In::Data("a", i64s(&[2, 3], a.clone())), In::Data("b", i64s(&[3], b.clone()))],
+            vec![],
+        );
         let want: Vec<i64> = (0..6).map(|i| f(a[i], b[i % 3])).collect();
         assert_eq!(got, i64s(&[2, 3], want), "{op}");
     }
     // i32 is computed in i64 and narrowed: the same wrapping results.
     let a32: Vec<i32> = vec![i32::MAX, -5, 6, i32::MIN];
-    let got = one("int32-add", "Add", vec![In::Data("a", i32s(&[2, 2], a32.clone())), In::Init("b", i32s(&[2, 1], vec![1, -7]))], vec![]);
+    let got = one(
+        "int32-add",
+        "Add",
+        vec![In::Data("a", i32s(&[2, 2], a32.clone())), In::Init("b", i32s(&[2, 1], vec![1, -7]))],
+        vec![],
+    );
     assert_eq!(got, i32s(&[2, 2], vec![i32::MIN, -4, -1, i32::MAX - 6]));
-    let got = one("int32-mul", "Mul", vec![In::Data("a", i32s(&[4], a32.clone())), In::Data("b", i32s(&[4], vec![2, 3, -4, -1]))], vec![]);
+    let got = one(
+        "int32-mul",
+        "Mul",
+        vec![In::Data("a", i32s(&[4], a32.clone())), In::Data("b", i32s(&[4], vec![2, 3, -4, -1]))],
+        vec![],
+    );
     assert_eq!(got, i32s(&[4], vec![-2, -15, -24, i32::MIN]));
     // Mixed types are refused with the op named.
-    let m = model(vec![node("Add", "mix", &["a", "b"], &["y"], vec![])], vec![], vec![i64s(&[2], vec![0; 2]).info("a"), f(&[2], vec![0.0; 2]).info("b")], vec![vi("y", &[2])], 18);
+    let m = model(
+        vec![node("Add", "mix", &["a", "b"], &["y"], vec![])],
+        vec![],
+        vec![i64s(&[2], vec![0; 2]).info("a"), f(&[2], vec![0.0; 2]).info("b")],
+        vec![vi("y", &[2])],
+        18,
+    );
     let err = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
     assert_eq!(err, "ONNX op `Add` (node `mix`): inputs are i64 and f32; the op needs one type");
 }
@@ -202,19 +223,42 @@ fn comparisons_of_every_type_broadcast_to_bool() {
         ("GreaterOrEqual", |a, b| a >= b),
     ];
     for (op, cmp) in cases {
-        let got = one(&format!("cmp-f32-{op}"), op, vec![In::Data("x", f(&[2, 3], x.clone())), In::Data("y", f(&[3], y.clone()))], vec![]);
+        let got = one(
+            &format!("cmp-f32-{op}"),
+            op,
+            vec![In::Data("x", f(&[2, 3], x.clone())), In::Data("y", f(&[3], y.clone()))],
+            vec![],
+        );
         assert_eq!(got, bools(&[2, 3], (0..6).map(|i| cmp(x[i], y[i % 3])).collect()), "{op}");
         // A column against a row: a true two-sided broadcast, in i64.
         let xi: Vec<i64> = vec![1, 2, 3];
         let yi: Vec<i64> = vec![2, 1, 3, 0];
-        let got = one(&format!("cmp-i64-{op}"), op, vec![In::Data("x", i64s(&[3, 1], xi.clone())), In::Data("y", i64s(&[1, 4], yi.clone()))], vec![]);
+        let got = one(
+            &format!("cmp-i64-{op}"),
+            op,
+            vec![In::Data("x", i64s(&[3, 1], xi.clone())), In::Data("y", i64s(&[1, 4], yi.clone()))],
+            vec![],
+        );
         let want = (0..12).map(|i| cmp(xi[i / 4] as f32, yi[i % 4] as f32)).collect();
         assert_eq!(got, bools(&[3, 4], want), "{op} i64");
         // i32 against a scalar.
-        let got = one(&format!("cmp-i32-{op}"), op, vec![In::Data("x", i32s(&[3], vec![-1, 0, 1])), In::Init("y", i32s(&[], vec![0]))], vec![]);
+        let got = one(
+            &format!("cmp-i32-{op}"),
+            op,
+            vec![In::Data("x", i32s(&[3], vec![-1, 0, 1])), In::Init("y", i32s(&[], vec![0]))],
+            vec![],
+        );
         assert_eq!(got, bools(&[3], [-1, 0, 1].iter().map(|&v| cmp(v as f32, 0.0)).collect()), "{op} i32");
     }
-    let got = one("cmp-bool", "Equal", vec![In::Data("x", bools(&[4], vec![true, false, true, false])), In::Data("y", bools(&[4], vec![true, true, false, false]))], vec![]);
+    let got = one(
+        "cmp-bool",
+        "Equal",
+        vec![
+            In::Data("x", bools(&[4], vec![true, false, true, false])),
+            In::Data("y", bools(&[4], vec![true, true, false, false])),
+        ],
+        vec![],
+    );
     assert_eq!(got, bools(&[4], vec![true, false, false, true]));
 }
 
@@ -222,9 +266,15 @@ fn comparisons_of_every_type_broadcast_to_bool() {
 fn boolean_logic_and_where() {
     let a = vec![true, false, true, false, true, true];
     let b = vec![true, false, false];
-    let got = one("and", "And", vec![In::Data("a", bools(&[2, 3], a.clone())), In::Data("b", bools(&[3], b.clone()))], vec![]);
+    let got = one(
+        "and",
+        "And",
+        vec![In::Data("a", bools(&[2, 3], a.clone())), In::Data("b", bools(&[3], b.clone()))],
+        vec![],
+    );
     assert_eq!(got, bools(&[2, 3], (0..6).map(|i| a[i] && b[i % 3]).collect()));
-    let got = one("or", "Or", vec![In::Data("a", bools(&[2, 3], a.clone())), In::Data("b", bools(&[3], b.clone()))], vec![]);
+    let got =
+        one("or", "Or", vec![In::Data("a", bools(&[2, 3], a.clone())), In::Data("b", bools(&[3], b.clone()))], vec![]);
     assert_eq!(got, bools(&[2, 3], (0..6).map(|i| a[i] || b[i % 3]).collect()));
     let got = one("not", "Not", vec![In::Data("a", bools(&[2, 3], a.clone()))], vec![]);
     assert_eq!(got, bools(&[2, 3], a.iter().map(|x| !x).collect()));
@@ -236,14 +286,28 @@ fn boolean_logic_and_where() {
     let got = one(
         "where",
         "Where",
-        vec![In::Data("c", bools(&[2, 1, 3], cond.clone())), In::Data("x", f(&[4, 1], x.clone())), In::Init("z", f(&[], vec![-9.5]))],
+        vec![
+            In::Data("c", bools(&[2, 1, 3], cond.clone())),
+            In::Data("x", f(&[4, 1], x.clone())),
+            In::Init("z", f(&[], vec![-9.5])),
+        ],
         vec![],
     );
     let out = [2, 4, 3];
-    let want: Vec<f32> = (0..24).map(|i| if cond[bidx(i, &out, &[2, 1, 3])] { x[bidx(i, &out, &[4, 1])] } else { -9.5 }).collect();
+    let want: Vec<f32> =
+        (0..24).map(|i| if cond[bidx(i, &out, &[2, 1, 3])] { x[bidx(i, &out, &[4, 1])] } else { -9.5 }).collect();
     assert_eq!(got, f(&out, want));
     // Int64 values.
-    let got = one("where-i64", "Where", vec![In::Data("c", bools(&[3], vec![true, false, true])), In::Data("x", i64s(&[3], vec![1, 2, 3])), In::Data("z", i64s(&[3], vec![-1, -2, -3]))], vec![]);
+    let got = one(
+        "where-i64",
+        "Where",
+        vec![
+            In::Data("c", bools(&[3], vec![true, false, true])),
+            In::Data("x", i64s(&[3], vec![1, 2, 3])),
+            In::Data("z", i64s(&[3], vec![-1, -2, -3])),
+        ],
+        vec![],
+    );
     assert_eq!(got, i64s(&[3], vec![1, -2, 3]));
 }
 
@@ -268,9 +332,18 @@ fn casts_between_every_carried_type() {
     let got = one("cast-i32-i64", "Cast", vec![In::Data("x", i32s(&[2], vec![-1, i32::MAX]))], to(data_type::INT64));
     assert_eq!(got, i64s(&[2], vec![-1, i32::MAX as i64]));
     // Unsupported targets are named.
-    let m = model(vec![node("Cast", "c", &["x"], &["y"], to(data_type::DOUBLE))], vec![], vec![vi("x", &[2])], vec![vi("y", &[2])], 18);
+    let m = model(
+        vec![node("Cast", "c", &["x"], &["y"], to(data_type::DOUBLE))],
+        vec![],
+        vec![vi("x", &[2])],
+        vec![vi("y", &[2])],
+        18,
+    );
     let err = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
-    assert!(err.starts_with("ONNX op `Cast` (node `c`): attribute `to` is DOUBLE (11); supported targets: FLOAT, INT64"), "{err}");
+    assert!(
+        err.starts_with("ONNX op `Cast` (node `c`): attribute `to` is DOUBLE (11); supported targets: FLOAT, INT64"),
+        "{err}"
+    );
 }
 
 fn iota(n: usize) -> Vec<f32> {
@@ -279,11 +352,26 @@ fn iota(n: usize) -> Vec<f32> {
 
 #[test]
 fn expand_and_transpose_of_typed_data() {
-    let got = one("expand", "Expand", vec![In::Data("x", f(&[3, 1], vec![1.0, 2.0, 3.0])), In::Init("s", i64s(&[3], vec![2, 1, 4]))], vec![]);
+    let got = one(
+        "expand",
+        "Expand",
+        vec![In::Data("x", f(&[3, 1], vec![1.0, 2.0, 3.0])), In::Init("s", i64s(&[3], vec![2, 1, 4]))],
+        vec![],
+    );
     assert_eq!(got, f(&[2, 3, 4], (0..24).map(|i| [1.0, 2.0, 3.0][(i / 4) % 3]).collect()));
-    let got = one("expand-bool", "Expand", vec![In::Data("x", bools(&[2], vec![true, false])), In::Init("s", i64s(&[2], vec![3, 1]))], vec![]);
+    let got = one(
+        "expand-bool",
+        "Expand",
+        vec![In::Data("x", bools(&[2], vec![true, false])), In::Init("s", i64s(&[2], vec![3, 1]))],
+        vec![],
+    );
     assert_eq!(got, bools(&[3, 2], vec![true, false, true, false, true, false]));
-    let got = one("transpose-i64", "Transpose", vec![In::Data("x", i64s(&[2, 3], vec![0, 1, 2, 3, 4, 5]))], vec![attr_ints("perm", &[1, 0])]);
+    let got = one(
+        "transpose-i64",
+        "Transpose",
+        vec![In::Data("x", i64s(&[2, 3], vec![0, 1, 2, 3, 4, 5]))],
+        vec![attr_ints("perm", &[1, 0])],
+    );
     assert_eq!(got, i64s(&[3, 2], vec![0, 3, 1, 4, 2, 5]));
 }
 
@@ -316,13 +404,24 @@ fn slices_are_views_row_copies_or_strided_reads() {
     let got = one("slice-view", "Slice", vec![data(), In::Init("s", ints(&[1])), In::Init("e", ints(&[3]))], vec![]);
     assert_eq!(got, f(&[2, 4, 5], slice_ref(&x, &shape, &[1, 0, 0], &[2, 4, 5], &[1, 1, 1])));
     // One middle axis cut: a row copy (`Narrow`); negative start, clamped end.
-    let got = one("slice-narrow", "Slice", vec![data(), In::Init("s", ints(&[-3])), In::Init("e", ints(&[100])), In::Init("a", ints(&[1]))], vec![]);
+    let got = one(
+        "slice-narrow",
+        "Slice",
+        vec![data(), In::Init("s", ints(&[-3])), In::Init("e", ints(&[100])), In::Init("a", ints(&[1]))],
+        vec![],
+    );
     assert_eq!(got, f(&[3, 3, 5], slice_ref(&x, &shape, &[0, 1, 0], &[3, 3, 5], &[1, 1, 1])));
     // Steps on two axes: a strided read.
     let got = one(
         "slice-strided",
         "Slice",
-        vec![data(), In::Init("s", ints(&[0, 1])), In::Init("e", ints(&[3, 5])), In::Init("a", ints(&[0, 2])), In::Init("t", ints(&[2, 3]))],
+        vec![
+            data(),
+            In::Init("s", ints(&[0, 1])),
+            In::Init("e", ints(&[3, 5])),
+            In::Init("a", ints(&[0, 2])),
+            In::Init("t", ints(&[2, 3])),
+        ],
         vec![],
     );
     assert_eq!(got, f(&[2, 4, 2], slice_ref(&x, &shape, &[0, 0, 1], &[2, 4, 2], &[2, 1, 3])));
@@ -331,13 +430,22 @@ fn slices_are_views_row_copies_or_strided_reads() {
     let got = one(
         "slice-reversed",
         "Slice",
-        vec![data(), In::Init("s", ints(&[-1, 1])), In::Init("e", ints(&[i64::MIN, 5])), In::Init("a", ints(&[1, 2])), In::Init("t", ints(&[-2, 2]))],
+        vec![
+            data(),
+            In::Init("s", ints(&[-1, 1])),
+            In::Init("e", ints(&[i64::MIN, 5])),
+            In::Init("a", ints(&[1, 2])),
+            In::Init("t", ints(&[-2, 2])),
+        ],
         vec![],
     );
     assert_eq!(got, f(&[3, 2, 2], slice_ref(&x, &shape, &[0, 3, 1], &[3, 2, 2], &[1, -2, 2])));
     let got = run_graph(
         "slice-const-rev",
-        vec![node("Slice", "rev", &["c", "s", "e", "a", "t"], &["r"], vec![]), node("Add", "add", &["x", "r"], &["y"], vec![])],
+        vec![
+            node("Slice", "rev", &["c", "s", "e", "a", "t"], &["r"], vec![]),
+            node("Add", "add", &["x", "r"], &["y"], vec![]),
+        ],
         vec![
             In::Data("x", f(&[4], vec![0.5; 4])),
             In::Init("c", f(&[4], vec![1.0, 2.0, 3.0, 4.0])),
@@ -369,7 +477,8 @@ fn split_parts_are_views_or_row_copies() {
         vec![In::Data("x", f(&[3, 8], x.clone()))],
         &["a", "b", "c"],
     );
-    let cols = |lo: usize, hi: usize| (0..3).flat_map(|r| (lo..hi).map(move |c| (r * 8 + c) as f32)).collect::<Vec<_>>();
+    let cols =
+        |lo: usize, hi: usize| (0..3).flat_map(|r| (lo..hi).map(move |c| (r * 8 + c) as f32)).collect::<Vec<_>>();
     assert_eq!(got, vec![f(&[3, 3], cols(0, 3)), f(&[3, 3], cols(3, 6)), f(&[3, 2], cols(6, 8))]);
 }
 
@@ -381,13 +490,27 @@ fn constant_pad_with_negative_pads() {
     let got = one(
         "pad",
         "Pad",
-        vec![In::Data("x", f(&[2, 3], x)), In::Init("p", i64s(&[4], vec![1, -1, 2, 0])), In::Init("v", f(&[], vec![7.0]))],
+        vec![
+            In::Data("x", f(&[2, 3], x)),
+            In::Init("p", i64s(&[4], vec![1, -1, 2, 0])),
+            In::Init("v", f(&[], vec![7.0])),
+        ],
         vec![],
     );
     let want = vec![7.0, 7.0, 2.0, 3.0, 5.0, 6.0, 7.0, 7.0, 7.0, 7.0];
     assert_eq!(got, f(&[5, 2], want));
     // Only the last axis, int64, default value 0.
-    let got = one("pad-i64", "Pad", vec![In::Data("x", i64s(&[2, 2], vec![1, 2, 3, 4])), In::Init("p", i64s(&[2], vec![2, 1])), In::Init("v", i64s(&[], vec![0])), In::Init("ax", i64s(&[1], vec![-1]))], vec![]);
+    let got = one(
+        "pad-i64",
+        "Pad",
+        vec![
+            In::Data("x", i64s(&[2, 2], vec![1, 2, 3, 4])),
+            In::Init("p", i64s(&[2], vec![2, 1])),
+            In::Init("v", i64s(&[], vec![0])),
+            In::Init("ax", i64s(&[1], vec![-1])),
+        ],
+        vec![],
+    );
     assert_eq!(got, i64s(&[2, 5], vec![0, 0, 1, 2, 0, 0, 0, 3, 4, 0]));
     // The copying modes, on [2, 3] padded (1, 2) on axis 1.
     let x = vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
@@ -396,12 +519,33 @@ fn constant_pad_with_negative_pads() {
         ("reflect", vec![2.0, 1.0, 2.0, 3.0, 2.0, 1.0, 5.0, 4.0, 5.0, 6.0, 5.0, 4.0]),
         ("wrap", vec![3.0, 1.0, 2.0, 3.0, 1.0, 2.0, 6.0, 4.0, 5.0, 6.0, 4.0, 5.0]),
     ] {
-        let attr = AttributeProto { name: "mode".into(), s: mode.as_bytes().to_vec(), r#type: AttributeType::String as i32, ..Default::default() };
-        let got = one(&format!("pad-{mode}"), "Pad", vec![In::Data("x", f(&[2, 3], x.clone())), In::Init("p", i64s(&[4], vec![0, 1, 0, 2]))], vec![attr]);
+        let attr = AttributeProto {
+            name: "mode".into(),
+            s: mode.as_bytes().to_vec(),
+            r#type: AttributeType::String as i32,
+            ..Default::default()
+        };
+        let got = one(
+            &format!("pad-{mode}"),
+            "Pad",
+            vec![In::Data("x", f(&[2, 3], x.clone())), In::Init("p", i64s(&[4], vec![0, 1, 0, 2]))],
+            vec![attr],
+        );
         assert_eq!(got, f(&[2, 6], want), "{mode}");
     }
-    let mirror = AttributeProto { name: "mode".into(), s: b"mirror".to_vec(), r#type: AttributeType::String as i32, ..Default::default() };
-    let m = model(vec![node("Pad", "p", &["x", "p"], &["y"], vec![mirror])], vec![init_i64("p", &[2], &[1, 1])], vec![vi("x", &[3])], vec![vi("y", &[5])], 18);
+    let mirror = AttributeProto {
+        name: "mode".into(),
+        s: b"mirror".to_vec(),
+        r#type: AttributeType::String as i32,
+        ..Default::default()
+    };
+    let m = model(
+        vec![node("Pad", "p", &["x", "p"], &["y"], vec![mirror])],
+        vec![init_i64("p", &[2], &[1, 1])],
+        vec![vi("x", &[3])],
+        vec![vi("y", &[5])],
+        18,
+    );
     let err = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
     assert_eq!(err, "ONNX op `Pad` (node `p`): attribute `mode` is `mirror`; expected constant, edge, reflect or wrap");
 }
@@ -410,19 +554,42 @@ fn constant_pad_with_negative_pads() {
 fn gather_of_data_rows_and_axes() {
     // Embedding lookup: int64 ids (one negative) into an f32 table.
     let table = iota(5 * 3);
-    let got = one("gather-emb", "Gather", vec![In::Init("t", f(&[5, 3], table.clone())), In::Data("ids", i64s(&[2, 2], vec![4, 0, -1, 2]))], vec![]);
+    let got = one(
+        "gather-emb",
+        "Gather",
+        vec![In::Init("t", f(&[5, 3], table.clone())), In::Data("ids", i64s(&[2, 2], vec![4, 0, -1, 2]))],
+        vec![],
+    );
     let want: Vec<f32> = [4usize, 0, 4, 2].iter().flat_map(|&r| table[r * 3..r * 3 + 3].to_vec()).collect();
     assert_eq!(got, f(&[2, 2, 3], want));
     // int32 ids.
-    let got = one("gather-i32", "Gather", vec![In::Init("t", f(&[5, 3], table.clone())), In::Data("ids", i32s(&[1], vec![3]))], vec![]);
+    let got = one(
+        "gather-i32",
+        "Gather",
+        vec![In::Init("t", f(&[5, 3], table.clone())), In::Data("ids", i32s(&[1], vec![3]))],
+        vec![],
+    );
     assert_eq!(got, f(&[1, 3], table[9..12].to_vec()));
     // Axis 1 of data with constant indices: `GatherAxis`; a scalar index
     // drops the axis.
     let x = iota(24);
-    let got = one("gather-axis", "Gather", vec![In::Data("x", f(&[2, 4, 3], x.clone())), In::Init("i", i64s(&[], vec![2]))], vec![attr_i("axis", 1)]);
+    let got = one(
+        "gather-axis",
+        "Gather",
+        vec![In::Data("x", f(&[2, 4, 3], x.clone())), In::Init("i", i64s(&[], vec![2]))],
+        vec![attr_i("axis", 1)],
+    );
     assert_eq!(got, f(&[2, 3], vec![6.0, 7.0, 8.0, 18.0, 19.0, 20.0]));
     // Bool data on axis 0.
-    let got = one("gather-bool", "Gather", vec![In::Data("x", bools(&[3, 2], vec![true, false, false, false, true, true])), In::Init("i", i64s(&[2], vec![2, 0]))], vec![]);
+    let got = one(
+        "gather-bool",
+        "Gather",
+        vec![
+            In::Data("x", bools(&[3, 2], vec![true, false, false, false, true, true])),
+            In::Init("i", i64s(&[2], vec![2, 0])),
+        ],
+        vec![],
+    );
     assert_eq!(got, bools(&[2, 2], vec![true, true, true, false]));
 }
 
@@ -433,7 +600,18 @@ fn shape_arithmetic_folds_to_constants() {
     // of it runs: one Transpose (the broadcast) is the whole schedule.
     let nodes = vec![
         node("Shape", "shape", &["x"], &["xs"], vec![]),
-        node("ConstantOfShape", "ones", &["len"], &["o"], vec![AttributeProto { name: "value".into(), t: Some(i64s(&[1], vec![1]).proto("v")), r#type: AttributeType::Tensor as i32, ..Default::default() }]),
+        node(
+            "ConstantOfShape",
+            "ones",
+            &["len"],
+            &["o"],
+            vec![AttributeProto {
+                name: "value".into(),
+                t: Some(i64s(&[1], vec![1]).proto("v")),
+                r#type: AttributeType::Tensor as i32,
+                ..Default::default()
+            }],
+        ),
         node("Range", "range", &["r0", "r1", "r2"], &["rng"], vec![]),
         node("Concat", "cat", &["rng", "xs"], &["target"], vec![attr_i("axis", 0)]),
         node("Equal", "eq", &["target", "neg"], &["is_neg"], vec![]),
@@ -495,11 +673,23 @@ fn cum_sum_with_exclusive_and_reverse() {
 
 #[test]
 fn einsum_attention_forms() {
-    let eq = |s: &str| vec![AttributeProto { name: "equation".into(), s: s.as_bytes().to_vec(), r#type: AttributeType::String as i32, ..Default::default() }];
+    let eq = |s: &str| {
+        vec![AttributeProto {
+            name: "equation".into(),
+            s: s.as_bytes().to_vec(),
+            r#type: AttributeType::String as i32,
+            ..Default::default()
+        }]
+    };
     let (b, h, q, k, d) = (1, 2, 3, 5, 4);
     let qv = values(b * h * q * d, 1);
     let kv = values(b * h * k * d, 2);
-    let got = one("einsum-qk", "Einsum", vec![In::Data("q", f(&[b, h, q, d], qv.clone())), In::Data("k", f(&[b, h, k, d], kv.clone()))], eq("bhqd,bhkd->bhqk"));
+    let got = one(
+        "einsum-qk",
+        "Einsum",
+        vec![In::Data("q", f(&[b, h, q, d], qv.clone())), In::Data("k", f(&[b, h, k, d], kv.clone()))],
+        eq("bhqd,bhkd->bhqk"),
+    );
     let mut want = Vec::new();
     for hh in 0..h {
         let qm = &qv[hh * q * d..(hh + 1) * q * d];
@@ -514,14 +704,30 @@ fn einsum_attention_forms() {
     // A plain product, a transpose and a row sum.
     let a = values(6, 3);
     let c = values(12, 4);
-    let T::F32(_, v) = one("einsum-mm", "Einsum", vec![In::Data("a", f(&[2, 3], a.clone())), In::Data("c", f(&[3, 4], c.clone()))], eq("ij,jk->ik")) else { panic!() };
+    let T::F32(_, v) = one(
+        "einsum-mm",
+        "Einsum",
+        vec![In::Data("a", f(&[2, 3], a.clone())), In::Data("c", f(&[3, 4], c.clone()))],
+        eq("ij,jk->ik"),
+    ) else {
+        panic!()
+    };
     assert_close(&v, &matmul(&a, &c, 2, 3, 4), 1e-5, "ij,jk->ik");
     let got = one("einsum-t", "Einsum", vec![In::Data("a", f(&[2, 3], a.clone()))], eq("ij->ji"));
     assert_eq!(got, f(&[3, 2], transpose2(&a, 2, 3)));
-    let T::F32(_, v) = one("einsum-sum", "Einsum", vec![In::Data("a", f(&[2, 3], a.clone()))], eq("ij->i")) else { panic!() };
+    let T::F32(_, v) = one("einsum-sum", "Einsum", vec![In::Data("a", f(&[2, 3], a.clone()))], eq("ij->i")) else {
+        panic!()
+    };
     assert_close(&v, &[a[0] + a[1] + a[2], a[3] + a[4] + a[5]], 1e-6, "ij->i");
     // Output rows and columns swapped: the product is transposed after.
-    let T::F32(_, v) = one("einsum-ki", "Einsum", vec![In::Data("a", f(&[2, 3], a.clone())), In::Data("c", f(&[3, 4], c.clone()))], eq("ij,jk->ki")) else { panic!() };
+    let T::F32(_, v) = one(
+        "einsum-ki",
+        "Einsum",
+        vec![In::Data("a", f(&[2, 3], a.clone())), In::Data("c", f(&[3, 4], c.clone()))],
+        eq("ij,jk->ki"),
+    ) else {
+        panic!()
+    };
     assert_close(&v, &transpose2(&matmul(&a, &c, 2, 3, 4), 2, 4), 1e-5, "ij,jk->ki");
 }
 
@@ -544,7 +750,10 @@ fn const_bindings_replace_graph_inputs() {
     assert!(!imported.sched_text.contains("input   shape"), "{}", imported.sched_text);
     // A binding of the wrong type or an unknown name is refused.
     let mut bad = ImportOptions::new(WEIGHTS);
-    bad.consts.push(("shape".to_string(), rlx_onnx::tensor::ConstTensor { shape: vec![2], data: rlx_onnx::tensor::ConstData::F32(vec![3.0, 2.0]) }));
+    bad.consts.push((
+        "shape".to_string(),
+        rlx_onnx::tensor::ConstTensor { shape: vec![2], data: rlx_onnx::tensor::ConstData::F32(vec![3.0, 2.0]) },
+    ));
     let err = import_model(&m, &bad).unwrap_err().to_string();
     assert_eq!(err, "tensor `shape`: --const: the input is INT64, the value given is f32");
     let mut unknown = ImportOptions::new(WEIGHTS);
@@ -561,7 +770,11 @@ fn gemm_alpha_beta_softmax_axis_layer_norm_axes_and_scattered_reductions() {
     let got = one(
         "gemm-ab",
         "Gemm",
-        vec![In::Data("a", f(&[2, 3], a.clone())), In::Data("b", f(&[3, 4], b.clone())), In::Init("c", f(&[4], c.clone()))],
+        vec![
+            In::Data("a", f(&[2, 3], a.clone())),
+            In::Data("b", f(&[3, 4], b.clone())),
+            In::Init("c", f(&[4], c.clone())),
+        ],
         vec![attr_f("alpha", 0.5), attr_f("beta", -2.0)],
     );
     let p = matmul(&a, &b, 2, 3, 4);
@@ -572,7 +785,11 @@ fn gemm_alpha_beta_softmax_axis_layer_norm_axes_and_scattered_reductions() {
 
     // Softmax over axis 1 of [2, 3, 2]: moved last and back.
     let x = values(12, 8);
-    let T::F32(_, v) = one("softmax-axis1", "Softmax", vec![In::Data("x", f(&[2, 3, 2], x.clone()))], vec![attr_i("axis", 1)]) else { panic!() };
+    let T::F32(_, v) =
+        one("softmax-axis1", "Softmax", vec![In::Data("x", f(&[2, 3, 2], x.clone()))], vec![attr_i("axis", 1)])
+    else {
+        panic!()
+    };
     let mut want = vec![0.0; 12];
     for o in 0..2 {
         for i in 0..2 {
@@ -617,10 +834,16 @@ fn gemm_alpha_beta_softmax_axis_layer_norm_axes_and_scattered_reductions() {
         panic!()
     };
     assert_eq!(shape, vec![3]);
-    let want: Vec<f32> = (0..3).map(|j| [0, 1].iter().flat_map(|&o| [0, 1].map(|i| x[o * 6 + j * 2 + i])).sum()).collect();
+    let want: Vec<f32> =
+        (0..3).map(|j| [0, 1].iter().flat_map(|&o| [0, 1].map(|i| x[o * 6 + j * 2 + i])).sum()).collect();
     assert_close(&v, &want, 1e-6, "reduce over axes 0 and 2");
     // An empty axis reduces to the identity: 0 for a sum.
-    let got = one("reduce-empty", "ReduceSum", vec![In::Data("x", f(&[2, 0, 3], vec![])), In::Init("ax", i64s(&[1], vec![1]))], vec![]);
+    let got = one(
+        "reduce-empty",
+        "ReduceSum",
+        vec![In::Data("x", f(&[2, 0, 3], vec![])), In::Init("ax", i64s(&[1], vec![1]))],
+        vec![],
+    );
     assert_eq!(got, f(&[2, 1, 3], vec![0.0; 6]));
 }
 
@@ -647,4 +870,165 @@ fn layer_norm_mean_and_inv_std_dev_outputs() {
     // Sums of 4 terms in another order: a few ulp of values near 1.
     assert_close(mv, &means, 1e-6, "mean");
     assert_close(iv, &invs, 1e-5, "inv std dev");
+}
+
+/// Naive N-d pooling over `[n*c, spatial...]`: window positions outside the
+/// input are skipped (max) or not counted (mean), or counted inside the
+/// padded bounds with `count_include_pad`.
+#[allow(clippy::too_many_arguments)]
+fn pool_ref(
+    x: &[f32],
+    planes: usize,
+    dims: &[usize],
+    kernel: &[usize],
+    strides: &[usize],
+    dil: &[usize],
+    pads: &[(usize, usize)],
+    outs: &[usize],
+    max: bool,
+    include_pad: bool,
+) -> Vec<f32> {
+    let k = dims.len();
+    let plane: usize = dims.iter().product();
+    let out_plane: usize = outs.iter().product();
+    let taps: usize = kernel.iter().product();
+    let mut result = Vec::new();
+    for p in 0..planes {
+        for o in 0..out_plane {
+            let mut oc = vec![0; k];
+            let mut r = o;
+            for d in (0..k).rev() {
+                oc[d] = r % outs[d];
+                r /= outs[d];
+            }
+            let (mut acc, mut count) = (if max { f32::NEG_INFINITY } else { 0.0 }, 0usize);
+            for t in 0..taps {
+                let mut r = t;
+                let mut idx = 0usize;
+                let (mut inside, mut in_padded) = (true, true);
+                for d in (0..k).rev() {
+                    let j = r % kernel[d];
+                    r /= kernel[d];
+                    let pos = (oc[d] * strides[d] + j * dil[d]) as i64 - pads[d].0 as i64;
+                    inside &= pos >= 0 && (pos as usize) < dims[d];
+                    in_padded &= pos < (dims[d] + pads[d].1) as i64;
+                    if inside {
+                        idx += pos as usize * dims[d + 1..].iter().product::<usize>();
+                    }
+                }
+                if inside {
+                    let v = x[p * plane + idx];
+                    acc = if max { acc.max(v) } else { acc + v };
+                }
+                if inside || (include_pad && in_padded) {
+                    count += 1;
+                }
+            }
+            result.push(if max { acc } else { acc / count as f32 });
+        }
+    }
+    result
+}
+
+#[test]
+fn pooling_in_3d_dilated_and_with_asymmetric_counted_padding() {
+    // 3-D max and average with padding and ceil mode: [1, 2, 5, 4, 6].
+    let dims = [5usize, 4, 6];
+    let x = values(2 * 5 * 4 * 6, 21);
+    let xs = [1, 2, 5, 4, 6];
+    for (op, max) in [("MaxPool", true), ("AveragePool", false)] {
+        let attrs = vec![
+            attr_ints("kernel_shape", &[2, 3, 2]),
+            attr_ints("strides", &[2, 1, 2]),
+            attr_ints("pads", &[1, 0, 1, 0, 1, 1]),
+            attr_i("ceil_mode", 1),
+        ];
+        let T::F32(shape, v) = one(&format!("pool3d-{op}"), op, vec![In::Data("x", f(&xs, x.clone()))], attrs) else {
+            panic!()
+        };
+        // Output sizes with ceil mode: (5+1-2)/2 -> 3, (4+1-3)/1+1 -> 3, (6+2-2)/2 -> 4.
+        assert_eq!(shape, vec![1, 2, 3, 3, 4], "{op}");
+        let want = pool_ref(
+            &x,
+            2,
+            &dims,
+            &[2, 3, 2],
+            &[2, 1, 2],
+            &[1, 1, 1],
+            &[(1, 0), (0, 1), (1, 1)],
+            &[3, 3, 4],
+            max,
+            false,
+        );
+        // Max is exact; the mean sums taps in another order (few ulp).
+        assert_close(&v, &want, if max { 0.0 } else { 1e-6 }, op);
+    }
+    // 2-D dilated max, and average with count_include_pad over asymmetric
+    // pads (which the single-kernel path cannot count).
+    let x = values(3 * 7 * 6, 22);
+    let xs = [1, 3, 7, 6];
+    let T::F32(_, v) = one(
+        "pool-dilated",
+        "MaxPool",
+        vec![In::Data("x", f(&xs, x.clone()))],
+        vec![attr_ints("kernel_shape", &[2, 2]), attr_ints("dilations", &[2, 3])],
+    ) else {
+        panic!()
+    };
+    assert_eq!(v, pool_ref(&x, 3, &[7, 6], &[2, 2], &[1, 1], &[2, 3], &[(0, 0), (0, 0)], &[5, 3], true, false));
+    let T::F32(_, v) = one(
+        "pool-counted",
+        "AveragePool",
+        vec![In::Data("x", f(&xs, x.clone()))],
+        vec![attr_ints("kernel_shape", &[3, 2]), attr_ints("pads", &[0, 1, 2, 0]), attr_i("count_include_pad", 1)],
+    ) else {
+        panic!()
+    };
+    let want = pool_ref(&x, 3, &[7, 6], &[3, 2], &[1, 1], &[1, 1], &[(0, 2), (1, 0)], &[7, 6], false, true);
+    assert_close(&v, &want, 1e-6, "average, padding counted");
+}
+
+#[test]
+fn batch_norm_training_mode_uses_batch_statistics() {
+    let (n, c, hw) = (2usize, 3usize, 4usize);
+    let x = values(n * c * hw, 31);
+    let scale = values(c, 32);
+    let bias = values(c, 33);
+    let mean0 = values(c, 34);
+    let var0: Vec<f32> = values(c, 35).iter().map(|v| v.abs() + 0.5).collect();
+    let got = run_graph(
+        "bn-train",
+        vec![node(
+            "BatchNormalization",
+            "bn",
+            &["x", "s", "b", "m", "v"],
+            &["y", "rm", "rv"],
+            vec![attr_i("training_mode", 1), attr_f("momentum", 0.8), attr_f("epsilon", 1e-3)],
+        )],
+        vec![
+            In::Data("x", f(&[n, c, 2, 2], x.clone())),
+            In::Init("s", f(&[c], scale.clone())),
+            In::Init("b", f(&[c], bias.clone())),
+            In::Init("m", f(&[c], mean0.clone())),
+            In::Init("v", f(&[c], var0.clone())),
+        ],
+        &["y", "rm", "rv"],
+    );
+    let mut y = vec![0.0; n * c * hw];
+    let (mut rm, mut rv) = (Vec::new(), Vec::new());
+    for ch in 0..c {
+        let idx: Vec<usize> = (0..n).flat_map(|b| (0..hw).map(move |i| (b * c + ch) * hw + i)).collect();
+        let m = idx.iter().map(|&i| x[i]).sum::<f32>() / idx.len() as f32;
+        let v = idx.iter().map(|&i| (x[i] - m) * (x[i] - m)).sum::<f32>() / idx.len() as f32;
+        for &i in &idx {
+            y[i] = (x[i] - m) / (v + 1e-3).sqrt() * scale[ch] + bias[ch];
+        }
+        rm.push(mean0[ch] * 0.8 + m * 0.2);
+        rv.push(var0[ch] * 0.8 + v * 0.2);
+    }
+    let (T::F32(_, gy), T::F32(_, grm), T::F32(_, grv)) = (&got[0], &got[1], &got[2]) else { panic!("f32") };
+    // Means and variances of 8 values summed in another order: 1e-5.
+    assert_close(gy, &y, 1e-5, "y");
+    assert_close(grm, &rm, 1e-6, "running mean");
+    assert_close(grv, &rv, 1e-6, "running var");
 }

@@ -390,7 +390,10 @@ fn unsupported_op_is_named_with_its_node() {
     let err = import_model(&m, &opts()).unwrap_err();
     assert!(matches!(err, ImportError::UnsupportedOp { .. }));
     let msg = err.to_string();
-    assert!(msg.starts_with("unsupported ONNX op `Resize` (node `resize1`); supported ops: Abs, Add, And, ArgMax, "), "{msg}");
+    assert!(
+        msg.starts_with("unsupported ONNX op `Resize` (node `resize1`); supported ops: Abs, Add, And, ArgMax, "),
+        "{msg}"
+    );
     assert!(msg.contains("MatMul") && msg.contains("Transpose"), "{msg}");
 }
 

@@ -443,26 +443,20 @@ fn pool_and_conv_attribute_errors() {
         |n| model(vec![n], vec![init_raw("w", &[2, 3, 1, 1], &values(6, 1))], vec![vi("x", &[1, 3, 4, 4])], vec![], 13);
     let cases = [
         (
-            node(
-                "AveragePool",
-                "p",
-                &["x"],
-                &["y"],
-                vec![attr_ints("kernel_shape", &[2, 2]), attr_ints("pads", &[0, 0, 1, 1]), attr_i("count_include_pad", 1)],
-            ),
-            "ONNX op `AveragePool` (node `p`): attribute `count_include_pad` is 1 with asymmetric padding, which is not supported",
+            node("MaxPool", "p", &["x"], &["y"], vec![attr_ints("kernel_shape", &[2, 2]), attr_i("storage_order", 1)]),
+            "ONNX op `MaxPool` (node `p`): attribute `storage_order` must be 0 (row major)",
         ),
         (
             node("MaxPool", "p", &["x"], &["y", "idx"], vec![attr_ints("kernel_shape", &[2, 2])]),
             "ONNX op `MaxPool` (node `p`): output `idx` is not supported; only the first output is",
         ),
         (
-            node("MaxPool", "p", &["x"], &["y"], vec![attr_ints("kernel_shape", &[2, 2]), attr_ints("dilations", &[2, 2])]),
-            "ONNX op `MaxPool` (node `p`): attribute `dilations` must be [1, 1]; dilated pooling is not supported",
+            node("MaxPool", "p", &["x"], &["y"], vec![attr_ints("kernel_shape", &[2, 2]), attr_ints("dilations", &[0, 2])]),
+            "ONNX op `MaxPool` (node `p`): attribute `dilations` is [0, 2]; expected 2 positive values",
         ),
         (
             node("MaxPool", "p", &["x"], &["y"], vec![attr_ints("kernel_shape", &[2, 2, 2])]),
-            "ONNX op `MaxPool` (node `p`): attribute `kernel_shape` is [2, 2, 2]; expected two positive values (2-D)",
+            "ONNX op `MaxPool` (node `p`): attribute `kernel_shape` is [2, 2, 2]; expected 2 positive values",
         ),
         (
             node("Conv", "c", &["x", "w"], &["y"], vec![attr_i("group", 2)]),
@@ -522,12 +516,9 @@ fn batch_norm_matches_naive() {
         .collect();
     assert_close(&out[0], &want, TOL, "y");
     let mut training = m.clone();
-    training.graph.as_mut().unwrap().node[0].attribute.push(attr_i("training_mode", 1));
+    training.graph.as_mut().unwrap().node[0].attribute.push(attr_i("training_mode", 2));
     let msg = import_model(&training, &opts()).unwrap_err().to_string();
-    assert_eq!(
-        msg,
-        "ONNX op `BatchNormalization` (node `bn`): attribute `training_mode` must be 0; only inference is supported"
-    );
+    assert_eq!(msg, "ONNX op `BatchNormalization` (node `bn`): attribute `training_mode` is 2; must be 0 or 1");
 }
 
 /// Naive reduction of the contiguous axes `[first, last]` of `shape`.

@@ -39,7 +39,10 @@ fn parse(eq: &str) -> Result<Equation, String> {
         let mut sorted = term.clone();
         sorted.sort_unstable();
         if sorted.windows(2).any(|w| w[0] == w[1]) {
-            return Err(format!("`{}` repeats a letter (a diagonal), which is not supported", term.iter().collect::<String>()));
+            return Err(format!(
+                "`{}` repeats a letter (a diagonal), which is not supported",
+                term.iter().collect::<String>()
+            ));
         }
     }
     let output: Vec<char> = match rhs {
@@ -47,7 +50,8 @@ fn parse(eq: &str) -> Result<Equation, String> {
         // Implicit output: the letters seen once, in alphabetical order.
         None => {
             let all: Vec<char> = inputs.iter().flatten().copied().collect();
-            let mut once: Vec<char> = all.iter().copied().filter(|c| all.iter().filter(|d| *d == c).count() == 1).collect();
+            let mut once: Vec<char> =
+                all.iter().copied().filter(|c| all.iter().filter(|d| *d == c).count() == 1).collect();
             once.sort_unstable();
             once
         }
@@ -69,7 +73,8 @@ fn permute(
     order: &[char],
     name: &str,
 ) -> Result<usize, ImportError> {
-    let perm: Vec<usize> = order.iter().map(|c| letters.iter().position(|l| l == c).expect("a letter of the term")).collect();
+    let perm: Vec<usize> =
+        order.iter().map(|c| letters.iter().position(|l| l == c).expect("a letter of the term")).collect();
     if perm.iter().enumerate().all(|(i, &p)| i == p) {
         return Ok(storage);
     }
@@ -147,8 +152,12 @@ pub(super) fn einsum(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             let b_order: Vec<char> = batch.iter().chain(&contracted).chain(&cols).copied().collect();
             let pa = permute(lw, ctx, (operands[0].0, &operands[0].1), a, &a_order, &format!("{out_name}.lhs"))?;
             let pb = permute(lw, ctx, (operands[1].0, &operands[1].1), b, &b_order, &format!("{out_name}.rhs"))?;
-            let (nb, m, k, n) =
-                (numel(ctx, &dims(&batch))?, numel(ctx, &dims(&rows))?, numel(ctx, &dims(&contracted))?, numel(ctx, &dims(&cols))?);
+            let (nb, m, k, n) = (
+                numel(ctx, &dims(&batch))?,
+                numel(ctx, &dims(&rows))?,
+                numel(ctx, &dims(&contracted))?,
+                numel(ctx, &dims(&cols))?,
+            );
             let product_order: Vec<char> = batch.iter().chain(&rows).chain(&cols).copied().collect();
             let direct = product_order == eq.output;
             let c = if direct {
@@ -167,7 +176,11 @@ pub(super) fn einsum(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             }
             let product_shape = dims(&product_order);
             let strides = row_major_strides(&product_shape);
-            let perm: Vec<usize> = eq.output.iter().map(|l| product_order.iter().position(|p| p == l).expect("an output letter")).collect();
+            let perm: Vec<usize> = eq
+                .output
+                .iter()
+                .map(|l| product_order.iter().position(|p| p == l).expect("an output letter"))
+                .collect();
             let dst = lw.output_storage(ctx, 0, out_shape.clone())?;
             lw.emit(
                 ctx,

@@ -9,7 +9,7 @@
 //! selects, casts to and from integers): everything transcendental runs
 //! in the kernels, so a folded constant never differs from a computed one.
 
-use rlx_sched::{BinaryOp, CmpOp, DType};
+use rlx_sched::{ActKind, BinaryOp, CmpOp, DType};
 
 use super::shape::{broadcast, broadcast_strides};
 use crate::tensor::{ConstData, ConstTensor};
@@ -90,6 +90,32 @@ pub(crate) fn binary(op: BinaryOp, a: &ConstTensor, b: &ConstTensor) -> Option<C
         _ => return None,
     };
     Some(ConstTensor { shape: out, data })
+}
+
+/// Folds an f32 activation whose result IEEE 754 fixes exactly (square
+/// root is correctly rounded everywhere; sign operations are exact), so the constant equals what the kernel would compute. Integer
+/// `Neg`/`Abs` fold too (wrapping). `None` for anything else.
+pub(crate) fn unary(act: ActKind, a: &ConstTensor) -> Option<ConstTensor> {
+    let data = match &a.data {
+        ConstData::F32(v) => {
+            let f: fn(f32) -> f32 = match act {
+                ActKind::Sqrt => f32::sqrt,
+                ActKind::Neg => |x| -x,
+                ActKind::Abs => f32::abs,
+                _ => return None,
+            };
+            ConstData::F32(v.iter().map(|&x| f(x)).collect())
+        }
+        d => {
+            let f: fn(i64) -> i64 = match act {
+                ActKind::Neg => i64::wrapping_neg,
+                ActKind::Abs => i64::wrapping_abs,
+                _ => return None,
+            };
+            ConstData::from_ints(d.dtype(), d.ints()?.into_iter().map(f))?
+        }
+    };
+    Some(ConstTensor { shape: a.shape.clone(), data })
 }
 
 /// Folds a comparison to a bool tensor.
@@ -199,7 +225,10 @@ mod tests {
     fn integer_arithmetic_folds_with_broadcast() {
         let r = binary(BinaryOp::Mul, &ints(&[1, 1], &[128]), &ints(&[3], &[0, 1, 2])).unwrap();
         assert_eq!(r, ints(&[1, 3], &[0, 128, 256]));
-        assert_eq!(binary(BinaryOp::Div, &ints(&[2], &[7, -7]), &ints(&[], &[2])).unwrap().data, ConstData::I64(vec![3, -3]));
+        assert_eq!(
+            binary(BinaryOp::Div, &ints(&[2], &[7, -7]), &ints(&[], &[2])).unwrap().data,
+            ConstData::I64(vec![3, -3])
+        );
         assert_eq!(binary(BinaryOp::Div, &ints(&[1], &[7]), &ints(&[1], &[0])).unwrap().data, ConstData::I64(vec![0]));
         assert!(binary(BinaryOp::Pow, &ints(&[1], &[2]), &ints(&[1], &[2])).is_none());
         assert!(binary(BinaryOp::Add, &ints(&[2], &[1, 2]), &ints(&[3], &[1, 2, 3])).is_none());
@@ -216,5 +245,14 @@ mod tests {
         assert_eq!(cast(&f, DType::Bool).unwrap().data, ConstData::Bool(vec![true, true, true]));
         assert_eq!(cast(&ints(&[2], &[0, 3]), DType::F32).unwrap().data, ConstData::F32(vec![0.0, 3.0]));
         assert_eq!(cast(&ints(&[1], &[1 << 33]), DType::I32).unwrap().data, ConstData::I32(vec![0]));
+    }
+
+    #[test]
+    fn exact_unary_ops_fold() {
+        let f = ConstTensor { shape: vec![3], data: ConstData::F32(vec![2.0, -0.0, 0.25]) };
+        assert_eq!(unary(ActKind::Sqrt, &f).unwrap().data, ConstData::F32(vec![2f32.sqrt(), -0.0, 0.5]));
+        assert_eq!(unary(ActKind::Neg, &ints(&[2], &[3, i64::MIN])).unwrap().data, ConstData::I64(vec![-3, i64::MIN]));
+        // Transcendental functions stay in the kernels.
+        assert!(unary(ActKind::Exp, &f).is_none());
     }
 }

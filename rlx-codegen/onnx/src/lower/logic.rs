@@ -56,11 +56,12 @@ pub(super) fn binary_thunk(
     })
 }
 
-/// The two inputs of a binary node, which must share one type.
-fn same_typed_pair(
-    lw: &mut Lowerer,
-    ctx: &NodeCtx<'_>,
-) -> Result<((usize, Vec<usize>), (usize, Vec<usize>), DType, Vec<usize>), ImportError> {
+/// A storage with the shape it is seen with.
+type Operand = (usize, Vec<usize>);
+
+/// The two inputs of a binary node, which must share one type, with that
+/// type and the broadcast output shape.
+fn same_typed_pair(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> Result<(Operand, Operand, DType, Vec<usize>), ImportError> {
     let (lhs, ls, lt) = lw.typed_input(ctx, 0)?;
     let (rhs, rs, rt) = lw.typed_input(ctx, 1)?;
     if lt != rt {
@@ -80,9 +81,15 @@ fn const_pair(lw: &Lowerer, ctx: &NodeCtx<'_>) -> Result<Option<(ConstTensor, Co
 
 /// Defines output 0 as an empty constant when `out` has no elements:
 /// nothing to compute. Returns whether it did.
-pub(super) fn define_if_empty(lw: &mut Lowerer, ctx: &NodeCtx<'_>, out: &[usize], dtype: DType) -> Result<bool, ImportError> {
+pub(super) fn define_if_empty(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    out: &[usize],
+    dtype: DType,
+) -> Result<bool, ImportError> {
     if out.contains(&0) {
-        let c = fold::empty(out, dtype).ok_or_else(|| ctx.err(format!("empty {} tensors are not supported", dtype.name())))?;
+        let c = fold::empty(out, dtype)
+            .ok_or_else(|| ctx.err(format!("empty {} tensors are not supported", dtype.name())))?;
         lw.define(ctx, 0, Value::Const(c))?;
         return Ok(true);
     }
@@ -91,7 +98,13 @@ pub(super) fn define_if_empty(lw: &mut Lowerer, ctx: &NodeCtx<'_>, out: &[usize]
 
 /// A widened copy of an i32 or bool storage as i64, in a new scratch
 /// storage.
-pub(super) fn widen_to_i64(lw: &mut Lowerer, ctx: &NodeCtx<'_>, src: usize, shape: &[usize], from: DType) -> Result<usize, ImportError> {
+pub(super) fn widen_to_i64(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    src: usize,
+    shape: &[usize],
+    from: DType,
+) -> Result<usize, ImportError> {
     let len = numel(ctx, shape)?;
     let name = format!("{}.i64", lw.storages[src].name);
     let dst = lw.scratch_storage(&name, shape.to_vec(), DType::I64)?;
@@ -177,7 +190,9 @@ fn input_as(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize, to: DType) -> Result<
 /// docs/onnx.md). An integer result truncates toward zero, as a cast does.
 fn mixed_pow(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let base_type = input_dtype(lw, ctx, 0)?;
-    if !matches!(base_type, DType::F32 | DType::I64 | DType::I32) || !matches!(input_dtype(lw, ctx, 1)?, DType::F32 | DType::I64 | DType::I32) {
+    if !matches!(base_type, DType::F32 | DType::I64 | DType::I32)
+        || !matches!(input_dtype(lw, ctx, 1)?, DType::F32 | DType::I64 | DType::I32)
+    {
         return Err(ctx.err("Pow supports f32, i64 and i32 operands"));
     }
     let (base, bs) = input_as(lw, ctx, 0, DType::F32)?;
@@ -220,7 +235,9 @@ pub(super) fn comparison(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: CmpOp) -> R {
             8
         }
         other => {
-            return Err(ctx.err(format!("{} operands are not supported; f32, i64, i32 (and bool for Equal) are", other.name())))
+            return Err(
+                ctx.err(format!("{} operands are not supported; f32, i64, i32 (and bool for Equal) are", other.name()))
+            )
         }
     };
     let dst = lw.output_storage_typed(ctx, 0, out.clone(), DType::Bool)?;
@@ -297,7 +314,11 @@ pub(super) fn not(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(1, 1)?;
     if let Some(a) = lw.const_input(ctx, 0)? {
         if let ConstData::Bool(v) = a.data {
-            return lw.define(ctx, 0, Value::Const(ConstTensor { shape: a.shape, data: ConstData::Bool(v.iter().map(|x| !x).collect()) }));
+            return lw.define(
+                ctx,
+                0,
+                Value::Const(ConstTensor { shape: a.shape, data: ConstData::Bool(v.iter().map(|x| !x).collect()) }),
+            );
         }
     }
     let (src, shape, dtype) = lw.typed_input(ctx, 0)?;
@@ -307,7 +328,10 @@ pub(super) fn not(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     if define_if_empty(lw, ctx, &shape, DType::Bool)? {
         return Ok(());
     }
-    let falsy = lw.add_param(&format!("{}.false", ctx.node.output[0]), &ConstTensor { shape: vec![], data: ConstData::Bool(vec![false]) })?;
+    let falsy = lw.add_param(
+        &format!("{}.false", ctx.node.output[0]),
+        &ConstTensor { shape: vec![], data: ConstData::Bool(vec![false]) },
+    )?;
     let dst = lw.output_storage_typed(ctx, 0, shape.clone(), DType::Bool)?;
     let thunk = compare_thunk(ctx, (src, &shape), (falsy, &[]), dst, &shape, CmpOp::Eq, 1)?;
     lw.emit(ctx, thunk);
@@ -402,7 +426,11 @@ pub(super) fn cast(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let to = i32::try_from(to_attr).ok().and_then(dtype_of).ok_or_else(|| {
         ctx.bad_attr(
             "to",
-            format!("is {} ({to_attr}); supported targets: {}", crate::tensor::data_type_name(to_attr as i32), crate::tensor::CARRIED_TYPES),
+            format!(
+                "is {} ({to_attr}); supported targets: {}",
+                crate::tensor::data_type_name(to_attr as i32),
+                crate::tensor::CARRIED_TYPES
+            ),
         )
     })?;
     if let Some(c) = lw.const_input(ctx, 0)? {

@@ -15,6 +15,7 @@ mod logic;
 mod movement;
 mod nn;
 mod ops;
+mod pool_nd;
 pub(crate) mod shape;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -241,10 +242,7 @@ impl Lowerer {
         let (id, shape, dtype) = self.typed_input(ctx, i)?;
         if dtype != DType::F32 {
             let name = ctx.input_name(i).unwrap_or_default();
-            return Err(ctx.err(format!(
-                "input `{name}` is {} data; this op supports f32 data only",
-                dtype.name()
-            )));
+            return Err(ctx.err(format!("input `{name}` is {} data; this op supports f32 data only", dtype.name())));
         }
         Ok((id, shape))
     }
@@ -287,7 +285,12 @@ impl Lowerer {
     }
 
     /// A new scratch storage for a temporary the lowering needs.
-    pub(crate) fn scratch_storage(&mut self, name: &str, shape: Vec<usize>, dtype: DType) -> Result<usize, ImportError> {
+    pub(crate) fn scratch_storage(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        dtype: DType,
+    ) -> Result<usize, ImportError> {
         self.add_storage(name, shape, Role::Scratch, dtype, None)
     }
 

@@ -144,7 +144,10 @@ pub(super) fn transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     }
     let in_total = numel(ctx, &s)?;
     let dst = lw.output_storage_typed(ctx, 0, out_dims.clone(), dtype)?;
-    lw.emit(ctx, Thunk::Transpose { src, dst, in_total, out_dims: out_dims.clone(), in_strides, elem_bytes: dtype.size() });
+    lw.emit(
+        ctx,
+        Thunk::Transpose { src, dst, in_total, out_dims: out_dims.clone(), in_strides, elem_bytes: dtype.size() },
+    );
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out_dims })
 }
 
@@ -185,9 +188,8 @@ pub(super) fn concat(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let mut inputs = Vec::with_capacity(n);
     let mut inner = Vec::with_capacity(n);
     let mut dtype = None;
-    for i in 0..n {
-        let s = value_shape(&values[i]);
-        if numel(ctx, &s)? == 0 {
+    for (i, v) in values.iter().enumerate() {
+        if numel(ctx, &value_shape(v))? == 0 {
             continue;
         }
         let (id, s, t) = lw.typed_input(ctx, i)?;
@@ -294,10 +296,10 @@ pub(super) fn gather(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 
 /// One axis of a slice: first element, element count, step.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct AxisSlice {
-    start: i64,
-    count: usize,
-    step: i64,
+pub(super) struct AxisSlice {
+    pub start: i64,
+    pub count: usize,
+    pub step: i64,
 }
 
 /// ONNX `Slice` bounds for an axis of size `dim`: negative positions count
@@ -335,7 +337,8 @@ fn resolve_slice(
     let mut seen = vec![false; rank];
     for k in 0..starts.len() {
         let ax = axes.map_or(k as i64, |a| a.get(k).copied().unwrap_or(k as i64));
-        let d = normalize_axis(ax, rank, 0).ok_or_else(|| ctx.err(format!("axis {ax} is out of range for rank {rank}")))?;
+        let d =
+            normalize_axis(ax, rank, 0).ok_or_else(|| ctx.err(format!("axis {ax} is out of range for rank {rank}")))?;
         if std::mem::replace(&mut seen[d], true) {
             return Err(ctx.err(format!("axis {ax} is sliced twice")));
         }
@@ -366,12 +369,18 @@ fn is_contiguous(shape: &[usize], parts: &[AxisSlice]) -> bool {
 
 /// Where a lowering writes a value: output `i` of the node (its graph
 /// output buffer when it is one) or a new scratch storage.
-enum Dest {
+pub(super) enum Dest {
     Output(usize),
     Scratch(String),
 }
 
-fn dest_storage(lw: &mut Lowerer, ctx: &NodeCtx<'_>, dest: &Dest, shape: Vec<usize>, dtype: DType) -> Result<usize, ImportError> {
+fn dest_storage(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    dest: &Dest,
+    shape: Vec<usize>,
+    dtype: DType,
+) -> Result<usize, ImportError> {
     match dest {
         Dest::Output(i) => lw.output_storage_typed(ctx, *i, shape, dtype),
         Dest::Scratch(name) => lw.scratch_storage(name, shape, dtype),
@@ -380,12 +389,19 @@ fn dest_storage(lw: &mut Lowerer, ctx: &NodeCtx<'_>, dest: &Dest, shape: Vec<usi
 
 /// The slice `parts` of `input`: folded, a view, a `Narrow` or a strided
 /// `Transpose` into `dest`.
-fn slice_value(lw: &mut Lowerer, ctx: &NodeCtx<'_>, input: &Value, parts: &[AxisSlice], dest: &Dest) -> Result<Value, ImportError> {
+pub(super) fn slice_value(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    input: &Value,
+    parts: &[AxisSlice],
+    dest: &Dest,
+) -> Result<Value, ImportError> {
     let shape = value_shape(input);
     let out_dims: Vec<usize> = parts.iter().map(|p| p.count).collect();
     let (base, strides) = slice_layout(&shape, parts);
     if let Value::Const(c) = input {
-        let data = c.data.select(if out_dims.contains(&0) { Vec::new() } else { strided_indices(base, &out_dims, &strides) });
+        let data =
+            c.data.select(if out_dims.contains(&0) { Vec::new() } else { strided_indices(base, &out_dims, &strides) });
         return Ok(Value::Const(ConstTensor { shape: out_dims, data }));
     }
     let Value::Data { storage, .. } = *input else { unreachable!("constants returned above") };
@@ -437,7 +453,13 @@ fn slice_value(lw: &mut Lowerer, ctx: &NodeCtx<'_>, input: &Value, parts: &[Axis
 
 /// A slice with negative steps: the other axes sliced first, then one
 /// `GatherAxis` per backward axis with its (constant) index list.
-fn reversed_slice(lw: &mut Lowerer, ctx: &NodeCtx<'_>, input: &Value, parts: &[AxisSlice], dest: &Dest) -> Result<Value, ImportError> {
+fn reversed_slice(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    input: &Value,
+    parts: &[AxisSlice],
+    dest: &Dest,
+) -> Result<Value, ImportError> {
     let shape = value_shape(input);
     let backward: Vec<usize> = (0..parts.len()).filter(|&d| parts[d].step < 0).collect();
     let forward: Vec<AxisSlice> = parts
@@ -451,7 +473,10 @@ fn reversed_slice(lw: &mut Lowerer, ctx: &NodeCtx<'_>, input: &Value, parts: &[A
         let cur_shape = value_shape(&cur);
         let p = parts[d];
         let indices: Vec<i64> = (0..p.count as i64).map(|i| p.start + i * p.step).collect();
-        let idx = lw.add_param(&format!("{name}.reversed{d}"), &ConstTensor { shape: vec![p.count], data: ConstData::I64(indices) })?;
+        let idx = lw.add_param(
+            &format!("{name}.reversed{d}"),
+            &ConstTensor { shape: vec![p.count], data: ConstData::I64(indices) },
+        )?;
         let Value::Data { storage: src, .. } = cur else { unreachable!("data in, data out") };
         let mut out_shape = cur_shape.clone();
         out_shape[d] = p.count;
@@ -516,9 +541,15 @@ pub(super) fn split(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let dim = shape[a];
     let n = ctx.node.output.len();
     let sizes: Vec<usize> = if ctx.input_name(1).is_some() {
-        lw.const_ints(ctx, 1)?.1.iter().map(|&s| usize::try_from(s).map_err(|_| ctx.err(format!("split size {s} is negative")))).collect::<Result<_, _>>()?
+        lw.const_ints(ctx, 1)?
+            .1
+            .iter()
+            .map(|&s| usize::try_from(s).map_err(|_| ctx.err(format!("split size {s} is negative"))))
+            .collect::<Result<_, _>>()?
     } else if let Some(s) = ctx.ints_attr("split") {
-        s.iter().map(|&s| usize::try_from(s).map_err(|_| ctx.err(format!("split size {s} is negative")))).collect::<Result<_, _>>()?
+        s.iter()
+            .map(|&s| usize::try_from(s).map_err(|_| ctx.err(format!("split size {s} is negative"))))
+            .collect::<Result<_, _>>()?
     } else {
         let parts = usize::try_from(ctx.int_attr("num_outputs", n as i64)).unwrap_or(0);
         if parts == 0 {
@@ -573,7 +604,9 @@ pub(super) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         None => (0..rank).collect(),
         Some(list) => list
             .iter()
-            .map(|&ax| normalize_axis(ax, rank, 0).ok_or_else(|| ctx.err(format!("axis {ax} is out of range for rank {rank}"))))
+            .map(|&ax| {
+                normalize_axis(ax, rank, 0).ok_or_else(|| ctx.err(format!("axis {ax} is out of range for rank {rank}")))
+            })
             .collect::<Result<_, _>>()?,
     };
     if pads.len() != 2 * axes.len() {
@@ -597,13 +630,16 @@ pub(super) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         Value::Const(c) => c.data.dtype(),
         Value::Data { storage, .. } => lw.storages[*storage].dtype,
     };
-    let value = value.unwrap_or_else(|| fold::cast(&ConstTensor { shape: vec![], data: ConstData::I64(vec![0]) }, dtype).expect("zero casts"));
+    let value = value.unwrap_or_else(|| {
+        fold::cast(&ConstTensor { shape: vec![], data: ConstData::I64(vec![0]) }, dtype).expect("zero casts")
+    });
     if value.data.dtype() != dtype || value.data.len() != 1 {
         return Err(ctx.err("constant_value must be one element of the input's type"));
     }
     let output = ctx.node.output.first().cloned().unwrap_or_default();
     let cropped = crop.iter().zip(&shape).any(|(p, &d)| p.count != d);
-    let mut cur = if cropped { slice_value(lw, ctx, &input, &crop, &Dest::Scratch(format!("{output}.cropped")))? } else { input };
+    let mut cur =
+        if cropped { slice_value(lw, ctx, &input, &crop, &Dest::Scratch(format!("{output}.cropped")))? } else { input };
     let mut cur_shape = value_shape(&cur);
     let padded: Vec<usize> = (0..rank).filter(|&d| before[d] > 0 || after[d] > 0).collect();
     for (k, &d) in padded.iter().enumerate() {
@@ -633,7 +669,8 @@ pub(super) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             }
             Some((lo, hi)) => {
                 let one = |lw: &mut Lowerer, i: usize| -> Result<Value, ImportError> {
-                    let mut parts: Vec<AxisSlice> = cur_shape.iter().map(|&n| AxisSlice { start: 0, count: n, step: 1 }).collect();
+                    let mut parts: Vec<AxisSlice> =
+                        cur_shape.iter().map(|&n| AxisSlice { start: 0, count: n, step: 1 }).collect();
                     parts[d] = AxisSlice { start: i as i64, count: 1, step: 1 };
                     slice_value(lw, ctx, &cur, &parts, &Dest::Scratch(format!("{output}.pad{d}.at{i}")))
                 };
@@ -646,43 +683,54 @@ pub(super) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                 }
             }
         }
-        let mut out_shape = cur_shape.clone();
-        out_shape[d] += b + e;
-        let outer = numel(ctx, &out_shape[..d])?;
-        if pieces.iter().all(|p| matches!(p, Value::Const(_))) {
-            let consts: Vec<&ConstTensor> = pieces
-                .iter()
-                .map(|p| match p {
-                    Value::Const(c) => c,
-                    Value::Data { .. } => unreachable!("all constant"),
-                })
-                .collect();
-            let data = concat_consts(&consts, d, outer).ok_or_else(|| ctx.err("pad value type differs"))?;
-            cur = Value::Const(ConstTensor { shape: out_shape.clone(), data });
-            cur_shape = out_shape;
-            continue;
-        }
-        let mut inputs = Vec::new();
-        let mut inner = Vec::new();
-        let mut dtype = DType::F32;
-        let after_rows = numel(ctx, &out_shape[d + 1..])?;
-        for (j, piece) in pieces.iter().enumerate() {
-            let (id, shape) = match piece {
-                Value::Const(c) if c.shape[d] == 0 => continue,
-                Value::Const(c) => (lw.add_param(&format!("{output}.pad{d}.{j}"), c)?, c.shape.clone()),
-                Value::Data { storage, shape } => (*storage, shape.clone()),
-            };
-            dtype = lw.storages[id].dtype;
-            inputs.push(id);
-            inner.push(shape[d] * after_rows);
-        }
         let dest = if k + 1 == padded.len() { Dest::Output(0) } else { Dest::Scratch(format!("{output}.pad{d}")) };
-        let dst = dest_storage(lw, ctx, &dest, out_shape.clone(), dtype)?;
-        lw.emit(ctx, Thunk::Concat { inputs, dst, outer, inner, elem_bytes: dtype.size() });
-        cur = Value::Data { storage: dst, shape: out_shape.clone() };
-        cur_shape = out_shape;
+        cur = concat_along(lw, ctx, &pieces, d, &dest)?;
+        cur_shape = value_shape(&cur);
     }
     lw.define(ctx, 0, cur)
+}
+
+/// `pieces` (same shape but along `d`) back to back along axis `d`:
+/// folded when all are constants, else one `Concat` into `dest`.
+pub(super) fn concat_along(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    pieces: &[Value],
+    d: usize,
+    dest: &Dest,
+) -> Result<Value, ImportError> {
+    let mut out_shape = value_shape(&pieces[0]);
+    out_shape[d] = pieces.iter().map(|p| value_shape(p)[d]).sum();
+    let outer = numel(ctx, &out_shape[..d])?;
+    if pieces.iter().all(|p| matches!(p, Value::Const(_))) {
+        let consts: Vec<&ConstTensor> = pieces
+            .iter()
+            .map(|p| match p {
+                Value::Const(c) => c,
+                Value::Data { .. } => unreachable!("all constant"),
+            })
+            .collect();
+        let data = concat_consts(&consts, d, outer).ok_or_else(|| ctx.err("pieces differ in type"))?;
+        return Ok(Value::Const(ConstTensor { shape: out_shape, data }));
+    }
+    let mut inputs = Vec::new();
+    let mut inner = Vec::new();
+    let mut dtype = DType::F32;
+    let after_rows = numel(ctx, &out_shape[d + 1..])?;
+    let name = ctx.node.output.first().cloned().unwrap_or_default();
+    for (j, piece) in pieces.iter().enumerate() {
+        let (id, shape) = match piece {
+            Value::Const(c) if c.shape[d] == 0 => continue,
+            Value::Const(c) => (lw.add_param(&format!("{name}.along{d}.{j}"), c)?, c.shape.clone()),
+            Value::Data { storage, shape } => (*storage, shape.clone()),
+        };
+        dtype = lw.storages[id].dtype;
+        inputs.push(id);
+        inner.push(shape[d] * after_rows);
+    }
+    let dst = dest_storage(lw, ctx, dest, out_shape.clone(), dtype)?;
+    lw.emit(ctx, Thunk::Concat { inputs, dst, outer, inner, elem_bytes: dtype.size() });
+    Ok(Value::Data { storage: dst, shape: out_shape })
 }
 
 /// `ConstantOfShape`: always a constant.

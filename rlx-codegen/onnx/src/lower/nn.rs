@@ -49,14 +49,32 @@ fn layer_norm_statistics(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: usize, shape: &
     let mean = stat(lw, 1, "mean")?;
     lw.emit(ctx, Thunk::Reduce { src: x, dst: mean, outer: rows, axis_dim: h, inner: 1, op: ReduceOp::Mean });
     let centered = lw.scratch_storage(&format!("{name}.centered"), vec![rows, h], DType::F32)?;
-    let sub = super::logic::binary_thunk(ctx, (x, &[rows, h]), (mean, &[rows, 1]), centered, &[rows, h], rlx_sched::BinaryOp::Sub, 4)?;
+    let sub = super::logic::binary_thunk(
+        ctx,
+        (x, &[rows, h]),
+        (mean, &[rows, 1]),
+        centered,
+        &[rows, h],
+        rlx_sched::BinaryOp::Sub,
+        4,
+    )?;
     lw.emit(ctx, sub);
-    let square = super::logic::binary_thunk(ctx, (centered, &[rows, h]), (centered, &[rows, h]), centered, &[rows, h], rlx_sched::BinaryOp::Mul, 4)?;
+    let square = super::logic::binary_thunk(
+        ctx,
+        (centered, &[rows, h]),
+        (centered, &[rows, h]),
+        centered,
+        &[rows, h],
+        rlx_sched::BinaryOp::Mul,
+        4,
+    )?;
     lw.emit(ctx, square);
     let inv = stat(lw, 2, "inv_std_dev")?;
     lw.emit(ctx, Thunk::Reduce { src: centered, dst: inv, outer: rows, axis_dim: h, inner: 1, op: ReduceOp::Mean });
-    let eps_param = lw.add_param(&format!("{name}.epsilon"), &ConstTensor { shape: vec![], data: ConstData::F32(vec![eps]) })?;
-    let add = super::logic::binary_thunk(ctx, (inv, &[rows]), (eps_param, &[]), inv, &[rows], rlx_sched::BinaryOp::Add, 4)?;
+    let eps_param =
+        lw.add_param(&format!("{name}.epsilon"), &ConstTensor { shape: vec![], data: ConstData::F32(vec![eps]) })?;
+    let add =
+        super::logic::binary_thunk(ctx, (inv, &[rows]), (eps_param, &[]), inv, &[rows], rlx_sched::BinaryOp::Add, 4)?;
     lw.emit(ctx, add);
     lw.emit(ctx, Thunk::Activation { src: inv, dst: inv, len: rows, act: ActKind::Sqrt });
     lw.emit(ctx, Thunk::Activation { src: inv, dst: inv, len: rows, act: ActKind::Recip });
@@ -248,34 +266,37 @@ impl Axis {
     }
 }
 
-/// Leading and trailing padding of the two spatial axes from `pads` and
-/// `auto_pad`: `[(begin_h, end_h), (begin_w, end_w)]`.
-fn pads(ctx: &NodeCtx<'_>, axes: &[Axis; 2]) -> Result<[(usize, usize); 2], ImportError> {
+/// Leading and trailing padding of each spatial axis from `pads` and
+/// `auto_pad`: `[(begin_h, end_h), (begin_w, end_w), ...]`.
+fn pads(ctx: &NodeCtx<'_>, axes: &[Axis]) -> Result<Vec<(usize, usize)>, ImportError> {
+    let k = axes.len();
     let auto = ctx.string_attr("auto_pad").unwrap_or_else(|| "NOTSET".to_string());
     match auto.as_str() {
         "NOTSET" => match ctx.ints_attr("pads") {
-            None => Ok([(0, 0); 2]),
-            Some(&[hb, wb, he, we]) if [hb, wb, he, we].iter().all(|&p| p >= 0) => {
-                Ok([(hb as usize, he as usize), (wb as usize, we as usize)])
+            None => Ok(vec![(0, 0); k]),
+            Some(v) if v.len() == 2 * k && v.iter().all(|&p| p >= 0) => {
+                Ok((0..k).map(|d| (v[d] as usize, v[d + k] as usize)).collect())
             }
-            Some(v) => Err(ctx.bad_attr("pads", format!("is {v:?}; expected four non-negative values (2-D only)"))),
+            Some(v) => Err(ctx.bad_attr("pads", format!("is {v:?}; expected {} non-negative values", 2 * k))),
         },
-        "VALID" => Ok([(0, 0); 2]),
+        "VALID" => Ok(vec![(0, 0); k]),
         "SAME_UPPER" | "SAME_LOWER" => {
             if ctx.has_attr("pads") {
                 return Err(ctx.bad_attr("pads", format!("is given with auto_pad {auto}")));
             }
-            Ok([0, 1].map(|d| {
-                let a = &axes[d];
-                let out = a.input.div_ceil(a.stride);
-                let total = ((out.max(1) - 1) * a.stride + a.span()).saturating_sub(a.input);
-                let small = total / 2;
-                if auto == "SAME_UPPER" {
-                    (small, total - small)
-                } else {
-                    (total - small, small)
-                }
-            }))
+            Ok(axes
+                .iter()
+                .map(|a| {
+                    let out = a.input.div_ceil(a.stride);
+                    let total = ((out.max(1) - 1) * a.stride + a.span()).saturating_sub(a.input);
+                    let small = total / 2;
+                    if auto == "SAME_UPPER" {
+                        (small, total - small)
+                    } else {
+                        (total - small, small)
+                    }
+                })
+                .collect())
         }
         other => {
             Err(ctx.bad_attr("auto_pad", format!("is `{other}`; expected NOTSET, VALID, SAME_UPPER or SAME_LOWER")))
@@ -337,7 +358,8 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         Axis { input: h, kernel: kh, stride: sh, dilation: dh },
         Axis { input: w_in, kernel: kw, stride: sw, dilation: dw },
     ];
-    let [ph, pw] = pads(ctx, &axes)?;
+    let p = pads(ctx, &axes)?;
+    let (ph, pw) = (p[0], p[1]);
     let h_out = out_size(ctx, &axes[0], ph, false)?;
     let w_out = out_size(ctx, &axes[1], pw, false)?;
     let bias = match ctx.input_name(2) {
@@ -380,20 +402,31 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     lw.define(ctx, 0, Value::Data { storage: out, shape })
 }
 
-/// `MaxPool` / `AveragePool` → `Pool2D`.
+/// A per-axis spatial attribute (`kernel_shape`, `strides`, `dilations`)
+/// of `k` positive values; `default` fills an absent one.
+fn axis_attr(ctx: &NodeCtx<'_>, name: &str, k: usize, default: Option<usize>) -> Result<Vec<usize>, ImportError> {
+    match (ctx.ints_attr(name), default) {
+        (None, Some(d)) => Ok(vec![d; k]),
+        (None, None) => Err(ctx.err(format!("needs the attribute `{name}`"))),
+        (Some(v), _) if v.len() == k && v.iter().all(|&x| x >= 1) => Ok(v.iter().map(|&x| x as usize).collect()),
+        (Some(v), _) => Err(ctx.bad_attr(name, format!("is {v:?}; expected {k} positive values"))),
+    }
+}
+
+/// `MaxPool` / `AveragePool`: 2-D windows without dilation → one
+/// `Pool2D`; 3-D, dilated, or `count_include_pad` with asymmetric padding
+/// → shifted strided reads (`pool_nd`).
 pub(super) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
     ctx.expect_arity(1, 1)?;
     only_first_output(ctx)?;
     let (src, xs) = lw.data_input(ctx, 0)?;
-    let [n, c, h, w] = nchw(ctx, "X", &xs)?;
-    let [kh, kw] = match ctx.ints_attr("kernel_shape") {
-        Some(&[a, b]) if a >= 1 && b >= 1 => [a as usize, b as usize],
-        Some(v) => return Err(ctx.bad_attr("kernel_shape", format!("is {v:?}; expected two positive values (2-D)"))),
-        None => return Err(ctx.err("needs the attribute `kernel_shape`")),
-    };
-    if pair_attr(ctx, "dilations")? != [1, 1] {
-        return Err(ctx.bad_attr("dilations", "must be [1, 1]; dilated pooling is not supported"));
+    if xs.len() < 4 || xs.contains(&0) {
+        return Err(ctx.err(format!("X has shape {xs:?}; only non-empty NCHW (or NCDHW...) tensors are supported")));
     }
+    let k = xs.len() - 2;
+    let kernel = axis_attr(ctx, "kernel_shape", k, None)?;
+    let strides = axis_attr(ctx, "strides", k, Some(1))?;
+    let dilations = axis_attr(ctx, "dilations", k, Some(1))?;
     if ctx.int_attr("storage_order", 0) != 0 {
         return Err(ctx.bad_attr("storage_order", "must be 0 (row major)"));
     }
@@ -407,20 +440,30 @@ pub(super) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
         (ReduceOp::Mean, 1) => true,
         (_, v) => return Err(ctx.bad_attr("count_include_pad", format!("is {v}; must be 0 or 1 (AveragePool only)"))),
     };
-    let [sh, sw] = pair_attr(ctx, "strides")?;
-    let axes = [
-        Axis { input: h, kernel: kh, stride: sh, dilation: 1 },
-        Axis { input: w, kernel: kw, stride: sw, dilation: 1 },
-    ];
-    let [ph, pw] = pads(ctx, &axes)?;
-    // The kernel counts padded positions as `[0, in + 2 * begin)`: only
-    // right when the trailing padding equals the leading one.
-    if count_include_pad && (ph.0 != ph.1 || pw.0 != pw.1) {
-        return Err(ctx.bad_attr("count_include_pad", "is 1 with asymmetric padding, which is not supported"));
+    let axes: Vec<Axis> = (0..k)
+        .map(|d| Axis { input: xs[d + 2], kernel: kernel[d], stride: strides[d], dilation: dilations[d] })
+        .collect();
+    let p = pads(ctx, &axes)?;
+    let outs: Vec<usize> = (0..k).map(|d| out_size(ctx, &axes[d], p[d], ceil)).collect::<Result<_, _>>()?;
+    // The kernel counts padded positions as `[0, in + 2 * begin)`: right
+    // only when the trailing padding equals the leading one.
+    let symmetric = p.iter().all(|&(b, e)| b == e);
+    if k != 2 || dilations != [1, 1] || (count_include_pad && !symmetric) {
+        let windows: Vec<super::pool_nd::Window> = (0..k)
+            .map(|d| super::pool_nd::Window {
+                input: xs[d + 2],
+                kernel: kernel[d],
+                stride: strides[d],
+                dilation: dilations[d],
+                pads: p[d],
+                output: outs[d],
+            })
+            .collect();
+        return super::pool_nd::pool_nd(lw, ctx, src, &xs, &windows, kind, count_include_pad);
     }
-    let h_out = out_size(ctx, &axes[0], ph, ceil)?;
-    let w_out = out_size(ctx, &axes[1], pw, ceil)?;
-    pool_thunk(lw, ctx, src, [n, c, h, w], [h_out, w_out], [kh, kw, sh, sw, ph.0, pw.0], kind, count_include_pad)
+    let [n, c, h, w] = [xs[0], xs[1], xs[2], xs[3]];
+    let params = [kernel[0], kernel[1], strides[0], strides[1], p[0].0, p[1].0];
+    pool_thunk(lw, ctx, src, [n, c, h, w], [outs[0], outs[1]], params, kind, count_include_pad)
 }
 
 /// `GlobalAveragePool` / `GlobalMaxPool`: one window over each plane.
@@ -451,9 +494,13 @@ fn pool_thunk(
 /// `BatchNormalization` in inference mode → `BatchNormInference`.
 pub(super) fn batch_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(5, 5)?;
-    only_first_output(ctx)?;
-    if ctx.int_attr("training_mode", 0) != 0 {
-        return Err(ctx.bad_attr("training_mode", "must be 0; only inference is supported"));
+    let training = match ctx.int_attr("training_mode", 0) {
+        0 => false,
+        1 => true,
+        v => return Err(ctx.bad_attr("training_mode", format!("is {v}; must be 0 or 1"))),
+    };
+    if !training {
+        only_first_output(ctx)?;
     }
     if lw.opset < 7 && ctx.int_attr("is_test", 0) == 0 {
         return Err(ctx.bad_attr("is_test", "must be 1 before opset 7; only inference is supported"));
@@ -479,10 +526,93 @@ pub(super) fn batch_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         }
         per[k] = id;
     }
-    let [scale, bias, mean, var] = per;
+    let [scale, bias, mut mean, mut var] = per;
+    let running = if training {
+        let (batch_mean, batch_var) = batch_statistics(lw, ctx, x, [n, c, hw])?;
+        let old = (mean, var);
+        (mean, var) = (batch_mean, batch_var);
+        Some((old, (batch_mean, batch_var)))
+    } else {
+        None
+    };
     let out = lw.output_storage(ctx, 0, shape.clone())?;
     lw.emit(ctx, Thunk::BatchNormInference { x, scale, bias, mean, var, out, n, c, hw, eps });
-    lw.define(ctx, 0, Value::Data { storage: out, shape })
+    lw.define(ctx, 0, Value::Data { storage: out, shape })?;
+    if let Some(((old_mean, old_var), (batch_mean, batch_var))) = running {
+        // running = old * momentum + batch * (1 - momentum), per channel.
+        let momentum = ctx.float_attr("momentum", 0.9);
+        for (i, old, batch) in [(1, old_mean, batch_mean), (2, old_var, batch_var)] {
+            if ctx.node.output.get(i).is_none_or(|o| o.is_empty()) {
+                continue;
+            }
+            let name = &ctx.node.output[i];
+            let m = lw.add_param(
+                &format!("{name}.momentum"),
+                &ConstTensor { shape: vec![], data: ConstData::F32(vec![momentum]) },
+            )?;
+            let rest = lw.add_param(
+                &format!("{name}.rest"),
+                &ConstTensor { shape: vec![], data: ConstData::F32(vec![1.0 - momentum]) },
+            )?;
+            let dst = lw.output_storage(ctx, i, vec![c])?;
+            let scaled = lw.scratch_storage(&format!("{name}.scaled"), vec![c], DType::F32)?;
+            let mul = |a: usize, b: usize, d: usize| {
+                super::logic::binary_thunk(ctx, (a, &[c]), (b, &[]), d, &[c], rlx_sched::BinaryOp::Mul, 4)
+            };
+            lw.emit(ctx, mul(old, m, dst)?);
+            lw.emit(ctx, mul(batch, rest, scaled)?);
+            lw.emit(
+                ctx,
+                super::logic::binary_thunk(ctx, (dst, &[c]), (scaled, &[c]), dst, &[c], rlx_sched::BinaryOp::Add, 4)?,
+            );
+            lw.define(ctx, i, Value::Data { storage: dst, shape: vec![c] })?;
+        }
+    }
+    Ok(())
+}
+
+/// Per-channel mean and (population) variance of `x` seen as
+/// `[n, c, hw]`: channels moved first, then `Reduce` mean of the values and
+/// of the squared deviations.
+fn batch_statistics(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    x: usize,
+    [n, c, hw]: [usize; 3],
+) -> Result<(usize, usize), ImportError> {
+    let name = ctx.node.output[0].clone();
+    let per_channel = lw.scratch_storage(&format!("{name}.by_channel"), vec![c, n, hw], DType::F32)?;
+    let t = permute_thunk(ctx, x, &[n, c, hw], &[1, 0, 2], per_channel)?;
+    lw.emit(ctx, t);
+    let mean = lw.scratch_storage(&format!("{name}.batch_mean"), vec![c], DType::F32)?;
+    lw.emit(
+        ctx,
+        Thunk::Reduce { src: per_channel, dst: mean, outer: c, axis_dim: n * hw, inner: 1, op: ReduceOp::Mean },
+    );
+    let dev = lw.scratch_storage(&format!("{name}.deviation"), vec![c, n * hw], DType::F32)?;
+    let sub = super::logic::binary_thunk(
+        ctx,
+        (per_channel, &[c, n * hw]),
+        (mean, &[c, 1]),
+        dev,
+        &[c, n * hw],
+        rlx_sched::BinaryOp::Sub,
+        4,
+    )?;
+    lw.emit(ctx, sub);
+    let sq = super::logic::binary_thunk(
+        ctx,
+        (dev, &[c, n * hw]),
+        (dev, &[c, n * hw]),
+        dev,
+        &[c, n * hw],
+        rlx_sched::BinaryOp::Mul,
+        4,
+    )?;
+    lw.emit(ctx, sq);
+    let var = lw.scratch_storage(&format!("{name}.batch_var"), vec![c], DType::F32)?;
+    lw.emit(ctx, Thunk::Reduce { src: dev, dst: var, outer: c, axis_dim: n * hw, inner: 1, op: ReduceOp::Mean });
+    Ok((mean, var))
 }
 
 /// `ReduceMean` / `ReduceSum` / `ReduceMax` / `ReduceL2` over one
@@ -498,7 +628,9 @@ pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
         lw.emit(ctx, Thunk::CastBoolToF32 { src, dst: t, len: numel(ctx, &shape)? });
         t
     } else if dtype != DType::F32 {
-        return Err(ctx.err(format!("input is {} data; this reduction supports f32 (and bool for max/min)", dtype.name())));
+        return Err(
+            ctx.err(format!("input is {} data; this reduction supports f32 (and bool for max/min)", dtype.name()))
+        );
     } else {
         src
     };
@@ -618,7 +750,13 @@ pub(super) fn arg_reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ArgOp) -> R {
 }
 
 /// A `Transpose` of f32 `src` by `perm` into `dst`.
-pub(super) fn permute_thunk(ctx: &NodeCtx<'_>, src: usize, shape: &[usize], perm: &[usize], dst: usize) -> Result<Thunk<usize>, ImportError> {
+pub(super) fn permute_thunk(
+    ctx: &NodeCtx<'_>,
+    src: usize,
+    shape: &[usize],
+    perm: &[usize],
+    dst: usize,
+) -> Result<Thunk<usize>, ImportError> {
     let strides = super::shape::row_major_strides(shape);
     Ok(Thunk::Transpose {
         src,
@@ -684,7 +822,16 @@ pub(super) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     };
     lw.emit(
         ctx,
-        Thunk::TopK { src, dst: indices, values: Some(values), outer, axis_dim: shape[a], k, largest, indices_i64: true },
+        Thunk::TopK {
+            src,
+            dst: indices,
+            values: Some(values),
+            outer,
+            axis_dim: shape[a],
+            k,
+            largest,
+            indices_i64: true,
+        },
     );
     if last {
         lw.define(ctx, 0, Value::Data { storage: values, shape: out_shape.clone() })?;
@@ -718,7 +865,8 @@ pub(super) fn cum_sum(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         [a] => *a,
         _ => return Err(ctx.err(format!("axis {axis:?} must be one value"))),
     };
-    let a = normalize_axis(axis, rank, 0).ok_or_else(|| ctx.err(format!("axis {axis} is out of range for rank {rank}")))?;
+    let a =
+        normalize_axis(axis, rank, 0).ok_or_else(|| ctx.err(format!("axis {axis} is out of range for rank {rank}")))?;
     if super::logic::define_if_empty(lw, ctx, &shape, DType::F32)? {
         return Ok(());
     }

@@ -3,7 +3,7 @@
 use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
-use super::{einsum, logic, movement, nn, Lowerer, NodeCtx, Value};
+use super::{einsum, fold, logic, movement, nn, Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
 
@@ -96,9 +96,7 @@ pub(super) fn copy_thunk(src: usize, dst: usize, shape: &[usize], dtype: DType) 
     match dtype.size() {
         4 => Thunk::Copy { src, dst, len },
         8 => Thunk::CopyI64 { src, dst, len },
-        elem_bytes => {
-            Thunk::Narrow { src, dst, outer: 1, src_stride: len, dst_stride: len, inner: len, elem_bytes }
-        }
+        elem_bytes => Thunk::Narrow { src, dst, outer: 1, src_stride: len, dst_stride: len, inner: len, elem_bytes },
     }
 }
 
@@ -206,6 +204,11 @@ fn value_shape(v: &Value) -> &[usize] {
 
 fn unary(lw: &mut Lowerer, ctx: &NodeCtx<'_>, act: ActKind) -> R {
     ctx.expect_arity(1, 1)?;
+    if let Some(c) = lw.const_input(ctx, 0)? {
+        if let Some(folded) = fold::unary(act, &c) {
+            return lw.define(ctx, 0, Value::Const(folded));
+        }
+    }
     activation(lw, ctx, act)
 }
 
@@ -257,7 +260,8 @@ fn matmul(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     } else {
         // Batch dims that broadcast both ways: each operand is expanded to
         // the full batch first (one stride-0 `Transpose` each).
-        let full = |rows: usize, cols: usize| -> Vec<usize> { batch_shape.iter().copied().chain([rows, cols]).collect() };
+        let full =
+            |rows: usize, cols: usize| -> Vec<usize> { batch_shape.iter().copied().chain([rows, cols]).collect() };
         let (a_full, b_full) = (full(m, k), full(k, n));
         let a = if a_count == batch { a } else { movement::broadcast_into_scratch(lw, ctx, a, &a2, &a_full)? };
         let b = if b_count == batch { b } else { movement::broadcast_into_scratch(lw, ctx, b, &b2, &b_full)? };
@@ -355,13 +359,19 @@ fn gemm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 
 /// Input `i` (f32) times `factor`: the input itself when `factor` is 1,
 /// a folded constant for a constant, else one `BinaryFull` into scratch.
-fn scaled_input(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize, factor: f32) -> Result<(usize, Vec<usize>), ImportError> {
+fn scaled_input(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    i: usize,
+    factor: f32,
+) -> Result<(usize, Vec<usize>), ImportError> {
     if factor == 1.0 {
         return lw.data_input(ctx, i);
     }
     if let Some(c) = lw.const_input(ctx, i)? {
         if let ConstData::F32(v) = &c.data {
-            let scaled = ConstTensor { shape: c.shape.clone(), data: ConstData::F32(v.iter().map(|x| x * factor).collect()) };
+            let scaled =
+                ConstTensor { shape: c.shape.clone(), data: ConstData::F32(v.iter().map(|x| x * factor).collect()) };
             let name = format!("{}.scaled", ctx.input_name(i).unwrap_or_default());
             return Ok((lw.add_param(&name, &scaled)?, c.shape));
         }

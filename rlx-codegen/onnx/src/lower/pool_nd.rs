@@ -1,0 +1,134 @@
+//! Pooling the `Pool2D` kernel cannot do in one call — 3-D (and higher)
+//! windows, dilated windows, `count_include_pad` with asymmetric padding —
+//! as a sum of shifted strided reads: the input is padded once (with -inf
+//! for max, 0 for average), then for every offset of the window one strided
+//! `Transpose` reads the elements that offset contributes to each output
+//! position, and a `BinaryFull` folds it into the accumulator (`max`, or
+//! `add` followed by one division by the per-position element count, a
+//! constant computed here).
+//!
+//! Exact for max. For the average the sum runs in a different order than a
+//! window-at-a-time loop: results differ by float rounding only.
+
+use rlx_sched::{BinaryOp, DType, ReduceOp};
+
+use super::logic::binary_thunk;
+use super::movement::{concat_along, slice_value, AxisSlice, Dest};
+use super::ops::{numel, R};
+use super::{fold, Lowerer, NodeCtx, Value};
+use crate::tensor::{ConstData, ConstTensor};
+
+/// One spatial axis of the window.
+pub(super) struct Window {
+    pub input: usize,
+    pub kernel: usize,
+    pub stride: usize,
+    pub dilation: usize,
+    /// Padding before and after, as the attributes give it.
+    pub pads: (usize, usize),
+    /// Output size (ceil mode already applied).
+    pub output: usize,
+}
+
+impl Window {
+    /// How many of the window's positions at output `o` land in `[lo, hi)`
+    /// of the padded axis.
+    fn count_in(&self, o: usize, lo: usize, hi: usize) -> usize {
+        (0..self.kernel).filter(|&j| (lo..hi).contains(&(o * self.stride + j * self.dilation))).count()
+    }
+}
+
+/// Pools `x` (`[N, C, spatial...]`, f32 data) over `windows` into output 0.
+pub(super) fn pool_nd(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    x: usize,
+    shape: &[usize],
+    windows: &[Window],
+    kind: ReduceOp,
+    count_include_pad: bool,
+) -> R {
+    let name = ctx.node.output[0].clone();
+    let fill = match kind {
+        ReduceOp::Max => f32::NEG_INFINITY,
+        _ => 0.0,
+    };
+    // Pad every axis so each window position of each output lies inside.
+    let mut cur = Value::Data { storage: x, shape: shape.to_vec() };
+    for (i, w) in windows.iter().enumerate() {
+        let d = i + 2;
+        let needed = (w.output - 1) * w.stride + (w.kernel - 1) * w.dilation + 1;
+        let after = needed.saturating_sub(w.pads.0 + w.input);
+        if w.pads.0 == 0 && after == 0 {
+            continue;
+        }
+        let cur_shape = match &cur {
+            Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
+        };
+        let block = |n: usize| {
+            let mut s = cur_shape.clone();
+            s[d] = n;
+            Value::Const(fold::fill(&s, &ConstData::F32(vec![fill])))
+        };
+        let pieces = [block(w.pads.0), cur.clone(), block(after)];
+        cur = concat_along(lw, ctx, &pieces, d, &Dest::Scratch(format!("{name}.padded{d}")))?;
+    }
+    let out_shape: Vec<usize> = shape[..2].iter().copied().chain(windows.iter().map(|w| w.output)).collect();
+    let padded_shape = match &cur {
+        Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
+    };
+    // Every window offset: one strided read, folded into the output.
+    let offsets: usize = windows.iter().map(|w| w.kernel).product();
+    let acc = lw.output_storage(ctx, 0, out_shape.clone())?;
+    let op = if kind == ReduceOp::Max { BinaryOp::Max } else { BinaryOp::Add };
+    for flat in 0..offsets {
+        let mut rem = flat;
+        let mut parts: Vec<AxisSlice> =
+            padded_shape.iter().map(|&n| AxisSlice { start: 0, count: n, step: 1 }).collect();
+        for (i, w) in windows.iter().enumerate().rev() {
+            let j = rem % w.kernel;
+            rem /= w.kernel;
+            parts[i + 2] = AxisSlice { start: (j * w.dilation) as i64, count: w.output, step: w.stride as i64 };
+        }
+        let dest = if flat == 0 { Dest::Output(0) } else { Dest::Scratch(format!("{name}.tap{flat}")) };
+        let tap = slice_value(lw, ctx, &cur, &parts, &dest)?;
+        let Value::Data { storage: tap, .. } = tap else {
+            return Err(ctx.err("the pooled input folded to a constant"));
+        };
+        if flat == 0 {
+            if tap != acc {
+                lw.emit(ctx, super::ops::copy_thunk(tap, acc, &out_shape, DType::F32));
+            }
+            continue;
+        }
+        lw.emit(ctx, binary_thunk(ctx, (acc, &out_shape), (tap, &out_shape), acc, &out_shape, op, 4)?);
+    }
+    if kind == ReduceOp::Mean {
+        // Elements per output position: a product over the axes, counted in
+        // the input (or in the input plus its padding).
+        let counts: Vec<f32> = (0..numel(ctx, &out_shape[2..])?)
+            .map(|flat| {
+                let mut rem = flat;
+                let mut n = 1usize;
+                for w in windows.iter().rev() {
+                    let o = rem % w.output;
+                    rem /= w.output;
+                    let (lo, hi) = if count_include_pad {
+                        (0, w.pads.0 + w.input + w.pads.1)
+                    } else {
+                        (w.pads.0, w.pads.0 + w.input)
+                    };
+                    n *= w.count_in(o, lo, hi);
+                }
+                n as f32
+            })
+            .collect();
+        let count_shape: Vec<usize> = out_shape[2..].to_vec();
+        let c = lw.add_param(
+            &format!("{name}.counts"),
+            &ConstTensor { shape: count_shape.clone(), data: ConstData::F32(counts) },
+        )?;
+        lw.emit(ctx, binary_thunk(ctx, (acc, &out_shape), (c, &count_shape), acc, &out_shape, BinaryOp::Div, 4)?);
+    }
+    lw.define(ctx, 0, Value::Data { storage: acc, shape: out_shape })
+}
