@@ -1,13 +1,16 @@
 //! `cargo xtask bench`: generated code vs the interpreter on every bundled
-//! model at 1 and 2 threads, plus GEMM efficiency. Each thread count runs
-//! in its own process (the pool is built once per process).
+//! model at 1 and 2 threads, plus GEMM efficiency; then, when the exported
+//! MiniLM and onnxruntime are there, the generated MiniLM binary against
+//! onnxruntime. Each thread count runs in its own process (the pool is
+//! built once per process).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
 use crate::blas_setup;
+use crate::e2e::{self, MINILM};
 
 pub fn bench(root: &Path, rounds: usize) -> Result<()> {
     let openblas = blas_setup::ensure_openblas();
@@ -20,7 +23,11 @@ pub fn bench(root: &Path, rounds: usize) -> Result<()> {
         bail!("building rlx-bench failed");
     }
     let bin = root.join("target").join("release").join("rlx-bench");
-    println!("machine: {} cores; backend: {}", std::thread::available_parallelism().map_or(1, |n| n.get()), if openblas { "openblas" } else { "pure-rust" });
+    println!(
+        "machine: {} cores; backend: {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        if openblas { "openblas" } else { "pure-rust" }
+    );
     for (i, threads) in ["1", "2"].iter().enumerate() {
         let mut cmd = Command::new(&bin);
         cmd.env("RLX_NUM_THREADS", threads).arg(rounds.to_string()).arg("--gemm");
@@ -31,7 +38,95 @@ pub fn bench(root: &Path, rounds: usize) -> Result<()> {
             bail!("rlx-bench failed at {threads} thread(s)");
         }
     }
+    println!();
+    minilm_row(root, rounds)
+}
+
+/// Thread counts of the MiniLM row (the machine the issue targets has 2 cores).
+const THREADS: [usize; 2] = [1, 2];
+
+/// The MiniLM row: the generated binary (release, the default backend) and
+/// onnxruntime on the saved sentence, in the same run, median latency at
+/// 1 and 2 threads. One `skipped:` line when the model or onnxruntime is
+/// missing.
+fn minilm_row(root: &Path, rounds: usize) -> Result<()> {
+    let dir = root.join(MINILM.dir);
+    let onnx = dir.join(MINILM.onnx);
+    if !onnx.is_file() {
+        println!("skipped: minilm: {} is missing (python3 {})", onnx.display(), MINILM.script);
+        return Ok(());
+    }
+    let missing = e2e::missing_python_modules(&["numpy", "onnxruntime"]);
+    if !missing.is_empty() {
+        println!("skipped: minilm: python modules missing: {} ({})", missing.join(", "), e2e::INSTALL);
+        return Ok(());
+    }
+    let work = root.join("target").join("onnx-e2e").join("minilm");
+    let built = e2e::build_binary(root, &onnx, &work, MINILM.name, e2e::Backend::Native)?;
+    let inputs: Vec<(String, PathBuf)> = MINILM.inputs.iter().map(|(n, f)| (n.to_string(), dir.join(f))).collect();
+    // A MiniLM run takes tens of milliseconds, not microseconds: the
+    // bundled models' round count would take minutes; 50 runs give a
+    // stable median.
+    let runs = rounds.clamp(5, 50);
+    println!("| model | threads | rlx ms | onnxruntime ms | ratio (rlx / onnxruntime) |");
+    println!("|---|---|---|---|---|");
+    for threads in THREADS {
+        // Back to back per thread count, so both see the same machine load.
+        let rlx = rlx_median_ms(&built.exe, &inputs, runs, threads)?;
+        let ort = ort_median_ms(root, &onnx, &inputs, runs, threads)?;
+        println!("| minilm | {threads} | {rlx:.2} | {ort:.2} | {:.2} |", rlx / ort);
+    }
+    println!("(median of {runs} runs after warm-up; arena {:.2}x the peak-live bound)", e2e::ratio(&built.report));
     Ok(())
+}
+
+/// The model CLI's `--bench` median at `threads`, in milliseconds.
+fn rlx_median_ms(exe: &Path, inputs: &[(String, PathBuf)], runs: usize, threads: usize) -> Result<f64> {
+    let mut cmd = Command::new(exe);
+    for (name, path) in inputs {
+        cmd.arg("--input").arg(format!("{name}={}", path.display()));
+    }
+    cmd.args(["--bench", &runs.to_string(), "--threads", &threads.to_string()]);
+    let out = cmd.output().with_context(|| format!("running {}", exe.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        bail!("{} --bench failed: {}", exe.display(), String::from_utf8_lossy(&out.stderr).trim());
+    }
+    parse_cli_median_us(&text)
+        .map(|us| us / 1e3)
+        .ok_or_else(|| anyhow!("no median in the --bench output `{}`", text.trim()))
+}
+
+/// The median of `N runs on T thread(s): median X us, p90 Y us`.
+fn parse_cli_median_us(text: &str) -> Option<f64> {
+    let rest = text.split("median ").nth(1)?;
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+/// `xtask/bench_ort.py`'s median at `threads`, in milliseconds.
+fn ort_median_ms(root: &Path, onnx: &Path, inputs: &[(String, PathBuf)], runs: usize, threads: usize) -> Result<f64> {
+    let mut cmd = Command::new("python3");
+    cmd.arg(root.join("xtask").join("bench_ort.py")).arg(onnx).arg(runs.to_string()).arg(threads.to_string());
+    for (name, path) in inputs {
+        cmd.arg(format!("{name}={}", path.display()));
+    }
+    let out = cmd.output().context("running python3 xtask/bench_ort.py")?;
+    if !out.status.success() {
+        bail!("onnxruntime benchmark failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    parse_ort_median_ms(&text, threads).ok_or_else(|| anyhow!("bench_ort.py printed no median for {threads} thread(s)"))
+}
+
+/// The median of the line `threads T median_ms X`.
+fn parse_ort_median_ms(text: &str, threads: usize) -> Option<f64> {
+    text.lines().find_map(|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        match w.as_slice() {
+            ["threads", t, "median_ms", ms] if t.parse() == Ok(threads) => ms.parse().ok(),
+            _ => None,
+        }
+    })
 }
 
 /// `cargo xtask bench-kernels`: per-family throughput against this
@@ -47,4 +142,19 @@ pub fn bench_kernels(root: &Path) -> Result<()> {
         bail!("rlx-bench-kernels failed");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_are_read_from_both_tools() {
+        assert_eq!(parse_cli_median_us("50 runs on 2 thread(s): median 21034.5 us, p90 22000.0 us\n"), Some(21034.5));
+        assert_eq!(parse_cli_median_us("nothing"), None);
+        let ort = "threads 1 median_ms 41.2500\nthreads 2 median_ms 21.5000\n";
+        assert_eq!(parse_ort_median_ms(ort, 1), Some(41.25));
+        assert_eq!(parse_ort_median_ms(ort, 2), Some(21.5));
+        assert_eq!(parse_ort_median_ms(ort, 4), None);
+    }
 }

@@ -9,13 +9,10 @@ use anyhow::{bail, Context, Result};
 use crate::blas_setup;
 
 /// The host's target triple, from `rustc -vV`.
-fn host_triple() -> Result<String> {
+pub(crate) fn host_triple() -> Result<String> {
     let out = Command::new("rustc").arg("-vV").output().context("running rustc -vV")?;
     let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .find_map(|l| l.strip_prefix("host: "))
-        .map(str::to_string)
-        .context("rustc -vV printed no host line")
+    text.lines().find_map(|l| l.strip_prefix("host: ")).map(str::to_string).context("rustc -vV printed no host line")
 }
 
 pub fn build(root: &Path, name: &str, static_link: bool) -> Result<PathBuf> {
@@ -38,10 +35,7 @@ pub fn build(root: &Path, name: &str, static_link: bool) -> Result<PathBuf> {
         // proc-macros, which must stay dynamic.
         let triple = host_triple()?;
         cmd.args(["--target", &triple]);
-        let flags = format!(
-            "{} -C target-feature=+crt-static",
-            std::env::var("RUSTFLAGS").unwrap_or_default()
-        );
+        let flags = format!("{} -C target-feature=+crt-static", std::env::var("RUSTFLAGS").unwrap_or_default());
         cmd.env("RUSTFLAGS", flags.trim());
         root.join("target").join(&triple).join("release").join(name)
     } else {

@@ -1,19 +1,90 @@
-//! `cargo xtask import model.onnx`: ONNX to `model.sched` + weights.
+//! `cargo xtask import model.onnx`: ONNX to `model.sched` + weights, with
+//! graph inputs bound to `.npy` values (`--const`) and, with `--new-model
+//! NAME`, a model crate `models/NAME` ready to build (`scaffold.rs`).
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
+use rlx_onnx::tensor::{ConstData, ConstTensor};
+use rlx_runtime::npy::{self, NpyArray};
+use rlx_sched::DType;
 
-pub fn import(onnx: &Path, out_dir: Option<&Path>, name: Option<&str>, shapes: &[String]) -> Result<()> {
+use crate::scaffold;
+
+/// What `cargo xtask import` was asked to do.
+#[derive(Debug)]
+pub struct ImportArgs<'a> {
+    /// The ONNX model.
+    pub onnx: &'a Path,
+    /// Where model.sched and the weights go (default: the model's directory).
+    pub out_dir: Option<&'a Path>,
+    /// The schedule's model name.
+    pub name: Option<&'a str>,
+    /// `--shape NAME=D1,D2,...` flags.
+    pub shapes: &'a [String],
+    /// `--const NAME=PATH.npy` flags.
+    pub consts: &'a [String],
+    /// `--new-model NAME`: scaffold `models/NAME` instead of writing to `out_dir`.
+    pub new_model: Option<&'a str>,
+}
+
+/// The options every import (`import`, `verify`, `onnx-e2e`) builds from
+/// `--shape` and `--const` flags.
+pub fn options(shapes: &[String], consts: &[String]) -> Result<rlx_onnx::ImportOptions> {
     let mut opts = rlx_onnx::ImportOptions::new("weights.safetensors");
-    opts.model_name = name.map(str::to_string);
     for s in shapes {
         opts.shapes.push(rlx_onnx::parse_shape_override(s).map_err(|e| anyhow!("--shape {s}: {e}"))?);
     }
-    let imported = rlx_onnx::import(onnx, &opts).map_err(|e| anyhow!("{e}"))?;
-    let dir: PathBuf = match out_dir {
+    for spec in consts {
+        let (name, value) = parse_const(spec)?;
+        if opts.consts.iter().any(|(n, _)| *n == name) {
+            bail!("--const: input `{name}` is given twice");
+        }
+        opts.consts.push((name, value));
+    }
+    Ok(opts)
+}
+
+/// `NAME=PATH.npy` as the graph input's name and the array's value.
+fn parse_const(spec: &str) -> Result<(String, ConstTensor)> {
+    let (name, path) = match spec.split_once('=') {
+        Some((n, p)) if !n.is_empty() && !p.is_empty() => (n, Path::new(p)),
+        _ => bail!("--const: expected NAME=PATH.npy, found `{spec}`"),
+    };
+    let arr = npy::read_npy(path)?;
+    let value = const_tensor(&arr).map_err(|e| anyhow!("--const {name}: {}: {e}", path.display()))?;
+    Ok((name.to_string(), value))
+}
+
+/// A `.npy` array as an importer constant: f32, i64, i32 and bool, the
+/// element types the importer carries.
+pub fn const_tensor(arr: &NpyArray) -> Result<ConstTensor, String> {
+    fn words<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
+        bytes.chunks_exact(N).map(|c| c.try_into().expect("chunks_exact yields N bytes"))
+    }
+    let data = match arr.dtype {
+        DType::F32 => ConstData::F32(words::<4>(&arr.bytes).map(f32::from_le_bytes).collect()),
+        DType::I64 => ConstData::I64(words::<8>(&arr.bytes).map(i64::from_le_bytes).collect()),
+        DType::I32 => ConstData::I32(words::<4>(&arr.bytes).map(i32::from_le_bytes).collect()),
+        DType::Bool => ConstData::Bool(arr.bytes.iter().map(|&b| b != 0).collect()),
+        other => return Err(format!("{other} values cannot be bound; supported: f32, i64, i32, bool")),
+    };
+    Ok(ConstTensor { shape: arr.shape.clone(), data })
+}
+
+pub fn import(root: &Path, args: &ImportArgs<'_>) -> Result<()> {
+    let mut opts = options(args.shapes, args.consts)?;
+    // The scaffold's checks run before the import, which can take seconds
+    // on a large model, so a taken name fails at once.
+    let target = args.new_model.map(|name| scaffold::Target::check(root, name)).transpose()?;
+    opts.model_name = args.name.or(args.new_model).map(str::to_string);
+    let imported = rlx_onnx::import(args.onnx, &opts).map_err(|e| anyhow!("{e}"))?;
+    if let Some(target) = target {
+        return target.create(args.onnx, &imported, &opts.weights_file);
+    }
+    let dir: PathBuf = match args.out_dir {
         Some(d) => d.to_path_buf(),
-        None => onnx.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        None => args.onnx.parent().unwrap_or(Path::new(".")).to_path_buf(),
     };
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let sched = dir.join("model.sched");
@@ -23,4 +94,35 @@ pub fn import(onnx: &Path, out_dir: Option<&Path>, name: Option<&str>, shapes: &
     println!("wrote {} and {}", sched.display(), weights.display());
     println!("{}", imported.report);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn array(dtype: DType, shape: &[usize], bytes: Vec<u8>) -> NpyArray {
+        NpyArray { dtype, shape: shape.to_vec(), bytes }
+    }
+
+    #[test]
+    fn npy_arrays_become_constants_of_their_type() {
+        let f = array(DType::F32, &[2], [1.5f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect());
+        assert_eq!(const_tensor(&f).unwrap(), ConstTensor { shape: vec![2], data: ConstData::F32(vec![1.5, -2.0]) });
+        let i = array(DType::I64, &[1, 2], [3i64, -1].iter().flat_map(|v| v.to_le_bytes()).collect());
+        assert_eq!(const_tensor(&i).unwrap().data, ConstData::I64(vec![3, -1]));
+        let j = array(DType::I32, &[], 7i32.to_le_bytes().to_vec());
+        assert_eq!(const_tensor(&j).unwrap(), ConstTensor { shape: vec![], data: ConstData::I32(vec![7]) });
+        let b = array(DType::Bool, &[3], vec![0, 1, 0]);
+        assert_eq!(const_tensor(&b).unwrap().data, ConstData::Bool(vec![false, true, false]));
+        let d = array(DType::F64, &[1], 1f64.to_le_bytes().to_vec());
+        assert_eq!(const_tensor(&d).unwrap_err(), "f64 values cannot be bound; supported: f32, i64, i32, bool");
+    }
+
+    #[test]
+    fn const_specs_need_a_name_and_a_path() {
+        for bad in ["shape", "=a.npy", "shape="] {
+            let e = parse_const(bad).unwrap_err().to_string();
+            assert_eq!(e, format!("--const: expected NAME=PATH.npy, found `{bad}`"));
+        }
+    }
 }

@@ -7,10 +7,13 @@ mod bench_gen;
 mod blas_setup;
 mod build_static;
 mod check_sched;
+mod conformance;
 mod demo;
+mod e2e;
 mod gen;
 mod import;
 mod run;
+mod scaffold;
 mod verify;
 
 use std::io::Write;
@@ -71,6 +74,17 @@ enum Command {
         /// A static input shape, NAME=D1,D2,... (repeatable).
         #[arg(long = "shape", value_name = "NAME=DIMS")]
         shapes: Vec<String>,
+        /// Bind a graph input to a value known at import time, NAME=PATH.npy
+        /// (repeatable; f32, i64, i32 or bool): it stops being an input.
+        #[arg(long = "const", value_name = "NAME=PATH")]
+        consts: Vec<String>,
+        /// Scaffold a model crate models/NAME (model.sched, weights,
+        /// generated code) and add it to the workspace.
+        #[arg(long, value_name = "NAME", conflicts_with = "out_dir")]
+        new_model: Option<String>,
+        /// The workspace to scaffold into (tests use a temporary one).
+        #[arg(long, hide = true)]
+        root: Option<PathBuf>,
     },
     /// Generated code vs the interpreter on every bundled model.
     Bench {
@@ -92,6 +106,24 @@ enum Command {
         #[arg(long = "static")]
         static_link: bool,
     },
+    /// Run the ONNX backend node tests of the supported ops: interpreter and a generated sample.
+    Conformance {
+        /// Only these ops, comma-separated (default: the ops of issue 6).
+        #[arg(long, value_delimiter = ',', value_name = "OP,...")]
+        ops: Vec<String>,
+        /// How many passing tests also run as generated code (0 disables).
+        #[arg(long, value_name = "N", default_value_t = 16)]
+        generated: usize,
+        /// The node-test directory (default: .cache/onnx-node-tests/..., fetched when missing).
+        #[arg(long, value_name = "DIR")]
+        data: Option<PathBuf>,
+        /// List passing tests too, with unshortened reasons.
+        #[arg(short, long)]
+        verbose: bool,
+    },
+    /// LeNet-5 and MiniLM from torch end to end: verify, static binary vs
+    /// onnxruntime, arena ratios (opt-in: models/onnx/requirements.txt).
+    OnnxE2e,
     /// Compare an ONNX model's outputs: interpreter, generated code and onnxruntime.
     Verify {
         path: PathBuf,
@@ -124,14 +156,28 @@ fn main() -> ExitCode {
         Command::Check => done(gen::check(&root())),
         Command::Run { path, inputs, outputs } => done(run::run(&root(), path, inputs, outputs)),
         Command::Demo => done(demo::demo(&root())),
-        Command::Import { path, out_dir, name, shapes } => {
-            done(import::import(path, out_dir.as_deref(), name.as_deref(), shapes))
+        Command::Import { path, out_dir, name, shapes, consts, new_model, root: root_dir } => {
+            let args = import::ImportArgs {
+                onnx: path,
+                out_dir: out_dir.as_deref(),
+                name: name.as_deref(),
+                shapes,
+                consts,
+                new_model: new_model.as_deref(),
+            };
+            done(import::import(&root_dir.clone().unwrap_or_else(root), &args))
         }
         Command::Bench { rounds } => done(bench::bench(&root(), *rounds)),
         Command::BenchKernels => done(bench::bench_kernels(&root())),
         Command::BenchGen { thunks } => done(bench_gen::bench_gen(&root(), *thunks)),
         Command::Build { name, static_link } => done(build_static::build(&root(), name, *static_link).map(|_| ())),
+        Command::OnnxE2e => e2e::onnx_e2e(&root()),
         Command::Verify { path, inputs, shapes, tol } => verify::verify(&root(), path, inputs, shapes, *tol),
+        Command::Conformance { ops, generated, data, verbose } => {
+            let opts =
+                conformance::Options { ops: ops.clone(), generated: *generated, data: data.clone(), verbose: *verbose };
+            conformance::conformance(&root(), &opts)
+        }
     };
     match result {
         Ok(code) => code,

@@ -82,7 +82,7 @@ fn import_into(onnx: &Path, work: &Path, shapes: &[String]) -> Result<PathBuf> {
     Ok(sched)
 }
 
-fn write_bytes_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_bytes_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
     if std::fs::read(path).is_ok_and(|old| old == bytes) {
         return Ok(());
     }
@@ -92,7 +92,7 @@ fn write_bytes_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
 /// `name` as the importer makes it a `.sched` identifier (the rule of
 /// `rlx_onnx`'s name table, without the `_2` suffixes of clashes), so
 /// `--input` accepts the ONNX name as well as the schedule's.
-fn sanitize(name: &str) -> String {
+pub(crate) fn sanitize(name: &str) -> String {
     let mut s: String =
         name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect();
     let reserved = matches!(s.as_str(), "none" | "true" | "false" | "inf" | "nan")
@@ -236,48 +236,15 @@ fn run_generated(
     let out = src.join("generated.rs");
     let opts = rlx_codegen::options_for_file(schedule, sched, root, &out);
     rlx_codegen::write_if_changed(&out, &rlx_codegen::generate(schedule, &opts))?;
+    let main_rs = "#[rustfmt::skip]\n#[allow(clippy::all, unused, missing_docs)]\nmod generated;\n\n\
+         fn main() -> std::process::ExitCode {\n    rlx_runtime::cli::main::<generated::Model>()\n}\n";
     // One package (and binary) per model: crates that shared a name in the
     // shared target dir would pass cargo's freshness check for each other.
-    let package = package_name(work);
-    // The generated crate uses the GEMM backend this xtask's interpreter
-    // was built with, so the two can be compared bit for bit.
-    let features = if rlx_runtime::blas::backend_name() == "openblas" && blas_setup::ensure_openblas() {
-        "\"cli\", \"openblas\""
-    } else {
-        "\"cli\", \"pure-rust\""
-    };
-    let manifest = format!(
-        "[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n\
-         [dependencies]\nrlx-runtime = {{ path = {:?}, default-features = false, features = [{features}] }}\n\n\
-         [features]\nprofile = []\n",
-        root.join("rlx-runtime").display().to_string()
-    );
-    rlx_codegen::write_if_changed(&dir.join("Cargo.toml"), &manifest)?;
-    rlx_codegen::write_if_changed(
-        &src.join("main.rs"),
-        "#[rustfmt::skip]\n#[allow(clippy::all, unused, missing_docs)]\nmod generated;\n\n\
-         fn main() -> std::process::ExitCode {\n    rlx_runtime::cli::main::<generated::Model>()\n}\n",
-    )?;
-    // The workspace's lock file pins the same dependency versions and saves
-    // a registry resolution on the first build.
-    let lock = dir.join("Cargo.lock");
-    if !lock.exists() {
-        std::fs::copy(root.join("Cargo.lock"), &lock).context("copying Cargo.lock into the generated crate")?;
-    }
-    let target = root.join("target").join("verify-target");
-    let status = Command::new(env!("CARGO"))
-        .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", &target)
-        .args(["build", "--release", "--quiet"])
-        .status()
-        .context("running cargo build for the generated crate")?;
-    if !status.success() {
-        bail!("building the generated crate {} failed", dir.display());
-    }
-    let exe = target.join("release").join(format!("{package}{}", std::env::consts::EXE_SUFFIX));
+    let exe = build_crate(root, &dir, &package_name(work), main_rs)?;
     if let Some(rlx_codegen::WeightsSource::Mmap { file_name }) = &opts.weights {
         // Mapped weights are read from a side file next to the binary.
-        std::fs::copy(work.join("weights.safetensors"), target.join("release").join(file_name))
+        let bin_dir = exe.parent().unwrap_or(Path::new("."));
+        std::fs::copy(work.join("weights.safetensors"), bin_dir.join(file_name))
             .context("copying the weights next to the generated binary")?;
     }
     let out_dir = work.join("generated");
@@ -296,6 +263,46 @@ fn run_generated(
     }
     let arrays = files.iter().map(|p| npy::read_npy(p)).collect::<Result<Vec<_>, _>>()?;
     Ok(Outputs { engine: "generated", arrays })
+}
+
+/// Writes a generated crate's manifest (package `package`; rlx-runtime with
+/// the `cli` feature and this xtask's GEMM backend), `src/main.rs` and lock
+/// file into `dir`, whose `src/` already holds the generated modules; builds
+/// it (release) into the shared `target/verify-target`, so the runtime is
+/// compiled once for every such crate; returns the binary's path.
+pub(crate) fn build_crate(root: &Path, dir: &Path, package: &str, main_rs: &str) -> Result<PathBuf> {
+    // The generated crate uses the GEMM backend this xtask's interpreter
+    // was built with, so the two can be compared bit for bit.
+    let features = if rlx_runtime::blas::backend_name() == "openblas" && blas_setup::ensure_openblas() {
+        "\"cli\", \"openblas\""
+    } else {
+        "\"cli\", \"pure-rust\""
+    };
+    let manifest = format!(
+        "[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n\
+         [dependencies]\nrlx-runtime = {{ path = {:?}, default-features = false, features = [{features}] }}\n\n\
+         [features]\nprofile = []\n",
+        root.join("rlx-runtime").display().to_string()
+    );
+    rlx_codegen::write_if_changed(&dir.join("Cargo.toml"), &manifest)?;
+    rlx_codegen::write_if_changed(&dir.join("src").join("main.rs"), main_rs)?;
+    // The workspace's lock file pins the same dependency versions and saves
+    // a registry resolution on the first build.
+    let lock = dir.join("Cargo.lock");
+    if !lock.exists() {
+        std::fs::copy(root.join("Cargo.lock"), &lock).context("copying Cargo.lock into the generated crate")?;
+    }
+    let target = root.join("target").join("verify-target");
+    let status = Command::new(env!("CARGO"))
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", &target)
+        .args(["build", "--release", "--quiet"])
+        .status()
+        .context("running cargo build for the generated crate")?;
+    if !status.success() {
+        bail!("building the generated crate {} failed", dir.display());
+    }
+    Ok(target.join("release").join(format!("{package}{}", std::env::consts::EXE_SUFFIX)))
 }
 
 /// `verify-<model dir name>` with characters a package name cannot hold

@@ -1,0 +1,266 @@
+//! `cargo xtask import`: `--const` bindings (a Reshape whose shape is a
+//! graph input), their errors, and `--new-model` scaffolding into a
+//! temporary workspace (`--root`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use prost::Message as _;
+use rlx_onnx::proto::*;
+use rlx_runtime::npy;
+use rlx_sched::DType;
+
+/// A fresh directory for one test under the system temp dir.
+fn temp_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rlx-xtask-import-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+fn value_info(name: &str, elem_type: i32, dims: &[i64]) -> ValueInfoProto {
+    ValueInfoProto {
+        name: name.to_string(),
+        r#type: Some(TypeProto {
+            tensor_type: Some(TypeProtoTensor {
+                elem_type,
+                shape: Some(TensorShapeProto {
+                    dim: dims
+                        .iter()
+                        .map(|&d| Dimension { value: Some(DimensionValue::DimValue(d)), denotation: String::new() })
+                        .collect(),
+                }),
+            }),
+            denotation: String::new(),
+        }),
+        doc_string: String::new(),
+    }
+}
+
+fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
+    NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![output.to_string()],
+        name: format!("{op}_{output}"),
+        op_type: op.to_string(),
+        ..Default::default()
+    }
+}
+
+/// The bias row the model adds after its reshape.
+const BIAS: [f32; 4] = [0.5, -1.0, 2.0, 0.25];
+
+/// `y = Reshape(x, shape) + bias`, with `shape` an int64 graph input: the
+/// model cannot be imported until `--const` binds `shape`.
+fn write_reshape_model(dir: &Path) -> PathBuf {
+    let bias = TensorProto {
+        name: "bias".to_string(),
+        dims: vec![4],
+        data_type: data_type::FLOAT,
+        raw_data: BIAS.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ..Default::default()
+    };
+    let m = ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 17 }],
+        producer_name: "xtask import tests".to_string(),
+        graph: Some(GraphProto {
+            node: vec![node("Reshape", &["x", "shape"], "r"), node("Add", &["r", "bias"], "y")],
+            name: "reshape_add".to_string(),
+            initializer: vec![bias],
+            input: vec![value_info("x", data_type::FLOAT, &[2, 6]), value_info("shape", data_type::INT64, &[2])],
+            output: vec![value_info("y", data_type::FLOAT, &[3, 4])],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let path = dir.join("reshape.onnx");
+    std::fs::write(&path, m.encode_to_vec()).expect("write model");
+    path
+}
+
+fn write_i64(path: &Path, shape: &[usize], values: &[i64]) {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    npy::write_npy(path, DType::I64, shape, &bytes).expect("write npy");
+}
+
+fn xtask(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask")).args(args).output().expect("run xtask")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).expect("utf-8 output")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// Runs `xtask import` expecting failure: exit 1 and exactly one line
+/// `error: ...` on stderr, which is returned without the prefix.
+fn import_error(args: &[&str]) -> String {
+    let out = xtask(&[&["import"], args].concat());
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stdout:\n{}\nstderr:\n{stderr}", text(&out.stdout));
+    assert_eq!(stderr.lines().count(), 1, "one line expected:\n{stderr}");
+    stderr.strip_prefix("error: ").unwrap_or_else(|| panic!("no `error: ` prefix: {stderr}")).trim_end().to_string()
+}
+
+#[test]
+fn const_binds_the_shape_of_a_reshape() {
+    let dir = temp_dir("const");
+    let model = write_reshape_model(&dir);
+    let shape = dir.join("shape.npy");
+    write_i64(&shape, &[2], &[3, 4]);
+    let out_dir = dir.join("out");
+    let out = xtask(&["import", s(&model), "--out-dir", s(&out_dir), "--const", &format!("shape={}", s(&shape))]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
+
+    let sched = std::fs::read_to_string(out_dir.join("model.sched")).expect("model.sched written");
+    let inputs: Vec<&str> = sched.lines().filter(|l| l.starts_with("input ")).collect();
+    assert_eq!(inputs.len(), 1, "only x stays an input:\n{sched}");
+    assert!(inputs[0].starts_with("input   x: f32[2, 6]"), "{sched}");
+    assert!(sched.lines().any(|l| l.starts_with("output  y: f32[3, 4]")), "{sched}");
+
+    // The schedule computes reshape(x) + bias in the interpreter.
+    let x: Vec<f32> = (0..12).map(|i| i as f32 - 5.5).collect();
+    let x_path = dir.join("x.npy");
+    npy::write_npy(&x_path, DType::F32, &[2, 6], &x.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>())
+        .expect("write x");
+    let y_path = dir.join("y.npy");
+    let run = xtask(&[
+        "run",
+        s(&out_dir.join("model.sched")),
+        "--input",
+        &format!("x={}", s(&x_path)),
+        "--output",
+        &format!("y={}", s(&y_path)),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}\n{}", text(&run.stdout), text(&run.stderr));
+    let y = npy::read_npy(&y_path).expect("read y");
+    assert_eq!((y.dtype, y.shape.as_slice()), (DType::F32, &[3usize, 4][..]));
+    let got: Vec<f32> = y.bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    // One f32 addition per element, the same in both computations: exact.
+    let want: Vec<f32> = x.iter().enumerate().map(|(i, v)| v + BIAS[i % 4]).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn const_errors_are_one_line() {
+    let dir = temp_dir("const_errors");
+    let model = write_reshape_model(&dir);
+    let m = s(&model);
+    let out_dir = dir.join("out");
+    let o = s(&out_dir);
+
+    let good = dir.join("shape.npy");
+    write_i64(&good, &[2], &[3, 4]);
+    let e = import_error(&[m, "--out-dir", o, "--const", &format!("nope={}", s(&good))]);
+    assert!(e.contains("`nope`") && e.contains("no graph input") && e.contains("x, shape"), "{e}");
+
+    let floats = dir.join("floats.npy");
+    npy::write_npy(&floats, DType::F32, &[2], &[0u8; 8]).expect("write npy");
+    let e = import_error(&[m, "--out-dir", o, "--const", &format!("shape={}", s(&floats))]);
+    assert!(e.contains("`shape`") && e.contains("f32"), "{e}");
+
+    let long = dir.join("long.npy");
+    write_i64(&long, &[3], &[3, 4, 1]);
+    let e = import_error(&[m, "--out-dir", o, "--const", &format!("shape={}", s(&long))]);
+    assert!(e.contains("`shape`") && e.contains("[2]") && e.contains("[3]"), "{e}");
+
+    let doubles = dir.join("doubles.npy");
+    npy::write_npy(&doubles, DType::F64, &[2], &[0u8; 16]).expect("write npy");
+    let e = import_error(&[m, "--out-dir", o, "--const", &format!("shape={}", s(&doubles))]);
+    assert_eq!(
+        e,
+        format!("--const shape: {}: f64 values cannot be bound; supported: f32, i64, i32, bool", s(&doubles))
+    );
+
+    let e = import_error(&[m, "--out-dir", o, "--const", "shape"]);
+    assert_eq!(e, "--const: expected NAME=PATH.npy, found `shape`");
+    let g = format!("shape={}", s(&good));
+    let e = import_error(&[m, "--out-dir", o, "--const", &g, "--const", &g]);
+    assert_eq!(e, "--const: input `shape` is given twice");
+    let missing = dir.join("missing.npy");
+    let e = import_error(&[m, "--out-dir", o, "--const", &format!("shape={}", s(&missing))]);
+    assert!(e.starts_with(&format!("cannot read {}", s(&missing))), "{e}");
+
+    // Without the binding the shape is not known at import time.
+    import_error(&[m, "--out-dir", o]);
+    assert!(!out_dir.join("model.sched").exists(), "no failed import writes a schedule");
+}
+
+const WORKSPACE: &str = "[workspace]\nresolver = \"2\"\nmembers = [\n    \"rlx-runtime\",\n    \"models/mlp\",\n    \
+                         \"xtask\",\n]\n\n[workspace.package]\nversion = \"0.1.0\"\n";
+
+/// A temporary workspace: a root manifest with a members list and an
+/// existing `models/mlp`.
+fn temp_workspace(test: &str) -> PathBuf {
+    let root = temp_dir(test);
+    std::fs::write(root.join("Cargo.toml"), WORKSPACE).expect("write manifest");
+    std::fs::create_dir_all(root.join("models/mlp")).expect("create models/mlp");
+    root
+}
+
+#[test]
+fn new_model_scaffolds_a_crate_and_adds_it_to_the_workspace() {
+    let root = temp_workspace("new_model");
+    let model = write_reshape_model(&root);
+    let shape = root.join("shape.npy");
+    write_i64(&shape, &[2], &[3, 4]);
+    let c = format!("shape={}", s(&shape));
+    let args = ["import", s(&model), "--const", &c, "--new-model", "tiny", "--root", s(&root)];
+    let out = xtask(&args);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", text(&out.stderr));
+
+    let dir = root.join("models/tiny");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert_eq!(manifest, WORKSPACE.replace("\"models/mlp\",\n", "\"models/mlp\",\n    \"models/tiny\",\n"));
+    let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
+    assert!(cargo.contains("name = \"tiny\"") && cargo.contains("default = [\"openblas\"]"), "{cargo}");
+    let main = std::fs::read_to_string(dir.join("src/main.rs")).expect("src/main.rs");
+    assert!(main.contains("mod generated;") && main.contains("rlx_runtime::cli::main::<generated::Model>()"), "{main}");
+    let sched = std::fs::read_to_string(dir.join("model.sched")).expect("model.sched");
+    assert!(sched.lines().any(|l| l == "model tiny"), "the crate's name names the schedule:\n{sched}");
+    assert!(sched.contains("weights \"weights.safetensors\" sha256"), "{sched}");
+    assert!(std::fs::metadata(dir.join("weights.safetensors")).expect("weights").len() > 0);
+    let generated = std::fs::read_to_string(dir.join("src/generated.rs")).expect("src/generated.rs");
+    assert!(generated.starts_with("// @generated by `cargo xtask gen models/tiny/model.sched`"), "{generated}");
+    assert!(generated.contains("include_bytes!(\"../weights.safetensors\")"), "embedded weights: {generated}");
+    assert!(!dir.join(".gitignore").exists(), "small weights may be committed");
+    for next in
+        ["cargo xtask gen models/tiny/model.sched", "cargo build --release -p tiny", "cargo xtask build tiny --static"]
+    {
+        assert!(stdout.contains(next), "`{next}` not printed:\n{stdout}");
+    }
+
+    // A second run refuses to overwrite, and leaves the manifest alone.
+    let e = import_error(&args[1..]);
+    assert!(e.contains("models/tiny already exists"), "{e}");
+    assert_eq!(std::fs::read_to_string(root.join("Cargo.toml")).unwrap(), manifest);
+}
+
+#[test]
+fn new_model_refuses_bad_names_and_taken_places_before_importing() {
+    let root = temp_workspace("new_model_refusals");
+    let model = write_reshape_model(&root);
+    let r = s(&root);
+    // The model is not importable without --const: the name checks come first.
+    let e = import_error(&[s(&model), "--new-model", "mlp", "--root", r]);
+    assert!(e.contains("models/mlp already exists"), "{e}");
+    let e = import_error(&[s(&model), "--new-model", "Bad Name", "--root", r]);
+    assert!(e.contains("`Bad Name` is not a valid model name"), "{e}");
+    std::fs::write(root.join("Cargo.toml"), "[workspace]\nmembers = [\"models/fresh\"]\n").unwrap();
+    let e = import_error(&[s(&model), "--new-model", "fresh", "--root", r]);
+    assert!(e.ends_with("`models/fresh` is already a workspace member"), "{e}");
+    // A failed import after the checks leaves nothing behind.
+    std::fs::write(root.join("Cargo.toml"), WORKSPACE).unwrap();
+    import_error(&[s(&model), "--new-model", "other", "--root", r]);
+    assert!(!root.join("models/other").exists());
+    assert_eq!(std::fs::read_to_string(root.join("Cargo.toml")).unwrap(), WORKSPACE);
+
+    let out = xtask(&["import", s(&model), "--new-model", "x", "--out-dir", r, "--root", r]);
+    assert_eq!(out.status.code(), Some(2), "clap refuses --out-dir with --new-model");
+    assert!(text(&out.stderr).contains("cannot be used with"), "{}", text(&out.stderr));
+}
