@@ -22,7 +22,7 @@ pub fn bench(root: &Path, rounds: usize) -> Result<()> {
     if !build.success() {
         bail!("building rlx-bench failed");
     }
-    let bin = root.join("target").join("release").join("rlx-bench");
+    let bin = crate::target_dir(root).join("release").join("rlx-bench");
     println!(
         "machine: {} cores; backend: {}",
         std::thread::available_parallelism().map_or(1, |n| n.get()),

@@ -37,9 +37,9 @@ pub fn build(root: &Path, name: &str, static_link: bool) -> Result<PathBuf> {
         cmd.args(["--target", &triple]);
         let flags = format!("{} -C target-feature=+crt-static", std::env::var("RUSTFLAGS").unwrap_or_default());
         cmd.env("RUSTFLAGS", flags.trim());
-        root.join("target").join(&triple).join("release").join(name)
+        crate::target_dir(root).join(&triple).join("release").join(name)
     } else {
-        root.join("target").join("release").join(name)
+        crate::target_dir(root).join("release").join(name)
     };
     if !cmd.status()?.success() {
         bail!("cargo build failed");

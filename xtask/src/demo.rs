@@ -24,7 +24,7 @@ pub fn demo(root: &Path) -> Result<()> {
     if !status.success() {
         bail!("building the mlp model failed");
     }
-    let bin = root.join("target").join("release").join("mlp");
+    let bin = crate::target_dir(root).join("release").join("mlp");
 
     let xs = npy::read_npy(&model_dir.join("samples").join("x.npy"))?;
     let labels = npy::read_npy(&model_dir.join("samples").join("labels.npy"))?;

@@ -144,6 +144,15 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_path_buf()
 }
 
+/// Where cargo puts the workspace's build outputs: `CARGO_TARGET_DIR`
+/// (relative to the workspace) when set, else `target/`.
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root.join(dir),
+        _ => root.join("target"),
+    }
+}
+
 fn done(r: anyhow::Result<()>) -> anyhow::Result<ExitCode> {
     r.map(|()| ExitCode::SUCCESS)
 }
