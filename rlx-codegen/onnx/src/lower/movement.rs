@@ -173,39 +173,8 @@ pub(super) fn concat(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         }
         out_shape[a] = out_shape[a].checked_add(s[a]).ok_or_else(|| ctx.err("the output is too large"))?;
     }
-    let outer = numel(ctx, &first[..a])?;
-    if values.iter().all(|v| matches!(v, Value::Const(_))) {
-        let consts: Vec<&ConstTensor> = values
-            .iter()
-            .map(|v| match v {
-                Value::Const(c) => c,
-                Value::Data { .. } => unreachable!("all constant"),
-            })
-            .collect();
-        let data = concat_consts(&consts, a, outer).ok_or_else(|| ctx.err("inputs differ in type"))?;
-        return lw.define(ctx, 0, Value::Const(ConstTensor { shape: out_shape, data }));
-    }
-    let mut inputs = Vec::with_capacity(n);
-    let mut inner = Vec::with_capacity(n);
-    let mut dtype = None;
-    for (i, v) in values.iter().enumerate() {
-        if numel(ctx, &value_shape(v))? == 0 {
-            continue;
-        }
-        let (id, s, t) = lw.typed_input(ctx, i)?;
-        if *dtype.get_or_insert(t) != t {
-            return Err(ctx.err("inputs differ in type"));
-        }
-        inner.push(numel(ctx, &s[a..])?);
-        inputs.push(id);
-    }
-    let dtype = dtype.expect("a data input has elements");
-    if define_if_empty(lw, ctx, &out_shape, dtype)? {
-        return Ok(());
-    }
-    let dst = lw.output_storage_typed(ctx, 0, out_shape.clone(), dtype)?;
-    lw.emit(ctx, Thunk::Concat { inputs, dst, outer, inner, elem_bytes: dtype.size() });
-    lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
+    let v = concat_along(lw, ctx, &values, a, &Dest::Output(0))?;
+    lw.define(ctx, 0, v)
 }
 
 /// The concatenation of constants along axis `a` (`outer` rows before
@@ -702,6 +671,15 @@ pub(super) fn concat_along(
     let mut out_shape = value_shape(&pieces[0]);
     out_shape[d] = pieces.iter().map(|p| value_shape(p)[d]).sum();
     let outer = numel(ctx, &out_shape[..d])?;
+    if out_shape.contains(&0) {
+        let dtype = match &pieces[0] {
+            Value::Const(c) => c.data.dtype(),
+            Value::Data { storage, .. } => lw.storages[*storage].dtype,
+        };
+        return fold::empty(&out_shape, dtype)
+            .map(Value::Const)
+            .ok_or_else(|| ctx.err("empty tensors of this type are not supported"));
+    }
     if pieces.iter().all(|p| matches!(p, Value::Const(_))) {
         let consts: Vec<&ConstTensor> = pieces
             .iter()
@@ -715,19 +693,25 @@ pub(super) fn concat_along(
     }
     let mut inputs = Vec::new();
     let mut inner = Vec::new();
-    let mut dtype = DType::F32;
+    let mut dtype = None;
     let after_rows = numel(ctx, &out_shape[d + 1..])?;
     let name = ctx.node.output.first().cloned().unwrap_or_default();
     for (j, piece) in pieces.iter().enumerate() {
+        // Pieces with no elements add nothing.
         let (id, shape) = match piece {
-            Value::Const(c) if c.shape[d] == 0 => continue,
+            Value::Const(c) if c.data.is_empty() => continue,
             Value::Const(c) => (lw.add_param(&format!("{name}.along{d}.{j}"), c)?, c.shape.clone()),
+            Value::Data { shape, .. } if shape.contains(&0) => continue,
             Value::Data { storage, shape } => (*storage, shape.clone()),
         };
-        dtype = lw.storages[id].dtype;
+        let t = lw.storages[id].dtype;
+        if *dtype.get_or_insert(t) != t {
+            return Err(ctx.err("inputs differ in type"));
+        }
         inputs.push(id);
         inner.push(shape[d] * after_rows);
     }
+    let dtype = dtype.expect("a piece with elements, or the output would be empty");
     let dst = dest_storage(lw, ctx, dest, out_shape.clone(), dtype)?;
     lw.emit(ctx, Thunk::Concat { inputs, dst, outer, inner, elem_bytes: dtype.size() });
     Ok(Value::Data { storage: dst, shape: out_shape })
