@@ -1032,3 +1032,66 @@ fn batch_norm_training_mode_uses_batch_statistics() {
     assert_close(grm, &rm, 1e-6, "running mean");
     assert_close(grv, &rv, 1e-6, "running var");
 }
+
+#[test]
+fn max_pool_indices_name_the_first_maximum() {
+    // Ties included (values rounded to a few levels), padding and stride.
+    let x: Vec<f32> = values(2 * 5 * 6, 41).iter().map(|v| (v * 3.0).round()).collect();
+    let got = run_graph(
+        "maxpool-indices",
+        vec![node(
+            "MaxPool",
+            "p",
+            &["x"],
+            &["y", "i"],
+            vec![attr_ints("kernel_shape", &[2, 3]), attr_ints("strides", &[2, 2]), attr_ints("pads", &[1, 0, 0, 1])],
+        )],
+        vec![In::Data("x", f(&[1, 2, 5, 6], x.clone()))],
+        &["y", "i"],
+    );
+    // Output 3 x 3 per plane; the first maximum in window (row-major) order.
+    let (mut want_v, mut want_i) = (Vec::new(), Vec::new());
+    for c in 0..2 {
+        for oh in 0..3 {
+            for ow in 0..3 {
+                let mut best: Option<(f32, i64)> = None;
+                for kh in 0..2 {
+                    for kw in 0..3 {
+                        let (h, w) = ((oh * 2 + kh) as i64 - 1, (ow * 2 + kw) as i64);
+                        if !(0..5).contains(&h) || !(0..6).contains(&w) {
+                            continue;
+                        }
+                        let idx = (c * 5 + h as usize) * 6 + w as usize;
+                        if best.is_none_or(|(b, _)| x[idx] > b) {
+                            best = Some((x[idx], idx as i64));
+                        }
+                    }
+                }
+                let (v, i) = best.expect("every window sees the input");
+                want_v.push(v);
+                want_i.push(i);
+            }
+        }
+    }
+    assert_eq!(got, vec![f(&[1, 2, 3, 3], want_v.clone()), i64s(&[1, 2, 3, 3], want_i.clone())]);
+    // Column-major indices count the spatial axes the other way round.
+    let got = run_graph(
+        "maxpool-indices-cm",
+        vec![node(
+            "MaxPool",
+            "p",
+            &["x"],
+            &["y", "i"],
+            vec![
+                attr_ints("kernel_shape", &[2, 3]),
+                attr_ints("strides", &[2, 2]),
+                attr_ints("pads", &[1, 0, 0, 1]),
+                attr_i("storage_order", 1),
+            ],
+        )],
+        vec![In::Data("x", f(&[1, 2, 5, 6], x))],
+        &["y", "i"],
+    );
+    let column_major: Vec<i64> = want_i.iter().map(|&i| (i / 30) * 30 + (i % 6) * 5 + (i % 30) / 6).collect();
+    assert_eq!(got, vec![f(&[1, 2, 3, 3], want_v), i64s(&[1, 2, 3, 3], column_major)]);
+}

@@ -443,12 +443,12 @@ fn pool_and_conv_attribute_errors() {
         |n| model(vec![n], vec![init_raw("w", &[2, 3, 1, 1], &values(6, 1))], vec![vi("x", &[1, 3, 4, 4])], vec![], 13);
     let cases = [
         (
-            node("MaxPool", "p", &["x"], &["y"], vec![attr_ints("kernel_shape", &[2, 2]), attr_i("storage_order", 1)]),
-            "ONNX op `MaxPool` (node `p`): attribute `storage_order` must be 0 (row major)",
+            node("MaxPool", "p", &["x"], &["y"], vec![attr_ints("kernel_shape", &[2, 2]), attr_i("storage_order", 2)]),
+            "ONNX op `MaxPool` (node `p`): attribute `storage_order` is 2; must be 0 (row major) or 1 (column major)",
         ),
         (
-            node("MaxPool", "p", &["x"], &["y", "idx"], vec![attr_ints("kernel_shape", &[2, 2])]),
-            "ONNX op `MaxPool` (node `p`): output `idx` is not supported; only the first output is",
+            node("AveragePool", "p", &["x"], &["y", "idx"], vec![attr_ints("kernel_shape", &[2, 2])]),
+            "ONNX op `AveragePool` (node `p`): output `idx` is not supported; only the first output is",
         ),
         (
             node("MaxPool", "p", &["x"], &["y"], vec![attr_ints("kernel_shape", &[2, 2]), attr_ints("dilations", &[0, 2])]),

@@ -418,7 +418,11 @@ fn axis_attr(ctx: &NodeCtx<'_>, name: &str, k: usize, default: Option<usize>) ->
 /// → shifted strided reads (`pool_nd`).
 pub(super) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
     ctx.expect_arity(1, 1)?;
-    only_first_output(ctx)?;
+    // MaxPool's `Indices` output is tracked by the shifted-read form.
+    let indices = kind == ReduceOp::Max && ctx.node.output.get(1).is_some_and(|o| !o.is_empty());
+    if !indices {
+        only_first_output(ctx)?;
+    }
     let (src, xs) = lw.data_input(ctx, 0)?;
     if xs.len() < 4 || xs.contains(&0) {
         return Err(ctx.err(format!("X has shape {xs:?}; only non-empty NCHW (or NCDHW...) tensors are supported")));
@@ -427,9 +431,13 @@ pub(super) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
     let kernel = axis_attr(ctx, "kernel_shape", k, None)?;
     let strides = axis_attr(ctx, "strides", k, Some(1))?;
     let dilations = axis_attr(ctx, "dilations", k, Some(1))?;
-    if ctx.int_attr("storage_order", 0) != 0 {
-        return Err(ctx.bad_attr("storage_order", "must be 0 (row major)"));
-    }
+    // The order `Indices` counts the spatial axes in; the values do not
+    // depend on it.
+    let column_major = match ctx.int_attr("storage_order", 0) {
+        0 => false,
+        1 => true,
+        v => return Err(ctx.bad_attr("storage_order", format!("is {v}; must be 0 (row major) or 1 (column major)"))),
+    };
     let ceil = match ctx.int_attr("ceil_mode", 0) {
         0 => false,
         1 => true,
@@ -448,7 +456,7 @@ pub(super) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
     // The kernel counts padded positions as `[0, in + 2 * begin)`: right
     // only when the trailing padding equals the leading one.
     let symmetric = p.iter().all(|&(b, e)| b == e);
-    if k != 2 || dilations != [1, 1] || (count_include_pad && !symmetric) {
+    if k != 2 || dilations != [1, 1] || (count_include_pad && !symmetric) || indices {
         let windows: Vec<super::pool_nd::Window> = (0..k)
             .map(|d| super::pool_nd::Window {
                 input: xs[d + 2],
@@ -459,7 +467,7 @@ pub(super) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
                 output: outs[d],
             })
             .collect();
-        return super::pool_nd::pool_nd(lw, ctx, src, &xs, &windows, kind, count_include_pad);
+        return super::pool_nd::pool_nd(lw, ctx, src, &xs, &windows, kind, count_include_pad, column_major);
     }
     let [n, c, h, w] = [xs[0], xs[1], xs[2], xs[3]];
     let params = [kernel[0], kernel[1], strides[0], strides[1], p[0].0, p[1].0];

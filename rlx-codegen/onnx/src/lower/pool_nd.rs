@@ -47,6 +47,7 @@ pub(super) fn pool_nd(
     windows: &[Window],
     kind: ReduceOp,
     count_include_pad: bool,
+    column_major: bool,
 ) -> R {
     let name = ctx.node.output[0].clone();
     let fill = match kind {
@@ -80,6 +81,13 @@ pub(super) fn pool_nd(
     // Every window offset: one strided read, folded into the output.
     let offsets: usize = windows.iter().map(|w| w.kernel).product();
     let acc = lw.output_storage(ctx, 0, out_shape.clone())?;
+    let mut indices = match ctx.node.output.get(1) {
+        Some(o) if !o.is_empty() && kind == ReduceOp::Max => Some((
+            lw.output_storage_typed(ctx, 1, out_shape.clone(), DType::I64)?,
+            lw.scratch_storage(&format!("{name}.better"), out_shape.clone(), DType::Bool)?,
+        )),
+        _ => None,
+    };
     let op = if kind == ReduceOp::Max { BinaryOp::Max } else { BinaryOp::Add };
     for flat in 0..offsets {
         let mut rem = flat;
@@ -99,7 +107,52 @@ pub(super) fn pool_nd(
             if tap != acc {
                 lw.emit(ctx, super::ops::copy_thunk(tap, acc, &out_shape, DType::F32));
             }
+            if let Some(ix) = &mut indices {
+                let first = tap_indices(lw, ctx, (shape, windows, column_major), flat, &out_shape)?;
+                lw.emit(ctx, super::ops::copy_thunk(first, ix.0, &out_shape, DType::I64));
+            }
             continue;
+        }
+        if let Some((ix, better)) = indices {
+            // Where this tap beats the maximum so far (strictly: the first
+            // maximum in window order wins ties), it supplies the index.
+            let len = numel(ctx, &out_shape)?;
+            lw.emit(
+                ctx,
+                rlx_sched::Thunk::Compare {
+                    lhs: tap,
+                    rhs: acc,
+                    dst: better,
+                    len,
+                    op: rlx_sched::CmpOp::Gt,
+                    inputs_i64: false,
+                    inputs_elem_bytes: 4,
+                    dst_elem_bytes: 1,
+                    lhs_scalar: false,
+                    rhs_scalar: false,
+                    lhs_len: len,
+                    rhs_len: len,
+                    out_dims_bcast: vec![],
+                    bcast_lhs_strides: vec![],
+                    bcast_rhs_strides: vec![],
+                },
+            );
+            let here = tap_indices(lw, ctx, (shape, windows, column_major), flat, &out_shape)?;
+            lw.emit(
+                ctx,
+                rlx_sched::Thunk::Where {
+                    cond: better,
+                    on_true: here,
+                    on_false: ix,
+                    dst: ix,
+                    len,
+                    elem_bytes: 8,
+                    cond_elem_bytes: 1,
+                    cond_scalar: false,
+                    true_scalar: false,
+                    false_scalar: false,
+                },
+            );
         }
         lw.emit(ctx, binary_thunk(ctx, (acc, &out_shape), (tap, &out_shape), acc, &out_shape, op, 4)?);
     }
@@ -130,5 +183,51 @@ pub(super) fn pool_nd(
         )?;
         lw.emit(ctx, binary_thunk(ctx, (acc, &out_shape), (c, &count_shape), acc, &out_shape, BinaryOp::Div, 4)?);
     }
+    if let Some((ix, _)) = indices {
+        lw.define(ctx, 1, Value::Data { storage: ix, shape: out_shape.clone() })?;
+    }
     lw.define(ctx, 0, Value::Data { storage: acc, shape: out_shape })
+}
+
+/// For window offset `flat`, the flat index into the unpadded input of the
+/// element each output position reads: a constant param, as `MaxPool`'s
+/// `Indices` output names elements (N and C outermost, then the spatial
+/// axes in row-major order, or reversed with `column_major`). A position in
+/// the padding gets -1 (it never holds the maximum: padding reads -inf).
+fn tap_indices(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    (shape, windows, column_major): (&[usize], &[Window], bool),
+    flat: usize,
+    out_shape: &[usize],
+) -> Result<usize, crate::error::ImportError> {
+    let k = windows.len();
+    let mut offset = vec![0usize; k];
+    let mut rem = flat;
+    for i in (0..k).rev() {
+        offset[i] = rem % windows[i].kernel;
+        rem /= windows[i].kernel;
+    }
+    let total = numel(ctx, out_shape)?;
+    let mut values = Vec::with_capacity(total);
+    for o in 0..total {
+        let mut rem = o;
+        let mut coords = vec![0usize; out_shape.len()];
+        for d in (0..out_shape.len()).rev() {
+            coords[d] = rem % out_shape[d];
+            rem /= out_shape[d];
+        }
+        let mut index = (coords[0] * shape[1] + coords[1]) as i64;
+        let mut inside = true;
+        let order: Vec<usize> = if column_major { (0..k).rev().collect() } else { (0..k).collect() };
+        for i in order {
+            let w = &windows[i];
+            let pos = (coords[i + 2] * w.stride + offset[i] * w.dilation) as i64 - w.pads.0 as i64;
+            inside &= (0..w.input as i64).contains(&pos);
+            index = index * w.input as i64 + pos;
+        }
+        values.push(if inside { index } else { -1 });
+    }
+    let name = format!("{}.tap{flat}.index", ctx.node.output[0]);
+    lw.add_param(&name, &ConstTensor { shape: out_shape.to_vec(), data: ConstData::I64(values) })
 }
