@@ -1095,3 +1095,10 @@ fn max_pool_indices_name_the_first_maximum() {
     let column_major: Vec<i64> = want_i.iter().map(|&i| (i / 30) * 30 + (i % 6) * 5 + (i % 30) / 6).collect();
     assert_eq!(got, vec![f(&[1, 2, 3, 3], want_v), i64s(&[1, 2, 3, 3], column_major)]);
 }
+
+#[test]
+fn is_nan_marks_exactly_the_nans() {
+    let x = vec![f32::NAN, 0.0, f32::INFINITY, -f32::NAN, -1.5];
+    let got = one("isnan", "IsNaN", vec![In::Data("x", f(&[5], x))], vec![]);
+    assert_eq!(got, bools(&[5], vec![true, false, false, true, false]));
+}

@@ -338,6 +338,26 @@ pub(super) fn not(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
 }
 
+/// `IsNaN`: `x != x`, one `Compare` of the input with itself (true exactly
+/// for NaN).
+pub(super) fn is_nan(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    if let Some(c) = lw.const_input(ctx, 0)? {
+        if let ConstData::F32(v) = &c.data {
+            let data = ConstData::Bool(v.iter().map(|x| x.is_nan()).collect());
+            return lw.define(ctx, 0, Value::Const(ConstTensor { shape: c.shape, data }));
+        }
+    }
+    let (x, shape) = lw.data_input(ctx, 0)?;
+    if define_if_empty(lw, ctx, &shape, DType::Bool)? {
+        return Ok(());
+    }
+    let dst = lw.output_storage_typed(ctx, 0, shape.clone(), DType::Bool)?;
+    let thunk = compare_thunk(ctx, (x, &shape), (x, &shape), dst, &shape, CmpOp::Ne, 4)?;
+    lw.emit(ctx, thunk);
+    lw.define(ctx, 0, Value::Data { storage: dst, shape })
+}
+
 /// `Where(cond, x, y)`: operands that are neither one element nor the
 /// output's shape are broadcast into scratch first (the kernel reads
 /// full-length or scalar operands).
