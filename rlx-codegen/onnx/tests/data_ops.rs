@@ -1102,3 +1102,25 @@ fn is_nan_marks_exactly_the_nans() {
     let got = one("isnan", "IsNaN", vec![In::Data("x", f(&[5], x))], vec![]);
     assert_eq!(got, bools(&[5], vec![true, false, false, true, false]));
 }
+
+#[test]
+fn absurd_constants_are_errors_not_allocations() {
+    let m = model(
+        vec![node("ConstantOfShape", "c", &["s"], &["y"], vec![])],
+        vec![init_i64("s", &[2], &[1 << 20, 1 << 20])],
+        vec![],
+        vec![ValueInfoProto { name: "y".into(), ..Default::default() }],
+        18,
+    );
+    let err = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
+    assert!(err.starts_with("ONNX op `ConstantOfShape` (node `c`): the constant it computes, of shape [1048576, 1048576], has more than"), "{err}");
+    let m = model(
+        vec![node("Range", "r", &["a", "b", "d"], &["y"], vec![])],
+        vec![init_i64("a", &[], &[0]), init_i64("b", &[], &[i64::MAX]), init_i64("d", &[], &[1])],
+        vec![],
+        vec![ValueInfoProto { name: "y".into(), ..Default::default() }],
+        18,
+    );
+    let err = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
+    assert!(err.contains("has more than 67108864 elements"), "{err}");
+}

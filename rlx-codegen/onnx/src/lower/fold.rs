@@ -14,6 +14,21 @@ use rlx_sched::{ActKind, BinaryOp, CmpOp, DType};
 use super::shape::{broadcast, broadcast_strides};
 use crate::tensor::{ConstData, ConstTensor};
 
+/// The most elements a folded constant may have (256 MiB of f32): a
+/// model that asks for more (a `ConstantOfShape` or `Range` of absurd size)
+/// gets an error instead of exhausting memory at import time.
+pub(crate) const MAX_FOLDED_ELEMS: usize = 1 << 26;
+
+/// Errors when a constant of `shape` would be too large to fold.
+pub(crate) fn check_size(ctx: &super::NodeCtx<'_>, shape: &[usize]) -> Result<(), crate::error::ImportError> {
+    match super::shape::checked_numel(shape) {
+        Some(n) if n <= MAX_FOLDED_ELEMS => Ok(()),
+        _ => Err(
+            ctx.err(format!("the constant it computes, of shape {shape:?}, has more than {MAX_FOLDED_ELEMS} elements"))
+        ),
+    }
+}
+
 /// The source element of each output element when `shape` is broadcast to
 /// `out` (row-major order).
 pub(crate) fn broadcast_indices(shape: &[usize], out: &[usize]) -> Vec<usize> {

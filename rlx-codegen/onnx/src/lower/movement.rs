@@ -92,7 +92,10 @@ pub(super) fn expand(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let out = broadcast(&in_shape, &target)
         .ok_or_else(|| ctx.err(format!("input shape {in_shape:?} does not broadcast to {target:?}")))?;
     match input {
-        Value::Const(c) => lw.define(ctx, 0, Value::Const(fold::expand(&c, &out))),
+        Value::Const(c) => {
+            fold::check_size(ctx, &out)?;
+            lw.define(ctx, 0, Value::Const(fold::expand(&c, &out)))
+        }
         Value::Data { storage, .. } if out == in_shape => lw.define(ctx, 0, Value::Data { storage, shape: out }),
         Value::Data { storage, .. } => {
             let dtype = lw.storages[storage].dtype;
@@ -614,6 +617,9 @@ pub(super) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     for (k, &d) in padded.iter().enumerate() {
         let (b, e) = (before[d].max(0) as usize, after[d].max(0) as usize);
         let len = cur_shape[d];
+        let mut padded_shape = cur_shape.clone();
+        padded_shape[d] = len.saturating_add(b).saturating_add(e);
+        fold::check_size(ctx, &padded_shape)?;
         // The source index of each padded position along `d`, for the
         // modes that copy the tensor's own elements.
         let sources: Option<(Vec<usize>, Vec<usize>)> = match mode.as_str() {
@@ -732,6 +738,7 @@ pub(super) fn constant_of_shape(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     if value.data.len() != 1 {
         return Err(ctx.bad_attr("value", "must hold one element"));
     }
+    fold::check_size(ctx, &shape)?;
     lw.define(ctx, 0, Value::Const(fold::fill(&shape, &value.data)))
 }
 
@@ -752,6 +759,7 @@ pub(super) fn range(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             let v: Vec<f64> = scalars.iter().map(|c| c.data.to_f64()[0]).collect();
             let (start, limit, delta) = (v[0] as f32, v[1] as f32, v[2] as f32);
             let n = ((limit - start) / delta).ceil().max(0.0) as usize;
+            fold::check_size(ctx, &[n])?;
             // The spec's loop: each element adds delta to the previous.
             let mut out = Vec::with_capacity(n);
             let mut x = start;
@@ -768,6 +776,7 @@ pub(super) fn range(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                 return Err(ctx.err("delta is 0"));
             }
             let n = ((limit - start) as f64 / delta as f64).ceil().max(0.0) as usize;
+            fold::check_size(ctx, &[n])?;
             ConstData::from_ints(dtype, (0..n as i64).map(|k| start + k * delta)).expect("integer type")
         }
     };

@@ -214,13 +214,21 @@ pub(super) fn as_2d(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             continue;
         }
         let (_, v) = lw.input(ctx, i)?;
+        let rank = match &v {
+            Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.len(),
+        };
+        if rank != 3 {
+            return Err(
+                ctx.err(format!("input {i} has rank {rank}; a 1-D window needs rank 3 ([N, C, L] or [M, C, K])"))
+            );
+        }
         let lifted = match v {
             Value::Data { storage, mut shape } => {
-                shape.insert(shape.len() - 1, 1);
+                shape.insert(2, 1);
                 Value::Data { storage, shape }
             }
             Value::Const(mut c) => {
-                c.shape.insert(c.shape.len() - 1, 1);
+                c.shape.insert(2, 1);
                 Value::Const(c)
             }
         };
@@ -697,6 +705,7 @@ pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
             ReduceOp::Mean => f32::NAN,
             ReduceOp::LogSumExp => f32::NEG_INFINITY,
         };
+        super::fold::check_size(ctx, &out_shape)?;
         let c = super::fold::fill(&out_shape, &ConstData::F32(vec![fill]));
         return lw.define(ctx, 0, Value::Const(c));
     }

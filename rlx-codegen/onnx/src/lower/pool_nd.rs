@@ -71,6 +71,9 @@ pub(super) fn pool_nd(
             s[d] = n;
             Value::Const(fold::fill(&s, &ConstData::F32(vec![fill])))
         };
+        let mut padded = cur_shape.clone();
+        padded[d] = w.input.saturating_add(w.pads.0).saturating_add(after);
+        fold::check_size(ctx, &padded)?;
         let pieces = [block(w.pads.0), cur.clone(), block(after)];
         cur = concat_along(lw, ctx, &pieces, d, &Dest::Scratch(format!("{name}.padded{d}")))?;
     }
