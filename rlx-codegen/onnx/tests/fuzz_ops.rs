@@ -109,7 +109,7 @@ fn arity(op: &str) -> (usize, usize) {
 
 #[test]
 fn random_single_node_graphs_import_or_fail_cleanly() {
-    let mut rng = Rng(0x5eed_0f_0a11);
+    let mut rng = Rng(0x005e_ed0f_0a11);
     let (mut imported, mut refused) = (0, 0);
     for case in 0..4000 {
         let op = SUPPORTED_OPS[rng.below(SUPPORTED_OPS.len() as u64) as usize];
