@@ -14,9 +14,13 @@ mod fold;
 mod logic;
 mod movement;
 mod nn;
+mod norm;
 mod ops;
 mod pool_nd;
+mod reduce;
 pub(crate) mod shape;
+mod slice;
+mod window;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -3,7 +3,7 @@
 use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
-use super::{einsum, fold, logic, movement, nn, Lowerer, NodeCtx, Value};
+use super::{einsum, fold, logic, movement, nn, norm, reduce, slice, window, Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
 
@@ -103,6 +103,25 @@ pub(super) fn copy_thunk(src: usize, dst: usize, shape: &[usize], dtype: DType) 
 
 pub(super) type R = Result<(), ImportError>;
 
+/// A `Transpose` of f32 `src` by `perm` into `dst`.
+pub(super) fn permute_thunk(
+    ctx: &NodeCtx<'_>,
+    src: usize,
+    shape: &[usize],
+    perm: &[usize],
+    dst: usize,
+) -> Result<Thunk<usize>, ImportError> {
+    let strides = super::shape::row_major_strides(shape);
+    Ok(Thunk::Transpose {
+        src,
+        dst,
+        in_total: numel(ctx, shape)?,
+        out_dims: perm.iter().map(|&p| shape[p]).collect(),
+        in_strides: perm.iter().map(|&p| strides[p]).collect(),
+        elem_bytes: 4,
+    })
+}
+
 pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let node = ctx.node;
     if !(node.domain.is_empty() || node.domain == "ai.onnx") {
@@ -137,13 +156,13 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Where" => logic::select(lw, ctx),
         "Cast" => logic::cast(lw, ctx),
         "Expand" => movement::expand(lw, ctx),
-        "Slice" => movement::slice(lw, ctx),
-        "Split" => movement::split(lw, ctx),
+        "Slice" => slice::slice(lw, ctx),
+        "Split" => slice::split(lw, ctx),
         "Pad" => movement::pad(lw, ctx),
         "ConstantOfShape" => movement::constant_of_shape(lw, ctx),
         "Range" => movement::range(lw, ctx),
-        "TopK" => nn::top_k(lw, ctx),
-        "CumSum" => nn::cum_sum(lw, ctx),
+        "TopK" => reduce::top_k(lw, ctx),
+        "CumSum" => reduce::cum_sum(lw, ctx),
         "Einsum" => einsum::einsum(lw, ctx),
         "MatMul" => matmul(lw, ctx),
         "Gemm" => gemm(lw, ctx),
@@ -162,20 +181,20 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "LeakyRelu" => nn::leaky_relu(lw, ctx),
         "HardSigmoid" => nn::hard_sigmoid(lw, ctx),
         "Gelu" => nn::gelu(lw, ctx),
-        "LayerNormalization" => nn::layer_norm(lw, ctx),
-        "Conv" | "MaxPool" | "AveragePool" if nn::is_1d(lw, ctx)? => nn::as_2d(lw, ctx),
-        "Conv" => nn::conv(lw, ctx),
-        "MaxPool" => nn::pool(lw, ctx, ReduceOp::Max),
-        "AveragePool" => nn::pool(lw, ctx, ReduceOp::Mean),
-        "GlobalAveragePool" => nn::global_pool(lw, ctx, ReduceOp::Mean),
-        "GlobalMaxPool" => nn::global_pool(lw, ctx, ReduceOp::Max),
-        "BatchNormalization" => nn::batch_norm(lw, ctx),
-        "ReduceMean" => nn::reduce(lw, ctx, ReduceOp::Mean),
-        "ReduceSum" => nn::reduce(lw, ctx, ReduceOp::Sum),
-        "ReduceMax" => nn::reduce(lw, ctx, ReduceOp::Max),
-        "ReduceL2" => nn::reduce(lw, ctx, ReduceOp::L2),
-        "ArgMax" => nn::arg_reduce(lw, ctx, ArgOp::Max),
-        "ArgMin" => nn::arg_reduce(lw, ctx, ArgOp::Min),
+        "LayerNormalization" => norm::layer_norm(lw, ctx),
+        "Conv" | "MaxPool" | "AveragePool" if window::is_1d(lw, ctx)? => window::as_2d(lw, ctx),
+        "Conv" => window::conv(lw, ctx),
+        "MaxPool" => window::pool(lw, ctx, ReduceOp::Max),
+        "AveragePool" => window::pool(lw, ctx, ReduceOp::Mean),
+        "GlobalAveragePool" => window::global_pool(lw, ctx, ReduceOp::Mean),
+        "GlobalMaxPool" => window::global_pool(lw, ctx, ReduceOp::Max),
+        "BatchNormalization" => norm::batch_norm(lw, ctx),
+        "ReduceMean" => reduce::reduce(lw, ctx, ReduceOp::Mean),
+        "ReduceSum" => reduce::reduce(lw, ctx, ReduceOp::Sum),
+        "ReduceMax" => reduce::reduce(lw, ctx, ReduceOp::Max),
+        "ReduceL2" => reduce::reduce(lw, ctx, ReduceOp::L2),
+        "ArgMax" => reduce::arg_reduce(lw, ctx, ArgOp::Max),
+        "ArgMin" => reduce::arg_reduce(lw, ctx, ArgOp::Min),
         other => Err(unsupported(ctx, other)),
     }
 }
@@ -412,13 +431,13 @@ fn softmax(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         let moved: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
         let name = ctx.node.output[0].clone();
         let t = lw.scratch_storage(&format!("{name}.moved"), moved.clone(), DType::F32)?;
-        let thunk = nn::permute_thunk(ctx, src, &shape, &perm, t)?;
+        let thunk = permute_thunk(ctx, src, &shape, &perm, t)?;
         lw.emit(ctx, thunk);
         let cols = moved[rank - 1];
         let rows = numel(ctx, &moved[..rank - 1])?;
         lw.emit(ctx, Thunk::Softmax { src: t, dst: t, rows, cols });
         let dst = lw.output_storage(ctx, 0, shape.clone())?;
-        let thunk = nn::permute_thunk(ctx, t, &moved, &inverse, dst)?;
+        let thunk = permute_thunk(ctx, t, &moved, &inverse, dst)?;
         lw.emit(ctx, thunk);
         return lw.define(ctx, 0, Value::Data { storage: dst, shape });
     }

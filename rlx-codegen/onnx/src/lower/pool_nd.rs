@@ -13,8 +13,9 @@
 use rlx_sched::{BinaryOp, DType, ReduceOp};
 
 use super::logic::binary_thunk;
-use super::movement::{concat_along, slice_value, AxisSlice, Dest};
+use super::movement::concat_along;
 use super::ops::{numel, R};
+use super::slice::{slice_value, AxisSlice, Dest};
 use super::{fold, Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
 

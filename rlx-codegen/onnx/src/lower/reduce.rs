@@ -1,0 +1,253 @@
+//! Reductions along axes: `Reduce*`, `ArgMax` / `ArgMin`, `TopK`, `CumSum`.
+
+use rlx_sched::{ArgOp, DType, ReduceOp, Thunk};
+
+use super::ops::{numel, permute_thunk, R};
+use super::shape::normalize_axis;
+use super::{Lowerer, NodeCtx, Value};
+use crate::tensor::ConstData;
+
+/// `ReduceMean` / `ReduceSum` / `ReduceMax` / `ReduceL2` over one
+/// contiguous range of axes → `Reduce` over `[outer, axis_dim, inner]`.
+pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
+    ctx.expect_arity(1, 2)?;
+    // Max and min of bools are any/all: exact through f32 0/1.
+    let (orig, shape, dtype) = lw.typed_input(ctx, 0)?;
+    let src = orig;
+    let bools = dtype == DType::Bool && matches!(op, ReduceOp::Max | ReduceOp::Min) && !shape.contains(&0);
+    let src = if bools {
+        let t = lw.scratch_storage(&format!("{}.f32", ctx.node.output[0]), shape.clone(), DType::F32)?;
+        lw.emit(ctx, Thunk::CastBoolToF32 { src, dst: t, len: numel(ctx, &shape)? });
+        t
+    } else if dtype != DType::F32 {
+        return Err(
+            ctx.err(format!("input is {} data; this reduction supports f32 (and bool for max/min)", dtype.name()))
+        );
+    } else {
+        src
+    };
+    let rank = shape.len();
+    // `ReduceSum` took its axes as an input from opset 13, the others
+    // from opset 18.
+    let input_since = if op == ReduceOp::Sum { 13 } else { 18 };
+    let listed: Option<Vec<i64>> = if lw.opset >= input_since {
+        if ctx.has_attr("axes") {
+            return Err(ctx.bad_attr("axes", format!("is an input since opset {input_since}, not an attribute")));
+        }
+        match ctx.input_name(1) {
+            Some(_) => Some(lw.const_ints(ctx, 1)?.1),
+            None => None,
+        }
+    } else {
+        if ctx.input_name(1).is_some() {
+            return Err(ctx.err(format!("axes are an attribute before opset {input_since}, not an input")));
+        }
+        ctx.ints_attr("axes").map(<[i64]>::to_vec)
+    };
+    let keepdims = ctx.int_attr("keepdims", 1) != 0;
+    let noop = ctx.int_attr("noop_with_empty_axes", 0) != 0;
+    let mut axes: Vec<usize> = match listed {
+        Some(list) if !list.is_empty() => list
+            .iter()
+            .map(|&ax| {
+                normalize_axis(ax, rank, 0).ok_or_else(|| ctx.err(format!("axis {ax} is out of range for rank {rank}")))
+            })
+            .collect::<Result<_, _>>()?,
+        // No axes with `noop_with_empty_axes`: the identity, a view.
+        _ if noop => return lw.define(ctx, 0, Value::Data { storage: orig, shape }),
+        _ => (0..rank).collect(),
+    };
+    axes.sort_unstable();
+    axes.dedup();
+    let out_shape: Vec<usize> = (0..rank)
+        .filter_map(|d| match (axes.contains(&d), keepdims) {
+            (false, _) => Some(shape[d]),
+            (true, true) => Some(1),
+            (true, false) => None,
+        })
+        .collect();
+    if rank == 0 {
+        return lw.define(ctx, 0, Value::Data { storage: orig, shape });
+    }
+    if shape.contains(&0) {
+        // Nothing to read: the output is known. A reduction over no
+        // elements is its identity (0 for sums, -inf for max, NaN for the
+        // mean's 0/0); no output elements is an empty tensor.
+        let fill = match op {
+            ReduceOp::Sum | ReduceOp::L1 | ReduceOp::L2 | ReduceOp::SumSquare => 0.0,
+            ReduceOp::Prod => 1.0,
+            ReduceOp::Max => f32::NEG_INFINITY,
+            ReduceOp::Min => f32::INFINITY,
+            ReduceOp::Mean => f32::NAN,
+            ReduceOp::LogSumExp => f32::NEG_INFINITY,
+        };
+        super::fold::check_size(ctx, &out_shape)?;
+        let c = super::fold::fill(&out_shape, &ConstData::F32(vec![fill]));
+        return lw.define(ctx, 0, Value::Const(c));
+    }
+    let (first, last) = (axes[0], axes[axes.len() - 1]);
+    let (src, outer, axis_dim, inner) = if last - first + 1 == axes.len() {
+        (src, numel(ctx, &shape[..first])?, numel(ctx, &shape[first..=last])?, numel(ctx, &shape[last + 1..])?)
+    } else {
+        // Scattered axes: move them last (in order), then one reduction.
+        let perm: Vec<usize> = (0..rank).filter(|d| !axes.contains(d)).chain(axes.iter().copied()).collect();
+        let moved: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+        let t = lw.scratch_storage(&format!("{}.moved", ctx.node.output[0]), moved, DType::F32)?;
+        let thunk = permute_thunk(ctx, src, &shape, &perm, t)?;
+        lw.emit(ctx, thunk);
+        let kept: Vec<usize> = (0..rank).filter(|d| !axes.contains(d)).map(|d| shape[d]).collect();
+        let reduced: Vec<usize> = axes.iter().map(|&d| shape[d]).collect();
+        (t, numel(ctx, &kept)?, numel(ctx, &reduced)?, 1)
+    };
+    if bools {
+        let t = lw.scratch_storage(&format!("{}.f32max", ctx.node.output[0]), out_shape.clone(), DType::F32)?;
+        lw.emit(ctx, Thunk::Reduce { src, dst: t, outer, axis_dim, inner, op });
+        let dst = lw.output_storage_typed(ctx, 0, out_shape.clone(), DType::Bool)?;
+        lw.emit(ctx, Thunk::CastF32ToBool { src: t, dst, len: outer * inner });
+        return lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape });
+    }
+    let dst = lw.output_storage(ctx, 0, out_shape.clone())?;
+    lw.emit(ctx, Thunk::Reduce { src, dst, outer, axis_dim, inner, op });
+    lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
+}
+
+/// `ArgMax` / `ArgMin` along one axis → `ArgReduce` writing int64 indices.
+pub(super) fn arg_reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ArgOp) -> R {
+    ctx.expect_arity(1, 1)?;
+    let (src, shape) = lw.data_input(ctx, 0)?;
+    let rank = shape.len();
+    let axis = ctx.int_attr("axis", 0);
+    let a = normalize_axis(axis, rank, 0)
+        .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
+    let keepdims = ctx.int_attr("keepdims", 1) != 0;
+    let select_last = match ctx.int_attr("select_last_index", 0) {
+        0 => false,
+        1 => true,
+        v => return Err(ctx.bad_attr("select_last_index", format!("is {v}; must be 0 or 1"))),
+    };
+    let outer = numel(ctx, &shape[..a])?;
+    let inner = numel(ctx, &shape[a + 1..])?;
+    let axis_dim = shape[a];
+    if outer * axis_dim * inner == 0 {
+        return Err(ctx.err(format!("input shape {shape:?} is empty")));
+    }
+    let mut out_shape = shape.clone();
+    if keepdims {
+        out_shape[a] = 1;
+    } else {
+        out_shape.remove(a);
+    }
+    let dst = lw.output_storage_typed(ctx, 0, out_shape.clone(), DType::I64)?;
+    lw.emit(ctx, Thunk::ArgReduce { src, dst, outer, axis_dim, inner, op, select_last, indices_i64: true });
+    lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
+}
+
+/// `TopK` along one axis: values (f32) and int64 indices, largest first
+/// (or smallest with `largest = 0`), always sorted (which `sorted = 0`
+/// permits). A non-last axis is moved last and back with transposes.
+pub(super) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 2)?;
+    let (x, shape) = lw.data_input(ctx, 0)?;
+    let (_, k) = lw.const_ints(ctx, 1)?;
+    let rank = shape.len();
+    let axis = ctx.int_attr("axis", -1);
+    let a = normalize_axis(axis, rank, 0)
+        .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
+    let k = match k.as_slice() {
+        [k] => usize::try_from(*k).ok().filter(|&k| k <= shape[a]),
+        _ => None,
+    }
+    .ok_or_else(|| ctx.err(format!("K {k:?} must be one value in 0..={}", shape[a])))?;
+    let largest = ctx.int_attr("largest", 1) != 0;
+    let mut out_shape = shape.clone();
+    out_shape[a] = k;
+    if out_shape.contains(&0) {
+        for (i, dtype) in [(0, DType::F32), (1, DType::I64)] {
+            let c = super::fold::empty(&out_shape, dtype).expect("f32 and i64 are carried");
+            if ctx.node.output.get(i).is_some_and(|o| !o.is_empty()) {
+                lw.define(ctx, i, Value::Const(c))?;
+            }
+        }
+        return Ok(());
+    }
+    // Move the axis last.
+    let perm: Vec<usize> = (0..rank).filter(|&d| d != a).chain([a]).collect();
+    let last = a + 1 == rank;
+    let moved_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let src = if last {
+        x
+    } else {
+        let t = lw.scratch_storage(&format!("{}.moved", ctx.node.output[0]), moved_shape.clone(), DType::F32)?;
+        let thunk = permute_thunk(ctx, x, &shape, &perm, t)?;
+        lw.emit(ctx, thunk);
+        t
+    };
+    let mut k_shape = moved_shape.clone();
+    k_shape[rank - 1] = k;
+    let outer = numel(ctx, &moved_shape[..rank - 1])?;
+    let (values, indices) = if last {
+        (lw.output_storage(ctx, 0, out_shape.clone())?, lw.output_storage_typed(ctx, 1, out_shape.clone(), DType::I64)?)
+    } else {
+        let name = &ctx.node.output[0];
+        (
+            lw.scratch_storage(&format!("{name}.values"), k_shape.clone(), DType::F32)?,
+            lw.scratch_storage(&format!("{name}.indices"), k_shape.clone(), DType::I64)?,
+        )
+    };
+    lw.emit(
+        ctx,
+        Thunk::TopK {
+            src,
+            dst: indices,
+            values: Some(values),
+            outer,
+            axis_dim: shape[a],
+            k,
+            largest,
+            indices_i64: true,
+        },
+    );
+    if last {
+        lw.define(ctx, 0, Value::Data { storage: values, shape: out_shape.clone() })?;
+        return lw.define(ctx, 1, Value::Data { storage: indices, shape: out_shape });
+    }
+    // And back: the inverse permutation.
+    let mut inverse = vec![0; rank];
+    for (i, &p) in perm.iter().enumerate() {
+        inverse[p] = i;
+    }
+    let v_out = lw.output_storage(ctx, 0, out_shape.clone())?;
+    let thunk = permute_thunk(ctx, values, &k_shape, &inverse, v_out)?;
+    lw.emit(ctx, thunk);
+    let i_out = lw.output_storage_typed(ctx, 1, out_shape.clone(), DType::I64)?;
+    let mut thunk = permute_thunk(ctx, indices, &k_shape, &inverse, i_out)?;
+    if let Thunk::Transpose { elem_bytes, .. } = &mut thunk {
+        *elem_bytes = 8;
+    }
+    lw.emit(ctx, thunk);
+    lw.define(ctx, 0, Value::Data { storage: v_out, shape: out_shape.clone() })?;
+    lw.define(ctx, 1, Value::Data { storage: i_out, shape: out_shape })
+}
+
+/// `CumSum` of f32 along the axis given as a constant input.
+pub(super) fn cum_sum(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 2)?;
+    let (src, shape) = lw.data_input(ctx, 0)?;
+    let (_, axis) = lw.const_ints(ctx, 1)?;
+    let rank = shape.len();
+    let axis = match axis.as_slice() {
+        [a] => *a,
+        _ => return Err(ctx.err(format!("axis {axis:?} must be one value"))),
+    };
+    let a =
+        normalize_axis(axis, rank, 0).ok_or_else(|| ctx.err(format!("axis {axis} is out of range for rank {rank}")))?;
+    if super::logic::define_if_empty(lw, ctx, &shape, DType::F32)? {
+        return Ok(());
+    }
+    let (outer, axis_dim, inner) = (numel(ctx, &shape[..a])?, shape[a], numel(ctx, &shape[a + 1..])?);
+    let exclusive = ctx.int_attr("exclusive", 0) != 0;
+    let reverse = ctx.int_attr("reverse", 0) != 0;
+    let dst = lw.output_storage(ctx, 0, shape.clone())?;
+    lw.emit(ctx, Thunk::Cumsum { src, dst, outer, axis_dim, inner, exclusive, reverse });
+    lw.define(ctx, 0, Value::Data { storage: dst, shape })
+}
