@@ -447,6 +447,8 @@ struct Attn {
     mask: Mask,
     deviation: Deviation,
     opset: i64,
+    /// torch's SDPA NaN guard after the softmax: `Where(IsNaN(p), 0, p)`.
+    nan_guard: bool,
 }
 
 impl Attn {
@@ -461,6 +463,7 @@ impl Attn {
             mask: Mask::KeyPadding,
             deviation: Deviation::None,
             opset: 17,
+            nan_guard: false,
         }
     }
 
@@ -483,6 +486,7 @@ fn attention_model(a: Attn) -> ModelProto {
         init_i64("other_shape", &[4], &[b, s, d, -1]),
         scalar("one", 1.0),
         scalar("neg_max", f32::MIN),
+        scalar("zero", 0.0),
     ];
     let mut inputs = vec![vi("x", &[b, s, h * d])];
     let mask = match a.mask {
@@ -555,7 +559,13 @@ fn attention_model(a: Attn) -> ModelProto {
         }
         let axis = if a.deviation == Deviation::SoftmaxAxis2 { 2 } else { -1 };
         add("Softmax", "probs", &[&sc], vec![attr_i("axis", axis)]);
-        add("MatMul", "ctx", &[&n("probs"), &n("vt")], vec![]);
+        let mut probs = n("probs");
+        if a.nan_guard {
+            add("IsNaN", "is_nan", &[&probs], vec![]);
+            add("Where", "guarded", &[&n("is_nan"), "zero", &probs], vec![]);
+            probs = n("guarded");
+        }
+        add("MatMul", "ctx", &[&probs, &n("vt")], vec![]);
         add("Transpose", "ctx_t", &[&n("ctx")], perm(if other { &[0, 2, 3, 1] } else { &[0, 2, 1, 3] }));
         add("Reshape", "merged", &[&n("ctx_t"), "merged_shape"], vec![]);
         add("MatMul", "o0", &[&n("merged"), &n("wo")], vec![]);
@@ -673,6 +683,11 @@ fn attention_variants_fuse() {
     let a = Attn { scale: Scale::PreScaled, mask: Mask::PerQuery, ..Attn::bert(1, 11, 4, 3) };
     let text = check_attention("attn-sdpa", a, 1).sched_text;
     assert!(text.contains("Transpose { src: bias, dst: bias_heads, in_total: 121, out_dims: [4, 121]"), "{text}");
+    // The same with the NaN guard torch's SDPA export puts after the
+    // softmax: the kernel gives NaN probabilities no weight too.
+    let a = Attn { scale: Scale::PreScaled, mask: Mask::PerQuery, nan_guard: true, ..Attn::bert(1, 11, 4, 3) };
+    let text = check_attention("attn-sdpa-guard", a, 1).sched_text;
+    assert!(count_kind(&text, "Where") == 0 && count_kind(&text, "Compare") == 0, "{text}");
     // Batch 2 with a [2, 1, 1, S] key-padding mask (a strided broadcast)
     // and a batch whose keys are all hidden.
     let a = Attn { layers: 2, ..Attn::bert(2, 7, 2, 3) };

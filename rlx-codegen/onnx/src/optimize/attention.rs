@@ -252,9 +252,14 @@ fn match_at(l: &Lowered, u: &Uses, sm_at: usize) -> Option<Site> {
     let Thunk::Softmax { src: scores, dst: probs, rows, cols: kv_seq } = l.thunks[sm_at].thunk else {
         return None;
     };
+    // torch's SDPA export zeroes NaN probabilities before P @ V; the kernel
+    // already gives a NaN probability no weight, so the guard is part of
+    // the pattern when present.
+    let guard = nan_guard(l, u, probs, sm_at);
+    let (p_in, p_from) = guard.map_or((probs, sm_at), |g| (g.guarded, g.where_at));
     // P @ V, then the merge of the heads.
-    let pv_at = u.sole_reader(probs, sm_at)?;
-    let pv = product(&l.thunks[pv_at].thunk).filter(|p| p.a == probs && p.k == kv_seq)?;
+    let pv_at = u.sole_reader(p_in, p_from)?;
+    let pv = product(&l.thunks[pv_at].thunk).filter(|p| p.a == p_in && p.k == kv_seq)?;
     let out_at = u.sole_reader(pv.c, pv_at)?;
     let Thunk::Transpose { src: o, dst: out, ref out_dims, .. } = l.thunks[out_at].thunk else { return None };
     let &[batch, seq, heads, v_head_dim] = out_dims.as_slice() else { return None };
@@ -289,7 +294,13 @@ fn match_at(l: &Lowered, u: &Uses, sm_at: usize) -> Option<Site> {
     let q = head_transpose(&l.thunks[qt_at].thunk, transpose_dst(l, qt_at)?, [batch, heads, seq, head_dim], q_strides)?;
     let k =
         head_transpose(&l.thunks[kt_at].thunk, transpose_dst(l, kt_at)?, [batch, heads, head_dim, kv_seq], k_strides)?;
-    let private = [(probs, sm_at, pv_at), (pv.c, pv_at, out_at), (pv.b, vt_at, pv_at)];
+    let probs_reader = guard.map_or(pv_at, |g| g.where_at);
+    let mut private = vec![(pv.c, pv_at, out_at), (pv.b, vt_at, pv_at)];
+    match guard {
+        // The guard's compare and select read the probabilities.
+        Some(g) => private.push((g.guarded, g.where_at, pv_at)),
+        None => private.push((probs, sm_at, probs_reader)),
+    }
     if !private.iter().all(|&(id, p, c)| is_private(l, u, id, p, c)) {
         return None;
     }
@@ -311,11 +322,67 @@ fn match_at(l: &Lowered, u: &Uses, sm_at: usize) -> Option<Site> {
         return None;
     }
     let mut thunks = vec![qt_at, kt_at, vt_at, path.qk_at, sm_at, pv_at, out_at];
+    if let Some(g) = guard {
+        thunks.extend([g.compare_at, g.where_at]);
+    }
     thunks.extend(q_thunks.into_iter().chain(k_thunks).chain(path.thunks));
     thunks.sort_unstable();
     thunks.dedup();
     let dims = Dims { batch, heads, seq, kv_seq, head_dim, v_head_dim, scores: len, qk_row, v_row };
     Some(Site { thunks, out_at, q, k, v, out, mask: path.mask, dims, scale })
+}
+
+/// The NaN guard after a softmax: `n = Compare(p != p)` (ONNX `IsNaN`)
+/// and `g = Where(n, 0.0, p)`, each read only by the next step.
+#[derive(Clone, Copy, Debug)]
+struct NanGuard {
+    compare_at: usize,
+    where_at: usize,
+    guarded: usize,
+}
+
+fn nan_guard(l: &Lowered, u: &Uses, probs: usize, sm_at: usize) -> Option<NanGuard> {
+    let &[p0, compare_at, where_at] = u.touches[probs].as_slice() else { return None };
+    let p = &l.storages[probs];
+    if p0 != sm_at || p.role != Role::Scratch || !p.is_plain() || u.writers[probs] != [sm_at] {
+        return None;
+    }
+    let Thunk::Compare {
+        lhs,
+        rhs,
+        dst: is_nan,
+        op: rlx_sched::CmpOp::Ne,
+        inputs_elem_bytes: 4,
+        ref out_dims_bcast,
+        lhs_scalar: false,
+        rhs_scalar: false,
+        ..
+    } = l.thunks[compare_at].thunk
+    else {
+        return None;
+    };
+    if lhs != probs || rhs != probs || !out_dims_bcast.is_empty() {
+        return None;
+    }
+    let Thunk::Where {
+        cond,
+        on_true,
+        on_false,
+        dst: guarded,
+        cond_scalar: false,
+        true_scalar: true,
+        false_scalar: false,
+        elem_bytes: 4,
+        ..
+    } = l.thunks[where_at].thunk
+    else {
+        return None;
+    };
+    let n = &l.storages[is_nan];
+    let zero = super::scalar_param(&l.storages[on_true]) == Some(0.0);
+    let private_flag = n.role == Role::Scratch && n.is_plain() && u.touches[is_nan] == [compare_at, where_at];
+    (cond == is_nan && on_false == probs && zero && private_flag && u.writers[guarded] == [where_at])
+        .then_some(NanGuard { compare_at, where_at, guarded })
 }
 
 /// The storage a `Transpose` thunk writes.
