@@ -401,19 +401,7 @@ pub fn build_binary(root: &Path, onnx: &Path, work: &Path, name: &str, backend: 
     let out = src.join("generated.rs");
     let text = rlx_codegen::project::generate_file(&sched, root, &out).map_err(|e| anyhow!("{e}"))?;
     rlx_codegen::write_if_changed(&out, &text)?;
-    let manifest = format!(
-        "[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n\
-         [dependencies]\nrlx-runtime = {{ path = {:?}, default-features = false, features = [{features}] }}\n\n\
-         [features]\nprofile = []\n",
-        root.join("rlx-runtime").display().to_string()
-    );
-    rlx_codegen::write_if_changed(&dir.join("Cargo.toml"), &manifest)?;
-    rlx_codegen::write_if_changed(&src.join("main.rs"), &scaffold::main_rs(&package))?;
-    let lock = dir.join("Cargo.lock");
-    if !lock.exists() {
-        // The workspace's lock pins the same versions and saves a resolution.
-        std::fs::copy(root.join("Cargo.lock"), &lock).context("copying Cargo.lock into the model crate")?;
-    }
+    verify::write_crate(root, &dir, &package, features, &scaffold::main_rs(&package))?;
 
     let target = root.join("target").join("onnx-e2e-target");
     let mut cmd = Command::new(env!("CARGO"));

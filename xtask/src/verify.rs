@@ -265,11 +265,33 @@ fn run_generated(
     Ok(Outputs { engine: "generated", arrays })
 }
 
-/// Writes a generated crate's manifest (package `package`; rlx-runtime with
-/// the `cli` feature and this xtask's GEMM backend), `src/main.rs` and lock
-/// file into `dir`, whose `src/` already holds the generated modules; builds
-/// it (release) into the shared `target/verify-target`, so the runtime is
-/// compiled once for every such crate; returns the binary's path.
+/// Writes a generated crate's manifest (package `package`, rlx-runtime with
+/// `features`, a `profile` feature), `src/main.rs` and the workspace's lock
+/// file into `dir`, rewriting only what changed. The lock pins the same
+/// dependency versions and saves a registry resolution on the first build.
+pub(crate) fn write_crate(root: &Path, dir: &Path, package: &str, features: &str, main_rs: &str) -> Result<()> {
+    let manifest = format!(
+        "[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n\
+         [dependencies]\nrlx-runtime = {{ path = {:?}, default-features = false, features = [{features}] }}\n\n\
+         [features]\nprofile = []\n",
+        root.join("rlx-runtime").display().to_string()
+    );
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).with_context(|| format!("creating {}", src.display()))?;
+    rlx_codegen::write_if_changed(&dir.join("Cargo.toml"), &manifest)?;
+    rlx_codegen::write_if_changed(&src.join("main.rs"), main_rs)?;
+    let lock = dir.join("Cargo.lock");
+    if !lock.exists() {
+        std::fs::copy(root.join("Cargo.lock"), &lock).context("copying Cargo.lock into the generated crate")?;
+    }
+    Ok(())
+}
+
+/// Writes a generated crate (see [`write_crate`]; rlx-runtime with the `cli`
+/// feature and this xtask's GEMM backend) into `dir`, whose `src/` already
+/// holds the generated modules; builds it (release) into the shared
+/// `target/verify-target`, so the runtime is compiled once for every such
+/// crate; returns the binary's path.
 pub(crate) fn build_crate(root: &Path, dir: &Path, package: &str, main_rs: &str) -> Result<PathBuf> {
     // The generated crate uses the GEMM backend this xtask's interpreter
     // was built with, so the two can be compared bit for bit.
@@ -278,20 +300,7 @@ pub(crate) fn build_crate(root: &Path, dir: &Path, package: &str, main_rs: &str)
     } else {
         "\"cli\", \"pure-rust\""
     };
-    let manifest = format!(
-        "[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n\
-         [dependencies]\nrlx-runtime = {{ path = {:?}, default-features = false, features = [{features}] }}\n\n\
-         [features]\nprofile = []\n",
-        root.join("rlx-runtime").display().to_string()
-    );
-    rlx_codegen::write_if_changed(&dir.join("Cargo.toml"), &manifest)?;
-    rlx_codegen::write_if_changed(&dir.join("src").join("main.rs"), main_rs)?;
-    // The workspace's lock file pins the same dependency versions and saves
-    // a registry resolution on the first build.
-    let lock = dir.join("Cargo.lock");
-    if !lock.exists() {
-        std::fs::copy(root.join("Cargo.lock"), &lock).context("copying Cargo.lock into the generated crate")?;
-    }
+    write_crate(root, dir, package, features, main_rs)?;
     let target = root.join("target").join("verify-target");
     let status = Command::new(env!("CARGO"))
         .current_dir(dir)
