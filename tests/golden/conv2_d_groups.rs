@@ -139,7 +139,7 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
         ::rlx_runtime::kernels::conv::conv2d_f32(
             a.add(X).cast::<f32>(),
             a.add(W).cast::<f32>(),
-            a.add(B).cast::<f32>().cast_const(),
+            a.add(B).cast::<f32>(),
             a.add(Y).cast::<f32>(),
             &::rlx_runtime::kernels::conv::Conv2dShape {
                 n: 1,

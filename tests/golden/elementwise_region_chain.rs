@@ -136,22 +136,44 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
 unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
     unsafe {
         // #0 ElementwiseRegion  tests/sched/run/elementwise_region_chain.sched:14
-        {
-            let in0 = a.add(X).cast::<f32>();
-            let in1 = a.add(G).cast::<f32>();
-            let in2 = a.add(B).cast::<f32>();
-            let out = a.add(Y).cast::<f32>();
-            for i in 0..33 {
-                let mut acc = *in0.add(i);
-                acc = ::rlx_runtime::math::mul_f32(acc, *in1.add(i));
-                acc = ::rlx_runtime::math::add_f32(acc, *in2.add(i));
-                acc = ::rlx_runtime::math::gelu_tanh(acc);
-                acc = ::rlx_runtime::math::sub_f32(acc, 0.25f32);
-                acc = ::rlx_runtime::math::mul_f32(acc, 0.5f32);
-                acc = ::rlx_runtime::math::max_f32(acc, *in0.add(i));
-                *out.add(i) = acc;
-            }
-        }
+        ::rlx_runtime::kernels::elementwise::region_f32(
+            &[
+                a.add(X).cast::<f32>().cast_const(),
+                a.add(G).cast::<f32>().cast_const(),
+                a.add(B).cast::<f32>().cast_const(),
+            ],
+            a.add(Y).cast::<f32>(),
+            33,
+            &[
+                ::rlx_runtime::Step::Binary {
+                    op: ::rlx_runtime::BinaryOp::Mul,
+                    arg: ::rlx_runtime::StepArg::Input(1),
+                    reversed: false,
+                },
+                ::rlx_runtime::Step::Binary {
+                    op: ::rlx_runtime::BinaryOp::Add,
+                    arg: ::rlx_runtime::StepArg::Input(2),
+                    reversed: false,
+                },
+                ::rlx_runtime::Step::Act(::rlx_runtime::ActKind::GeluTanh),
+                ::rlx_runtime::Step::Binary {
+                    op: ::rlx_runtime::BinaryOp::Sub,
+                    arg: ::rlx_runtime::StepArg::Const(0.25f32),
+                    reversed: false,
+                },
+                ::rlx_runtime::Step::Binary {
+                    op: ::rlx_runtime::BinaryOp::Mul,
+                    arg: ::rlx_runtime::StepArg::Const(0.5f32),
+                    reversed: false,
+                },
+                ::rlx_runtime::Step::Binary {
+                    op: ::rlx_runtime::BinaryOp::Max,
+                    arg: ::rlx_runtime::StepArg::Input(0),
+                    reversed: false,
+                },
+            ],
+            false,
+        );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(0);
     }
 }

@@ -162,7 +162,13 @@ pub fn check_cli<M: GeneratedModel>(bin: &str, dir: &Path) {
     let bad = tmp.join("bad_shape.npy");
     let mut shape = vec![2];
     shape.extend_from_slice(t0.shape);
-    npy::write_npy(&bad, t0.dtype, &shape, &[samples.inputs[0][..t0.bytes].to_vec(), samples.inputs[0][..t0.bytes].to_vec()].concat()).unwrap();
+    npy::write_npy(
+        &bad,
+        t0.dtype,
+        &shape,
+        &[samples.inputs[0][..t0.bytes].to_vec(), samples.inputs[0][..t0.bytes].to_vec()].concat(),
+    )
+    .unwrap();
     let mut v = args.clone();
     v[1] = format!("{}={}", t0.name, bad.display());
     one_line_exit_2(v, "expects");

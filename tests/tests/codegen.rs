@@ -56,7 +56,9 @@ fn golden_generated_text() {
     let root = root();
     let update = std::env::var_os("UPDATE_EXPECT").is_some();
     let mut failures = Vec::new();
-    for name in ["sgemm_tail", "binary_full_row_bcast", "elementwise_region_chain", "attention_causal_gqa", "conv2_d_groups"] {
+    for name in
+        ["sgemm_tail", "binary_full_row_bcast", "elementwise_region_chain", "attention_causal_gqa", "conv2_d_groups"]
+    {
         let sched = root.join("tests/sched/run").join(format!("{name}.sched"));
         let golden = root.join("tests/golden").join(format!("{name}.rs"));
         let text = project::generate_file(&sched, &root, &golden).unwrap();
@@ -67,7 +69,10 @@ fn golden_generated_text() {
             failures.push(name);
         }
     }
-    assert!(failures.is_empty(), "golden generated text differs for {failures:?}; review and rerun with UPDATE_EXPECT=1");
+    assert!(
+        failures.is_empty(),
+        "golden generated text differs for {failures:?}; review and rerun with UPDATE_EXPECT=1"
+    );
 }
 
 /// The proc-macro's tokens equal the emitter's tokens for `xtask gen`,
@@ -88,7 +93,10 @@ fn macro_expansion_matches_xtask_gen() {
             Some(rlx_codegen::WeightsSource::Embed { path }) => path.clone(),
             other => panic!("unexpected weights source {other:?}"),
         };
-        let tracked = format!("const _ : & [u8] = include_bytes ! ({:?}) ;", std::path::absolute(&sched).unwrap().to_string_lossy());
+        let tracked = format!(
+            "const _ : & [u8] = include_bytes ! ({:?}) ;",
+            std::path::absolute(&sched).unwrap().to_string_lossy()
+        );
         let normalized = macro_tokens
             .replacen(&tracked, "", 1)
             .replace(&format!("{:?}", abs_weights.to_string_lossy()), &format!("{rel_weights:?}"));

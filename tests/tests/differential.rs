@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use rand::{Rng, SeedableRng};
-use rlx_runtime::interp::Interpreter;
+use rlx_interp::Interpreter;
 use rlx_sched::{DType, Role, Schedule, ThunkKind};
 use rlx_tests::CASES;
 
@@ -34,7 +34,6 @@ pub fn input_bytes(dtype: DType, elems: usize, seed: u64) -> Vec<u8> {
     }
     out
 }
-
 
 fn first_difference(s: &Schedule, a: &[u8], b: &[u8]) -> String {
     let Some(i) = a.iter().zip(b).position(|(x, y)| x != y) else {

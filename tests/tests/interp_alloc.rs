@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rlx_runtime::interp::Interpreter;
+use rlx_interp::Interpreter;
 use rlx_tests::CASES;
 
 #[global_allocator]

@@ -39,7 +39,11 @@ pub fn synthetic_schedule(n: usize) -> String {
                 l
             }
             3 => {
-                let l = format!("LayerNorm {{ x: {}, g: g, b: none, out: {}, rows: 16, h: 16, eps: 1e-5 }}", b(cur), b(cur + 1));
+                let l = format!(
+                    "LayerNorm {{ x: {}, g: g, b: none, out: {}, rows: 16, h: 16, eps: 1e-5 }}",
+                    b(cur),
+                    b(cur + 1)
+                );
                 cur += 1;
                 l
             }
@@ -81,7 +85,7 @@ pub fn bench_gen(root: &Path, thunks: usize) -> Result<()> {
     let generated = t.elapsed();
     rlx_codegen::write_if_changed(&out, &code)?;
 
-    let runtime = root.join("rlx-runtime");
+    let runtime = root.join("crates/rlx-runtime");
     let openblas = blas_setup::ensure_openblas();
     let features = if openblas { "\"openblas\"" } else { "\"pure-rust\"" };
     std::fs::write(

@@ -4,11 +4,8 @@ use std::path::Path;
 use std::process::Command;
 
 /// Where Debian's `libopenblas-dev` puts `libopenblas.a`.
-const STATIC_LIBS: &[&str] = &[
-    "/usr/lib/x86_64-linux-gnu/libopenblas.a",
-    "/usr/lib/aarch64-linux-gnu/libopenblas.a",
-    "/usr/lib/libopenblas.a",
-];
+const STATIC_LIBS: &[&str] =
+    &["/usr/lib/x86_64-linux-gnu/libopenblas.a", "/usr/lib/aarch64-linux-gnu/libopenblas.a", "/usr/lib/libopenblas.a"];
 
 pub fn static_openblas_present() -> bool {
     STATIC_LIBS.iter().any(|p| Path::new(p).exists())

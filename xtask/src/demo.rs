@@ -70,7 +70,8 @@ pub fn demo(root: &Path) -> Result<()> {
         reference.trim()
     );
 
-    let bench = Command::new(&bin).arg("--input").arg(format!("x={}", x_path.display())).args(["--bench", "2000"]).output()?;
+    let bench =
+        Command::new(&bin).arg("--input").arg(format!("x={}", x_path.display())).args(["--bench", "2000"]).output()?;
     print!("latency: {}", String::from_utf8_lossy(&bench.stdout));
 
     println!("generated code vs the interpreter (same process, interleaved medians):");

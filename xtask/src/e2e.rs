@@ -73,7 +73,7 @@ pub const LENET_B4: Spec = Spec {
 };
 
 /// all-MiniLM-L6-v2, batch 1, sequence 128: the L2-normalised sentence
-/// embedding. 1e-4 max abs is the bar issue 6 sets; six encoder layers of
+/// embedding. 1e-4 max abs is the bar set for MiniLM; six encoder layers of
 /// f32 GEMMs (depth 384 and 1536), softmax, erf GELU and LayerNorm in
 /// another summation order than onnxruntime's differ by far less on unit
 /// vector components (measured 1.3e-7).

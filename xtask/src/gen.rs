@@ -46,7 +46,13 @@ pub fn check(root: &Path) -> Result<()> {
     }
     let list: Vec<String> = stale
         .iter()
-        .map(|s| format!("  {} (from {})", rlx_codegen::display_path(&s.generated, root), rlx_codegen::display_path(&s.sched, root)))
+        .map(|s| {
+            format!(
+                "  {} (from {})",
+                rlx_codegen::display_path(&s.generated, root),
+                rlx_codegen::display_path(&s.sched, root)
+            )
+        })
         .collect();
     bail!("generated files are stale:\n{}\nrun `cargo xtask gen --all`", list.join("\n"))
 }

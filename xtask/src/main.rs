@@ -108,7 +108,7 @@ enum Command {
     },
     /// Run the ONNX backend node tests of the supported ops: interpreter and a generated sample.
     Conformance {
-        /// Only these ops, comma-separated (default: the ops of issue 6).
+        /// Only these ops, comma-separated (default: every op the importer supports).
         #[arg(long, value_delimiter = ',', value_name = "OP,...")]
         ops: Vec<String>,
         /// How many passing tests also run as generated code (0 disables).

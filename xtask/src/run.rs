@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use rlx_runtime::interp::Interpreter;
+use rlx_interp::Interpreter;
 use rlx_runtime::npy;
 use rlx_sched::Role;
 
@@ -41,7 +41,14 @@ pub fn run(root: &Path, sched: &Path, inputs: &[String], outputs: &[String]) -> 
             .ok_or_else(|| anyhow!("no input named `{name}`"))?;
         let arr = npy::read_npy(&path)?;
         if arr.dtype != b.dtype || arr.shape != b.shape {
-            bail!("{}: input `{name}` expects {}{:?}, found {}{:?}", path.display(), b.dtype, b.shape, arr.dtype, arr.shape);
+            bail!(
+                "{}: input `{name}` expects {}{:?}, found {}{:?}",
+                path.display(),
+                b.dtype,
+                b.shape,
+                arr.dtype,
+                arr.shape
+            );
         }
         interp.set_bytes(name, &arr.bytes)?;
         given.push(name.to_string());

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{anyhow, bail, Context, Result};
-use rlx_runtime::interp::Interpreter;
+use rlx_interp::Interpreter;
 use rlx_runtime::npy;
 use rlx_sched::{Buffer, DType};
 
@@ -274,7 +274,7 @@ pub(crate) fn write_crate(root: &Path, dir: &Path, package: &str, features: &str
         "[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n\
          [dependencies]\nrlx-runtime = {{ path = {:?}, default-features = false, features = [{features}] }}\n\n\
          [features]\nprofile = []\n",
-        root.join("rlx-runtime").display().to_string()
+        root.join("crates/rlx-runtime").display().to_string()
     );
     let src = dir.join("src");
     std::fs::create_dir_all(&src).with_context(|| format!("creating {}", src.display()))?;

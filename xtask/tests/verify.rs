@@ -18,7 +18,7 @@ fn root() -> PathBuf {
 }
 
 fn model() -> PathBuf {
-    root().join("rlx-codegen/onnx/tests/data/mlp_external.onnx")
+    root().join("crates/rlx-onnx/tests/data/mlp_external.onnx")
 }
 
 /// A scratch directory of this test file, emptied first.

@@ -401,7 +401,7 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             a.add(QKV).cast::<f32>(),
             a.add(QKV + 512).cast::<f32>(),
             a.add(QKV + 1024).cast::<f32>(),
-            a.add(ATTENTION_MASK).cast::<f32>().cast_const(),
+            a.add(ATTENTION_MASK).cast::<f32>(),
             a.add(CTX).cast::<f32>(),
             &::rlx_runtime::kernels::attention::AttentionShape {
                 batch: 1,
@@ -521,7 +521,7 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             a.add(QKV).cast::<f32>(),
             a.add(QKV + 512).cast::<f32>(),
             a.add(QKV + 1024).cast::<f32>(),
-            a.add(ATTENTION_MASK).cast::<f32>().cast_const(),
+            a.add(ATTENTION_MASK).cast::<f32>(),
             a.add(CTX).cast::<f32>(),
             &::rlx_runtime::kernels::attention::AttentionShape {
                 batch: 1,

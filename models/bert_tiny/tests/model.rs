@@ -28,7 +28,6 @@ fn outputs_match_the_reference() {
     eprintln!("{}: worst abs error {worst:e}", Model::INFO.name);
 }
 
-
 #[test]
 fn cli_contract() {
     rlx_tests::models::check_cli::<Model>(env!("CARGO_BIN_EXE_bert_tiny"), &dir());

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rlx_runtime::interp::Interpreter;
+use rlx_interp::Interpreter;
 use rlx_runtime::model::GeneratedModel;
 use rlx_sched::{Schedule, Thunk};
 
@@ -138,7 +138,21 @@ fn gemm_efficiency(name: &str, rounds: usize) -> Option<(f64, f64)> {
             let t = Instant::now();
             // SAFETY: the buffers hold m*k, k*n and m*n elements.
             unsafe {
-                rlx_runtime::blas::sgemm(false, false, m, n, k, 1.0, a.as_ptr(), k, b.as_ptr(), n, 0.0, c.as_mut_ptr(), n)
+                rlx_runtime::blas::sgemm(
+                    false,
+                    false,
+                    m,
+                    n,
+                    k,
+                    1.0,
+                    a.as_ptr(),
+                    k,
+                    b.as_ptr(),
+                    n,
+                    0.0,
+                    c.as_mut_ptr(),
+                    n,
+                )
             };
             times.push(t.elapsed());
         }

@@ -80,10 +80,21 @@ fn main() {
     let d = time(|| unsafe { softmax::softmax_f32(src.as_ptr(), dst.as_mut_ptr(), rows, cols, par) });
     mem("softmax rows of 1024", 2 * 4 * n, d);
     let g = vec![1.0f32; 1024];
-    let d = time(|| unsafe { norm::layer_norm_f32(src.as_ptr(), g.as_ptr(), None, dst.as_mut_ptr(), rows, cols, 1e-5, par) });
+    let d = time(|| unsafe {
+        norm::layer_norm_f32(src.as_ptr(), g.as_ptr(), None, dst.as_mut_ptr(), rows, cols, 1e-5, par)
+    });
     mem("layer_norm rows of 1024", 2 * 4 * n, d);
     let d = time(|| unsafe {
-        movement::transpose_batched_swap::<u32>(src.as_ptr().cast(), dst.as_mut_ptr().cast(), &[], &[], 2048, 2048, 2048, par)
+        movement::transpose_batched_swap::<u32>(
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            &[],
+            &[],
+            2048,
+            2048,
+            2048,
+            par,
+        )
     });
     mem("transpose 2048x2048 f32", 2 * 4 * n, d);
     let d = time(|| unsafe { reduce::reduce_f32(src.as_ptr(), dst.as_mut_ptr(), rows, cols, 1, ReduceOp::Sum, par) });

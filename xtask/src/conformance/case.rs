@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use rlx_interp::Interpreter;
 use rlx_onnx::tensor::{read_tensor, ConstTensor};
 use rlx_onnx::{ImportError, ImportOptions};
-use rlx_runtime::interp::Interpreter;
 use rlx_sched::{DType, Schedule};
 
 use super::compare;

@@ -17,7 +17,7 @@ use anyhow::Result;
 
 use case::Outcome;
 
-/// The ops of issue 6 item 3: what the conformance run covers by default.
+/// The ops the importer supports: what the conformance run covers by default.
 pub(crate) const ISSUE_OPS: &[&str] = &[
     "MatMul",
     "Gemm",

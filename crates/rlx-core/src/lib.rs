@@ -1,0 +1,36 @@
+//! The layer every other crate builds on, and the only one of the
+//! schedule crates a model binary links.
+//!
+//! - [`thunk`]: the table of thunk kinds (`Thunk<O>`), generic over how
+//!   operands are written.
+//! - [`operand`]: resolved operands (segment + byte offset).
+//! - [`shapes`]: the parameter structs kernels take (`Conv2dShape`, ...).
+//! - [`plan`]: pure decisions from a thunk's fields (broadcast and
+//!   transpose paths, aliasing, serial or parallel).
+//! - [`call`]: the table of kernel entry points, [`KernelCall`], and the
+//!   typed arguments a call carries.
+//! - [`lower`]: a validated thunk to its one [`KernelCall`], written once
+//!   per kind. The interpreter executes the call; the code generator prints
+//!   it. Both therefore call the same entry with the same arguments.
+//!
+//! No parser, no syn, no dependencies: see `rlx-sched` for the `.sched`
+//! front end.
+
+pub mod call;
+pub mod dtype;
+pub mod expr;
+pub mod lower;
+pub mod operand;
+pub mod ops;
+pub mod plan;
+pub mod shapes;
+pub mod thunk;
+
+pub use call::{CastElem, CmpInput, CmpOutput, IndexElem, KernelCall, MoveElem, SelectCond, SelectValue, TypeArg};
+pub use dtype::DType;
+pub use expr::{ConstExpr, Expr};
+pub use lower::lower;
+pub use operand::{Operand, Params, Segment};
+pub use ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, Step, StepArg};
+pub use shapes::{AttentionPath, AttentionScores, AttentionShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind};
+pub use thunk::{FieldSpec, Thunk, ThunkKind};

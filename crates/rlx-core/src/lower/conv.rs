@@ -1,0 +1,49 @@
+//! `Conv2D` (path from `plan::conv2d_path`) and `Pool2D`.
+
+use super::not_in_family;
+use crate::call::KernelCall as K;
+use crate::operand::Operand;
+use crate::plan::{conv2d_path, conv2d_scratch_bytes, parallel};
+use crate::shapes::{Conv2dShape, Pool2dShape, PoolKind};
+use crate::thunk::Thunk;
+
+pub(super) fn lower(t: &Thunk<Operand>) -> K {
+    match *t {
+        Thunk::Conv2D {
+            x,
+            w,
+            bias,
+            out,
+            n,
+            c_in,
+            h,
+            w_in,
+            c_out,
+            h_out,
+            w_out,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            groups,
+        } => {
+            let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
+            let path = conv2d_path(&shape);
+            let scratch = conv2d_scratch_bytes(&shape, path);
+            let par = parallel(n * c_out * h_out * w_out);
+            K::Conv2dF32 { x, w, bias, out, shape, path, scratch, par }
+        }
+        Thunk::Pool2D { src, dst, n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw, kind, count_include_pad } => {
+            let shape = Pool2dShape { n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw };
+            let kind = PoolKind::from_reduce_op(kind)
+                .unwrap_or_else(|| unreachable!("the validator admits only max and mean pooling, not {}", kind.name()));
+            let par = parallel(n * c * h_out * w_out * kh * kw);
+            K::Pool2dF32 { src, dst, shape, kind, count_include_pad, par }
+        }
+        _ => not_in_family("conv", t),
+    }
+}

@@ -1,0 +1,70 @@
+//! GEMM family. The aliasing temporary: a GEMM whose output bytes overlap
+//! an input's goes through scratch (`plan::gemm_needs_temp`, byte ranges,
+//! not start pointers).
+
+use super::{not_in_family, F32};
+use crate::call::KernelCall as K;
+use crate::operand::Operand;
+use crate::plan::{gemm_needs_temp, half_weight_scratch_elems, parallel};
+use crate::thunk::Thunk;
+
+const HALF: usize = 2;
+
+pub(super) fn lower(t: &Thunk<Operand>) -> K {
+    match *t {
+        Thunk::Sgemm { a, b, c, m, k, n } => {
+            if gemm_needs_temp(&a, m * k * F32, &b, k * n * F32, &c, m * n * F32) {
+                K::SgemmF32Via { scratch: m * n * F32, a, b, c, m, k, n }
+            } else {
+                K::SgemmF32 { a, b, c, m, k, n }
+            }
+        }
+        Thunk::SgemmT { a, b, c, m, k, n, ta, tb } => {
+            if gemm_needs_temp(&a, m * k * F32, &b, k * n * F32, &c, m * n * F32) {
+                K::SgemmTF32Via { scratch: m * n * F32, a, b, c, m, k, n, ta, tb }
+            } else {
+                K::SgemmTF32 { a, b, c, m, k, n, ta, tb }
+            }
+        }
+        Thunk::SgemmF16 { a, b, c, m, k, n } => half(false, a, b, c, m, k, n),
+        Thunk::SgemmBf16 { a, b, c, m, k, n } => half(true, a, b, c, m, k, n),
+        Thunk::BatchedSgemm { a, b, c, batch, m, k, n, a_bcast, b_bcast } => {
+            let a_count = if a_bcast { 1 } else { batch };
+            let b_count = if b_bcast { 1 } else { batch };
+            let c_bytes = batch * m * n * F32;
+            let par = batch > 1 && parallel(batch * m * k * n);
+            if gemm_needs_temp(&a, a_count * m * k * F32, &b, b_count * k * n * F32, &c, c_bytes) {
+                K::BatchedSgemmF32Via { scratch: c_bytes, a, b, c, batch, m, k, n, a_bcast, b_bcast, par }
+            } else {
+                K::BatchedSgemmF32 { a, b, c, batch, m, k, n, a_bcast, b_bcast, par }
+            }
+        }
+        Thunk::FusedMmBiasAct { a, w, bias, c, m, k, n, act } => {
+            let par = parallel(m * n);
+            if gemm_needs_temp(&a, m * k * F32, &w, k * n * F32, &c, m * n * F32) {
+                K::FusedMmBiasActF32Via { scratch: m * n * F32, a, w, bias, c, m, k, n, act, par }
+            } else {
+                K::FusedMmBiasActF32 { a, w, bias, c, m, k, n, act, par }
+            }
+        }
+        Thunk::BiasAdd { src, bias, dst, rows, cols } => {
+            K::BiasAddF32 { src, bias, dst, rows, cols, par: parallel(rows * cols) }
+        }
+        _ => not_in_family("gemm", t),
+    }
+}
+
+/// `SgemmF16` / `SgemmBf16`. Scratch is `[m*n output temporary when
+/// aliased][k*n widened weights when m is above the streaming limit]`.
+fn half(bf16: bool, a: Operand, b: Operand, c: Operand, m: usize, k: usize, n: usize) -> K {
+    let par = parallel(k * n);
+    let via = gemm_needs_temp(&a, m * k * F32, &b, k * n * HALF, &c, m * n * F32);
+    let temp = if via { m * n } else { 0 };
+    let scratch = (temp + half_weight_scratch_elems(m, k, n)) * F32;
+    match (bf16, via) {
+        (false, true) => K::SgemmF16wVia { scratch, a, b, c, m, k, n, par },
+        (false, false) => K::SgemmF16w { a, b, c, m, k, n, scratch, par },
+        (true, true) => K::SgemmBf16wVia { scratch, a, b, c, m, k, n, par },
+        (true, false) => K::SgemmBf16w { a, b, c, m, k, n, scratch, par },
+    }
+}

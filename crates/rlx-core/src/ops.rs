@@ -1,0 +1,296 @@
+//! The small enums thunks are parameterised by: binary and comparison
+//! operators, activations, reductions, attention masks and the steps of a
+//! fused elementwise chain.
+
+/// Generates a fieldless enum with its `.sched` spellings.
+macro_rules! named_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name { $($(#[$vm])* $var),* }
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$var),*];
+            /// The spelling used in `.sched` files.
+            pub const fn name(self) -> &'static str {
+                match self { $($name::$var => $s),* }
+            }
+            pub fn from_name(s: &str) -> Option<Self> {
+                match s { $($s => Some($name::$var),)* _ => None }
+            }
+            /// All spellings, for "expected one of" hints.
+            pub fn names() -> Vec<&'static str> {
+                vec![$($s),*]
+            }
+        }
+    };
+}
+
+named_enum! {
+    /// Element-wise binary operator of `BinaryFull` and fused chains.
+    BinaryOp {
+        Add = "add", Sub = "sub", Mul = "mul", Div = "div", Max = "max", Min = "min",
+        Pow = "pow", Mod = "mod", Atan2 = "atan2", BitAnd = "bit_and", BitOr = "bit_or",
+        BitXor = "bit_xor", Shl = "shl", Shr = "shr",
+    }
+}
+
+impl BinaryOp {
+    /// `op(a, b) == op(b, a)` for every input, so a reversed form is never needed.
+    pub fn is_commutative(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Add
+                | BinaryOp::Mul
+                | BinaryOp::Max
+                | BinaryOp::Min
+                | BinaryOp::BitAnd
+                | BinaryOp::BitOr
+                | BinaryOp::BitXor
+        )
+    }
+}
+
+named_enum! {
+    /// Comparison operator of `Compare`.
+    CmpOp { Eq = "eq", Ne = "ne", Lt = "lt", Le = "le", Gt = "gt", Ge = "ge" }
+}
+
+named_enum! {
+    /// Reduction of `Reduce` (all) and `Pool2D` (`max`, `mean`).
+    ReduceOp {
+        Sum = "sum", Mean = "mean", Max = "max", Min = "min", Prod = "prod",
+        L1 = "l1", L2 = "l2", SumSquare = "sum_square", LogSumExp = "log_sum_exp",
+    }
+}
+
+named_enum! {
+    /// Which extremum `ArgReduce` looks for.
+    ArgOp { Max = "max", Min = "min" }
+}
+
+/// An element-wise activation. Parameterised kinds are written as calls in
+/// `.sched` files: `leaky_relu(0.01)`, `clip(0.0, 6.0)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ActKind {
+    Identity,
+    Relu,
+    /// Exact GELU: `x * 0.5 * (1 + erf(x / sqrt(2)))`.
+    Gelu,
+    /// The tanh approximation of GELU.
+    GeluTanh,
+    Silu,
+    Sigmoid,
+    Tanh,
+    Exp,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Neg,
+    Abs,
+    Recip,
+    Square,
+    Erf,
+    Softplus,
+    Mish,
+    HardSwish,
+    Sin,
+    Cos,
+    Floor,
+    Ceil,
+    /// Round half to even, as ONNX `Round`.
+    Round,
+    Sign,
+    /// Logical not of a 0/1 value held in f32: `x == 0 ? 1 : 0`.
+    Not,
+    LeakyRelu {
+        alpha: f32,
+    },
+    Elu {
+        alpha: f32,
+    },
+    /// `max(0, min(1, alpha * x + beta))`.
+    HardSigmoid {
+        alpha: f32,
+        beta: f32,
+    },
+    Clip {
+        min: f32,
+        max: f32,
+    },
+}
+
+impl ActKind {
+    /// `(name, parameter names)` of every kind, in declaration order.
+    pub const SPELLINGS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("identity", &[]),
+        ("relu", &[]),
+        ("gelu", &[]),
+        ("gelu_tanh", &[]),
+        ("silu", &[]),
+        ("sigmoid", &[]),
+        ("tanh", &[]),
+        ("exp", &[]),
+        ("log", &[]),
+        ("sqrt", &[]),
+        ("rsqrt", &[]),
+        ("neg", &[]),
+        ("abs", &[]),
+        ("recip", &[]),
+        ("square", &[]),
+        ("erf", &[]),
+        ("softplus", &[]),
+        ("mish", &[]),
+        ("hard_swish", &[]),
+        ("sin", &[]),
+        ("cos", &[]),
+        ("floor", &[]),
+        ("ceil", &[]),
+        ("round", &[]),
+        ("sign", &[]),
+        ("not", &[]),
+        ("leaky_relu", &["alpha"]),
+        ("elu", &["alpha"]),
+        ("hard_sigmoid", &["alpha", "beta"]),
+        ("clip", &["min", "max"]),
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ActKind::Identity => "identity",
+            ActKind::Relu => "relu",
+            ActKind::Gelu => "gelu",
+            ActKind::GeluTanh => "gelu_tanh",
+            ActKind::Silu => "silu",
+            ActKind::Sigmoid => "sigmoid",
+            ActKind::Tanh => "tanh",
+            ActKind::Exp => "exp",
+            ActKind::Log => "log",
+            ActKind::Sqrt => "sqrt",
+            ActKind::Rsqrt => "rsqrt",
+            ActKind::Neg => "neg",
+            ActKind::Abs => "abs",
+            ActKind::Recip => "recip",
+            ActKind::Square => "square",
+            ActKind::Erf => "erf",
+            ActKind::Softplus => "softplus",
+            ActKind::Mish => "mish",
+            ActKind::HardSwish => "hard_swish",
+            ActKind::Sin => "sin",
+            ActKind::Cos => "cos",
+            ActKind::Floor => "floor",
+            ActKind::Ceil => "ceil",
+            ActKind::Round => "round",
+            ActKind::Sign => "sign",
+            ActKind::Not => "not",
+            ActKind::LeakyRelu { .. } => "leaky_relu",
+            ActKind::Elu { .. } => "elu",
+            ActKind::HardSigmoid { .. } => "hard_sigmoid",
+            ActKind::Clip { .. } => "clip",
+        }
+    }
+
+    /// The kind's parameters, in `.sched` order.
+    pub fn params(self) -> Vec<f32> {
+        match self {
+            ActKind::LeakyRelu { alpha } | ActKind::Elu { alpha } => vec![alpha],
+            ActKind::HardSigmoid { alpha, beta } => vec![alpha, beta],
+            ActKind::Clip { min, max } => vec![min, max],
+            _ => vec![],
+        }
+    }
+
+    /// Builds a kind from its name and parameters; `None` when the name is
+    /// unknown or the parameter count is wrong.
+    pub fn from_parts(name: &str, p: &[f32]) -> Option<ActKind> {
+        let k = match (name, p) {
+            ("identity", []) => ActKind::Identity,
+            ("relu", []) => ActKind::Relu,
+            ("gelu", []) => ActKind::Gelu,
+            ("gelu_tanh", []) => ActKind::GeluTanh,
+            ("silu", []) => ActKind::Silu,
+            ("sigmoid", []) => ActKind::Sigmoid,
+            ("tanh", []) => ActKind::Tanh,
+            ("exp", []) => ActKind::Exp,
+            ("log", []) => ActKind::Log,
+            ("sqrt", []) => ActKind::Sqrt,
+            ("rsqrt", []) => ActKind::Rsqrt,
+            ("neg", []) => ActKind::Neg,
+            ("abs", []) => ActKind::Abs,
+            ("recip", []) => ActKind::Recip,
+            ("square", []) => ActKind::Square,
+            ("erf", []) => ActKind::Erf,
+            ("softplus", []) => ActKind::Softplus,
+            ("mish", []) => ActKind::Mish,
+            ("hard_swish", []) => ActKind::HardSwish,
+            ("sin", []) => ActKind::Sin,
+            ("cos", []) => ActKind::Cos,
+            ("floor", []) => ActKind::Floor,
+            ("ceil", []) => ActKind::Ceil,
+            ("round", []) => ActKind::Round,
+            ("sign", []) => ActKind::Sign,
+            ("not", []) => ActKind::Not,
+            ("leaky_relu", [a]) => ActKind::LeakyRelu { alpha: *a },
+            ("elu", [a]) => ActKind::Elu { alpha: *a },
+            ("hard_sigmoid", [a, b]) => ActKind::HardSigmoid { alpha: *a, beta: *b },
+            ("clip", [lo, hi]) => ActKind::Clip { min: *lo, max: *hi },
+            _ => return None,
+        };
+        Some(k)
+    }
+
+    /// Number of parameters the named kind takes, `None` if unknown.
+    pub fn arity(name: &str) -> Option<usize> {
+        Self::SPELLINGS.iter().find(|(n, _)| *n == name).map(|(_, p)| p.len())
+    }
+}
+
+/// Attention masking. `SlidingWindow(w)` lets a query see the `w` keys
+/// before it and itself; `Custom` reads a `[batch, kv_seq]` key-padding
+/// mask compared with the schedule's `mask_threshold`; `Bias` adds a
+/// `[batch, heads, seq, kv_seq]` tensor to the scores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MaskKind {
+    None,
+    Causal,
+    SlidingWindow(usize),
+    Custom,
+    Bias,
+}
+
+impl MaskKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            MaskKind::None => "none",
+            MaskKind::Causal => "causal",
+            MaskKind::SlidingWindow(_) => "sliding_window",
+            MaskKind::Custom => "custom",
+            MaskKind::Bias => "bias",
+        }
+    }
+
+    pub const NAMES: &'static [&'static str] = &["none", "causal", "sliding_window(W)", "custom", "bias"];
+
+    /// Whether the kind reads the `mask` operand.
+    pub fn reads_mask(self) -> bool {
+        matches!(self, MaskKind::Custom | MaskKind::Bias)
+    }
+}
+
+/// The right-hand argument of a binary step in a fused chain.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StepArg {
+    /// `in<N>`: element `i` of the region's N-th input.
+    Input(usize),
+    Const(f32),
+}
+
+/// One step of an `ElementwiseRegion` chain. The accumulator starts as
+/// element `i` of input 0; each step replaces it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Step {
+    /// `acc = act(acc)`, written as the activation: `relu`, `clip(0.0, 6.0)`.
+    Act(ActKind),
+    /// `acc = op(acc, arg)`, written `add(in1)`, `mul(0.5)`; with
+    /// `reversed`, `acc = op(arg, acc)`, written `rsub(1.0)`.
+    Binary { op: BinaryOp, arg: StepArg, reversed: bool },
+}

@@ -1,0 +1,30 @@
+//! When a GEMM needs a temporary, and how half-precision weights are
+//! widened. The scratch bytes follow from the lowered call
+//! (`crate::call::KernelCall::scratch_bytes`).
+
+use crate::operand::{Operand, Segment};
+
+fn overlap(a: &Operand, a_bytes: usize, b: &Operand, b_bytes: usize) -> bool {
+    a.segment == Segment::Arena
+        && b.segment == Segment::Arena
+        && super::ranges_overlap(a.offset, a_bytes, b.offset, b_bytes)
+}
+
+/// Whether a GEMM writing `c` must go through a temporary because `c`
+/// overlaps one of its inputs.
+pub fn gemm_needs_temp(a: &Operand, a_bytes: usize, b: &Operand, b_bytes: usize, c: &Operand, c_bytes: usize) -> bool {
+    overlap(a, a_bytes, c, c_bytes) || overlap(b, b_bytes, c, c_bytes)
+}
+
+/// GEMMs with at most this many rows stream half-precision weights through
+/// a stack tile; larger ones widen all of `b` into scratch first.
+pub const HALF_WEIGHT_DIRECT_MAX_M: usize = 8;
+
+/// f32 elements of scratch a half-weight GEMM needs for widened weights.
+pub const fn half_weight_scratch_elems(m: usize, k: usize, n: usize) -> usize {
+    if m <= HALF_WEIGHT_DIRECT_MAX_M {
+        0
+    } else {
+        k * n
+    }
+}

@@ -1,0 +1,35 @@
+//! Decisions shared by the interpreter and the code generator.
+//!
+//! Everything the interpreter would otherwise decide per call (which
+//! kernel path, whether a temporary is needed, serial or parallel) is a
+//! pure function of a thunk's fields. `crate::lower` calls these once per
+//! thunk to build its `KernelCall`, which the emitter prints at gen time
+//! and the interpreter executes; the validator uses the same predicates
+//! for its aliasing rules.
+
+mod binary;
+mod gemm;
+mod paths;
+mod transpose;
+
+pub use binary::*;
+pub use gemm::{gemm_needs_temp, half_weight_scratch_elems, HALF_WEIGHT_DIRECT_MAX_M};
+pub use paths::*;
+pub use transpose::*;
+
+/// Below this many elements of work a kernel runs on the calling thread:
+/// a rayon fork-join costs a few microseconds, more than the work saves.
+pub const PAR_MIN_ELEMS: usize = 32 * 1024;
+
+/// Whether work of `elems` elements is worth splitting across threads.
+pub fn parallel(elems: usize) -> bool {
+    elems >= PAR_MIN_ELEMS
+}
+
+/// Whether the byte ranges `[a, a + a_len)` and `[b, b + b_len)` share a
+/// byte. The seed's lesson: BLAS aliasing must compare ranges, not start
+/// pointers, because a planner may place an operand strictly inside the
+/// output.
+pub fn ranges_overlap(a: usize, a_len: usize, b: usize, b_len: usize) -> bool {
+    a_len > 0 && b_len > 0 && a < b + b_len && b < a + a_len
+}

@@ -1,0 +1,192 @@
+//! The parameter structs and path enums kernels take.
+//!
+//! They live here, not in `rlx-runtime`, because the lowering builds them
+//! (`crate::lower`) and the code generator prints them; `rlx-runtime`
+//! re-exports each at the path generated code names.
+
+use crate::expr::{unit_variants, ConstExpr, Expr};
+use crate::ops::{MaskKind, ReduceOp};
+
+/// A struct whose generated-code form is a struct literal at `$path`.
+macro_rules! const_struct {
+    ($path:literal $(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $field:ident : $ty:ty ),* $(,)? }) => {
+        $(#[$m])*
+        pub struct $name { $( $(#[$fm])* pub $field: $ty ),* }
+
+        impl ConstExpr for $name {
+            fn const_expr(&self) -> Expr {
+                Expr::Struct($path, vec![$( (stringify!($field), self.$field.const_expr()) ),*])
+            }
+        }
+    };
+}
+
+const_struct! {
+    "::rlx_runtime::kernels::conv::Conv2dShape"
+    /// The `Conv2D` thunk's sizes.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Conv2dShape {
+        /// Images.
+        pub n: usize,
+        pub c_in: usize,
+        pub h: usize,
+        pub w_in: usize,
+        pub c_out: usize,
+        pub h_out: usize,
+        pub w_out: usize,
+        pub kh: usize,
+        pub kw: usize,
+        pub sh: usize,
+        pub sw: usize,
+        /// Leading padding.
+        pub ph: usize,
+        pub pw: usize,
+        /// Dilation.
+        pub dh: usize,
+        pub dw: usize,
+        pub groups: usize,
+    }
+}
+
+impl Conv2dShape {
+    pub fn c_in_g(&self) -> usize {
+        self.c_in / self.groups.max(1)
+    }
+
+    pub fn c_out_g(&self) -> usize {
+        self.c_out / self.groups.max(1)
+    }
+
+    /// Rows of the unfolded patch matrix (one group's reduction length).
+    pub fn patch_len(&self) -> usize {
+        self.c_in_g() * self.kh * self.kw
+    }
+
+    pub fn out_plane(&self) -> usize {
+        self.h_out * self.w_out
+    }
+}
+
+/// How a `Conv2D` runs; decided by [`crate::plan::conv2d_path`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConvPath {
+    /// Unfold patches into scratch, then one GEMM per image and group.
+    Im2colGemm,
+    /// 1x1, stride 1, no padding, same size: one GEMM per image and group
+    /// on the input itself.
+    Pointwise,
+    /// One filter per channel: direct multiply-adds.
+    Depthwise,
+}
+
+const_struct! {
+    "::rlx_runtime::kernels::attention::AttentionShape"
+    /// Sizes and layout of one attention call (the `Attention` thunk's
+    /// fields).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct AttentionShape {
+        pub batch: usize,
+        /// Query rows.
+        pub seq: usize,
+        /// Key / value rows.
+        pub kv_seq: usize,
+        /// Query heads.
+        pub heads: usize,
+        /// Key / value heads; `heads / kv_heads` query heads share one (GQA).
+        /// 0 is read as 1, as the seed did.
+        pub kv_heads: usize,
+        pub head_dim: usize,
+        /// Width of a V head and of an output head.
+        pub v_head_dim: usize,
+        /// Elements between consecutive query rows (BSHD only).
+        pub q_row_stride: usize,
+        pub k_row_stride: usize,
+        pub v_row_stride: usize,
+        /// Dense `[batch, heads, rows, dim]` layout instead of BSHD.
+        pub bhsd: bool,
+    }
+}
+
+impl AttentionShape {
+    /// Query heads per KV head, the seed's rule (at least 1).
+    pub fn group(&self) -> usize {
+        (self.heads / self.kv_heads.max(1)).max(1)
+    }
+}
+
+const_struct! {
+    "::rlx_runtime::kernels::attention::AttentionScores"
+    /// How scores become probabilities: the thunk's mask kind, scale and
+    /// softcap, and the schedule-level mask and skip parameters.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct AttentionScores {
+        pub mask_kind: MaskKind,
+        pub scale: f32,
+        /// Logit cap; `<= 0` disables it.
+        pub softcap: f32,
+        /// A `Custom` mask entry below this hides the key.
+        pub mask_threshold: f32,
+        /// The score a `Custom` mask gives a hidden key.
+        pub mask_neg_inf: f32,
+        /// Value rows whose probability is not above this are skipped.
+        pub score_skip: f32,
+    }
+}
+
+/// How the two matrix products of one (batch, head) are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttentionPath {
+    /// Strided SIMD dot products for `QK^T` and axpys for `PV`, skipping
+    /// value rows with `p <= score_skip`. No call overhead: best for tiny
+    /// heads.
+    Direct,
+    /// `crate::blas::sgemm` for both products. Probabilities `<=
+    /// score_skip` (and NaN ones) are zeroed before the `PV` product, which
+    /// is the same function as skipping the rows.
+    Gemm,
+}
+
+const_struct! {
+    "::rlx_runtime::kernels::pool::Pool2dShape"
+    /// The `Pool2D` thunk's sizes.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Pool2dShape {
+        /// Images.
+        pub n: usize,
+        pub c: usize,
+        pub h: usize,
+        pub w: usize,
+        pub h_out: usize,
+        pub w_out: usize,
+        pub kh: usize,
+        pub kw: usize,
+        pub sh: usize,
+        pub sw: usize,
+        /// Leading padding.
+        pub ph: usize,
+        pub pw: usize,
+    }
+}
+
+/// What a window computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PoolKind {
+    Max,
+    Mean,
+}
+
+impl PoolKind {
+    /// The kind for a thunk's `ReduceOp`: only `max` and `mean` pool (the
+    /// validator rejects the others).
+    pub fn from_reduce_op(op: ReduceOp) -> Option<PoolKind> {
+        match op {
+            ReduceOp::Max => Some(PoolKind::Max),
+            ReduceOp::Mean => Some(PoolKind::Mean),
+            _ => None,
+        }
+    }
+}
+
+unit_variants!(ConvPath at "::rlx_runtime::kernels::conv::ConvPath" { Im2colGemm, Pointwise, Depthwise });
+unit_variants!(AttentionPath at "::rlx_runtime::kernels::attention::AttentionPath" { Direct, Gemm });
+unit_variants!(PoolKind at "::rlx_runtime::kernels::pool::PoolKind" { Max, Mean });

@@ -1,0 +1,347 @@
+//! The table of thunk kinds.
+//!
+//! `thunk_table!` below is the single list of kinds and fields. From it come the
+//! `Thunk<O>` enum (generic over how operands are represented: by name in
+//! the AST, by resolved location in a validated schedule), `ThunkKind`,
+//! each kind's field list and operand mapping. The front end
+//! (`rlx-sched`) expands the same table a second time, through
+//! [`thunk_table!`], for the conversions to and from the `.sched` field
+//! syntax. The validator's extent rules and the lowering to kernel calls
+//! match on `Thunk` without a `_` arm, so a new kind is a compile error
+//! until both handle it.
+//!
+//! Field types in the table: `Op` (one operand), `Ops` (a list of
+//! operands), `OptOp` (an operand or `none`), `Dims` (a list of integers),
+//! `Steps` (a fused chain), and plain types (`usize`, `f32`, `bool`, and
+//! the enums of [`crate::ops`] and [`crate::DType`]).
+//!
+//! All offsets are in bytes; all lengths, dims and strides are in elements.
+//! Unless a kind says otherwise, its data is f32, row-major and contiguous.
+
+use crate::dtype::DType;
+use crate::ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, Step};
+
+/// One field of a kind, for hints and generated documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldSpec {
+    pub name: &'static str,
+    /// The field's type as written in the table (`Op`, `usize`, ...).
+    pub ty: &'static str,
+}
+
+/// Operand field types of the table; transparent aliases, so the enum
+/// reads naturally, while the macros below can still tell them apart.
+pub type Op<O> = O;
+pub type Ops<O> = Vec<O>;
+pub type OptOp<O> = Option<O>;
+/// A list of dims or strides.
+pub type Dims = Vec<usize>;
+/// The steps of a fused elementwise chain.
+pub type Steps = Vec<Step>;
+
+macro_rules! map_field {
+    (Op, $v:expr, $name:expr, $f:expr, $errs:expr) => {
+        match $f($name, $v) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                $errs.push(e);
+                None
+            }
+        }
+    };
+    (Ops, $v:expr, $name:expr, $f:expr, $errs:expr) => {{
+        let before = $errs.len();
+        let mut out = Vec::new();
+        for x in $v {
+            match $f($name, x) {
+                Ok(p) => out.push(p),
+                Err(e) => $errs.push(e),
+            }
+        }
+        (before == $errs.len()).then_some(out)
+    }};
+    (OptOp, $v:expr, $name:expr, $f:expr, $errs:expr) => {
+        match $v {
+            None => Some(None),
+            Some(x) => match $f($name, x) {
+                Ok(p) => Some(Some(p)),
+                Err(e) => {
+                    $errs.push(e);
+                    None
+                }
+            },
+        }
+    };
+    ($t:ident, $v:expr, $name:expr, $f:expr, $errs:expr) => {
+        Some($v)
+    };
+}
+
+macro_rules! visit_field {
+    (Op, $v:expr, $name:expr, $out:expr) => {
+        $out.push(($name, $v))
+    };
+    (Ops, $v:expr, $name:expr, $out:expr) => {
+        for x in $v {
+            $out.push(($name, x))
+        }
+    };
+    (OptOp, $v:expr, $name:expr, $out:expr) => {
+        if let Some(x) = $v {
+            $out.push(($name, x))
+        }
+    };
+    ($t:ident, $v:expr, $name:expr, $out:expr) => {{
+        let _ = $v;
+    }};
+}
+
+macro_rules! define_thunks {
+    ($( $(#[$doc:meta])* $kind:ident { $( $field:ident : $ty:ident $(<$o:ident>)? ),* $(,)? } )*) => {
+        /// A kernel call. `O` is how operands are represented.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Thunk<O> {
+            $( $(#[$doc])* $kind { $( $field: $ty $(<$o>)? ),* }, )*
+        }
+
+        /// The kind of a [`Thunk`], without its fields.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ThunkKind { $( $kind, )* }
+
+        impl ThunkKind {
+            pub const ALL: &'static [ThunkKind] = &[$(ThunkKind::$kind),*];
+
+            /// The kind's name as written in `.sched` files.
+            pub const fn name(self) -> &'static str {
+                match self { $( ThunkKind::$kind => stringify!($kind), )* }
+            }
+
+            pub fn from_name(s: &str) -> Option<ThunkKind> {
+                match s { $( stringify!($kind) => Some(ThunkKind::$kind), )* _ => None }
+            }
+
+            /// The kind's fields, in canonical order.
+            pub fn fields(self) -> &'static [FieldSpec] {
+                match self {
+                    $( ThunkKind::$kind => &[$( FieldSpec { name: stringify!($field), ty: stringify!($ty) } ),*], )*
+                }
+            }
+        }
+
+        impl<O> Thunk<O> {
+            pub fn kind(&self) -> ThunkKind {
+                match self { $( Thunk::$kind { .. } => ThunkKind::$kind, )* }
+            }
+
+            /// Every operand with its field name, in field order.
+            #[allow(unused_mut)]
+            pub fn operands(&self) -> Vec<(&'static str, &O)> {
+                let mut out = Vec::new();
+                match self {
+                    $( Thunk::$kind { $( $field ),* } => {
+                        $( visit_field!($ty, $field, stringify!($field), out); )*
+                    } )*
+                }
+                out
+            }
+
+            /// Rebuilds the thunk with every operand mapped by `f`, collecting
+            /// every error rather than stopping at the first.
+            #[allow(unused_mut, unused_variables)]
+            pub fn map_operands<P, E>(
+                self,
+                f: &mut impl FnMut(&'static str, O) -> Result<P, E>,
+            ) -> Result<Thunk<P>, Vec<E>> {
+                let mut errs: Vec<E> = Vec::new();
+                match self {
+                    $( Thunk::$kind { $( $field ),* } => {
+                        $( let $field = map_field!($ty, $field, stringify!($field), f, errs); )*
+                        if errs.is_empty() {
+                            Ok(Thunk::$kind { $( $field: $field.expect("mapped without error") ),* })
+                        } else {
+                            Err(errs)
+                        }
+                    } )*
+                }
+            }
+        }
+
+    };
+}
+
+/// The table itself: expands `$m! { ...every kind... }`, so the enum here
+/// and the field syntax in `rlx-sched` are generated from one list.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! thunk_table {
+    ($m:ident) => {
+        $m! {
+    /// `c[m,n] = a[m,k] @ b[k,n]`. `c` may overlap `a` or `b` (a temporary
+    /// is used, decided at gen time).
+    Sgemm { a: Op<O>, b: Op<O>, c: Op<O>, m: usize, k: usize, n: usize }
+    /// `c[m,n] = op(a) @ op(b)` where `op` transposes when `ta`/`tb`: `a` is
+    /// stored `[k,m]` when `ta`, `b` is stored `[n,k]` when `tb`.
+    SgemmT { a: Op<O>, b: Op<O>, c: Op<O>, m: usize, k: usize, n: usize, ta: bool, tb: bool }
+    /// `Sgemm` with `b` stored as f16.
+    SgemmF16 { a: Op<O>, b: Op<O>, c: Op<O>, m: usize, k: usize, n: usize }
+    /// `Sgemm` with `b` stored as bf16.
+    SgemmBf16 { a: Op<O>, b: Op<O>, c: Op<O>, m: usize, k: usize, n: usize }
+    /// `batch` independent `Sgemm`s over consecutive matrices; a broadcast
+    /// operand (`a_bcast`/`b_bcast`) is one matrix reused for every batch.
+    BatchedSgemm { a: Op<O>, b: Op<O>, c: Op<O>, batch: usize, m: usize, k: usize, n: usize, a_bcast: bool, b_bcast: bool }
+    /// `c[m,n] = act(a[m,k] @ w[k,n] + bias[n])`.
+    FusedMmBiasAct { a: Op<O>, w: Op<O>, bias: Op<O>, c: Op<O>, m: usize, k: usize, n: usize, act: ActKind }
+    /// `dst[r,j] = src[r,j] + bias[j]`; in place when `dst == src`.
+    BiasAdd { src: Op<O>, bias: Op<O>, dst: Op<O>, rows: usize, cols: usize }
+    /// `dst[i] = op(lhs[li], rhs[ri])` over `len` elements of `elem_bytes`
+    /// (4: f32, 8: i64). With `out_dims_bcast` empty, `li = i % lhs_len`
+    /// (0 when `lhs_len == 1`) and likewise `ri`; otherwise `i` is
+    /// decomposed over `out_dims_bcast` and dotted with the strides.
+    BinaryFull {
+        lhs: Op<O>, rhs: Op<O>, dst: Op<O>, len: usize, lhs_len: usize, rhs_len: usize, op: BinaryOp,
+        out_dims_bcast: Dims, bcast_lhs_strides: Dims, bcast_rhs_strides: Dims, elem_bytes: usize,
+    }
+    /// A fused chain: for each `i < len`, `acc = inputs[0][i]`, then each
+    /// step in order, then `dst[i] = acc`. All f32, all `len` long.
+    ElementwiseRegion { inputs: Ops<O>, dst: Op<O>, len: usize, steps: Steps }
+    /// `data[i] = act(data[i])`.
+    ActivationInPlace { data: Op<O>, len: usize, act: ActKind }
+    /// `dst[i] = act(src[i])`; `dst` may equal `src`.
+    Activation { src: Op<O>, dst: Op<O>, len: usize, act: ActKind }
+    /// `dst[i] = a[i] * b[i] + c[i]` with one rounding; `elem_bytes` 4 (f32)
+    /// or 8 (f64).
+    Fma { a: Op<O>, b: Op<O>, c: Op<O>, dst: Op<O>, len: usize, elem_bytes: usize }
+    /// `dst[i] = op(lhs[li], rhs[ri])` as 1/0. Inputs are u8/bool
+    /// (`inputs_elem_bytes` 1), i64 (8 with `inputs_i64`) or f32 (4); `dst`
+    /// is bool (`dst_elem_bytes` 1) or f32 (4). Indexing as `BinaryFull`
+    /// when `out_dims_bcast` is given, else by the `*_scalar` flags.
+    Compare {
+        lhs: Op<O>, rhs: Op<O>, dst: Op<O>, len: usize, op: CmpOp, inputs_i64: bool,
+        inputs_elem_bytes: usize, dst_elem_bytes: usize, lhs_scalar: bool, rhs_scalar: bool,
+        lhs_len: usize, rhs_len: usize, out_dims_bcast: Dims, bcast_lhs_strides: Dims,
+        bcast_rhs_strides: Dims,
+    }
+    /// `dst[i] = cond[i] != 0 ? on_true[i] : on_false[i]`; `elem_bytes` 4 or
+    /// 8, `cond_elem_bytes` 1 (bool), 4 (f32) or 8 (i64); a `*_scalar`
+    /// operand is one element reused.
+    Where {
+        cond: Op<O>, on_true: Op<O>, on_false: Op<O>, dst: Op<O>, len: usize, elem_bytes: usize,
+        cond_elem_bytes: usize, cond_scalar: bool, true_scalar: bool, false_scalar: bool,
+    }
+    CastF32ToI64 { src: Op<O>, dst: Op<O>, len: usize }
+    CastF32ToF64 { src: Op<O>, dst: Op<O>, len: usize }
+    CastF64ToF32 { src: Op<O>, dst: Op<O>, len: usize }
+    CastF64ToI64 { src: Op<O>, dst: Op<O>, len: usize }
+    CastF64ToI32 { src: Op<O>, dst: Op<O>, len: usize }
+    CastF64ToBool { src: Op<O>, dst: Op<O>, len: usize }
+    CastI64ToI32 { src: Op<O>, dst: Op<O>, len: usize }
+    CastI64ToF64 { src: Op<O>, dst: Op<O>, len: usize }
+    CastI32ToF64 { src: Op<O>, dst: Op<O>, len: usize }
+    CastF32ToF16 { src: Op<O>, dst: Op<O>, len: usize }
+    CastF16ToF32 { src: Op<O>, dst: Op<O>, len: usize }
+    CastF32ToBf16 { src: Op<O>, dst: Op<O>, len: usize }
+    CastBf16ToF32 { src: Op<O>, dst: Op<O>, len: usize }
+    CastF32ToI32 { src: Op<O>, dst: Op<O>, len: usize }
+    CastI64ToF32 { src: Op<O>, dst: Op<O>, len: usize }
+    CastBoolToI32 { src: Op<O>, dst: Op<O>, len: usize }
+    CastI32ToF32 { src: Op<O>, dst: Op<O>, len: usize }
+    CastI32ToI64 { src: Op<O>, dst: Op<O>, len: usize }
+    CastI32ToBool { src: Op<O>, dst: Op<O>, len: usize }
+    CastI64ToBool { src: Op<O>, dst: Op<O>, len: usize }
+    CastBoolToI64 { src: Op<O>, dst: Op<O>, len: usize }
+    CastBoolToF32 { src: Op<O>, dst: Op<O>, len: usize }
+    CastF32ToBool { src: Op<O>, dst: Op<O>, len: usize }
+    /// Any dtype to any dtype. Float to int truncates toward zero
+    /// (saturating, NaN to 0); int to int wraps; to bool is `!= 0`.
+    CastGeneric { src: Op<O>, dst: Op<O>, len: usize, src_dtype: DType, dst_dtype: DType }
+    /// Copies `len` f32 (memmove: overlap allowed).
+    Copy { src: Op<O>, dst: Op<O>, len: usize }
+    /// Copies `len` 8-byte f64.
+    CopyF64 { src: Op<O>, dst: Op<O>, len: usize }
+    /// Copies `len` 8-byte i64.
+    CopyI64 { src: Op<O>, dst: Op<O>, len: usize }
+    /// Row copy: for `o < outer`, `inner` elements of `elem_bytes` from
+    /// `src + o*src_stride` to `dst + o*dst_stride` (strides in elements).
+    Narrow { src: Op<O>, dst: Op<O>, outer: usize, src_stride: usize, dst_stride: usize, inner: usize, elem_bytes: usize }
+    /// General permutation / broadcast: output element at coordinates `c`
+    /// over `out_dims` reads input element `sum(c[d] * in_strides[d])`
+    /// (stride 0 broadcasts). `elem_bytes` 1, 2, 4, 8 or 16.
+    Transpose { src: Op<O>, dst: Op<O>, in_total: usize, out_dims: Dims, in_strides: Dims, elem_bytes: usize }
+    /// Concatenation along an axis: for each `o < outer`, the output row is
+    /// the inputs' rows back to back; input `j` contributes `inner[j]`
+    /// elements per row.
+    Concat { inputs: Ops<O>, dst: Op<O>, outer: usize, inner: Dims, elem_bytes: usize }
+    /// Embedding lookup: `dst[i, :] = table[indices[i], :]` with rows of
+    /// `row_len` f32 from a `[vocab, row_len]` table. Indices are of
+    /// `index_dtype` (i64, i32 or f32); negative ones count from the end;
+    /// out-of-range ones give a zero row.
+    Gather { table: Op<O>, indices: Op<O>, dst: Op<O>, num_indices: usize, row_len: usize, vocab: usize, index_dtype: DType }
+    /// ONNX `Gather` on a middle axis: `dst[o, j, i] = src[o, indices[j], i]`
+    /// for a `[outer, axis_dim, inner]` source; index rules as `Gather`.
+    GatherAxis {
+        src: Op<O>, indices: Op<O>, dst: Op<O>, outer: usize, axis_dim: usize, inner: usize,
+        num_indices: usize, elem_bytes: usize, index_dtype: DType,
+    }
+    /// `out[r, :] = (x[r, :] - mean) / sqrt(var + eps) * g + b` over rows of
+    /// `h`; `b: none` means no shift.
+    LayerNorm { x: Op<O>, g: Op<O>, b: OptOp<O>, out: Op<O>, rows: usize, h: usize, eps: f32 }
+    /// `out[r, :] = x[r, :] / sqrt(mean(x^2) + eps) * g`.
+    RmsNorm { x: Op<O>, g: Op<O>, out: Op<O>, rows: usize, h: usize, eps: f32 }
+    /// `LayerNorm(x + res + bias)`; `bias: none` adds nothing.
+    FusedResidualLN { x: Op<O>, res: Op<O>, bias: OptOp<O>, g: Op<O>, b: Op<O>, out: Op<O>, rows: usize, h: usize, eps: f32 }
+    /// `RmsNorm(x + res + bias) + b`; `bias`/`b` may be `none`.
+    FusedResidualRmsNorm { x: Op<O>, res: Op<O>, bias: OptOp<O>, g: Op<O>, b: OptOp<O>, out: Op<O>, rows: usize, h: usize, eps: f32 }
+    /// Per-channel `out = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + bias[c]`
+    /// over an `[n, c, hw]` tensor.
+    BatchNormInference { x: Op<O>, scale: Op<O>, bias: Op<O>, mean: Op<O>, var: Op<O>, out: Op<O>, n: usize, c: usize, hw: usize, eps: f32 }
+    /// Row softmax over `[rows, cols]`; in place when `dst == src`.
+    Softmax { src: Op<O>, dst: Op<O>, rows: usize, cols: usize }
+    /// Scaled dot-product attention. See `docs/sched-format.md` for layouts,
+    /// masks, GQA (`kv_heads`), `softcap` and the row strides.
+    Attention {
+        q: Op<O>, k: Op<O>, v: Op<O>, mask: OptOp<O>, out: Op<O>, batch: usize, seq: usize, kv_seq: usize,
+        heads: usize, head_dim: usize, v_head_dim: usize, mask_kind: MaskKind, scale: f32,
+        softcap: f32, q_row_stride: usize, k_row_stride: usize, v_row_stride: usize,
+        bhsd: bool, kv_heads: usize,
+    }
+    /// Rotary embedding of `[batch, seq, heads, head_dim]` with `cos`/`sin`
+    /// tables of `[seq, head_dim / 2]`; pairs are `(i, i + head_dim/2)`, or
+    /// `(2i, 2i + 1)` when `interleaved`.
+    Rope { x: Op<O>, cos: Op<O>, sin: Op<O>, out: Op<O>, batch: usize, seq: usize, heads: usize, head_dim: usize, interleaved: bool }
+    /// Reduces the middle axis of `[outer, axis_dim, inner]` to `[outer, inner]`.
+    Reduce { src: Op<O>, dst: Op<O>, outer: usize, axis_dim: usize, inner: usize, op: ReduceOp }
+    /// Index of the max/min along the middle axis; first occurrence unless
+    /// `select_last`; written as i64 (`indices_i64`) or f32.
+    ArgReduce { src: Op<O>, dst: Op<O>, outer: usize, axis_dim: usize, inner: usize, op: ArgOp, select_last: bool, indices_i64: bool }
+    /// Running sum along the middle axis.
+    Cumsum { src: Op<O>, dst: Op<O>, outer: usize, axis_dim: usize, inner: usize, exclusive: bool, reverse: bool }
+    /// The `k` largest (or smallest) of each row of `[outer, axis_dim]`:
+    /// indices to `dst` (i64 or f32), values to `values` unless `none`.
+    TopK { src: Op<O>, dst: Op<O>, values: OptOp<O>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool }
+    /// NCHW convolution with OIHW weights `[c_out, c_in/groups, kh, kw]`,
+    /// stride, leading padding `ph`/`pw` (trailing padding is implied by
+    /// `h_out`/`w_out`), dilation and groups; `bias: none` adds nothing.
+    Conv2D {
+        x: Op<O>, w: Op<O>, bias: OptOp<O>, out: Op<O>, n: usize, c_in: usize, h: usize, w_in: usize,
+        c_out: usize, h_out: usize, w_out: usize, kh: usize, kw: usize, sh: usize, sw: usize,
+        ph: usize, pw: usize, dh: usize, dw: usize, groups: usize,
+    }
+    /// NCHW max / mean pooling. Window positions outside the input
+    /// (padding, or a ceil-mode overhang) are skipped; `mean` divides by the
+    /// real elements, or with `count_include_pad` by the window positions
+    /// inside the padded input.
+    Pool2D {
+        src: Op<O>, dst: Op<O>, n: usize, c: usize, h: usize, w: usize, h_out: usize, w_out: usize,
+        kh: usize, kw: usize, sh: usize, sw: usize, ph: usize, pw: usize, kind: ReduceOp,
+        count_include_pad: bool,
+    }
+    /// Writes `src` `[batch, new_len, row]` into `cache` `[batch, max_len, row]`
+    /// at sequence position `pos`.
+    KvAppend { src: Op<O>, cache: Op<O>, batch: usize, new_len: usize, max_len: usize, row: usize, pos: usize, elem_bytes: usize }
+    /// Does nothing.
+    Nop {}
+        }
+    };
+}
+
+thunk_table!(define_thunks);

@@ -1,0 +1,107 @@
+//! The whole-schedule runner.
+
+use rlx_core::KernelCall;
+use rlx_runtime::arena::Arena;
+use rlx_runtime::exec::{execute, Memory};
+use rlx_sched::{Buffer, Schedule, Segment};
+
+/// Runs a whole schedule over its own arena. All memory (arena, scratch)
+/// is allocated and every thunk lowered once in [`Interpreter::new`];
+/// [`Interpreter::run`] allocates nothing itself.
+pub struct Interpreter<'w> {
+    schedule: Schedule,
+    arena: Arena,
+    scratch: Arena,
+    weights: &'w [u8],
+    /// One lowered call per node (`None`: the thunk does nothing).
+    calls: Vec<Option<KernelCall>>,
+}
+
+/// Why an interpreter could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum InterpError {
+    #[error("the schedule reads {needed} bytes of weights but {given} were given")]
+    WeightsTooShort { needed: usize, given: usize },
+    #[error("no buffer named `{0}`")]
+    UnknownBuffer(String),
+    #[error("buffer `{name}` holds {expected} bytes, {given} were given")]
+    SizeMismatch { name: String, expected: usize, given: usize },
+}
+
+impl<'w> Interpreter<'w> {
+    /// `weights` is the data section of the weights file (after the
+    /// safetensors header), or empty when the schedule has none.
+    pub fn new(schedule: Schedule, weights: &'w [u8]) -> Result<Self, InterpError> {
+        let needed = schedule.weights.as_ref().map_or(0, |w| w.data_len);
+        if weights.len() < needed {
+            return Err(InterpError::WeightsTooShort { needed, given: weights.len() });
+        }
+        let calls: Vec<_> = schedule.nodes.iter().map(|n| rlx_core::lower(&n.thunk, &schedule.params)).collect();
+        let scratch_len = calls.iter().flatten().map(KernelCall::scratch_bytes).max().unwrap_or(0).div_ceil(64) * 64;
+        Ok(Interpreter {
+            arena: Arena::new(schedule.arena_size),
+            scratch: Arena::new(scratch_len),
+            calls,
+            schedule,
+            weights,
+        })
+    }
+
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    /// The lowered call of every node, in order.
+    pub fn calls(&self) -> &[Option<KernelCall>] {
+        &self.calls
+    }
+
+    fn arena_buffer(&self, name: &str) -> Result<&Buffer, InterpError> {
+        self.schedule
+            .buffers
+            .iter()
+            .find(|b| b.name == name && b.segment == Segment::Arena)
+            .ok_or_else(|| InterpError::UnknownBuffer(name.to_string()))
+    }
+
+    /// Copies raw little-endian bytes into an arena buffer (an input).
+    pub fn set_bytes(&mut self, name: &str, bytes: &[u8]) -> Result<(), InterpError> {
+        let b = self.arena_buffer(name)?;
+        if b.bytes() != bytes.len() {
+            return Err(InterpError::SizeMismatch { name: name.to_string(), expected: b.bytes(), given: bytes.len() });
+        }
+        let off = b.offset;
+        self.arena.as_mut_slice()[off..off + bytes.len()].copy_from_slice(bytes);
+        Ok(())
+    }
+
+    /// The raw bytes of an arena buffer (an output).
+    pub fn bytes(&self, name: &str) -> Result<&[u8], InterpError> {
+        let b = self.arena_buffer(name)?;
+        Ok(&self.arena.as_slice()[b.offset..b.offset + b.bytes()])
+    }
+
+    /// The whole arena, for differential tests.
+    pub fn arena(&self) -> &[u8] {
+        self.arena.as_slice()
+    }
+
+    /// Runs every thunk in order.
+    pub fn run(&mut self) {
+        for index in 0..self.calls.len() {
+            self.run_node(index);
+        }
+    }
+
+    /// Runs one thunk by index (for per-thunk profiling).
+    pub fn run_node(&mut self, index: usize) {
+        let Some(call) = &self.calls[index] else { return };
+        let mem = Memory::new(self.arena.as_mut_slice(), self.weights, self.scratch.as_mut_slice());
+        // SAFETY: `call` is the lowering of a node of a validated schedule
+        // (a `Schedule` only comes from the validator); the arena holds
+        // `arena_size` bytes, `weights` at least the data section the
+        // validator checked offsets against (checked in `new`), and the
+        // scratch the maximum any call needs.
+        unsafe { execute(call, &mem) }
+    }
+}

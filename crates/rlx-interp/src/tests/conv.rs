@@ -1,0 +1,186 @@
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rlx_sched::{Operand, Params, ReduceOp, Segment, Thunk};
+
+use rlx_runtime::arena::Arena;
+
+const U: f64 = f32::EPSILON as f64 / 2.0;
+
+fn at(segment: Segment, offset: usize) -> Operand {
+    Operand { segment, offset, buffer: None }
+}
+
+fn put(seg: &mut Arena, off: usize, data: &[f32]) {
+    for (i, x) in data.iter().enumerate() {
+        seg.as_mut_slice()[off + 4 * i..off + 4 * i + 4].copy_from_slice(&x.to_le_bytes());
+    }
+}
+
+fn get(seg: &Arena, off: usize, len: usize) -> Vec<f32> {
+    (0..len).map(|i| f32::from_le_bytes(seg.as_slice()[off + 4 * i..off + 4 * i + 4].try_into().unwrap())).collect()
+}
+
+fn run(arena: &mut Arena, weights: &Arena, t: &Thunk<Operand>) {
+    // Exactly what the plan reserves for this thunk.
+    let params = Params { mask_threshold: 0.5, mask_neg_inf: -1e9, score_skip: 0.0 };
+    let mut scratch = Arena::new(rlx_core::lower::scratch_bytes(t, &params).max(64));
+    super::common::exec(arena.as_mut_slice(), weights.as_slice(), scratch.as_mut_slice(), params, t);
+}
+
+fn random(n: usize, seed: u64) -> Vec<f32> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..n).map(|_| rng.gen_range(-1.0f32..1.0)).collect()
+}
+
+/// (n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups)
+type Dims = [usize; 16];
+
+#[test]
+fn conv2d_on_each_path_with_weights_segment() {
+    let cases: [(Dims, bool); 4] = [
+        // Im2col: 3x3, stride 2, padding 1, dilation 1, bias.
+        ([2, 3, 7, 8, 4, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1], true),
+        // Grouped with dilation and a trailing pad implied by w_out.
+        ([1, 4, 6, 6, 2, 4, 7, 2, 2, 1, 1, 0, 1, 2, 1, 2], false),
+        // Pointwise 1x1.
+        ([1, 5, 3, 4, 3, 3, 4, 1, 1, 1, 1, 0, 0, 1, 1, 1], true),
+        // Depthwise 3x3, stride 2.
+        ([2, 3, 9, 9, 3, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, 3], true),
+    ];
+    for (case, (d, with_bias)) in cases.iter().enumerate() {
+        let [n, ci, h, wi, co, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw, g] = *d;
+        let x = random(n * ci * h * wi, 10 + case as u64);
+        let w = random(co * (ci / g) * kh * kw, 20 + case as u64);
+        let b = random(co, 30 + case as u64);
+        let out_off = x.len() * 4;
+        let mut arena = Arena::new(out_off + n * co * ho * wo * 4);
+        put(&mut arena, 0, &x);
+        let mut weights = Arena::new((w.len() + b.len()) * 4);
+        put(&mut weights, 0, &w);
+        put(&mut weights, w.len() * 4, &b);
+        let t = Thunk::Conv2D {
+            x: at(Segment::Arena, 0),
+            w: at(Segment::Weights, 0),
+            bias: with_bias.then(|| at(Segment::Weights, w.len() * 4)),
+            out: at(Segment::Arena, out_off),
+            n,
+            c_in: ci,
+            h,
+            w_in: wi,
+            c_out: co,
+            h_out: ho,
+            w_out: wo,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            groups: g,
+        };
+        run(&mut arena, &weights, &t);
+        let got = get(&arena, out_off, n * co * ho * wo);
+        let (cig, cog) = (ci / g, co / g);
+        for bi in 0..n {
+            for o in 0..co {
+                for y in 0..ho {
+                    for xo in 0..wo {
+                        let mut acc = if *with_bias { b[o] as f64 } else { 0.0 };
+                        let mut mag = acc.abs();
+                        for cl in 0..cig {
+                            for ki in 0..kh {
+                                for kj in 0..kw {
+                                    let hi = (y * sh + ki * dh) as i64 - ph as i64;
+                                    let wj = (xo * sw + kj * dw) as i64 - pw as i64;
+                                    if (0..h as i64).contains(&hi) && (0..wi as i64).contains(&wj) {
+                                        let c = o / cog * cig + cl;
+                                        let xv = x[((bi * ci + c) * h + hi as usize) * wi + wj as usize] as f64;
+                                        let wv = w[((o * cig + cl) * kh + ki) * kw + kj] as f64;
+                                        acc += xv * wv;
+                                        mag += (xv * wv).abs();
+                                    }
+                                }
+                            }
+                        }
+                        // Any summation order of K products plus bias.
+                        let tol = ((cig * kh * kw) as f64 + 2.0) * U * mag;
+                        let g = got[((bi * co + o) * ho + y) * wo + xo] as f64;
+                        assert!((g - acc).abs() <= tol, "case {case} at ({bi},{o},{y},{xo}): {g} vs {acc}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pool2d_mean_ceil_overhang_and_max() {
+    // 259 frames, kernel = stride = 100, ceil mode: the third window
+    // holds 59 real frames and averages over them.
+    let x: Vec<f32> = (0..259).map(|i| i as f32).collect();
+    let mut arena = Arena::new(259 * 4 + 64);
+    put(&mut arena, 0, &x);
+    let weights = Arena::new(64);
+    for (kind, cip, want) in [
+        (ReduceOp::Mean, false, [49.5, 149.5, 229.0]),
+        (ReduceOp::Mean, true, [49.5, 149.5, 229.0]),
+        (ReduceOp::Max, false, [99.0, 199.0, 258.0]),
+    ] {
+        let t = Thunk::Pool2D {
+            src: at(Segment::Arena, 0),
+            dst: at(Segment::Arena, 259 * 4),
+            n: 1,
+            c: 1,
+            h: 1,
+            w: 259,
+            h_out: 1,
+            w_out: 3,
+            kh: 1,
+            kw: 100,
+            sh: 1,
+            sw: 100,
+            ph: 0,
+            pw: 0,
+            kind,
+            count_include_pad: cip,
+        };
+        run(&mut arena, &weights, &t);
+        assert_eq!(get(&arena, 259 * 4, 3), want.to_vec(), "{kind:?} cip={cip}");
+    }
+}
+
+#[test]
+fn pool2d_count_include_pad() {
+    // 3x3 ones, kernel 3, stride 1, padding 1: the corner window has 4
+    // real elements among 9 padded positions.
+    let mut arena = Arena::new(9 * 4 * 2);
+    put(&mut arena, 0, &[1.0; 9]);
+    let weights = Arena::new(64);
+    for (cip, corner, centre) in [(false, 1.0, 1.0), (true, 4.0 / 9.0, 1.0)] {
+        let t = Thunk::Pool2D {
+            src: at(Segment::Arena, 0),
+            dst: at(Segment::Arena, 36),
+            n: 1,
+            c: 1,
+            h: 3,
+            w: 3,
+            h_out: 3,
+            w_out: 3,
+            kh: 3,
+            kw: 3,
+            sh: 1,
+            sw: 1,
+            ph: 1,
+            pw: 1,
+            kind: ReduceOp::Mean,
+            count_include_pad: cip,
+        };
+        run(&mut arena, &weights, &t);
+        let out = get(&arena, 36, 9);
+        assert_eq!(out[0], corner, "cip={cip}");
+        assert_eq!(out[4], centre, "cip={cip}");
+        assert_eq!(out[1], if cip { 6.0 / 9.0 } else { 1.0 }, "cip={cip}");
+    }
+}

@@ -1,0 +1,286 @@
+//! The gemm-family arms run through `exec_thunk` on a real `Memory`,
+//! against naive f64 computations written here. Tolerances as in
+//! `kernels::gemm::tests`: `(k + 4) * 2^-24 * (sum|a||b| + |bias|)` bounds
+//! every correct summation order, so only wrong indexing can miss it.
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rlx_sched::{ActKind, Operand, Params, Segment, Thunk};
+
+use rlx_runtime::arena::Arena;
+use rlx_runtime::kernels::gemm::half_weight_scratch_elems;
+
+const U: f64 = 1.0 / (1u64 << 24) as f64;
+
+fn arena(off: usize) -> Operand {
+    Operand { segment: Segment::Arena, offset: off, buffer: None }
+}
+
+fn weights(off: usize) -> Operand {
+    Operand { segment: Segment::Weights, offset: off, buffer: None }
+}
+
+fn params() -> Params {
+    Params { mask_threshold: 0.5, mask_neg_inf: -1e9, score_skip: 0.0 }
+}
+
+/// An arena, a weights segment and scratch, all 64-byte aligned.
+struct Fixture {
+    arena: Arena,
+    weights: Arena,
+    scratch: Arena,
+}
+
+impl Fixture {
+    fn new(arena_bytes: usize, weight_bytes: usize, scratch_bytes: usize) -> Fixture {
+        Fixture {
+            arena: Arena::new(arena_bytes),
+            weights: Arena::new(weight_bytes),
+            scratch: Arena::new(scratch_bytes),
+        }
+    }
+
+    fn put_f32(&mut self, segment: Segment, off: usize, data: &[f32]) {
+        let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+        self.put_bytes(segment, off, &bytes);
+    }
+
+    fn put_u16(&mut self, off: usize, data: &[u16]) {
+        let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+        self.put_bytes(Segment::Weights, off, &bytes);
+    }
+
+    fn put_bytes(&mut self, segment: Segment, off: usize, bytes: &[u8]) {
+        let seg = match segment {
+            Segment::Arena => self.arena.as_mut_slice(),
+            Segment::Weights => self.weights.as_mut_slice(),
+        };
+        seg[off..off + bytes.len()].copy_from_slice(bytes);
+    }
+
+    fn get_f32(&self, off: usize, len: usize) -> Vec<f32> {
+        self.arena.as_slice()[off..off + 4 * len]
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect()
+    }
+
+    fn run(&mut self, t: &Thunk<Operand>) {
+        super::common::exec(
+            self.arena.as_mut_slice(),
+            self.weights.as_slice(),
+            self.scratch.as_mut_slice(),
+            params(),
+            t,
+        );
+    }
+}
+
+fn random(rng: &mut StdRng, len: usize) -> Vec<f32> {
+    (0..len).map(|_| rng.gen_range(-1.0f32..1.0)).collect()
+}
+
+/// Naive `op(a) @ op(b) + bias` with its error bound per element.
+fn naive(
+    a: &[f32],
+    b: &[f32],
+    bias: Option<&[f32]>,
+    m: usize,
+    k: usize,
+    n: usize,
+    ta: bool,
+    tb: bool,
+) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(m * n);
+    for i in 0..m {
+        for j in 0..n {
+            let (mut s, mut mag) = (0.0f64, 0.0f64);
+            for p in 0..k {
+                let x = f64::from(if ta { a[p * m + i] } else { a[i * k + p] });
+                let y = f64::from(if tb { b[j * k + p] } else { b[p * n + j] });
+                s += x * y;
+                mag += (x * y).abs();
+            }
+            if let Some(bias) = bias {
+                s += f64::from(bias[j]);
+                mag += f64::from(bias[j]).abs();
+            }
+            out.push((s, (k as f64 + 4.0) * U * mag));
+        }
+    }
+    out
+}
+
+fn assert_close(got: &[f32], want: &[(f64, f64)], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, (w, e))) in got.iter().zip(want).enumerate() {
+        assert!((f64::from(*g) - w).abs() <= *e, "{what}: [{i}] = {g}, want {w} (bound {e})");
+    }
+}
+
+/// Offsets (in bytes) of `c` relative to `a` that exercise the aliasing
+/// guard: disjoint, `c` exactly on `a`, `c` strictly inside `a`'s range and
+/// `a` strictly inside `c`'s range (the seed's WavTokenizer case).
+const C_PLACEMENTS: [(&str, usize, usize); 4] =
+    [("disjoint", 0, 4096), ("same", 1024, 1024), ("c inside a", 1024, 1032), ("a inside c", 1032, 1024)];
+
+#[test]
+fn sgemm_and_sgemm_t_with_every_overlap() {
+    let mut rng = StdRng::seed_from_u64(11);
+    let (m, k, n) = (5, 5, 5);
+    for (place, a_off, c_off) in C_PLACEMENTS {
+        for (ta, tb, plain) in [
+            (false, false, true),
+            (false, false, false),
+            (true, false, false),
+            (false, true, false),
+            (true, true, false),
+        ] {
+            let a = random(&mut rng, m * k);
+            let b = random(&mut rng, k * n);
+            let mut fx = Fixture::new(8192, 0, m * n * 4);
+            fx.put_f32(Segment::Arena, a_off, &a);
+            fx.put_f32(Segment::Arena, 6000, &b);
+            let t = if plain {
+                Thunk::Sgemm { a: arena(a_off), b: arena(6000), c: arena(c_off), m, k, n }
+            } else {
+                Thunk::SgemmT { a: arena(a_off), b: arena(6000), c: arena(c_off), m, k, n, ta, tb }
+            };
+            fx.run(&t);
+            let what = format!("{:?} {place} ta={ta} tb={tb}", t.kind());
+            assert_close(&fx.get_f32(c_off, m * n), &naive(&a, &b, None, m, k, n, ta, tb), &what);
+        }
+    }
+}
+
+#[test]
+fn sgemm_with_b_in_weights_and_c_over_b_region() {
+    // `c` overlaps `b` in the arena; also a weights-segment `b` at the same
+    // offset as `c` must NOT count as overlap (different segments).
+    let mut rng = StdRng::seed_from_u64(12);
+    let (m, k, n) = (3, 4, 6);
+    let a = random(&mut rng, m * k);
+    let b = random(&mut rng, k * n);
+    let mut fx = Fixture::new(4096, 4096, 0);
+    fx.put_f32(Segment::Arena, 0, &a);
+    fx.put_f32(Segment::Weights, 256, &b);
+    fx.run(&Thunk::Sgemm { a: arena(0), b: weights(256), c: arena(256), m, k, n });
+    assert_close(&fx.get_f32(256, m * n), &naive(&a, &b, None, m, k, n, false, false), "weights b");
+
+    let mut fx = Fixture::new(4096, 0, m * n * 4);
+    fx.put_f32(Segment::Arena, 0, &a);
+    fx.put_f32(Segment::Arena, 512, &b);
+    fx.run(&Thunk::Sgemm { a: arena(0), b: arena(512), c: arena(520), m, k, n });
+    assert_close(&fx.get_f32(520, m * n), &naive(&a, &b, None, m, k, n, false, false), "c inside b");
+}
+
+#[test]
+fn half_weight_gemms_on_both_paths_and_overlaps() {
+    let mut rng = StdRng::seed_from_u64(13);
+    for (m, k, n) in [(3, 7, 9), (12, 7, 9)] {
+        for bf16 in [false, true] {
+            for (place, a_off, c_off) in C_PLACEMENTS {
+                let a = random(&mut rng, m * k);
+                let w = random(&mut rng, k * n);
+                let (bits, widened): (Vec<u16>, Vec<f32>) = if bf16 {
+                    w.iter().map(|&x| half::bf16::from_f32(x)).map(|h| (h.to_bits(), h.to_f32())).unzip()
+                } else {
+                    w.iter().map(|&x| half::f16::from_f32(x)).map(|h| (h.to_bits(), h.to_f32())).unzip()
+                };
+                let scratch = (m * n + half_weight_scratch_elems(m, k, n)) * 4;
+                let mut fx = Fixture::new(8192, 1024, scratch);
+                fx.put_f32(Segment::Arena, a_off, &a);
+                fx.put_u16(64, &bits);
+                let t = if bf16 {
+                    Thunk::SgemmBf16 { a: arena(a_off), b: weights(64), c: arena(c_off), m, k, n }
+                } else {
+                    Thunk::SgemmF16 { a: arena(a_off), b: weights(64), c: arena(c_off), m, k, n }
+                };
+                fx.run(&t);
+                let what = format!("{:?} {m}x{k}x{n} {place}", t.kind());
+                assert_close(&fx.get_f32(c_off, m * n), &naive(&a, &widened, None, m, k, n, false, false), &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn batched_sgemm_broadcasts_and_overlap() {
+    let mut rng = StdRng::seed_from_u64(14);
+    let (batch, m, k, n) = (3, 4, 5, 4);
+    for (a_bcast, b_bcast) in [(false, false), (true, false), (false, true), (true, true)] {
+        for (place, a_off, c_off) in [("disjoint", 0, 4096), ("c on a", 0, 0), ("c inside a", 0, 16)] {
+            let a_count = if a_bcast { 1 } else { batch };
+            let b_count = if b_bcast { 1 } else { batch };
+            let a = random(&mut rng, a_count * m * k);
+            let b = random(&mut rng, b_count * k * n);
+            let mut fx = Fixture::new(8192, 0, batch * m * n * 4);
+            fx.put_f32(Segment::Arena, a_off, &a);
+            fx.put_f32(Segment::Arena, 6000, &b);
+            fx.run(&Thunk::BatchedSgemm {
+                a: arena(a_off),
+                b: arena(6000),
+                c: arena(c_off),
+                batch,
+                m,
+                k,
+                n,
+                a_bcast,
+                b_bcast,
+            });
+            let got = fx.get_f32(c_off, batch * m * n);
+            for i in 0..batch {
+                let ai = if a_bcast { 0 } else { i * m * k };
+                let bi = if b_bcast { 0 } else { i * k * n };
+                let want = naive(&a[ai..ai + m * k], &b[bi..bi + k * n], None, m, k, n, false, false);
+                let what = format!("batch {i} bcast {a_bcast}/{b_bcast} {place}");
+                assert_close(&got[i * m * n..(i + 1) * m * n], &want, &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn fused_mm_bias_act_with_overlap() {
+    let mut rng = StdRng::seed_from_u64(15);
+    let (m, k, n) = (4, 4, 4);
+    for (place, a_off, c_off) in C_PLACEMENTS {
+        let a = random(&mut rng, m * k);
+        let w = random(&mut rng, k * n);
+        let bias = random(&mut rng, n);
+        let mut fx = Fixture::new(8192, 1024, m * n * 4);
+        fx.put_f32(Segment::Arena, a_off, &a);
+        fx.put_f32(Segment::Weights, 0, &w);
+        fx.put_f32(Segment::Weights, 512, &bias);
+        fx.run(&Thunk::FusedMmBiasAct {
+            a: arena(a_off),
+            w: weights(0),
+            bias: weights(512),
+            c: arena(c_off),
+            m,
+            k,
+            n,
+            act: ActKind::Relu,
+        });
+        let want: Vec<(f64, f64)> =
+            naive(&a, &w, Some(&bias), m, k, n, false, false).into_iter().map(|(x, e)| (x.max(0.0), e)).collect();
+        assert_close(&fx.get_f32(c_off, m * n), &want, place);
+    }
+}
+
+#[test]
+fn bias_add_in_place_and_out_of_place() {
+    let mut rng = StdRng::seed_from_u64(16);
+    let (rows, cols) = (7, 13);
+    let src = random(&mut rng, rows * cols);
+    let bias = random(&mut rng, cols);
+    // One rounded add per element: exact agreement.
+    let want: Vec<f32> = (0..rows * cols).map(|i| src[i] + bias[i % cols]).collect();
+    for dst_off in [0, 1024] {
+        let mut fx = Fixture::new(2048, 64, 0);
+        fx.put_f32(Segment::Arena, 0, &src);
+        fx.put_f32(Segment::Weights, 0, &bias);
+        fx.run(&Thunk::BiasAdd { src: arena(0), bias: weights(0), dst: arena(dst_off), rows, cols });
+        assert_eq!(fx.get_f32(dst_off, rows * cols), want, "dst at {dst_off}");
+    }
+}

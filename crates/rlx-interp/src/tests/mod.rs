@@ -1,0 +1,13 @@
+//! Each thunk kind, lowered and executed, against a scalar reference
+//! written from the kind's definition (awkward shapes: SIMD tails, size 1,
+//! empty dims, aliasing).
+
+mod attention;
+mod cast;
+mod common;
+mod conv;
+mod elementwise;
+mod gemm;
+mod movement;
+mod norm;
+mod reduce;

@@ -1,0 +1,471 @@
+//! Element-wise ops over every carried type: arithmetic on f32 and
+//! integers, comparisons, boolean logic, `Where` and `Cast`. Constant
+//! inputs fold ([`super::fold`]); the rest become thunks.
+//!
+//! The kernels compute in f32 and i64. An i32 operand is widened to i64,
+//! computed, and narrowed back (exact: two's-complement `+ - *` agree
+//! modulo 2^32, and a quotient of i32s fits i32 except `MIN / -1`, which
+//! wraps either way); bools are widened to i64 for `And`/`Or`.
+
+use rlx_sched::{BinaryOp, CmpOp, DType, Thunk};
+
+use super::fold;
+use super::ops::{numel, R};
+use super::shape::{broadcast, broadcast_strides};
+use super::{Lowerer, NodeCtx, Value};
+use crate::error::ImportError;
+use crate::tensor::{dtype_of, ConstData, ConstTensor};
+
+/// How a thunk reads an operand broadcast to the output: `Flat` (the
+/// `i % len` rule covers it), or per-axis strides.
+fn is_flat(shape: &[usize], out: &[usize]) -> bool {
+    let core = &shape[shape.iter().take_while(|&&d| d == 1).count()..];
+    out.ends_with(core)
+}
+
+/// `BinaryFull` of `op` over f32 (`elem_bytes` 4) or i64 (8) operands.
+pub(super) fn binary_thunk(
+    ctx: &NodeCtx<'_>,
+    (lhs, ls): (usize, &[usize]),
+    (rhs, rs): (usize, &[usize]),
+    dst: usize,
+    out: &[usize],
+    op: BinaryOp,
+    elem_bytes: usize,
+) -> Result<Thunk<usize>, ImportError> {
+    let len = numel(ctx, out)?;
+    let (lhs_len, rhs_len) = (numel(ctx, ls)?, numel(ctx, rs)?);
+    let (dims, l_strides, r_strides) = if is_flat(ls, out) && is_flat(rs, out) {
+        (vec![], vec![], vec![])
+    } else {
+        (out.to_vec(), broadcast_strides(ls, out), broadcast_strides(rs, out))
+    };
+    Ok(Thunk::BinaryFull {
+        lhs,
+        rhs,
+        dst,
+        len,
+        lhs_len,
+        rhs_len,
+        op,
+        out_dims_bcast: dims,
+        bcast_lhs_strides: l_strides,
+        bcast_rhs_strides: r_strides,
+        elem_bytes,
+    })
+}
+
+/// A storage with the shape it is seen with.
+type Operand = (usize, Vec<usize>);
+
+/// The two inputs of a binary node, which must share one type, with that
+/// type and the broadcast output shape.
+fn same_typed_pair(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> Result<(Operand, Operand, DType, Vec<usize>), ImportError> {
+    let (lhs, ls, lt) = lw.typed_input(ctx, 0)?;
+    let (rhs, rs, rt) = lw.typed_input(ctx, 1)?;
+    if lt != rt {
+        return Err(ctx.err(format!("inputs are {} and {}; the op needs one type", lt.name(), rt.name())));
+    }
+    let out = broadcast(&ls, &rs).ok_or_else(|| ctx.err(format!("shapes {ls:?} and {rs:?} do not broadcast")))?;
+    Ok(((lhs, ls), (rhs, rs), lt, out))
+}
+
+/// Both inputs as constants, when they are.
+fn const_pair(lw: &Lowerer, ctx: &NodeCtx<'_>) -> Result<Option<(ConstTensor, ConstTensor)>, ImportError> {
+    Ok(match (lw.const_input(ctx, 0)?, lw.const_input(ctx, 1)?) {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => None,
+    })
+}
+
+/// Defines output 0 as an empty constant when `out` has no elements:
+/// nothing to compute. Returns whether it did.
+pub(super) fn define_if_empty(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    out: &[usize],
+    dtype: DType,
+) -> Result<bool, ImportError> {
+    if out.contains(&0) {
+        let c = fold::empty(out, dtype)
+            .ok_or_else(|| ctx.err(format!("empty {} tensors are not supported", dtype.name())))?;
+        lw.define(ctx, 0, Value::Const(c))?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// A widened copy of an i32 or bool storage as i64, in a new scratch
+/// storage.
+pub(super) fn widen_to_i64(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    src: usize,
+    shape: &[usize],
+    from: DType,
+) -> Result<usize, ImportError> {
+    let len = numel(ctx, shape)?;
+    let name = format!("{}.i64", lw.storages[src].name);
+    let dst = lw.scratch_storage(&name, shape.to_vec(), DType::I64)?;
+    let thunk = match from {
+        DType::I32 => Thunk::CastI32ToI64 { src, dst, len },
+        DType::Bool => Thunk::CastBoolToI64 { src, dst, len },
+        other => return Err(ctx.err(format!("cannot widen {} to i64", other.name()))),
+    };
+    lw.emit(ctx, thunk);
+    Ok(dst)
+}
+
+/// `Add`, `Sub`, `Mul`, `Div`, `Pow` (and `Max`/`Min`/`Mod`) of f32, i64
+/// or i32 tensors.
+pub(super) fn arithmetic(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R {
+    ctx.expect_arity(2, 2)?;
+    if let Some((a, b)) = const_pair(lw, ctx)? {
+        if let Some(c) = fold::binary(op, &a, &b) {
+            return lw.define(ctx, 0, Value::Const(c));
+        }
+    }
+    if op == BinaryOp::Pow && input_dtype(lw, ctx, 0)? != input_dtype(lw, ctx, 1)? {
+        return mixed_pow(lw, ctx);
+    }
+    let ((lhs, ls), (rhs, rs), dtype, out) = same_typed_pair(lw, ctx)?;
+    if define_if_empty(lw, ctx, &out, dtype)? {
+        return Ok(());
+    }
+    match dtype {
+        DType::F32 | DType::I64 => {
+            let dst = lw.output_storage_typed(ctx, 0, out.clone(), dtype)?;
+            let thunk = binary_thunk(ctx, (lhs, &ls), (rhs, &rs), dst, &out, op, dtype.size())?;
+            lw.emit(ctx, thunk);
+            lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
+        }
+        DType::I32 => {
+            let l64 = widen_to_i64(lw, ctx, lhs, &ls, DType::I32)?;
+            let r64 = widen_to_i64(lw, ctx, rhs, &rs, DType::I32)?;
+            let wide = lw.scratch_storage(&format!("{}.i64", ctx.node.output[0]), out.clone(), DType::I64)?;
+            let thunk = binary_thunk(ctx, (l64, &ls), (r64, &rs), wide, &out, op, 8)?;
+            lw.emit(ctx, thunk);
+            let dst = lw.output_storage_typed(ctx, 0, out.clone(), DType::I32)?;
+            lw.emit(ctx, Thunk::CastI64ToI32 { src: wide, dst, len: numel(ctx, &out)? });
+            lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
+        }
+        other => Err(ctx.err(format!("{} operands are not supported; f32, i64 and i32 are", other.name()))),
+    }
+}
+
+/// The element type of input `i`.
+fn input_dtype(lw: &Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<DType, ImportError> {
+    let (_, v) = lw.input(ctx, i)?;
+    Ok(match v {
+        Value::Const(c) => c.data.dtype(),
+        Value::Data { storage, .. } => lw.storages[storage].dtype,
+    })
+}
+
+/// Input `i` converted to `to`: folded for a constant, a cast thunk into
+/// scratch for data, the input itself when it already has that type.
+fn input_as(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize, to: DType) -> Result<(usize, Vec<usize>), ImportError> {
+    if let Some(c) = lw.const_input(ctx, i)? {
+        if let Some(converted) = fold::cast(&c, to) {
+            let name = format!("{}.{}", ctx.input_name(i).unwrap_or_default(), to.name());
+            return Ok((lw.add_param(&name, &converted)?, converted.shape));
+        }
+    }
+    let (id, shape, from) = lw.typed_input(ctx, i)?;
+    if from == to {
+        return Ok((id, shape));
+    }
+    let name = format!("{}.{}", lw.storages[id].name, to.name());
+    let dst = lw.scratch_storage(&name, shape.clone(), to)?;
+    lw.emit(ctx, cast_thunk(id, dst, numel(ctx, &shape)?, from, to));
+    Ok((dst, shape))
+}
+
+/// `Pow` of a base and an exponent of different types, as the spec's
+/// reference computes it: in floating point, the result in the base's
+/// type. Integers go to f32, exactly up to 2^24 in magnitude; a larger
+/// integer exponent rounds, which can change a result only where it is
+/// already 0, infinite, or a power of -1 or 1 (documented in
+/// docs/onnx.md). An integer result truncates toward zero, as a cast does.
+fn mixed_pow(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    let base_type = input_dtype(lw, ctx, 0)?;
+    if !matches!(base_type, DType::F32 | DType::I64 | DType::I32)
+        || !matches!(input_dtype(lw, ctx, 1)?, DType::F32 | DType::I64 | DType::I32)
+    {
+        return Err(ctx.err("Pow supports f32, i64 and i32 operands"));
+    }
+    let (base, bs) = input_as(lw, ctx, 0, DType::F32)?;
+    let (exp, es) = input_as(lw, ctx, 1, DType::F32)?;
+    let out = broadcast(&bs, &es).ok_or_else(|| ctx.err(format!("shapes {bs:?} and {es:?} do not broadcast")))?;
+    if define_if_empty(lw, ctx, &out, base_type)? {
+        return Ok(());
+    }
+    if base_type == DType::F32 {
+        let dst = lw.output_storage(ctx, 0, out.clone())?;
+        lw.emit(ctx, binary_thunk(ctx, (base, &bs), (exp, &es), dst, &out, BinaryOp::Pow, 4)?);
+        return lw.define(ctx, 0, Value::Data { storage: dst, shape: out });
+    }
+    let wide = lw.scratch_storage(&format!("{}.f32", ctx.node.output[0]), out.clone(), DType::F32)?;
+    lw.emit(ctx, binary_thunk(ctx, (base, &bs), (exp, &es), wide, &out, BinaryOp::Pow, 4)?);
+    let dst = lw.output_storage_typed(ctx, 0, out.clone(), base_type)?;
+    lw.emit(ctx, cast_thunk(wide, dst, numel(ctx, &out)?, DType::F32, base_type));
+    lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
+}
+
+/// `Equal`, `Less`, `Greater`, `LessOrEqual`, `GreaterOrEqual` → bool.
+pub(super) fn comparison(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: CmpOp) -> R {
+    ctx.expect_arity(2, 2)?;
+    if let Some((a, b)) = const_pair(lw, ctx)? {
+        if let Some(c) = fold::compare(op, &a, &b) {
+            return lw.define(ctx, 0, Value::Const(c));
+        }
+    }
+    let ((mut lhs, ls), (mut rhs, rs), dtype, out) = same_typed_pair(lw, ctx)?;
+    if define_if_empty(lw, ctx, &out, DType::Bool)? {
+        return Ok(());
+    }
+    let in_bytes = match dtype {
+        DType::F32 => 4,
+        DType::I64 => 8,
+        DType::Bool if matches!(op, CmpOp::Eq | CmpOp::Ne) => 1,
+        DType::I32 => {
+            lhs = widen_to_i64(lw, ctx, lhs, &ls, DType::I32)?;
+            rhs = widen_to_i64(lw, ctx, rhs, &rs, DType::I32)?;
+            8
+        }
+        other => {
+            return Err(
+                ctx.err(format!("{} operands are not supported; f32, i64, i32 (and bool for Equal) are", other.name()))
+            )
+        }
+    };
+    let dst = lw.output_storage_typed(ctx, 0, out.clone(), DType::Bool)?;
+    let thunk = compare_thunk(ctx, (lhs, &ls), (rhs, &rs), dst, &out, op, in_bytes)?;
+    lw.emit(ctx, thunk);
+    lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
+}
+
+/// A `Compare` writing bools: flat when both operands have the output's
+/// shape (or one is a single element), per-axis strides otherwise.
+fn compare_thunk(
+    ctx: &NodeCtx<'_>,
+    (lhs, ls): (usize, &[usize]),
+    (rhs, rs): (usize, &[usize]),
+    dst: usize,
+    out: &[usize],
+    op: CmpOp,
+    in_bytes: usize,
+) -> Result<Thunk<usize>, ImportError> {
+    let len = numel(ctx, out)?;
+    let (lhs_len, rhs_len) = (numel(ctx, ls)?, numel(ctx, rs)?);
+    let flat_ok = |n: usize| n == len || n == 1;
+    let (dims, l_strides, r_strides, l_scalar, r_scalar) = if flat_ok(lhs_len) && flat_ok(rhs_len) {
+        (vec![], vec![], vec![], lhs_len == 1 && len != 1, rhs_len == 1 && len != 1)
+    } else {
+        (out.to_vec(), broadcast_strides(ls, out), broadcast_strides(rs, out), false, false)
+    };
+    Ok(Thunk::Compare {
+        lhs,
+        rhs,
+        dst,
+        len,
+        op,
+        inputs_i64: in_bytes == 8,
+        inputs_elem_bytes: in_bytes,
+        dst_elem_bytes: 1,
+        lhs_scalar: l_scalar,
+        rhs_scalar: r_scalar,
+        lhs_len,
+        rhs_len,
+        out_dims_bcast: dims,
+        bcast_lhs_strides: l_strides,
+        bcast_rhs_strides: r_strides,
+    })
+}
+
+/// `And` / `Or` of bools: widened to i64, combined bitwise, narrowed back.
+pub(super) fn logical(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R {
+    ctx.expect_arity(2, 2)?;
+    if let Some((a, b)) = const_pair(lw, ctx)? {
+        if let Some(c) = fold::binary(op, &a, &b) {
+            return lw.define(ctx, 0, Value::Const(c));
+        }
+    }
+    let ((lhs, ls), (rhs, rs), dtype, out) = same_typed_pair(lw, ctx)?;
+    if dtype != DType::Bool {
+        return Err(ctx.err(format!("inputs are {}; the op takes bool", dtype.name())));
+    }
+    if define_if_empty(lw, ctx, &out, DType::Bool)? {
+        return Ok(());
+    }
+    let l64 = widen_to_i64(lw, ctx, lhs, &ls, DType::Bool)?;
+    let r64 = widen_to_i64(lw, ctx, rhs, &rs, DType::Bool)?;
+    let wide = lw.scratch_storage(&format!("{}.i64", ctx.node.output[0]), out.clone(), DType::I64)?;
+    let thunk = binary_thunk(ctx, (l64, &ls), (r64, &rs), wide, &out, op, 8)?;
+    lw.emit(ctx, thunk);
+    let dst = lw.output_storage_typed(ctx, 0, out.clone(), DType::Bool)?;
+    lw.emit(ctx, Thunk::CastI64ToBool { src: wide, dst, len: numel(ctx, &out)? });
+    lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
+}
+
+/// `Not`: `x == false`, one `Compare` against a constant.
+pub(super) fn not(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    if let Some(a) = lw.const_input(ctx, 0)? {
+        if let ConstData::Bool(v) = a.data {
+            return lw.define(
+                ctx,
+                0,
+                Value::Const(ConstTensor { shape: a.shape, data: ConstData::Bool(v.iter().map(|x| !x).collect()) }),
+            );
+        }
+    }
+    let (src, shape, dtype) = lw.typed_input(ctx, 0)?;
+    if dtype != DType::Bool {
+        return Err(ctx.err(format!("input is {}; Not takes bool", dtype.name())));
+    }
+    if define_if_empty(lw, ctx, &shape, DType::Bool)? {
+        return Ok(());
+    }
+    let falsy = lw.add_param(
+        &format!("{}.false", ctx.node.output[0]),
+        &ConstTensor { shape: vec![], data: ConstData::Bool(vec![false]) },
+    )?;
+    let dst = lw.output_storage_typed(ctx, 0, shape.clone(), DType::Bool)?;
+    let thunk = compare_thunk(ctx, (src, &shape), (falsy, &[]), dst, &shape, CmpOp::Eq, 1)?;
+    lw.emit(ctx, thunk);
+    lw.define(ctx, 0, Value::Data { storage: dst, shape })
+}
+
+/// `IsNaN`: `x != x`, one `Compare` of the input with itself (true exactly
+/// for NaN).
+pub(super) fn is_nan(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    if let Some(c) = lw.const_input(ctx, 0)? {
+        if let ConstData::F32(v) = &c.data {
+            let data = ConstData::Bool(v.iter().map(|x| x.is_nan()).collect());
+            return lw.define(ctx, 0, Value::Const(ConstTensor { shape: c.shape, data }));
+        }
+    }
+    let (x, shape) = lw.data_input(ctx, 0)?;
+    if define_if_empty(lw, ctx, &shape, DType::Bool)? {
+        return Ok(());
+    }
+    let dst = lw.output_storage_typed(ctx, 0, shape.clone(), DType::Bool)?;
+    let thunk = compare_thunk(ctx, (x, &shape), (x, &shape), dst, &shape, CmpOp::Ne, 4)?;
+    lw.emit(ctx, thunk);
+    lw.define(ctx, 0, Value::Data { storage: dst, shape })
+}
+
+/// `Where(cond, x, y)`: operands that are neither one element nor the
+/// output's shape are broadcast into scratch first (the kernel reads
+/// full-length or scalar operands).
+pub(super) fn select(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(3, 3)?;
+    if let (Some(c), Some(x), Some(y)) = (lw.const_input(ctx, 0)?, lw.const_input(ctx, 1)?, lw.const_input(ctx, 2)?) {
+        if let Some(r) = fold::select(&c, &x, &y) {
+            return lw.define(ctx, 0, Value::Const(r));
+        }
+    }
+    let (cond, cs, ct) = lw.typed_input(ctx, 0)?;
+    if ct != DType::Bool {
+        return Err(ctx.err(format!("condition is {}; Where takes bool", ct.name())));
+    }
+    let (x, xs, xt) = lw.typed_input(ctx, 1)?;
+    let (y, ys, yt) = lw.typed_input(ctx, 2)?;
+    if xt != yt {
+        return Err(ctx.err(format!("X is {} and Y is {}; Where needs one type", xt.name(), yt.name())));
+    }
+    if xt.size() != 4 && xt.size() != 8 {
+        return Err(ctx.err(format!("{} values are not supported; 4- and 8-byte types are", xt.name())));
+    }
+    let out = broadcast(&cs, &xs)
+        .and_then(|s| broadcast(&s, &ys))
+        .ok_or_else(|| ctx.err(format!("shapes {cs:?}, {xs:?} and {ys:?} do not broadcast")))?;
+    if define_if_empty(lw, ctx, &out, xt)? {
+        return Ok(());
+    }
+    let len = numel(ctx, &out)?;
+    let operand = |lw: &mut Lowerer, id: usize, shape: &[usize]| -> Result<(usize, bool), ImportError> {
+        let n = numel(ctx, shape)?;
+        if n == len {
+            Ok((id, false))
+        } else if n == 1 {
+            Ok((id, true))
+        } else {
+            Ok((super::movement::broadcast_into_scratch(lw, ctx, id, shape, &out)?, false))
+        }
+    };
+    let (cond, cond_scalar) = operand(lw, cond, &cs)?;
+    let (x, true_scalar) = operand(lw, x, &xs)?;
+    let (y, false_scalar) = operand(lw, y, &ys)?;
+    let dst = lw.output_storage_typed(ctx, 0, out.clone(), xt)?;
+    lw.emit(
+        ctx,
+        Thunk::Where {
+            cond,
+            on_true: x,
+            on_false: y,
+            dst,
+            len,
+            elem_bytes: xt.size(),
+            cond_elem_bytes: 1,
+            cond_scalar,
+            true_scalar,
+            false_scalar,
+        },
+    );
+    lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
+}
+
+/// The thunk casting `len` elements from `from` to `to`.
+fn cast_thunk(src: usize, dst: usize, len: usize, from: DType, to: DType) -> Thunk<usize> {
+    use DType::*;
+    match (from, to) {
+        (F32, I64) => Thunk::CastF32ToI64 { src, dst, len },
+        (F32, I32) => Thunk::CastF32ToI32 { src, dst, len },
+        (F32, Bool) => Thunk::CastF32ToBool { src, dst, len },
+        (I64, F32) => Thunk::CastI64ToF32 { src, dst, len },
+        (I64, I32) => Thunk::CastI64ToI32 { src, dst, len },
+        (I64, Bool) => Thunk::CastI64ToBool { src, dst, len },
+        (I32, F32) => Thunk::CastI32ToF32 { src, dst, len },
+        (I32, I64) => Thunk::CastI32ToI64 { src, dst, len },
+        (I32, Bool) => Thunk::CastI32ToBool { src, dst, len },
+        (Bool, F32) => Thunk::CastBoolToF32 { src, dst, len },
+        (Bool, I64) => Thunk::CastBoolToI64 { src, dst, len },
+        (Bool, I32) => Thunk::CastBoolToI32 { src, dst, len },
+        (src_dtype, dst_dtype) => Thunk::CastGeneric { src, dst, len, src_dtype, dst_dtype },
+    }
+}
+
+/// `Cast` between the carried types; a cast to the same type is a view.
+pub(super) fn cast(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let to_attr = ctx.int_attr("to", 0);
+    let to = i32::try_from(to_attr).ok().and_then(dtype_of).ok_or_else(|| {
+        ctx.bad_attr(
+            "to",
+            format!(
+                "is {} ({to_attr}); supported targets: {}",
+                crate::tensor::data_type_name(to_attr as i32),
+                crate::tensor::CARRIED_TYPES
+            ),
+        )
+    })?;
+    if let Some(c) = lw.const_input(ctx, 0)? {
+        if let Some(r) = fold::cast(&c, to) {
+            return lw.define(ctx, 0, Value::Const(r));
+        }
+    }
+    let (src, shape, from) = lw.typed_input(ctx, 0)?;
+    if from == to {
+        return lw.define(ctx, 0, Value::Data { storage: src, shape });
+    }
+    if define_if_empty(lw, ctx, &shape, to)? {
+        return Ok(());
+    }
+    let len = numel(ctx, &shape)?;
+    let dst = lw.output_storage_typed(ctx, 0, shape.clone(), to)?;
+    lw.emit(ctx, cast_thunk(src, dst, len, from, to));
+    lw.define(ctx, 0, Value::Data { storage: dst, shape })
+}

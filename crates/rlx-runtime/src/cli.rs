@@ -1,0 +1,254 @@
+//! The command line every model binary shares:
+//! `NAME --input x=in.npy --output y=out.npy [--threads N] [--bench N] [--profile] [--info]`.
+//!
+//! A model's `main.rs` is one line: `rlx_runtime::cli::main::<generated::Model>()`.
+//! Every user error (missing or unknown input, wrong dtype or shape,
+//! unreadable file) is one line on stderr and exit code 2; never a panic.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use rlx_core::DType;
+
+use crate::model::{GeneratedModel, ModelInfo, TensorInfo};
+use crate::npy;
+
+#[derive(Parser, Debug)]
+#[command(about = "Runs a model compiled by rlx AOT", disable_version_flag = true)]
+struct Args {
+    /// An input as NAME=PATH.npy (repeat for each input).
+    #[arg(long = "input", value_name = "NAME=PATH")]
+    inputs: Vec<String>,
+    /// Write an output as NAME=PATH.npy (repeatable); without it, a summary
+    /// of every output is printed.
+    #[arg(long = "output", value_name = "NAME=PATH")]
+    outputs: Vec<String>,
+    /// Worker threads (default: RLX_NUM_THREADS, else all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Time N runs after warm-up and print the median and p90 latency.
+    #[arg(long, value_name = "N")]
+    bench: Option<usize>,
+    /// Print a per-thunk time table (binaries built with the `profile` feature).
+    #[arg(long)]
+    profile: bool,
+    /// Print the model's inputs, outputs and sizes, then exit.
+    #[arg(long)]
+    info: bool,
+}
+
+/// A user-facing error: printed as one line, exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CliError(String);
+
+fn err(msg: impl Into<String>) -> CliError {
+    CliError(msg.into())
+}
+
+/// Runs the CLI for model `M` over the process arguments.
+pub fn main<M: GeneratedModel>() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match run::<M>(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}: error: {e}", M::INFO.name);
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn describe(t: &TensorInfo) -> String {
+    format!("{}{:?}", t.dtype, t.shape)
+}
+
+fn split_pair(s: &str) -> Result<(&str, PathBuf), CliError> {
+    match s.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => Ok((name, PathBuf::from(path))),
+        _ => Err(err(format!("expected NAME=PATH, found `{s}`"))),
+    }
+}
+
+fn find<'a>(list: &'a [TensorInfo], name: &str, what: &str) -> Result<&'a TensorInfo, CliError> {
+    list.iter().find(|t| t.name == name).ok_or_else(|| {
+        let names: Vec<_> = list.iter().map(|t| t.name).collect();
+        err(format!("no {what} named `{name}`; the model's {what}s are: {}", names.join(", ")))
+    })
+}
+
+fn run<M: GeneratedModel>(args: &Args) -> Result<(), CliError> {
+    let info = M::INFO;
+    if args.info {
+        print!("{}", info_text(&info));
+        return Ok(());
+    }
+    if let Some(n) = args.threads {
+        if n == 0 {
+            return Err(err("--threads must be at least 1"));
+        }
+        crate::threads::set_num_threads(n);
+        crate::blas::set_blas_threads(n);
+    }
+    if args.profile && !M::PROFILED {
+        return Err(err("this binary was built without the `profile` feature (cargo build --features profile)"));
+    }
+    let mut model = M::try_new().map_err(|e| err(e.to_string()))?;
+    let mut given = Vec::new();
+    for spec in &args.inputs {
+        let (name, path) = split_pair(spec)?;
+        let t = find(info.inputs, name, "input")?;
+        if given.contains(&t.name) {
+            return Err(err(format!("input `{name}` is given twice")));
+        }
+        let arr = npy::read_npy(&path).map_err(|e| err(e.to_string()))?;
+        if arr.dtype != t.dtype || arr.shape != t.shape {
+            return Err(err(format!(
+                "{}: input `{name}` expects {}, found {}{:?}",
+                path.display(),
+                describe(t),
+                arr.dtype,
+                arr.shape
+            )));
+        }
+        model.arena_mut()[t.offset..t.offset + t.bytes].copy_from_slice(&arr.bytes);
+        given.push(t.name);
+    }
+    if let Some(missing) = info.inputs.iter().find(|t| !given.contains(&t.name)) {
+        return Err(err(format!(
+            "missing input `{}`: expected {} (pass --input {}=PATH.npy)",
+            missing.name,
+            describe(missing),
+            missing.name
+        )));
+    }
+    let mut outputs = Vec::new();
+    for spec in &args.outputs {
+        let (name, path) = split_pair(spec)?;
+        outputs.push((find(info.outputs, name, "output")?, path));
+    }
+
+    if let Some(n) = args.bench {
+        bench(&mut model, n.max(1));
+    } else if args.profile {
+        profile(&mut model, &info);
+    } else {
+        model.run();
+    }
+
+    for (t, path) in &outputs {
+        let bytes = &model.arena()[t.offset..t.offset + t.bytes];
+        npy::write_npy(path, t.dtype, t.shape, bytes).map_err(|e| err(e.to_string()))?;
+    }
+    if outputs.is_empty() && args.bench.is_none() {
+        for t in info.outputs {
+            println!("{}", summary(t, &model.arena()[t.offset..t.offset + t.bytes]));
+        }
+    }
+    Ok(())
+}
+
+/// `--info`: inputs, outputs, sizes, schedule hash and kernel backend.
+pub fn info_text(info: &ModelInfo) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "model    {}", info.name);
+    let _ = writeln!(s, "schedule {} (sha256 {})", info.sched_path, info.sched_sha256);
+    for t in info.inputs {
+        let _ = writeln!(s, "input    {}: {}", t.name, describe(t));
+    }
+    for t in info.outputs {
+        let _ = writeln!(s, "output   {}: {}", t.name, describe(t));
+    }
+    let _ = writeln!(s, "thunks   {}", info.thunks.len());
+    let _ = writeln!(s, "arena    {} bytes (+ {} scratch)", info.arena_bytes, info.scratch_bytes);
+    let _ = writeln!(s, "weights  {} bytes", info.weights_bytes);
+    let _ = writeln!(s, "backend  {}", crate::blas::backend_name());
+    s
+}
+
+fn values_f64(dtype: DType, bytes: &[u8]) -> Vec<f64> {
+    let chunks = |n: usize| bytes.chunks_exact(n);
+    match dtype {
+        DType::F32 => chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
+        DType::F64 => chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect(),
+        DType::F16 => chunks(2).map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f64()).collect(),
+        DType::Bf16 => chunks(2).map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f64()).collect(),
+        DType::I64 => chunks(8).map(|c| i64::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
+        DType::I32 => chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
+        DType::I16 => chunks(2).map(|c| i16::from_le_bytes([c[0], c[1]]) as f64).collect(),
+        DType::I8 => bytes.iter().map(|&b| b as i8 as f64).collect(),
+        DType::U8 | DType::Bool => bytes.iter().map(|&b| b as f64).collect(),
+    }
+}
+
+/// One line per output: shape, min/max/mean, argmax and the first values.
+fn summary(t: &TensorInfo, bytes: &[u8]) -> String {
+    let v = values_f64(t.dtype, bytes);
+    let mut s = format!("{}: {}", t.name, describe(t));
+    if let Some((imax, _)) = v.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) {
+        let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let head: Vec<String> = v.iter().take(8).map(|x| format!("{x:.6}")).collect();
+        let more = if v.len() > 8 { ", ..." } else { "" };
+        let _ = write!(s, " min {min:.6} max {max:.6} mean {mean:.6} argmax {imax} [{}{more}]", head.join(", "));
+    }
+    s
+}
+
+fn bench<M: GeneratedModel>(model: &mut M, n: usize) {
+    for _ in 0..n.div_ceil(10).clamp(1, 10) {
+        model.run();
+    }
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            model.run();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    let median = times[times.len() / 2];
+    let p90 = times[((times.len() * 9) / 10).min(times.len() - 1)];
+    println!(
+        "{} runs on {} thread(s): median {:.1} us, p90 {:.1} us",
+        n,
+        crate::threads::num_threads(),
+        median.as_secs_f64() * 1e6,
+        p90.as_secs_f64() * 1e6
+    );
+}
+
+fn profile<M: GeneratedModel>(model: &mut M, info: &ModelInfo) {
+    const RUNS: usize = 20;
+    model.run();
+    crate::profile::take();
+    for _ in 0..RUNS {
+        model.run();
+    }
+    let totals = crate::profile::take();
+    let all: Duration = totals.iter().sum();
+    println!("{:>5}  {:<22} {:>6}  {:>10}  {:>6}", "#", "kind", "line", "us/run", "%");
+    for (i, t) in info.thunks.iter().enumerate() {
+        let d = totals.get(i).copied().unwrap_or_default();
+        let pct = if all.is_zero() { 0.0 } else { 100.0 * d.as_secs_f64() / all.as_secs_f64() };
+        println!(
+            "{:>5}  {:<22} {:>6}  {:>10.2}  {:>5.1}%",
+            i,
+            t.kind,
+            t.line,
+            d.as_secs_f64() * 1e6 / RUNS as f64,
+            pct
+        );
+    }
+    println!("total {:.3} ms/run over {RUNS} runs", all.as_secs_f64() * 1e3 / RUNS as f64);
+}

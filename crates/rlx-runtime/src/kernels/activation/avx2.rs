@@ -1,0 +1,385 @@
+//! AVX2 activation kernels: bit-exact with `crate::math`, except the
+//! exact GELU, which is a polynomial approximation (see [`gelu8`]).
+//!
+//! Each other activation is written with the same IEEE operations, operand order
+//! and NaN behaviour as its scalar definition: `_mm256_max_ps(a, b)` is
+//! `a > b ? a : b` and `_mm256_min_ps(a, b)` is `a < b ? a : b` (the second
+//! operand wins on NaN and on equal values), which is exactly how `math`
+//! spells `relu`, `clip` and `hard_sigmoid`. Loads and stores are
+//! unaligned; 8 lanes per step, the last `len % 8` elements go through the
+//! scalar function itself.
+
+use std::arch::x86_64::*;
+
+use crate::math;
+use rlx_core::ActKind;
+
+/// Whether `act` has an AVX2 form here.
+pub(super) fn supports(act: ActKind) -> bool {
+    matches!(
+        act,
+        ActKind::Identity
+            | ActKind::Relu
+            | ActKind::LeakyRelu { .. }
+            | ActKind::Clip { .. }
+            | ActKind::HardSigmoid { .. }
+            | ActKind::HardSwish
+            | ActKind::Abs
+            | ActKind::Neg
+            | ActKind::Square
+            | ActKind::Recip
+            | ActKind::Sqrt
+            | ActKind::Rsqrt
+            | ActKind::Floor
+            | ActKind::Ceil
+            | ActKind::Round
+            | ActKind::Sign
+            | ActKind::Not
+            | ActKind::Gelu
+    )
+}
+
+/// Whether the AVX2 form of `act` gives exactly the bits of `math`
+/// (every supported kind but the polynomial GELU).
+pub(super) fn is_bit_exact(act: ActKind) -> bool {
+    supports(act) && act != ActKind::Gelu
+}
+
+/// An activation's 8-lane form and its scalar form (`math`).
+trait Act8 {
+    /// # Safety
+    /// Only called from `#[target_feature(enable = "avx2,fma")]` code.
+    unsafe fn v(&self, x: __m256) -> __m256;
+    fn s(&self, x: f32) -> f32;
+}
+
+/// `dst[i] = a(src[i])`, 8 lanes at a time, scalar tail.
+///
+/// # Safety
+/// AVX2 available; `src` readable and `dst` writable for `len` f32;
+/// `dst == src` or no overlap.
+#[inline(always)]
+unsafe fn map<A: Act8>(a: &A, src: *const f32, dst: *mut f32, len: usize) {
+    let mut i = 0;
+    while i + 8 <= len {
+        // Each 8-lane block is loaded before it is stored: exact aliasing is fine.
+        unsafe { _mm256_storeu_ps(dst.add(i), a.v(_mm256_loadu_ps(src.add(i)))) };
+        i += 8;
+    }
+    while i < len {
+        unsafe { *dst.add(i) = a.s(*src.add(i)) };
+        i += 1;
+    }
+}
+
+macro_rules! act8 {
+    ($name:ident, |$x:ident| $v:expr, $s:expr) => {
+        struct $name;
+        impl Act8 for $name {
+            #[inline(always)]
+            #[allow(unused_unsafe)]
+            unsafe fn v(&self, $x: __m256) -> __m256 {
+                unsafe { $v }
+            }
+            #[inline(always)]
+            fn s(&self, x: f32) -> f32 {
+                $s(x)
+            }
+        }
+    };
+}
+
+act8!(Identity, |x| x, math::identity);
+// relu: x < 0 ? 0 : x  ==  0 > x ? 0 : x.
+act8!(Relu, |x| _mm256_max_ps(_mm256_setzero_ps(), x), math::relu);
+act8!(Abs, |x| _mm256_andnot_ps(_mm256_set1_ps(-0.0), x), math::abs);
+act8!(Neg, |x| _mm256_xor_ps(_mm256_set1_ps(-0.0), x), math::neg);
+act8!(Square, |x| _mm256_mul_ps(x, x), math::square);
+act8!(Recip, |x| _mm256_div_ps(_mm256_set1_ps(1.0), x), math::recip);
+act8!(Sqrt, |x| _mm256_sqrt_ps(x), math::sqrt);
+act8!(Rsqrt, |x| _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_sqrt_ps(x)), math::rsqrt);
+act8!(Floor, |x| _mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x), math::floor);
+act8!(Ceil, |x| _mm256_round_ps::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(x), math::ceil);
+act8!(Round, |x| _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x), math::round);
+act8!(
+    Sign,
+    |x| {
+        let zero = _mm256_setzero_ps();
+        let pos = _mm256_cmp_ps::<_CMP_GT_OQ>(x, zero);
+        let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(x, zero);
+        let r = _mm256_blendv_ps(x, _mm256_set1_ps(1.0), pos);
+        _mm256_blendv_ps(r, _mm256_set1_ps(-1.0), neg)
+    },
+    math::sign
+);
+act8!(Not, |x| _mm256_and_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(x, _mm256_setzero_ps()), _mm256_set1_ps(1.0)), math::not);
+
+/// `hard_sigmoid` lanes: `t = 1 < y ? 1 : y; 0 > t ? 0 : t` with
+/// `y = alpha * x + beta` (a multiply then an add, as `math`).
+#[inline(always)]
+unsafe fn hard_sigmoid8(x: __m256, alpha: __m256, beta: __m256) -> __m256 {
+    unsafe {
+        let y = _mm256_add_ps(_mm256_mul_ps(alpha, x), beta);
+        let t = _mm256_min_ps(_mm256_set1_ps(1.0), y);
+        _mm256_max_ps(_mm256_setzero_ps(), t)
+    }
+}
+
+struct HardSwish;
+impl Act8 for HardSwish {
+    #[inline(always)]
+    unsafe fn v(&self, x: __m256) -> __m256 {
+        unsafe {
+            let hs = hard_sigmoid8(x, _mm256_set1_ps(1.0 / 6.0), _mm256_set1_ps(0.5));
+            // -inf lanes give -0 (the limit), as `math::hard_swish`.
+            let ninf = _mm256_cmp_ps::<_CMP_EQ_OQ>(x, _mm256_set1_ps(f32::NEG_INFINITY));
+            _mm256_blendv_ps(_mm256_mul_ps(x, hs), _mm256_set1_ps(-0.0), ninf)
+        }
+    }
+    #[inline(always)]
+    fn s(&self, x: f32) -> f32 {
+        math::hard_swish(x)
+    }
+}
+
+struct HardSigmoid {
+    alpha: f32,
+    beta: f32,
+}
+impl Act8 for HardSigmoid {
+    #[inline(always)]
+    unsafe fn v(&self, x: __m256) -> __m256 {
+        unsafe { hard_sigmoid8(x, _mm256_set1_ps(self.alpha), _mm256_set1_ps(self.beta)) }
+    }
+    #[inline(always)]
+    fn s(&self, x: f32) -> f32 {
+        math::hard_sigmoid(x, self.alpha, self.beta)
+    }
+}
+
+struct LeakyRelu {
+    alpha: f32,
+}
+impl Act8 for LeakyRelu {
+    #[inline(always)]
+    unsafe fn v(&self, x: __m256) -> __m256 {
+        unsafe {
+            let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_setzero_ps());
+            _mm256_blendv_ps(x, _mm256_mul_ps(_mm256_set1_ps(self.alpha), x), neg)
+        }
+    }
+    #[inline(always)]
+    fn s(&self, x: f32) -> f32 {
+        math::leaky_relu(x, self.alpha)
+    }
+}
+
+struct Clip {
+    min: f32,
+    max: f32,
+}
+impl Act8 for Clip {
+    #[inline(always)]
+    unsafe fn v(&self, x: __m256) -> __m256 {
+        unsafe {
+            // x < min ? min : x  ==  min > x ? min : x; then t > max ? max : t.
+            let t = _mm256_max_ps(_mm256_set1_ps(self.min), x);
+            _mm256_min_ps(_mm256_set1_ps(self.max), t)
+        }
+    }
+    #[inline(always)]
+    fn s(&self, x: f32) -> f32 {
+        math::clip(x, self.min, self.max)
+    }
+}
+
+/// `dst[i] = act(src[i])` for an activation [`supports`] accepts; any
+/// other kind falls back to the scalar kernel.
+///
+/// # Safety
+/// AVX2 and FMA available; `src` readable and `dst` writable for `len`
+/// f32; `dst == src` or no overlap.
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn avx2_act_f32(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
+    unsafe {
+        match act {
+            ActKind::Identity => map(&Identity, src, dst, len),
+            ActKind::Relu => map(&Relu, src, dst, len),
+            ActKind::Abs => map(&Abs, src, dst, len),
+            ActKind::Neg => map(&Neg, src, dst, len),
+            ActKind::Square => map(&Square, src, dst, len),
+            ActKind::Recip => map(&Recip, src, dst, len),
+            ActKind::Sqrt => map(&Sqrt, src, dst, len),
+            ActKind::Rsqrt => map(&Rsqrt, src, dst, len),
+            ActKind::Floor => map(&Floor, src, dst, len),
+            ActKind::Ceil => map(&Ceil, src, dst, len),
+            ActKind::Round => map(&Round, src, dst, len),
+            ActKind::Sign => map(&Sign, src, dst, len),
+            ActKind::Not => map(&Not, src, dst, len),
+            ActKind::HardSwish => map(&HardSwish, src, dst, len),
+            ActKind::HardSigmoid { alpha, beta } => map(&HardSigmoid { alpha, beta }, src, dst, len),
+            ActKind::LeakyRelu { alpha } => map(&LeakyRelu { alpha }, src, dst, len),
+            ActKind::Clip { min, max } => map(&Clip { min, max }, src, dst, len),
+            ActKind::Gelu => gelu_map(src, dst, len),
+            ActKind::GeluTanh
+            | ActKind::Silu
+            | ActKind::Sigmoid
+            | ActKind::Tanh
+            | ActKind::Exp
+            | ActKind::Log
+            | ActKind::Erf
+            | ActKind::Softplus
+            | ActKind::Mish
+            | ActKind::Sin
+            | ActKind::Cos
+            | ActKind::Elu { .. } => super::scalar_act_f32(act, src, dst, len),
+        }
+    }
+}
+
+// ------------------------------------------------------------- gelu ----
+
+/// Below this `|x|` GELU is `0.5 x (1 + erf(x / sqrt 2))` with `erf` an odd
+/// polynomial; from it on, `erfc` as `exp(-x^2 / 2) * erfcx`. At 0.75,
+/// `1 + erf` is still above 0.45 for negative `x`, so the cancellation
+/// at most doubles erf's error.
+const GELU_SPLIT: f32 = 0.75;
+/// `|x|` is clamped to this in the `erfc` route: at 15, `0.5 x erfc` is
+/// below 1e-48 (rounds to -0 for negative `x`) and `x - 0.5 x erfc` is
+/// `x`, so larger magnitudes (and infinities) give the limits.
+const GELU_CLAMP: f32 = 15.0;
+/// `erf(x / sqrt 2) / x` as a polynomial in `x^2` on `|x| <= 0.75`,
+/// highest degree first: a weighted least-squares fit on Chebyshev-spaced
+/// points (relative error 3e-8 with the coefficients rounded to f32).
+const ERF_P: [f32; 6] =
+    [-1.677_573_2e-5, 2.295_552_1e-4, -2.374_275_1e-3, 1.994_706_3e-2, -1.329_807_6e-1, 7.978_846e-1];
+/// `g(a) = 0.5 a erfcx(a / sqrt 2)` (where `erfcx(t) = exp(t^2) erfc(t)`)
+/// as a polynomial in `v = 1 / (1 + 0.75 a) - GELU_V0` on `0.75 <= a <= 15`,
+/// highest degree first: a weighted least-squares fit on 200k points
+/// (relative error 1.7e-7 when evaluated in f32 with f32 coefficients,
+/// simulated). Folding `0.5 a` into `g` saves a rounding; centring `v`
+/// keeps the coefficients small.
+const GELU_G: [f32; 12] = [
+    -2.563_128_5,
+    3.227_598,
+    -5.785_254e-1,
+    -1.304_916,
+    1.200_348_5,
+    -2.050_775_7e-1,
+    -5.432_647_5e-1,
+    5.041_454_4e-1,
+    1.188_564_4e-1,
+    -5.269_781e-1,
+    -3.145_764_8e-1,
+    3.493_310_8e-1,
+];
+/// Centre of `1 / (1 + 0.75 a)` over `0.75 <= a <= 15`.
+const GELU_V0: f32 = 0.360_816_33;
+/// Cody-Waite split of `ln 2` (`n * LN2_HI` exact for `|n| <= 256`) and the
+/// Cephes `expf` polynomial, as in the softmax kernel's vector `exp`.
+const LN2_HI: f32 = 0.693_359_4;
+const LN2_LO: f32 = -2.121_944_4e-4;
+const EXP_P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5];
+
+/// Horner evaluation of `c` (highest degree first) at `v`.
+#[inline(always)]
+unsafe fn horner<const N: usize>(c: &[f32; N], v: __m256) -> __m256 {
+    unsafe {
+        let mut p = _mm256_set1_ps(c[0]);
+        for &k in &c[1..] {
+            p = _mm256_fmadd_ps(p, v, _mm256_set1_ps(k));
+        }
+        p
+    }
+}
+
+/// Exact GELU `0.5 x (1 + erf(x / sqrt 2))` of 8 lanes, within a few f32
+/// ulp of `math::gelu` (the bound is measured and asserted in the tests).
+///
+/// Both routes are computed for every lane and blended:
+/// - `|x| < 0.75`: `0.5 x * (1 + x P(x^2))`. Tiny and subnormal `x` give
+///   `0.5 x` rounded once, as `math::gelu`; signed zeros are kept.
+/// - otherwise, with `a = min(|x|, 15)`: `e = g(a) exp(-a^2/2)` where
+///   `g(a) = 0.5 a erfcx(a / sqrt 2)` is a polynomial in `1 / (1 + 0.75 a)`,
+///   and the result is `x - e` for `x > 0`, `-e` for `x < 0`. `a^2` is
+///   split exactly as `h + l` (FMA) so the exponent carries no rounding
+///   error; `exp(-h/2)` is reduced Cody-Waite style to `2^n exp(r)` and
+///   `2^n` is applied last as two normal factors, so a subnormal result is
+///   rounded once. `x = -inf` gives -0, `+inf` gives `+inf`.
+/// - NaN lanes take the second route, whose `x + ...` returns the NaN.
+///
+/// # Safety
+/// AVX2 and FMA available.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn gelu8(x: __m256) -> __m256 {
+    let half = _mm256_set1_ps(0.5);
+    let one = _mm256_set1_ps(1.0);
+    let ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0), x);
+    let near = unsafe {
+        let p = horner(&ERF_P, _mm256_mul_ps(x, x));
+        _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_fmadd_ps(x, p, one))
+    };
+    let a = _mm256_min_ps(_mm256_max_ps(ax, _mm256_set1_ps(GELU_SPLIT)), _mm256_set1_ps(GELU_CLAMP));
+    let s = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.75), a, one));
+    let g = unsafe { horner(&GELU_G, _mm256_sub_ps(s, _mm256_set1_ps(GELU_V0))) };
+    // -a^2 / 2 = hh + ll exactly (halving is exact at these magnitudes).
+    let h = _mm256_mul_ps(a, a);
+    let l = _mm256_fmsub_ps(a, a, h);
+    let hh = _mm256_mul_ps(h, _mm256_set1_ps(-0.5));
+    let ll = _mm256_mul_ps(l, _mm256_set1_ps(-0.5));
+    // hh = n ln2 + r, n in [-163, 0], |r| <= ln2 / 2 (+ |ll|).
+    let n = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(
+        hh,
+        _mm256_set1_ps(std::f32::consts::LOG2_E),
+    ));
+    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), hh);
+    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
+    let r = _mm256_add_ps(r, ll);
+    let pe = unsafe { horner(&EXP_P, r) };
+    let e_r = _mm256_add_ps(_mm256_fmadd_ps(pe, _mm256_mul_ps(r, r), r), one);
+    // 2^n = 2^n1 * 2^n2 with n1, n2 >= -82: both normal.
+    let ni = _mm256_cvtps_epi32(n);
+    let n1 = _mm256_srai_epi32::<1>(ni);
+    let n2 = _mm256_sub_epi32(ni, n1);
+    let bias = _mm256_set1_epi32(127);
+    let s1 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n1, bias)));
+    let s2 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n2, bias)));
+    // m = -0.5 a erfc(a / sqrt 2) = -g exp(-a^2 / 2): normal until the
+    // last factor.
+    let m = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(g, e_r), s1), s2);
+    let m = _mm256_xor_ps(m, _mm256_set1_ps(-0.0));
+    let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_setzero_ps());
+    let far = _mm256_blendv_ps(_mm256_add_ps(x, m), m, neg);
+    _mm256_blendv_ps(far, near, _mm256_cmp_ps::<_CMP_LT_OQ>(ax, _mm256_set1_ps(GELU_SPLIT)))
+}
+
+/// Lanes `< tail` set, for the masked tail.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn tail_mask(tail: usize) -> __m256i {
+    _mm256_cmpgt_epi32(_mm256_set1_epi32(tail as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+}
+
+/// `dst[i] = gelu8(src[i])`, 8 lanes at a time; the last `len % 8`
+/// elements go through the same [`gelu8`] with a masked load (absent lanes
+/// read 0) and a masked store, so an element's result never depends on
+/// its position.
+///
+/// # Safety
+/// AVX2 and FMA available; `src` readable and `dst` writable for `len`
+/// f32; `dst == src` or no overlap.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn gelu_map(src: *const f32, dst: *mut f32, len: usize) {
+    let mut i = 0;
+    while i + 8 <= len {
+        // Each block is loaded before it is stored: exact aliasing is fine.
+        unsafe { _mm256_storeu_ps(dst.add(i), gelu8(_mm256_loadu_ps(src.add(i)))) };
+        i += 8;
+    }
+    if i < len {
+        let mask = tail_mask(len - i);
+        // SAFETY: masked lanes are neither read nor written.
+        unsafe { _mm256_maskstore_ps(dst.add(i), mask, gelu8(_mm256_maskload_ps(src.add(i), mask))) };
+    }
+}

@@ -1,0 +1,98 @@
+//! Activation kernels: `dst[i] = act(src[i])`, in place or not.
+//!
+//! The scalar kernel applies `crate::math`, the single definition of every
+//! activation. The AVX2 kernel covers the activations whose vector form is
+//! the same IEEE operations in the same order as `math` (comparisons,
+//! blends, `+ - * /`, `sqrt`, rounding), so it is bit-exact with scalar;
+//! only the NaN payload chosen when both operands of an operation are NaN
+//! may differ. The one exception is the exact `gelu`: its AVX2 form is a
+//! polynomial approximation within a few ulp of `math::gelu` (the bound is
+//! measured in the tests), because the scalar one dominates the run time
+//! of GELU models. The AVX2 choice is made once per process, and the
+//! interpreter and generated code both call [`act_f32_slice`] /
+//! [`act_in_place_f32`], so they still agree bit for bit on one machine.
+//! The other transcendental activations always run the scalar kernel.
+//!
+//! [`act_f32_slice_math`] is the path bit-exact with `math` for every kind
+//! (the fused `ElementwiseRegion` uses it, because generated code inlines
+//! that chain as calls to `math`).
+
+mod scalar;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+
+#[cfg(test)]
+pub(crate) mod tests;
+
+use crate::kernels::elementwise::par::{split, SyncPtr};
+use rlx_core::ActKind;
+
+pub use scalar::scalar_act_f32;
+
+/// Whether `act` runs a SIMD kernel on this CPU (else the scalar one).
+pub fn act_has_simd(act: ActKind) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::kernels::elementwise::par::has_avx2_fma() && avx2::supports(act)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = act;
+        false
+    }
+}
+
+/// One thread's share: the SIMD kernel where it exists, else scalar.
+///
+/// # Safety
+/// As [`act_f32_slice`].
+unsafe fn act_serial(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if act_has_simd(act) {
+        // SAFETY: AVX2 and FMA were detected; extents as the caller promised.
+        unsafe { avx2::avx2_act_f32(act, src, dst, len) };
+        return;
+    }
+    unsafe { scalar_act_f32(act, src, dst, len) }
+}
+
+/// `dst[i] = math::act_f32(act, src[i])` for `i < len`, bit for bit on
+/// every CPU (up to NaN payloads): the SIMD kernel only for the kinds
+/// whose vector form is exact, so `gelu` stays scalar here. Serial.
+///
+/// # Safety
+/// As [`act_f32_slice`].
+pub unsafe fn act_f32_slice_math(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::kernels::elementwise::par::has_avx2_fma() && avx2::is_bit_exact(act) {
+        // SAFETY: AVX2 and FMA were detected; extents as the caller promised.
+        unsafe { avx2::avx2_act_f32(act, src, dst, len) };
+        return;
+    }
+    unsafe { scalar_act_f32(act, src, dst, len) }
+}
+
+/// `dst[i] = act(src[i])` for `i < len`; split over threads when `par`
+/// (results are identical either way).
+///
+/// # Safety
+/// `src` is valid for reads and `dst` for writes of `len` f32 (aligned to
+/// 4 bytes); `dst == src` (exact alias, in place) or the ranges do not
+/// overlap.
+pub unsafe fn act_f32_slice(act: ActKind, src: *const f32, dst: *mut f32, len: usize, par: bool) {
+    let (s, d) = (SyncPtr::new_const(src), SyncPtr(dst));
+    split(len, par, &|start, n| {
+        // SAFETY: `start + n <= len`, so both sub-ranges lie inside the
+        // caller's extents; chunks write disjoint ranges.
+        unsafe { act_serial(act, s.get().add(start), d.get().add(start), n) }
+    });
+}
+
+/// `data[i] = act(data[i])` for `i < len`, split over threads when `par`.
+///
+/// # Safety
+/// `data` is valid for reads and writes of `len` f32, aligned to 4 bytes.
+pub unsafe fn act_in_place_f32(act: ActKind, data: *mut f32, len: usize, par: bool) {
+    unsafe { act_f32_slice(act, data, data, len, par) }
+}

@@ -1,0 +1,278 @@
+//! Cast kernels: element type conversions.
+//!
+//! `scalar::CastTo` defines every (source, destination) pair once (the
+//! rules are on `scalar`); [`cast_slice`] applies it and is what generated
+//! code calls for `CastGeneric`. Each named `Cast*` thunk kind has its own
+//! entry. Conversions between f32 and f16/bf16 have AVX2 (F16C) and NEON
+//! forms, bit-exact with `half`.
+//!
+//! Bool data is one byte per element: entries take `*const u8` / `*mut u8`
+//! for it, and [`cast_generic`] reads any non-zero byte as true.
+
+mod scalar;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "aarch64")]
+mod neon;
+
+#[cfg(test)]
+mod tests;
+
+use half::{bf16, f16};
+#[cfg(test)]
+use rlx_core::DType;
+
+pub use scalar::{cast_slice, Bool, CastTo};
+
+/// Generates a named entry over [`cast_slice`].
+macro_rules! named_cast {
+    ($(#[$doc:meta])* $name:ident, bool => $d:ty) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `src` readable for `len` bytes and `dst` writable for `len`
+        /// elements, aligned; no overlap (in place when `dst` is one byte).
+        pub unsafe fn $name(src: *const u8, dst: *mut $d, len: usize) {
+            unsafe { cast_slice(src.cast::<Bool>(), dst, len) }
+        }
+    };
+    ($(#[$doc:meta])* $name:ident, $s:ty => $d:ty) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `src` readable and `dst` writable for `len` elements, aligned for
+        /// their types; no overlap, except `dst == src` when both element
+        /// types have the same size (in place).
+        pub unsafe fn $name(src: *const $s, dst: *mut $d, len: usize) {
+            unsafe { cast_slice(src, dst, len) }
+        }
+    };
+}
+
+/// Generates a named entry to bool (one byte, 1/0).
+macro_rules! named_to_bool {
+    ($(#[$doc:meta])* $name:ident, $s:ty) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `src` readable for `len` elements and `dst` writable for `len`
+        /// bytes; no overlap.
+        pub unsafe fn $name(src: *const $s, dst: *mut u8, len: usize) {
+            unsafe { cast_slice::<$s, Bool>(src, dst.cast::<Bool>(), len) }
+        }
+    };
+}
+
+named_cast!(/// `CastF32ToI64`: truncates toward zero, saturating, NaN to 0.
+    cast_f32_to_i64, f32 => i64);
+named_cast!(/// `CastF32ToF64`: exact.
+    cast_f32_to_f64, f32 => f64);
+named_cast!(/// `CastF64ToF32`: rounds to nearest even.
+    cast_f64_to_f32, f64 => f32);
+named_cast!(/// `CastF64ToI64`: truncates toward zero, saturating, NaN to 0.
+    cast_f64_to_i64, f64 => i64);
+named_cast!(/// `CastF64ToI32`: truncates toward zero, saturating, NaN to 0.
+    cast_f64_to_i32, f64 => i32);
+named_to_bool!(/// `CastF64ToBool`: `!= 0.0` (NaN is true).
+    cast_f64_to_bool, f64);
+named_cast!(/// `CastI64ToI32`: keeps the low 32 bits (wraps).
+    cast_i64_to_i32, i64 => i32);
+named_cast!(/// `CastI64ToF64`: rounds to nearest even above 2^53.
+    cast_i64_to_f64, i64 => f64);
+named_cast!(/// `CastI32ToF64`: exact.
+    cast_i32_to_f64, i32 => f64);
+named_cast!(/// `CastF32ToI32`: truncates toward zero, saturating, NaN to 0.
+    cast_f32_to_i32, f32 => i32);
+named_cast!(/// `CastI64ToF32`: rounds to nearest even.
+    cast_i64_to_f32, i64 => f32);
+named_cast!(/// `CastBoolToI32`: 1 or 0.
+    cast_bool_to_i32, bool => i32);
+named_cast!(/// `CastI32ToF32`: rounds to nearest even above 2^24.
+    cast_i32_to_f32, i32 => f32);
+named_cast!(/// `CastI32ToI64`: sign-extends.
+    cast_i32_to_i64, i32 => i64);
+named_to_bool!(/// `CastI32ToBool`: `!= 0`.
+    cast_i32_to_bool, i32);
+named_to_bool!(/// `CastI64ToBool`: `!= 0`.
+    cast_i64_to_bool, i64);
+named_cast!(/// `CastBoolToI64`: 1 or 0.
+    cast_bool_to_i64, bool => i64);
+named_cast!(/// `CastBoolToF32`: 1.0 or 0.0.
+    cast_bool_to_f32, bool => f32);
+named_to_bool!(/// `CastF32ToBool`: `!= 0.0` (NaN is true).
+    cast_f32_to_bool, f32);
+
+/// `CastF32ToF16`: `half::f16::from_f32` (nearest even; NaN quietened).
+///
+/// # Safety
+/// `src` readable and `dst` writable for `len` elements, aligned; no
+/// overlap.
+pub unsafe fn cast_f32_to_f16(src: *const f32, dst: *mut f16, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::kernels::elementwise::par::has_avx2_f16c() {
+        return unsafe { avx2::avx2_f32_to_f16(src, dst, len) };
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        use half::slice::HalfFloatSliceExt;
+        // SAFETY: the ranges do not overlap (as promised) and are valid.
+        let (s, d) = unsafe { (std::slice::from_raw_parts(src, len), std::slice::from_raw_parts_mut(dst, len)) };
+        d.convert_from_f32_slice(s);
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    unsafe {
+        cast_slice(src, dst, len)
+    }
+}
+
+/// `CastF16ToF32`: exact.
+///
+/// # Safety
+/// As [`cast_f32_to_f16`].
+pub unsafe fn cast_f16_to_f32(src: *const f16, dst: *mut f32, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::kernels::elementwise::par::has_avx2_f16c() {
+        return unsafe { avx2::avx2_f16_to_f32(src, dst, len) };
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        use half::slice::HalfFloatSliceExt;
+        // SAFETY: the ranges do not overlap (as promised) and are valid.
+        let (s, d) = unsafe { (std::slice::from_raw_parts(src, len), std::slice::from_raw_parts_mut(dst, len)) };
+        s.convert_to_f32_slice(d);
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    unsafe {
+        cast_slice(src, dst, len)
+    }
+}
+
+/// `CastF32ToBf16`: `half::bf16::from_f32` (nearest even; NaN quietened).
+///
+/// # Safety
+/// As [`cast_f32_to_f16`].
+pub unsafe fn cast_f32_to_bf16(src: *const f32, dst: *mut bf16, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::kernels::elementwise::par::has_avx2_fma() {
+        return unsafe { avx2::avx2_f32_to_bf16(src, dst, len) };
+    }
+    #[cfg(target_arch = "aarch64")]
+    unsafe {
+        neon::neon_f32_to_bf16(src, dst, len)
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    unsafe {
+        cast_slice(src, dst, len)
+    }
+}
+
+/// `CastBf16ToF32`: exact (NaN quietened, as `half`).
+///
+/// # Safety
+/// As [`cast_f32_to_f16`].
+pub unsafe fn cast_bf16_to_f32(src: *const bf16, dst: *mut f32, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::kernels::elementwise::par::has_avx2_fma() {
+        return unsafe { avx2::avx2_bf16_to_f32(src, dst, len) };
+    }
+    #[cfg(target_arch = "aarch64")]
+    unsafe {
+        neon::neon_bf16_to_f32(src, dst, len)
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    unsafe {
+        cast_slice(src, dst, len)
+    }
+}
+
+/// Binds `$t` to the element type of a `DType` (`Bool` for bool).
+#[cfg(test)]
+macro_rules! with_dtype {
+    ($dt:expr, $t:ident => $body:expr) => {
+        match $dt {
+            DType::F32 => {
+                type $t = f32;
+                $body
+            }
+            DType::F64 => {
+                type $t = f64;
+                $body
+            }
+            DType::F16 => {
+                type $t = f16;
+                $body
+            }
+            DType::Bf16 => {
+                type $t = bf16;
+                $body
+            }
+            DType::I8 => {
+                type $t = i8;
+                $body
+            }
+            DType::U8 => {
+                type $t = u8;
+                $body
+            }
+            DType::I16 => {
+                type $t = i16;
+                $body
+            }
+            DType::I32 => {
+                type $t = i32;
+                $body
+            }
+            DType::I64 => {
+                type $t = i64;
+                $body
+            }
+            DType::Bool => {
+                type $t = Bool;
+                $body
+            }
+        }
+    };
+}
+
+/// `CastGeneric`: converts `len` elements of `src_dtype` at `src` to
+/// `dst_dtype` at `dst` by the rules on [`CastTo`]: a test helper over
+/// every pair (executors call the entry `rlx_core::lower` chose).
+///
+/// # Safety
+/// `src` readable for `len` source elements and `dst` writable for `len`
+/// destination elements, each aligned for its type; no overlap, except
+/// `dst == src` when both types have the same size.
+#[cfg(test)]
+pub(crate) unsafe fn cast_generic(src_dtype: DType, dst_dtype: DType, src: *const u8, dst: *mut u8, len: usize) {
+    unsafe {
+        match (src_dtype, dst_dtype) {
+            (DType::F32, DType::F16) => cast_f32_to_f16(src.cast(), dst.cast(), len),
+            (DType::F16, DType::F32) => cast_f16_to_f32(src.cast(), dst.cast(), len),
+            (DType::F32, DType::Bf16) => cast_f32_to_bf16(src.cast(), dst.cast(), len),
+            (DType::Bf16, DType::F32) => cast_bf16_to_f32(src.cast(), dst.cast(), len),
+            _ => with_dtype!(src_dtype, S => with_dtype!(dst_dtype, D => {
+                cast_slice::<S, D>(src.cast(), dst.cast(), len)
+            })),
+        }
+    }
+}
+
+#[cfg(test)]
+/// The Rust element type generated code uses for a `DType`, fully
+/// qualified (`f32`, `::rlx_runtime::half::f16`,
+/// `::rlx_runtime::kernels::cast::Bool`).
+pub(crate) fn dtype_rust_type(dt: DType) -> &'static str {
+    match dt {
+        DType::F32 => "f32",
+        DType::F64 => "f64",
+        DType::F16 => "::rlx_runtime::half::f16",
+        DType::Bf16 => "::rlx_runtime::half::bf16",
+        DType::I8 => "i8",
+        DType::U8 => "u8",
+        DType::I16 => "i16",
+        DType::I32 => "i32",
+        DType::I64 => "i64",
+        DType::Bool => "::rlx_runtime::kernels::cast::Bool",
+    }
+}

@@ -1,0 +1,59 @@
+//! What a generated model exposes to the model CLI and to tests.
+
+use rlx_core::DType;
+
+/// An input or output tensor of a generated model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorInfo {
+    pub name: &'static str,
+    pub dtype: DType,
+    pub shape: &'static [usize],
+    /// Byte offset in the arena.
+    pub offset: usize,
+    pub bytes: usize,
+}
+
+/// One thunk of the schedule, for `--profile` tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThunkInfo {
+    pub kind: &'static str,
+    /// Line in the `.sched` file.
+    pub line: u32,
+}
+
+/// Static facts about a generated model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelInfo {
+    pub name: &'static str,
+    /// Workspace-relative path of the `.sched` file.
+    pub sched_path: &'static str,
+    pub sched_sha256: &'static str,
+    pub arena_bytes: usize,
+    pub scratch_bytes: usize,
+    pub weights_bytes: usize,
+    pub inputs: &'static [TensorInfo],
+    pub outputs: &'static [TensorInfo],
+    pub thunks: &'static [ThunkInfo],
+}
+
+/// Implemented by every generated `Model`.
+pub trait GeneratedModel {
+    const INFO: ModelInfo;
+    /// Whether the model was built with per-thunk timing (`profile` feature).
+    const PROFILED: bool = false;
+    /// Allocates the arena and scratch (zeroed) and sets up the weights.
+    /// Panics where [`GeneratedModel::try_new`] would fail.
+    fn new() -> Self;
+    /// Like `new`, but a model whose weights live in a side file reports a
+    /// missing or mismatched file as an error.
+    fn try_new() -> Result<Self, crate::weights::WeightsError>
+    where
+        Self: Sized,
+    {
+        Ok(Self::new())
+    }
+    /// Runs the schedule once. Allocates nothing.
+    fn run(&mut self);
+    fn arena(&self) -> &[u8];
+    fn arena_mut(&mut self) -> &mut [u8];
+}

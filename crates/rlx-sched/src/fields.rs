@@ -1,0 +1,111 @@
+//! The `.sched` field syntax of every thunk kind: `rlx_core`'s thunk table
+//! expanded a second time, into conversions between a kind's written
+//! fields and a [`Thunk`].
+
+use rlx_core::thunk::{Dims, Op, Ops, OptOp, Steps};
+use rlx_core::{ActKind, ArgOp, BinaryOp, CmpOp, DType, MaskKind, ReduceOp, Thunk, ThunkKind};
+
+use crate::span::Span;
+use crate::value::{FieldError, FieldValue, Value};
+
+/// Conversions between a thunk and its `.sched` fields.
+pub trait FieldSyntax: Sized {
+    /// Builds a thunk of `kind` from its written fields. Reports every
+    /// unknown, duplicate, missing and ill-typed field.
+    fn from_fields(kind: ThunkKind, fields: &[(String, Span, Value)], whole: Span) -> Result<Self, Vec<FieldError>>;
+
+    /// The thunk's fields in canonical order, as values.
+    fn to_fields(&self) -> Vec<(&'static str, Value)>;
+}
+
+macro_rules! field_syntax {
+    ($( $(#[$doc:meta])* $kind:ident { $( $field:ident : $ty:ident $(<$o:ident>)? ),* $(,)? } )*) => {
+        impl<O: FieldValue> FieldSyntax for Thunk<O> {
+            #[allow(unused_mut, unused_variables)]
+            fn from_fields(
+                kind: ThunkKind,
+                fields: &[(String, Span, Value)],
+                whole: Span,
+            ) -> Result<Thunk<O>, Vec<FieldError>> {
+                let mut lookup = FieldLookup::new(kind, fields, whole);
+                match kind {
+                    $( ThunkKind::$kind => {
+                        $( let $field: Option<$ty $(<$o>)?> = lookup.take(stringify!($field)); )*
+                        lookup.finish()?;
+                        Ok(Thunk::$kind { $( $field: $field.expect("checked by finish") ),* })
+                    } )*
+                }
+            }
+
+            fn to_fields(&self) -> Vec<(&'static str, Value)> {
+                match self {
+                    $( Thunk::$kind { $( $field ),* } => vec![$( (stringify!($field), FieldValue::to_value($field)) ),*], )*
+                }
+            }
+        }
+    };
+}
+
+rlx_core::thunk_table!(field_syntax);
+
+/// Matches written fields against a kind's field list.
+struct FieldLookup<'a> {
+    kind: ThunkKind,
+    fields: &'a [(String, Span, Value)],
+    used: Vec<bool>,
+    whole: Span,
+    errors: Vec<FieldError>,
+    missing: Vec<&'static str>,
+}
+
+impl<'a> FieldLookup<'a> {
+    fn new(kind: ThunkKind, fields: &'a [(String, Span, Value)], whole: Span) -> Self {
+        let mut errors = Vec::new();
+        let expected = kind.fields();
+        for (i, (name, span, _)) in fields.iter().enumerate() {
+            if !expected.iter().any(|f| f.name == name) {
+                let names: Vec<_> = expected.iter().map(|f| f.name).collect();
+                let hint = if names.is_empty() {
+                    format!("{} takes no fields", kind.name())
+                } else {
+                    format!("expected one of {}", names.join(", "))
+                };
+                errors
+                    .push(FieldError::new(*span, format!("unknown field `{name}` in {}", kind.name())).with_hint(hint));
+            } else if fields[..i].iter().any(|(n, _, _)| n == name) {
+                errors.push(FieldError::new(*span, format!("field `{name}` is given twice")));
+            }
+        }
+        FieldLookup { kind, fields, used: vec![false; fields.len()], whole, errors, missing: Vec::new() }
+    }
+
+    fn take<T: FieldValue>(&mut self, name: &'static str) -> Option<T> {
+        let Some(i) = self.fields.iter().position(|(n, _, _)| n == name) else {
+            self.missing.push(name);
+            return None;
+        };
+        self.used[i] = true;
+        match T::from_value(&self.fields[i].2) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.errors.push(FieldError { message: format!("field `{name}`: {}", e.message), ..e });
+                None
+            }
+        }
+    }
+
+    fn finish(mut self) -> Result<(), Vec<FieldError>> {
+        if !self.missing.is_empty() {
+            let s = if self.missing.len() == 1 { "" } else { "s" };
+            self.errors.push(FieldError::new(
+                self.whole,
+                format!("{} is missing field{s} {}", self.kind.name(), self.missing.join(", ")),
+            ));
+        }
+        if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(self.errors)
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! The `.sched` front end: the text format (parser, printer), the
+//! gen-time validator and its diagnostics, and the validated [`Schedule`].
+//! The types it shares with the runtime (the thunk table, operands, the
+//! lowering to kernel calls) live in `rlx-core` and are re-exported here.
+//!
+//! The pipeline is `parse(text) -> Ast` (syntax only, every node spanned),
+//! then `validate(&Ast) -> Schedule` (a separate, checked type). Each phase
+//! reports all of its diagnostics at once and stops at its boundary.
+//!
+//! Model binaries never link this crate; it never depends on syn or quote.
+
+pub mod ast;
+pub mod diag;
+pub mod fields;
+pub mod parse;
+pub mod print;
+pub mod schedule;
+pub mod span;
+pub mod validate;
+pub mod value;
+
+// The shared layer this front end is built on, re-exported so front-end
+// users name one crate.
+pub use rlx_core::{call, dtype, lower, ops, plan, shapes, thunk};
+
+use std::path::{Path, PathBuf};
+
+pub use ast::Ast;
+pub use diag::{Diagnostic, Diagnostics, Severity};
+pub use fields::FieldSyntax;
+pub use parse::parse;
+pub use print::print;
+pub use rlx_core::{
+    ActKind, ArgOp, BinaryOp, CmpOp, DType, FieldSpec, KernelCall, MaskKind, Operand, Params, ReduceOp, Segment, Step,
+    StepArg, Thunk, ThunkKind,
+};
+pub use schedule::{Buffer, Node, Role, Schedule, WeightsFile};
+pub use span::Span;
+pub use validate::{validate, Checked, ValidateOptions};
+
+/// Lower-case hex sha256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Parses and validates `.sched` text. `base_dir` is where the weights
+/// path is resolved from.
+pub fn check_source(text: &str, base_dir: &Path) -> Result<Checked, Diagnostics> {
+    let ast = parse(text)?;
+    validate(&ast, &ValidateOptions::new(sha256_hex(text.as_bytes()), base_dir))
+}
+
+/// Why a `.sched` file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{} has {} error(s)", path.display(), diagnostics.0.iter().filter(|d| d.is_error()).count())]
+    Invalid { path: PathBuf, text: String, diagnostics: Diagnostics },
+}
+
+/// Reads, parses and validates a `.sched` file.
+pub fn load(path: &Path) -> Result<Checked, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_path_buf(), source })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    check_source(&text, base).map_err(|diagnostics| LoadError::Invalid { path: path.to_path_buf(), text, diagnostics })
+}

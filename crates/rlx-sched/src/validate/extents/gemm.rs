@@ -1,0 +1,48 @@
+//! Matrix products and the bias add.
+
+use super::{product, Rules};
+use crate::thunk::Thunk;
+use crate::validate::access::{Alias, Elem, F32};
+
+/// `c[m,n] = a[m,k] @ b[k,n]` with `b` of `b_elem`. The output may overlap
+/// either input anywhere: the caller goes through a temporary
+/// (`plan::gemm_needs_temp`).
+pub(super) fn gemm<'a, O>(r: &mut Rules<'a, O>, a: &'a O, b: &'a O, c: &'a O, [m, k, n]: [usize; 3], b_elem: Elem) {
+    r.read_alias(Alias::Any, "a", a, F32, &[m, k], "m*k");
+    r.read_alias(Alias::Any, "b", b, b_elem, &[k, n], "k*n");
+    r.write("c", c, F32, &[m, n], "m*n");
+    // The temporary is as large as `c`.
+    r.scratch("c", product(&[m, n, 4]), "m*n*4");
+}
+
+pub(super) fn batched_sgemm<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::BatchedSgemm { a, b, c, batch, m, k, n, a_bcast, b_bcast } = t else {
+        unreachable!("batched_sgemm called on {:?}", t.kind())
+    };
+    let (a_count, a_formula) = if *a_bcast { (1, "m*k (a_bcast)") } else { (*batch, "batch*m*k") };
+    let (b_count, b_formula) = if *b_bcast { (1, "k*n (b_bcast)") } else { (*batch, "batch*k*n") };
+    r.read_alias(Alias::Any, "a", a, F32, &[a_count, *m, *k], a_formula);
+    r.read_alias(Alias::Any, "b", b, F32, &[b_count, *k, *n], b_formula);
+    r.write("c", c, F32, &[*batch, *m, *n], "batch*m*n");
+    r.scratch("c", product(&[*batch, *m, *n, 4]), "batch*m*n*4");
+}
+
+/// `c = act(a @ w + bias)`. `a` and `w` may overlap `c` (a temporary is
+/// used), but `bias` is read after the product is stored, so it must not.
+pub(super) fn fused_mm_bias_act<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::FusedMmBiasAct { a, w, bias, c, m, k, n, act: _ } = t else {
+        unreachable!("fused_mm_bias_act called on {:?}", t.kind())
+    };
+    r.read_alias(Alias::Any, "a", a, F32, &[*m, *k], "m*k");
+    r.read_alias(Alias::Any, "w", w, F32, &[*k, *n], "k*n");
+    r.read("bias", bias, F32, &[*n], "n");
+    r.write("c", c, F32, &[*m, *n], "m*n");
+    r.scratch("c", product(&[*m, *n, 4]), "m*n*4");
+}
+
+pub(super) fn bias_add<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::BiasAdd { src, bias, dst, rows, cols } = t else { unreachable!("bias_add called on {:?}", t.kind()) };
+    r.read_alias(Alias::Exact, "src", src, F32, &[*rows, *cols], "rows*cols");
+    r.read("bias", bias, F32, &[*cols], "cols");
+    r.write("dst", dst, F32, &[*rows, *cols], "rows*cols");
+}
