@@ -11,7 +11,7 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(schedule: &'a Schedule, const_names: &'a [String], _sched_path: &str) -> Self {
+    pub fn new(schedule: &'a Schedule, const_names: &'a [String]) -> Self {
         Ctx { schedule, const_names }
     }
 

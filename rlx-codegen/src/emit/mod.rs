@@ -165,7 +165,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     };
     let blank = comment(opts, "");
 
-    let ctx = Ctx::new(s, &const_names, &opts.sched_path);
+    let ctx = Ctx::new(s, &const_names);
     let chunks: Vec<_> = s.nodes.iter().enumerate().collect::<Vec<_>>();
     let chunks: Vec<_> = chunks.chunks(opts.thunks_per_fn.max(1)).collect();
     let part_names: Vec<_> = (0..chunks.len()).map(|i| format_ident!("run_part_{i}")).collect();
