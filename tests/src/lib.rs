@@ -2,10 +2,8 @@
 
 use rlx_runtime::model::GeneratedModel;
 
-mod alloc;
-pub mod models;
-
-pub use alloc::{allocations, CountingAlloc};
+// Shared with the model crates' tests, which must not build the generator.
+pub use rlx_testkit::{allocations, models, CountingAlloc};
 
 /// A validated schedule and its weights' data section (empty without
 /// weights), as the interpreter takes them.

@@ -376,7 +376,8 @@ pub struct Built {
 /// Imports `onnx` into `work` (model.sched + weights.safetensors, rewritten
 /// only when their bytes change), generates `src/generated.rs` as `cargo
 /// xtask gen` does into a crate `work/<backend>-crate` (package
-/// `e2e-<name>`, main = the model CLI), and builds it `--release` into the
+/// `e2e-<name>`, laid out as a scaffolded model crate: the library and the
+/// model CLI over it), and builds it `--release` into the
 /// shared `target/onnx-e2e-target`.
 pub fn build_binary(root: &Path, onnx: &Path, work: &Path, name: &str, backend: Backend) -> Result<Built> {
     let mut opts = rlx_onnx::ImportOptions::new("weights.safetensors");
@@ -401,6 +402,7 @@ pub fn build_binary(root: &Path, onnx: &Path, work: &Path, name: &str, backend: 
     let out = src.join("generated.rs");
     let text = rlx_codegen::project::generate_file(&sched, root, &out).map_err(|e| anyhow!("{e}"))?;
     rlx_codegen::write_if_changed(&out, &text)?;
+    rlx_codegen::write_if_changed(&src.join("lib.rs"), &scaffold::lib_rs(&package))?;
     verify::write_crate(root, &dir, &package, features, &scaffold::main_rs(&package))?;
 
     let target = root.join("target").join("onnx-e2e-target");

@@ -1,9 +1,10 @@
 //! `cargo xtask import model.onnx --new-model NAME`: a model crate
 //! `models/NAME` laid out as the bundled ones (`models/mlp`): `Cargo.toml`
-//! with the same features, a one-line `src/main.rs` over `rlx_runtime::cli`,
-//! `model.sched` + `weights.safetensors`, and `src/generated.rs` written by
-//! the code `cargo xtask gen` runs; the crate is added to the root
-//! workspace's `members`. See docs/onnx.md, "Scaffolding".
+//! with the same features, `src/lib.rs` over the generated code, a one-line
+//! `src/main.rs` over `rlx_runtime::cli`, `model.sched` +
+//! `weights.safetensors`, and `src/generated.rs` written by the code
+//! `cargo xtask gen` runs; the crate is added to the root workspace's
+//! `members`. See docs/onnx.md, "Scaffolding".
 
 use std::path::{Path, PathBuf};
 
@@ -51,7 +52,7 @@ impl Target {
             return Err(e);
         }
         let shown = rlx_codegen::display_path(&self.dir, &self.root);
-        println!("created {shown}: model.sched, {weights_file}, src/generated.rs, src/main.rs, Cargo.toml");
+        println!("created {shown}: model.sched, {weights_file}, src/generated.rs, src/lib.rs, src/main.rs, Cargo.toml");
         println!("{}", imported.report);
         if imported.weights.len() > LARGE_WEIGHTS {
             eprintln!(
@@ -81,6 +82,7 @@ impl Target {
             std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))
         };
         write(self.dir.join("Cargo.toml"), cargo_toml(&self.name).as_bytes())?;
+        write(src.join("lib.rs"), lib_rs(&self.name).as_bytes())?;
         write(src.join("main.rs"), main_rs(&self.name).as_bytes())?;
         write(self.dir.join(weights_file), &imported.weights)?;
         let sched = self.dir.join("model.sched");
@@ -227,13 +229,27 @@ workspace = true
     )
 }
 
-pub(crate) fn main_rs(name: &str) -> String {
+/// The library of model crate `name`: the generated code, compiled once
+/// for the binary, the tests and other crates, and its API.
+pub(crate) fn lib_rs(name: &str) -> String {
     format!(
-        "//! The `{name}` model binary: `{name} --input NAME=PATH.npy ... [--output NAME=PATH.npy]`.\n\n\
+        "//! The `{name}` model, compiled ahead of time by rlx: the generated code\n\
+         //! (`src/generated.rs`, written by `cargo xtask gen`), compiled once for the\n\
+         //! binary, the tests and any crate that links the model.\n\n\
          #[rustfmt::skip]\n\
          #[allow(clippy::all, clippy::pedantic, unused, missing_docs)]\n\
          mod generated;\n\n\
-         fn main() -> std::process::ExitCode {{\n    rlx_runtime::cli::main::<generated::Model>()\n}}\n"
+         pub use generated::*;\n\
+         pub use rlx_runtime::model::GeneratedModel;\n"
+    )
+}
+
+/// The binary of model crate `name`, over its library.
+pub(crate) fn main_rs(name: &str) -> String {
+    let krate = name.replace('-', "_");
+    format!(
+        "//! The `{name}` model binary: `{name} --input NAME=PATH.npy ... [--output NAME=PATH.npy]`.\n\n\
+         fn main() -> std::process::ExitCode {{\n    rlx_runtime::cli::main::<{krate}::Model>()\n}}\n"
     )
 }
 
@@ -374,6 +390,8 @@ mod tests {
         assert!(ignore.lines().any(|l| l == "/weights.safetensors"), "{ignore}");
         assert!(ignore.contains("cargo xtask import big.onnx --out-dir models/big --name big"), "{ignore}");
         assert!(root.join("models/big/src/generated.rs").is_file());
+        assert_eq!(std::fs::read_to_string(root.join("models/big/src/lib.rs")).unwrap(), lib_rs("big"));
+        assert_eq!(std::fs::read_to_string(root.join("models/big/src/main.rs")).unwrap(), main_rs("big"));
         assert_eq!(
             std::fs::read_to_string(root.join("Cargo.toml")).unwrap(),
             "[workspace]\nmembers = [\n    \"xtask\",\n    \"models/big\",\n]\n"
@@ -389,6 +407,15 @@ mod tests {
         {
             assert!(toml.contains(line), "{line} missing from\n{toml}");
         }
-        assert!(main_rs("lenet").contains("rlx_runtime::cli::main::<generated::Model>()"));
+        assert!(main_rs("lenet").contains("rlx_runtime::cli::main::<lenet::Model>()"));
+        assert!(main_rs("mini-lm").contains("rlx_runtime::cli::main::<mini_lm::Model>()"));
+        assert!(lib_rs("lenet").contains("mod generated;\n\npub use generated::*;\n"));
+        // The bundled models' library and binary are exactly what it writes.
+        let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models");
+        for name in ["mlp", "cnn", "bert_tiny"] {
+            let read = |file: &str| std::fs::read_to_string(models.join(name).join("src").join(file)).unwrap();
+            assert_eq!(read("lib.rs"), lib_rs(name), "models/{name}/src/lib.rs");
+            assert_eq!(read("main.rs"), main_rs(name), "models/{name}/src/main.rs");
+        }
     }
 }

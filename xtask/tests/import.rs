@@ -220,7 +220,9 @@ fn new_model_scaffolds_a_crate_and_adds_it_to_the_workspace() {
     let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
     assert!(cargo.contains("name = \"tiny\"") && cargo.contains("default = [\"openblas\"]"), "{cargo}");
     let main = std::fs::read_to_string(dir.join("src/main.rs")).expect("src/main.rs");
-    assert!(main.contains("mod generated;") && main.contains("rlx_runtime::cli::main::<generated::Model>()"), "{main}");
+    assert!(main.contains("rlx_runtime::cli::main::<tiny::Model>()"), "{main}");
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).expect("src/lib.rs");
+    assert!(lib.contains("mod generated;") && lib.contains("pub use generated::*;"), "{lib}");
     let sched = std::fs::read_to_string(dir.join("model.sched")).expect("model.sched");
     assert!(sched.lines().any(|l| l == "model tiny"), "the crate's name names the schedule:\n{sched}");
     assert!(sched.contains("weights \"weights.safetensors\" sha256"), "{sched}");

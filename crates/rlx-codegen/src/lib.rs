@@ -40,8 +40,10 @@ pub enum WeightsSource {
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Options {
-    /// The `.sched` path as shown in the header and per-thunk comments,
-    /// relative to the workspace root (`models/mlp/model.sched`).
+    /// The `.sched` path as shown in the header, docs, `INFO` and per-thunk
+    /// comments: relative to the workspace root (`models/mlp/model.sched`),
+    /// or to the generated file when the schedule is outside the workspace
+    /// (see [`sched_path_for`]). Never absolute.
     pub sched_path: String,
     /// How weights are reached; `None` when the schedule has no weights.
     pub weights: Option<WeightsSource>,
@@ -202,19 +204,50 @@ pub fn options_for_file_with(
             return WeightsSource::Mmap { file_name };
         }
         let file = sched.parent().unwrap_or(Path::new(".")).join(&w.path);
-        let out_dir = out.parent().unwrap_or(Path::new("."));
-        let rel = relative_path(&absolutize(out_dir), &absolutize(&file));
-        WeightsSource::Embed {
-            path: rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/"),
-        }
+        WeightsSource::Embed { path: slash_path(&relative_path(&resolve(out_dir(out)), &resolve(&file))) }
     });
-    let mut opts = Options::new(display_path(sched, root)).with_weights(weights);
+    let mut opts = Options::new(sched_path_for(sched, root, out_dir(out))).with_weights(weights);
     opts.mmap_threshold = mmap_threshold;
     opts
 }
 
 fn absolutize(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn out_dir(out: &Path) -> &Path {
+    out.parent().unwrap_or(Path::new("."))
+}
+
+/// How generated code names `sched`: relative to `root` when the schedule
+/// is inside it (as the bundled models are), else relative to `base` (the
+/// generated file's directory), so the same project generates the same
+/// bytes wherever it is checked out and whatever the current directory.
+pub fn sched_path_for(sched: &Path, root: &Path, base: &Path) -> String {
+    let sched = resolve(sched);
+    match sched.strip_prefix(resolve(root)) {
+        Ok(rel) => slash_path(rel),
+        Err(_) => slash_path(&relative_path(&resolve(base), &sched)),
+    }
+}
+
+/// `p` made absolute, with symlinks resolved in the part that exists (an
+/// output file may not exist yet), so two spellings of one place (a
+/// symlinked temp dir) relate by their real components.
+fn resolve(p: &Path) -> PathBuf {
+    let abs = absolutize(p);
+    for dir in abs.ancestors() {
+        if let Ok(real) = std::fs::canonicalize(dir) {
+            let rest = abs.strip_prefix(dir).unwrap_or(Path::new(""));
+            return if rest.as_os_str().is_empty() { real } else { real.join(rest) };
+        }
+    }
+    abs
+}
+
+/// A relative path with `/` separators on every host.
+fn slash_path(p: &Path) -> String {
+    p.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/")
 }
 
 /// What `model!("...")` expands to: the emitter's tokens (without comment
@@ -231,11 +264,29 @@ pub fn expand(sched: &Path, root: &Path) -> Result<proc_macro2::TokenStream, Gen
 }
 
 /// The options `expand` uses: like `options_for_file`, but the weights path
-/// is absolute (the tokens are compiled, never written to a file).
+/// is absolute (the tokens are compiled, never written to a file, and
+/// `include_bytes!` does not reach the binary). The schedule's path does
+/// reach it (`INFO`): relative to `root`, with `..` when outside.
 pub fn macro_options(schedule: &rlx_sched::Schedule, sched: &Path, root: &Path) -> Options {
     let weights = schedule.weights.as_ref().map(|w| {
         let file = absolutize(&sched.parent().unwrap_or(Path::new(".")).join(&w.path));
         WeightsSource::Embed { path: file.to_string_lossy().into_owned() }
     });
-    Options::new(display_path(sched, root)).with_weights(weights).with_markers(false)
+    Options::new(sched_path_for(sched, root, root)).with_weights(weights).with_markers(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_paths_are_never_absolute() {
+        let tmp = std::env::temp_dir().join(format!("rlx-codegen-paths-{}", std::process::id()));
+        let (root, user) = (tmp.join("ws"), tmp.join("user/proj"));
+        // Inside the workspace: relative to its root, wherever the output goes.
+        assert_eq!(sched_path_for(&root.join("models/m/model.sched"), &root, &user), "models/m/model.sched");
+        // Outside: relative to the output's directory (or the macro's root).
+        assert_eq!(sched_path_for(&user.join("model.sched"), &root, &user.join("src")), "../model.sched");
+        assert_eq!(sched_path_for(&user.join("model.sched"), &root, &root), "../user/proj/model.sched");
+    }
 }

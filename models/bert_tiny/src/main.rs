@@ -1,9 +1,5 @@
 //! The `bert_tiny` model binary: `bert_tiny --input NAME=PATH.npy ... [--output NAME=PATH.npy]`.
 
-#[rustfmt::skip]
-#[allow(clippy::all, clippy::pedantic, unused, missing_docs)]
-mod generated;
-
 fn main() -> std::process::ExitCode {
-    rlx_runtime::cli::main::<generated::Model>()
+    rlx_runtime::cli::main::<bert_tiny::Model>()
 }

@@ -5,12 +5,7 @@ use std::path::PathBuf;
 
 use rlx_runtime::model::GeneratedModel;
 
-#[path = "../src/generated.rs"]
-#[rustfmt::skip]
-#[allow(clippy::all, unused, missing_docs)]
-mod generated;
-
-use generated::Model;
+use bert_tiny::Model;
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -24,11 +19,11 @@ fn outputs_match_the_reference() {
     // so a few 1e-6 is expected and 1e-4 (the bound the project uses for
     // f32 encoders against onnxruntime) leaves ample margin. The test
     // prints the measured worst error.
-    let worst = rlx_tests::models::check_expected::<Model>(&dir(), 1e-4, 0.0);
+    let worst = rlx_testkit::models::check_expected::<Model>(&dir(), 1e-4, 0.0);
     eprintln!("{}: worst abs error {worst:e}", Model::INFO.name);
 }
 
 #[test]
 fn cli_contract() {
-    rlx_tests::models::check_cli::<Model>(env!("CARGO_BIN_EXE_bert_tiny"), &dir());
+    rlx_testkit::models::check_cli::<Model>(env!("CARGO_BIN_EXE_bert_tiny"), &dir());
 }

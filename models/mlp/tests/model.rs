@@ -5,12 +5,7 @@ use std::path::PathBuf;
 
 use rlx_runtime::model::GeneratedModel;
 
-#[path = "../src/generated.rs"]
-#[rustfmt::skip]
-#[allow(clippy::all, unused, missing_docs)]
-mod generated;
-
-use generated::Model;
+use mlp::Model;
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -21,18 +16,18 @@ fn outputs_match_the_reference() {
     // Probabilities in [0, 1] from f32 kernels against numpy's float64:
     // dot products of length <= 128 carry ~1e-6 relative error, which
     // softmax keeps at that scale; 1e-5 absolute leaves 10x margin.
-    let worst = rlx_tests::models::check_expected::<Model>(&dir(), 1e-5, 0.0);
+    let worst = rlx_testkit::models::check_expected::<Model>(&dir(), 1e-5, 0.0);
     eprintln!("{}: worst abs error {worst:e}", Model::INFO.name);
 }
 
 #[test]
 fn accuracy_matches_the_python_reference() {
     let expected: f64 = std::fs::read_to_string(dir().join("expected/accuracy.txt")).unwrap().trim().parse().unwrap();
-    let got = rlx_tests::models::accuracy::<Model>(&dir(), "probs");
+    let got = rlx_testkit::models::accuracy::<Model>(&dir(), "probs");
     assert!((got - expected).abs() < 1e-9, "accuracy {got} != python reference {expected}");
 }
 
 #[test]
 fn cli_contract() {
-    rlx_tests::models::check_cli::<Model>(env!("CARGO_BIN_EXE_mlp"), &dir());
+    rlx_testkit::models::check_cli::<Model>(env!("CARGO_BIN_EXE_mlp"), &dir());
 }

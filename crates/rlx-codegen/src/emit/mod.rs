@@ -53,7 +53,8 @@ fn comment(opts: &Options, text: &str) -> TokenStream {
 
 /// The whole generated file, before formatting.
 pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
-    let const_names = names::dedup(s.buffers.iter().map(|b| names::const_name(&b.name)));
+    let const_names = names::const_names(s.buffers.iter().map(|b| b.name.as_str()));
+    // Accessors are `input_*`/`output_*` methods: nothing else has those names.
     let accessor_names = names::dedup(s.buffers.iter().map(|b| names::snake_name(&b.name)));
     // Every thunk lowered once: the calls printed below and the scratch
     // they share.
@@ -341,3 +342,6 @@ fn weights_tokens(s: &Schedule, opts: &Options) -> (TokenStream, TokenStream, To
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,7 +1,7 @@
 //! A counting global allocator, to prove `run()` allocates nothing.
 //!
 //! A test binary installs it with
-//! `#[global_allocator] static A: rlx_tests::CountingAlloc = rlx_tests::CountingAlloc;`.
+//! `#[global_allocator] static A: rlx_testkit::CountingAlloc = rlx_testkit::CountingAlloc;`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

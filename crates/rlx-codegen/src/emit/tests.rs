@@ -1,0 +1,81 @@
+//! The emitter's own names never collide with a buffer's constant, and
+//! `names::RESERVED` lists every module-level name the emitter defines.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::names::RESERVED;
+use crate::{generate, Options, WeightsSource};
+
+/// A schedule with weights (the validator's fixture) whose input buffer is
+/// called `name`.
+fn schedule_with_input(name: &str) -> rlx_sched::Schedule {
+    let text = format!(
+        "rlx-sched 1\nmodel t\narena 128 align 64\n\
+         weights \"validate_weights.safetensors\" sha256 \"4099a9ebe2e650d1272a3054e357291a14f4fe6756c0f59d723cfd39a6a2796f\"\n\
+         mask_threshold 0.5\nmask_neg_inf -1000000000.0\nscore_skip 0.0\n\n\
+         input   {name}: f32[8] @ arena+0\nparam   fc1.bias: f32[8] @ weights+128\noutput  y: f32[8] @ arena+64\n\n\
+         BiasAdd {{ src: {name}, bias: fc1.bias, dst: y, rows: 1, cols: 8 }}\n"
+    );
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/sched/ok");
+    rlx_sched::check_source(&text, &dir).unwrap_or_else(|d| panic!("{}", d.render("t.sched", &text))).schedule
+}
+
+/// The generated file with the weights embedded, and with them mapped (the
+/// two layouts define different items).
+fn both_layouts(s: &rlx_sched::Schedule) -> [String; 2] {
+    let embed = WeightsSource::Embed { path: "weights.safetensors".to_string() };
+    let mmap = WeightsSource::Mmap { file_name: "weights.safetensors".to_string() };
+    [embed, mmap].map(|w| generate(s, &Options::new("t.sched").with_weights(Some(w))))
+}
+
+/// Module-level names: the value namespace (constants, statics, functions)
+/// and the type namespace, each with its duplicates.
+fn item_names(code: &str) -> (Vec<String>, Vec<String>) {
+    let file: syn::File = syn::parse_str(code).expect("generated code parses");
+    let (mut values, mut types) = (Vec::new(), Vec::new());
+    for item in file.items {
+        match item {
+            syn::Item::Const(c) if c.ident != "_" => values.push(c.ident.to_string()),
+            syn::Item::Static(s) => values.push(s.ident.to_string()),
+            syn::Item::Fn(f) => values.push(f.sig.ident.to_string()),
+            syn::Item::Struct(s) => types.push(s.ident.to_string()),
+            _ => {}
+        }
+    }
+    (values, types)
+}
+
+fn duplicates(names: &[String]) -> Vec<&String> {
+    let mut seen = BTreeSet::new();
+    names.iter().filter(|n| !seen.insert(*n)).collect()
+}
+
+#[test]
+fn a_buffer_named_like_an_emitted_item_gets_its_own_constant() {
+    for reserved in RESERVED {
+        for name in [reserved.to_string(), reserved.to_lowercase()] {
+            for code in both_layouts(&schedule_with_input(&name)) {
+                let (values, types) = item_names(&code);
+                assert!(duplicates(&values).is_empty(), "buffer `{name}`: {:?} defined twice", duplicates(&values));
+                assert!(duplicates(&types).is_empty(), "buffer `{name}`: {:?} defined twice", duplicates(&types));
+                assert!(code.contains(&format!("/// `{name}`: f32[8]")), "buffer `{name}` has no constant");
+            }
+        }
+    }
+}
+
+#[test]
+fn reserved_names_cover_every_emitted_item() {
+    let buffer_consts = ["X", "FC1_BIAS", "Y"];
+    for code in both_layouts(&schedule_with_input("x")) {
+        let (values, types) = item_names(&code);
+        for name in values.iter().chain(&types) {
+            let run_part = name.strip_prefix("run_part_").is_some_and(|n| n.parse::<usize>().is_ok());
+            assert!(
+                buffer_consts.contains(&name.as_str()) || run_part || RESERVED.contains(&name.as_str()),
+                "the emitter defines `{name}`: add it to names::RESERVED"
+            );
+        }
+    }
+}
