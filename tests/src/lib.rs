@@ -9,7 +9,7 @@ pub use rlx_testkit::{allocations, models, CountingAlloc};
 /// weights), as the interpreter takes them.
 pub fn load_with_weights(sched: &std::path::Path) -> (rlx_sched::Schedule, Vec<u8>) {
     let s = rlx_sched::load(sched).unwrap_or_else(|e| panic!("{}: {e}", sched.display())).schedule;
-    let weights = match &s.weights {
+    let weights = match &s.weights() {
         Some(w) => std::fs::read(sched.parent().unwrap().join(&w.path)).unwrap()[w.data_offset..].to_vec(),
         None => Vec::new(),
     };

@@ -40,7 +40,7 @@ fn first_difference(s: &Schedule, a: &[u8], b: &[u8]) -> String {
         return format!("arena lengths differ: {} vs {}", a.len(), b.len());
     };
     let owner = s
-        .buffers
+        .buffers()
         .iter()
         .find(|buf| buf.segment == rlx_sched::Segment::Arena && (buf.offset..buf.offset + buf.bytes()).contains(&i))
         .map_or("no buffer".to_string(), |buf| format!("buffer `{}` (+{})", buf.name, i - buf.offset));
@@ -55,14 +55,14 @@ fn generated_code_matches_the_interpreter_bit_for_bit() {
         let path = Path::new(case.sched);
         let (s, weights) = rlx_tests::load_with_weights(path);
         let inputs: Vec<(usize, Vec<u8>)> = s
-            .buffers
+            .buffers()
             .iter()
             .enumerate()
             .filter(|(_, b)| b.role == Role::Input)
             .map(|(i, b)| (b.offset, input_bytes(b.dtype, b.elems(), 0x5eed + i as u64)))
             .collect();
         let mut interp = Interpreter::new(s.clone(), &weights).unwrap();
-        for (b, (_, bytes)) in s.buffers.iter().filter(|b| b.role == Role::Input).zip(&inputs) {
+        for (b, (_, bytes)) in s.buffers().iter().filter(|b| b.role == Role::Input).zip(&inputs) {
             interp.set_bytes(&b.name, bytes).unwrap();
         }
         interp.run();
@@ -81,7 +81,7 @@ fn every_kind_has_three_run_cases() {
     let mut count: BTreeMap<ThunkKind, usize> = ThunkKind::ALL.iter().map(|k| (*k, 0)).collect();
     for case in CASES {
         let s = rlx_sched::load(Path::new(case.sched)).unwrap().schedule;
-        let kinds: std::collections::BTreeSet<_> = s.nodes.iter().map(|n| n.thunk.kind()).collect();
+        let kinds: std::collections::BTreeSet<_> = s.nodes().iter().map(|n| n.thunk.kind()).collect();
         for k in kinds {
             *count.get_mut(&k).unwrap() += 1;
         }

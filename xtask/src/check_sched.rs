@@ -21,13 +21,13 @@ pub fn check_sched(path: &Path) -> Result<ExitCode> {
                 print_diagnostics(&checked.warnings, &shown, &text);
             }
             let s = &checked.schedule;
-            let weights = s.weights.as_ref().map_or(0, |w| w.data_len);
+            let weights = s.weights().as_ref().map_or(0, |w| w.data_len);
             let line = format!(
                 "ok: {}: {} thunks, {} buffers, arena {} bytes, weights {} bytes",
-                s.model,
-                s.nodes.len(),
-                s.buffers.len(),
-                s.arena_size,
+                s.model(),
+                s.nodes().len(),
+                s.buffers().len(),
+                s.arena_size(),
                 weights
             );
             // A closed stdout is not worth a panic.

@@ -17,7 +17,7 @@ fn split(spec: &str) -> Result<(&str, PathBuf)> {
 /// Loads a schedule and its weights' data section.
 pub fn load_with_weights(sched: &Path, root: &Path) -> Result<(rlx_sched::Schedule, Vec<u8>)> {
     let schedule = rlx_codegen::load_checked(sched, root).map_err(|e| anyhow!("{e}"))?;
-    let weights = match &schedule.weights {
+    let weights = match &schedule.weights() {
         None => Vec::new(),
         Some(w) => {
             let path = sched.parent().unwrap_or(Path::new(".")).join(&w.path);
@@ -35,7 +35,7 @@ pub fn run(root: &Path, sched: &Path, inputs: &[String], outputs: &[String]) -> 
     for spec in inputs {
         let (name, path) = split(spec)?;
         let b = schedule
-            .buffers
+            .buffers()
             .iter()
             .find(|b| b.name == name && b.role == Role::Input)
             .ok_or_else(|| anyhow!("no input named `{name}`"))?;

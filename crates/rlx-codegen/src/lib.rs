@@ -114,7 +114,7 @@ fn header(schedule: &rlx_sched::Schedule, opts: &Options) -> String {
         file = Path::new(&opts.sched_path)
             .file_name()
             .map_or(opts.sched_path.clone(), |f| f.to_string_lossy().into_owned()),
-        sha = schedule.source_sha256,
+        sha = schedule.source_sha256(),
     )
 }
 
@@ -198,7 +198,7 @@ pub fn options_for_file_with(
     out: &Path,
     mmap_threshold: usize,
 ) -> Options {
-    let weights = schedule.weights.as_ref().map(|w| {
+    let weights = schedule.weights().as_ref().map(|w| {
         if w.data_offset + w.data_len > mmap_threshold {
             let file_name = Path::new(&w.path).file_name().map_or(w.path.clone(), |f| f.to_string_lossy().into_owned());
             return WeightsSource::Mmap { file_name };
@@ -268,7 +268,7 @@ pub fn expand(sched: &Path, root: &Path) -> Result<proc_macro2::TokenStream, Gen
 /// `include_bytes!` does not reach the binary). The schedule's path does
 /// reach it (`INFO`): relative to `root`, with `..` when outside.
 pub fn macro_options(schedule: &rlx_sched::Schedule, sched: &Path, root: &Path) -> Options {
-    let weights = schedule.weights.as_ref().map(|w| {
+    let weights = schedule.weights().as_ref().map(|w| {
         let file = absolutize(&sched.parent().unwrap_or(Path::new(".")).join(&w.path));
         WeightsSource::Embed { path: file.to_string_lossy().into_owned() }
     });

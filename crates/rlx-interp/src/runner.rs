@@ -32,14 +32,14 @@ impl<'w> Interpreter<'w> {
     /// `weights` is the data section of the weights file (after the
     /// safetensors header), or empty when the schedule has none.
     pub fn new(schedule: Schedule, weights: &'w [u8]) -> Result<Self, InterpError> {
-        let needed = schedule.weights.as_ref().map_or(0, |w| w.data_len);
+        let needed = schedule.weights().as_ref().map_or(0, |w| w.data_len);
         if weights.len() < needed {
             return Err(InterpError::WeightsTooShort { needed, given: weights.len() });
         }
-        let calls: Vec<_> = schedule.nodes.iter().map(|n| rlx_core::lower(&n.thunk, &schedule.params)).collect();
+        let calls: Vec<_> = schedule.nodes().iter().map(|n| rlx_core::lower(&n.thunk, &schedule.params())).collect();
         let scratch_len = calls.iter().flatten().map(KernelCall::scratch_bytes).max().unwrap_or(0).div_ceil(64) * 64;
         Ok(Interpreter {
-            arena: Arena::new(schedule.arena_size),
+            arena: Arena::new(schedule.arena_size()),
             scratch: Arena::new(scratch_len),
             calls,
             schedule,
@@ -58,7 +58,7 @@ impl<'w> Interpreter<'w> {
 
     fn arena_buffer(&self, name: &str) -> Result<&Buffer, InterpError> {
         self.schedule
-            .buffers
+            .buffers()
             .iter()
             .find(|b| b.name == name && b.segment == Segment::Arena)
             .ok_or_else(|| InterpError::UnknownBuffer(name.to_string()))

@@ -125,7 +125,7 @@ fn run_graph(test: &str, nodes: Vec<NodeProto>, inputs: Vec<In>, outputs: &[&str
             (b.dtype, b.shape.clone())
         })
         .collect();
-    let off = checked.schedule.weights.as_ref().map_or(0, |w| w.data_offset);
+    let off = checked.schedule.weights().as_ref().map_or(0, |w| w.data_offset);
     let mut interp = Interpreter::new(checked.schedule, &imported.weights[off..]).unwrap();
     for (n, b) in &feeds {
         interp.set_bytes(n, b).unwrap();

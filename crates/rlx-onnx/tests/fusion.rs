@@ -810,7 +810,7 @@ fn best_run_ms(test: &str, imported: &Imported, inputs: &[(&str, Vec<u8>)]) -> f
     let dir = temp_dir(test);
     std::fs::write(dir.join(WEIGHTS), &imported.weights).expect("write weights");
     let checked = rlx_sched::check_source(&imported.sched_text, &dir).expect("validates");
-    let data_offset = checked.schedule.weights.as_ref().expect("weights line").data_offset;
+    let data_offset = checked.schedule.weights().as_ref().expect("weights line").data_offset;
     let mut interp =
         rlx_interp::Interpreter::new(checked.schedule, &imported.weights[data_offset..]).expect("interpreter");
     for (name, bytes) in inputs {

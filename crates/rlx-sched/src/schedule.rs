@@ -81,27 +81,57 @@ pub struct Node {
     pub line: u32,
 }
 
-/// A checked schedule.
+/// A checked schedule. Only `validate` builds one, and its fields are
+/// private: holding a `Schedule` means every access it describes is in
+/// bounds, aligned and consistent, which the interpreter relies on for
+/// soundness. Clones are still validated schedules.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Schedule {
-    pub model: String,
-    /// Lower-case hex sha256 of the `.sched` text.
-    pub source_sha256: String,
-    pub arena_size: usize,
-    pub arena_align: usize,
-    pub weights: Option<WeightsFile>,
-    pub params: Params,
-    pub buffers: Vec<Buffer>,
-    pub nodes: Vec<Node>,
-    /// Only `validate` can build a `Schedule`.
-    pub(crate) _sealed: Sealed,
+    pub(crate) model: String,
+    pub(crate) source_sha256: String,
+    pub(crate) arena_size: usize,
+    pub(crate) arena_align: usize,
+    pub(crate) weights: Option<WeightsFile>,
+    pub(crate) params: Params,
+    pub(crate) buffers: Vec<Buffer>,
+    pub(crate) nodes: Vec<Node>,
 }
 
-/// Keeps `Schedule` from being built outside this crate.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Sealed;
-
 impl Schedule {
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Lower-case hex sha256 of the `.sched` text.
+    pub fn source_sha256(&self) -> &str {
+        &self.source_sha256
+    }
+
+    pub fn arena_size(&self) -> usize {
+        self.arena_size
+    }
+
+    pub fn arena_align(&self) -> usize {
+        self.arena_align
+    }
+
+    pub fn weights(&self) -> Option<&WeightsFile> {
+        self.weights.as_ref()
+    }
+
+    /// The schedule-level attention scalars.
+    pub fn params(&self) -> Params {
+        self.params
+    }
+
+    pub fn buffers(&self) -> &[Buffer] {
+        &self.buffers
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
     pub fn buffer(&self, name: &str) -> Option<&Buffer> {
         self.buffers.iter().find(|b| b.name == name)
     }

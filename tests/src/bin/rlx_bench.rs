@@ -36,7 +36,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn load(name: &str) -> (Schedule, rlx_runtime::arena::Arena) {
     let path = root().join("models").join(name).join("model.sched");
     let s = rlx_sched::load(&path).unwrap_or_else(|e| panic!("{e}")).schedule;
-    let data = match &s.weights {
+    let data = match &s.weights() {
         Some(wf) => std::fs::read(path.parent().unwrap().join(&wf.path)).unwrap()[wf.data_offset..].to_vec(),
         None => Vec::new(),
     };
@@ -96,7 +96,7 @@ fn bench_model<M: GeneratedModel>(rounds: usize) -> (Duration, Duration) {
 
 /// (m, k, n) of every GEMM-shaped thunk with its node index.
 fn gemms(s: &Schedule) -> Vec<(usize, usize, usize, usize)> {
-    s.nodes
+    s.nodes()
         .iter()
         .enumerate()
         .filter_map(|(idx, n)| match &n.thunk {

@@ -153,7 +153,7 @@ fn run_set(test: &NodeTest, set: &Path, dir: &Path, verbose: bool) -> Result<Pas
         }
     };
 
-    let weights = match &schedule.weights {
+    let weights = match &schedule.weights() {
         None => &[][..],
         Some(w) => imported.weights.get(w.data_offset..).ok_or("the weights file is shorter than its header")?,
     };

@@ -21,7 +21,7 @@ impl<'a> Ctx<'a> {
         match op.buffer {
             Some(i) => {
                 let name = format_ident!("{}", self.const_names[i]);
-                let within = op.offset - self.schedule.buffers[i].offset;
+                let within = op.offset - self.schedule.buffers()[i].offset;
                 if within == 0 {
                     quote!(#name)
                 } else {

@@ -53,16 +53,16 @@ fn comment(opts: &Options, text: &str) -> TokenStream {
 
 /// The whole generated file, before formatting.
 pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
-    let const_names = names::const_names(s.buffers.iter().map(|b| b.name.as_str()));
+    let const_names = names::const_names(s.buffers().iter().map(|b| b.name.as_str()));
     // Accessors are `input_*`/`output_*` methods: nothing else has those names.
-    let accessor_names = names::dedup(s.buffers.iter().map(|b| names::snake_name(&b.name)));
+    let accessor_names = names::dedup(s.buffers().iter().map(|b| names::snake_name(&b.name)));
     // Every thunk lowered once: the calls printed below and the scratch
     // they share.
-    let calls: Vec<_> = s.nodes.iter().map(|n| rlx_sched::lower::lower(&n.thunk, &s.params)).collect();
+    let calls: Vec<_> = s.nodes().iter().map(|n| rlx_sched::lower::lower(&n.thunk, &s.params())).collect();
     let scratch_bytes = calls.iter().flatten().map(|c| c.scratch_bytes()).max().unwrap_or(0).div_ceil(64) * 64;
-    let weights_len = s.weights.as_ref().map_or(0, |w| w.data_len);
+    let weights_len = s.weights().as_ref().map_or(0, |w| w.data_len);
 
-    let offsets = s.buffers.iter().zip(&const_names).map(|(b, name)| {
+    let offsets = s.buffers().iter().zip(&const_names).map(|(b, name)| {
         let ident = format_ident!("{name}");
         let off = usize_lit(b.offset);
         let doc = format!(" `{}`: {}{:?} in the {} ({}).", b.name, b.dtype, b.shape, b.segment.name(), b.role.name());
@@ -70,7 +70,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     });
 
     // A hand-edited constant that breaks the plan fails `cargo build`.
-    let asserts = s.buffers.iter().zip(&const_names).map(|(b, name)| {
+    let asserts = s.buffers().iter().zip(&const_names).map(|(b, name)| {
         let ident = format_ident!("{name}");
         let bytes = usize_lit(b.bytes());
         let align = usize_lit(b.dtype.align());
@@ -82,7 +82,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     });
 
     let tensor_info = |role: Role| {
-        let items = s.buffers.iter().zip(&const_names).filter(|(b, _)| b.role == role).map(|(b, name)| {
+        let items = s.buffers().iter().zip(&const_names).filter(|(b, _)| b.role == role).map(|(b, name)| {
             let ident = format_ident!("{name}");
             let bname = &b.name;
             let dt = dtype_path(b.dtype);
@@ -96,14 +96,14 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     };
     let inputs = tensor_info(Role::Input);
     let outputs = tensor_info(Role::Output);
-    let thunk_infos = s.nodes.iter().map(|n| {
+    let thunk_infos = s.nodes().iter().map(|n| {
         let kind = n.thunk.kind().name();
         let line = Literal::u32_unsuffixed(n.line);
         quote! { ::rlx_runtime::model::ThunkInfo { kind: #kind, line: #line } }
     });
 
     let accessors = s
-        .buffers
+        .buffers()
         .iter()
         .zip(&const_names)
         .zip(&accessor_names)
@@ -171,7 +171,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     let blank = comment(opts, "");
 
     let ctx = Ctx::new(s, &const_names);
-    let chunks: Vec<_> = s.nodes.iter().enumerate().collect::<Vec<_>>();
+    let chunks: Vec<_> = s.nodes().iter().enumerate().collect::<Vec<_>>();
     let chunks: Vec<_> = chunks.chunks(opts.thunks_per_fn.max(1)).collect();
     let part_names: Vec<_> = (0..chunks.len()).map(|i| format_ident!("run_part_{i}")).collect();
     let parts = chunks.iter().zip(&part_names).map(|(chunk, fname)| {
@@ -207,13 +207,13 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
         }
     });
 
-    let model_name = &s.model;
+    let model_name = &s.model();
     let sched_path = &opts.sched_path;
-    let sha = &s.source_sha256;
-    let arena_bytes = usize_lit(s.arena_size);
+    let sha = &s.source_sha256();
+    let arena_bytes = usize_lit(s.arena_size());
     let scratch_lit = usize_lit(scratch_bytes);
     let weights_lit = usize_lit(weights_len);
-    let doc = format!(" The `{}` model, compiled from `{}`.", s.model, opts.sched_path);
+    let doc = format!(" The `{}` model, compiled from `{}`.", s.model(), opts.sched_path);
     let run_safety = comment(opts, "SAFETY: the validator proved every access in bounds and aligned.");
     let offsets_title = comment(opts, "Byte offsets of every buffer in its segment.");
     let asserts_title = comment(opts, "The plan, checked by the compiler: editing an offset by hand fails the build.");
@@ -290,7 +290,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
 /// The weights static (or field), the expression for the data pointer, and
 /// the struct field and its initialiser when mmapped.
 fn weights_tokens(s: &Schedule, opts: &Options) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
-    let Some(wf) = &s.weights else {
+    let Some(wf) = &s.weights() else {
         return (quote!(), quote!(::core::ptr::null()), quote!(), quote!());
     };
     let data_offset = usize_lit(wf.data_offset);

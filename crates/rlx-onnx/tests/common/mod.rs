@@ -157,7 +157,7 @@ pub fn run_bytes(test: &str, imported: &Imported, inputs: &[(&str, &[f32])], out
         checked.warnings.render("model.sched", &imported.sched_text),
         imported.sched_text
     );
-    let data_offset = checked.schedule.weights.as_ref().expect("weights line").data_offset;
+    let data_offset = checked.schedule.weights().as_ref().expect("weights line").data_offset;
     let mut interp = Interpreter::new(checked.schedule, &imported.weights[data_offset..]).expect("interpreter");
     for (name, data) in inputs {
         let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -246,7 +246,7 @@ pub fn run_raw(test: &str, imported: &Imported, inputs: &[(&str, Vec<u8>)], outp
     std::fs::write(dir.join(WEIGHTS), &imported.weights).expect("write weights");
     let checked = rlx_sched::check_source(&imported.sched_text, &dir)
         .unwrap_or_else(|d| panic!("schedule does not validate:\n{}", d.render("model.sched", &imported.sched_text)));
-    let data_offset = checked.schedule.weights.as_ref().expect("weights line").data_offset;
+    let data_offset = checked.schedule.weights().as_ref().expect("weights line").data_offset;
     let mut interp = Interpreter::new(checked.schedule, &imported.weights[data_offset..]).expect("interpreter");
     for (name, bytes) in inputs {
         interp.set_bytes(name, bytes).expect("set input");

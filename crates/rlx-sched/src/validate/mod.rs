@@ -35,7 +35,7 @@ use std::path::Path;
 
 use crate::ast::Ast;
 use crate::diag::Diagnostics;
-use crate::schedule::{Node, Params, Schedule, Sealed};
+use crate::schedule::{Node, Params, Schedule};
 
 /// What the validator needs besides the AST.
 #[derive(Clone, Debug)]
@@ -119,7 +119,6 @@ pub fn validate(ast: &Ast, opts: &ValidateOptions<'_>) -> Result<Checked, Diagno
         },
         buffers: table.buffers,
         nodes,
-        _sealed: Sealed,
     };
     Ok(Checked { schedule, warnings: diags })
 }
