@@ -7,6 +7,8 @@
 //! and the weights are included with `include_bytes!`, so editing either
 //! rebuilds the crate.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 use std::path::{Path, PathBuf};
 
 use proc_macro::TokenStream;

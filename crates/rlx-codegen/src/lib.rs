@@ -6,6 +6,8 @@
 //! header. The `cargo xtask gen` verb and the `model!` proc-macro are thin
 //! front ends over these two functions.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod comments;
 mod emit;
 mod names;

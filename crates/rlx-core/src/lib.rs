@@ -16,6 +16,8 @@
 //! No parser, no syn, no dependencies: see `rlx-sched` for the `.sched`
 //! front end.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod call;
 pub mod dtype;
 pub mod expr;

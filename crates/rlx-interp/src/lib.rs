@@ -6,6 +6,8 @@
 //! same `.sched` line, and [`Interpreter::run`] executes those calls
 //! (`rlx_runtime::exec`). There is no per-kind interpreter code.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod runner;
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 //! shape arithmetic, fuse activations and work in place, plan the arena ([`planner`]), write the weights and
 //! print the schedule. See `docs/onnx.md`.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod emit;
 pub mod error;
 mod graph;

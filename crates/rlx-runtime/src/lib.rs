@@ -7,6 +7,8 @@
 //! raw pointers into the arena or the weights, because in-place kernels
 //! must not hold a `&mut` and a `&` to the same bytes.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod arena;
 pub mod blas;
 pub mod kernels;

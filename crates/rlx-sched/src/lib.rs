@@ -9,6 +9,8 @@
 //!
 //! Model binaries never link this crate; it never depends on syn or quote.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod ast;
 pub mod diag;
 pub mod fields;

@@ -62,11 +62,16 @@ trait Act8 {
 unsafe fn map<A: Act8>(a: &A, src: *const f32, dst: *mut f32, len: usize) {
     let mut i = 0;
     while i + 8 <= len {
-        // Each 8-lane block is loaded before it is stored: exact aliasing is fine.
+        // SAFETY: `i + 8 <= len` keeps the 8 lanes inside both extents; `map` is
+        // only called from `avx2_act_f32`, whose caller guarantees AVX2 and FMA, as
+        // `a.v` requires; each block is loaded before it is stored, so an exact
+        // alias is fine.
         unsafe { _mm256_storeu_ps(dst.add(i), a.v(_mm256_loadu_ps(src.add(i)))) };
         i += 8;
     }
     while i < len {
+        // SAFETY: `i < len`, inside both caller-promised extents; element `i` is
+        // read before it is written.
         unsafe { *dst.add(i) = a.s(*src.add(i)) };
         i += 1;
     }
@@ -79,6 +84,8 @@ macro_rules! act8 {
             #[inline(always)]
             #[allow(unused_unsafe)]
             unsafe fn v(&self, $x: __m256) -> __m256 {
+                // SAFETY: the lane expression only uses AVX intrinsics on registers (no
+                // memory access), and the `Act8::v` contract guarantees AVX2 and FMA.
                 unsafe { $v }
             }
             #[inline(always)]
@@ -118,6 +125,8 @@ act8!(Not, |x| _mm256_and_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(x, _mm256_setzero_ps())
 /// `y = alpha * x + beta` (a multiply then an add, as `math`).
 #[inline(always)]
 unsafe fn hard_sigmoid8(x: __m256, alpha: __m256, beta: __m256) -> __m256 {
+    // SAFETY: register-only AVX intrinsics; only called from `Act8::v`
+    // implementations, whose contract guarantees AVX2 and FMA.
     unsafe {
         let y = _mm256_add_ps(_mm256_mul_ps(alpha, x), beta);
         let t = _mm256_min_ps(_mm256_set1_ps(1.0), y);
@@ -129,6 +138,8 @@ struct HardSwish;
 impl Act8 for HardSwish {
     #[inline(always)]
     unsafe fn v(&self, x: __m256) -> __m256 {
+        // SAFETY: register-only AVX intrinsics and `hard_sigmoid8`; the `Act8::v`
+        // contract guarantees AVX2 and FMA.
         unsafe {
             let hs = hard_sigmoid8(x, _mm256_set1_ps(1.0 / 6.0), _mm256_set1_ps(0.5));
             // -inf lanes give -0 (the limit), as `math::hard_swish`.
@@ -149,6 +160,8 @@ struct HardSigmoid {
 impl Act8 for HardSigmoid {
     #[inline(always)]
     unsafe fn v(&self, x: __m256) -> __m256 {
+        // SAFETY: `hard_sigmoid8` and `_mm256_set1_ps` need AVX, which the
+        // `Act8::v` contract guarantees.
         unsafe { hard_sigmoid8(x, _mm256_set1_ps(self.alpha), _mm256_set1_ps(self.beta)) }
     }
     #[inline(always)]
@@ -163,6 +176,8 @@ struct LeakyRelu {
 impl Act8 for LeakyRelu {
     #[inline(always)]
     unsafe fn v(&self, x: __m256) -> __m256 {
+        // SAFETY: register-only AVX intrinsics; the `Act8::v` contract guarantees
+        // AVX2 and FMA.
         unsafe {
             let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_setzero_ps());
             _mm256_blendv_ps(x, _mm256_mul_ps(_mm256_set1_ps(self.alpha), x), neg)
@@ -181,6 +196,8 @@ struct Clip {
 impl Act8 for Clip {
     #[inline(always)]
     unsafe fn v(&self, x: __m256) -> __m256 {
+        // SAFETY: register-only AVX intrinsics; the `Act8::v` contract guarantees
+        // AVX2 and FMA.
         unsafe {
             // x < min ? min : x  ==  min > x ? min : x; then t > max ? max : t.
             let t = _mm256_max_ps(_mm256_set1_ps(self.min), x);
@@ -201,6 +218,9 @@ impl Act8 for Clip {
 /// f32; `dst == src` or no overlap.
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn avx2_act_f32(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
+    // SAFETY: the caller guarantees AVX2 and FMA, and `len`-element extents
+    // with `dst == src` or no overlap: what `map` and `gelu_map` require
+    // (`scalar_act_f32` needs only the extents and aliasing).
     unsafe {
         match act {
             ActKind::Identity => map(&Identity, src, dst, len),
@@ -284,6 +304,8 @@ const EXP_P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579
 /// Horner evaluation of `c` (highest degree first) at `v`.
 #[inline(always)]
 unsafe fn horner<const N: usize>(c: &[f32; N], v: __m256) -> __m256 {
+    // SAFETY: register-only AVX and FMA intrinsics; `horner` is only called
+    // from `gelu8`, which requires AVX2 and FMA of its caller.
     unsafe {
         let mut p = _mm256_set1_ps(c[0]);
         for &k in &c[1..] {
@@ -316,12 +338,15 @@ unsafe fn gelu8(x: __m256) -> __m256 {
     let half = _mm256_set1_ps(0.5);
     let one = _mm256_set1_ps(1.0);
     let ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0), x);
+    // SAFETY: `horner` needs AVX2 and FMA, which this function's caller
+    // guarantees (and which are enabled here).
     let near = unsafe {
         let p = horner(&ERF_P, _mm256_mul_ps(x, x));
         _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_fmadd_ps(x, p, one))
     };
     let a = _mm256_min_ps(_mm256_max_ps(ax, _mm256_set1_ps(GELU_SPLIT)), _mm256_set1_ps(GELU_CLAMP));
     let s = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.75), a, one));
+    // SAFETY: as above, AVX2 and FMA for `horner`.
     let g = unsafe { horner(&GELU_G, _mm256_sub_ps(s, _mm256_set1_ps(GELU_V0))) };
     // -a^2 / 2 = hh + ll exactly (halving is exact at these magnitudes).
     let h = _mm256_mul_ps(a, a);
@@ -336,6 +361,7 @@ unsafe fn gelu8(x: __m256) -> __m256 {
     let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), hh);
     let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
     let r = _mm256_add_ps(r, ll);
+    // SAFETY: as above, AVX2 and FMA for `horner`.
     let pe = unsafe { horner(&EXP_P, r) };
     let e_r = _mm256_add_ps(_mm256_fmadd_ps(pe, _mm256_mul_ps(r, r), r), one);
     // 2^n = 2^n1 * 2^n2 with n1, n2 >= -82: both normal.
@@ -373,7 +399,9 @@ fn tail_mask(tail: usize) -> __m256i {
 unsafe fn gelu_map(src: *const f32, dst: *mut f32, len: usize) {
     let mut i = 0;
     while i + 8 <= len {
-        // Each block is loaded before it is stored: exact aliasing is fine.
+        // SAFETY: `i + 8 <= len` keeps the block inside both extents; AVX2 and FMA
+        // (for `gelu8`) are the caller's contract; each block is loaded before it
+        // is stored, so an exact alias is fine.
         unsafe { _mm256_storeu_ps(dst.add(i), gelu8(_mm256_loadu_ps(src.add(i)))) };
         i += 8;
     }

@@ -54,6 +54,8 @@ unsafe fn act_serial(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
         unsafe { avx2::avx2_act_f32(act, src, dst, len) };
         return;
     }
+    // SAFETY: the caller's extents and aliasing (`dst == src` or disjoint) are
+    // what `scalar_act_f32` requires.
     unsafe { scalar_act_f32(act, src, dst, len) }
 }
 
@@ -70,6 +72,8 @@ pub unsafe fn act_f32_slice_math(act: ActKind, src: *const f32, dst: *mut f32, l
         unsafe { avx2::avx2_act_f32(act, src, dst, len) };
         return;
     }
+    // SAFETY: the caller's extents and aliasing (`dst == src` or disjoint) are
+    // what `scalar_act_f32` requires.
     unsafe { scalar_act_f32(act, src, dst, len) }
 }
 
@@ -94,5 +98,7 @@ pub unsafe fn act_f32_slice(act: ActKind, src: *const f32, dst: *mut f32, len: u
 /// # Safety
 /// `data` is valid for reads and writes of `len` f32, aligned to 4 bytes.
 pub unsafe fn act_in_place_f32(act: ActKind, data: *mut f32, len: usize, par: bool) {
+    // SAFETY: `data` is readable and writable for `len` f32; passing it as both
+    // `src` and `dst` is the exact alias `act_f32_slice` allows.
     unsafe { act_f32_slice(act, data, data, len, par) }
 }

@@ -12,7 +12,8 @@ use rlx_core::ActKind;
 #[inline(always)]
 unsafe fn map(src: *const f32, dst: *mut f32, len: usize, f: impl Fn(f32) -> f32) {
     for i in 0..len {
-        // Element `i` is read before it is written, so an exact alias is fine.
+        // SAFETY: `i < len`, inside both caller-promised extents; element `i` is
+        // read before it is written, so an exact alias is fine.
         unsafe { *dst.add(i) = f(*src.add(i)) };
     }
 }
@@ -24,6 +25,8 @@ unsafe fn map(src: *const f32, dst: *mut f32, len: usize, f: impl Fn(f32) -> f32
 /// overlap.
 pub unsafe fn scalar_act_f32(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
     // One arm per kind, so each loop is compiled for its function.
+    // SAFETY: every arm calls `map` with this function's `src`, `dst` and
+    // `len`, whose contract (extents, `dst == src` or no overlap) is `map`'s.
     unsafe {
         match act {
             ActKind::Identity => map(src, dst, len, math::identity),

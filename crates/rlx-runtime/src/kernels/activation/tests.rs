@@ -417,6 +417,8 @@ fn dispatch_is_bit_exact(act: ActKind) -> bool {
 fn check_kernel_matches_scalar(act: ActKind, data: &[f32], par: bool) {
     let mut want = vec![0f32; data.len()];
     let mut got = vec![0f32; data.len()];
+    // SAFETY: `data`, `want` and `got` hold `data.len()` f32 and are distinct
+    // buffers.
     unsafe {
         scalar_act_f32(act, data.as_ptr(), want.as_mut_ptr(), data.len());
         act_f32_slice(act, data.as_ptr(), got.as_mut_ptr(), data.len(), par);
@@ -426,6 +428,7 @@ fn check_kernel_matches_scalar(act: ActKind, data: &[f32], par: bool) {
     }
     // In place gives the same.
     let mut inplace = data.to_vec();
+    // SAFETY: `inplace` holds `inplace.len()` f32.
     unsafe { act_in_place_f32(act, inplace.as_mut_ptr(), inplace.len(), par) };
     for (i, (g, w)) in inplace.iter().zip(&want).enumerate() {
         assert!(same(*g, *w), "{} in place at {i}: {g} vs scalar {w}", act.name());
@@ -437,11 +440,15 @@ fn check_kernel_matches_scalar(act: ActKind, data: &[f32], par: bool) {
 fn check_math_path_matches_scalar(act: ActKind, data: &[f32]) {
     let mut want = vec![0f32; data.len()];
     let mut got = vec![0f32; data.len()];
+    // SAFETY: `data`, `want` and `got` hold `data.len()` f32 and are distinct
+    // buffers.
     unsafe {
         scalar_act_f32(act, data.as_ptr(), want.as_mut_ptr(), data.len());
         act_f32_slice_math(act, data.as_ptr(), got.as_mut_ptr(), data.len());
     }
     let mut inplace = data.to_vec();
+    // SAFETY: `inplace` holds `inplace.len()` f32; source and destination are
+    // the exact alias the kernel allows.
     unsafe { act_f32_slice_math(act, inplace.as_ptr(), inplace.as_mut_ptr(), inplace.len()) };
     for (i, w) in want.iter().enumerate() {
         assert!(same(got[i], *w), "{} math path at {i} (x = {}): {} vs {w}", act.name(), data[i], got[i]);
@@ -481,6 +488,7 @@ fn the_scalar_kernel_applies_math_element_by_element() {
     let data = random_values(257, 99);
     for act in all_acts() {
         let mut out = vec![0f32; data.len()];
+        // SAFETY: `data` and `out` hold `data.len()` f32 and are distinct.
         unsafe { scalar_act_f32(act, data.as_ptr(), out.as_mut_ptr(), data.len()) };
         for (x, y) in data.iter().zip(&out) {
             assert!(same(*y, math::act_f32(act, *x)), "{}({x})", act.name());
@@ -493,6 +501,8 @@ fn parallel_runs_equal_serial_runs() {
     let data = random_values(100_003, 7);
     for act in [ActKind::Relu, ActKind::Gelu, ActKind::Clip { min: -1.0, max: 1.0 }] {
         let (mut serial, mut par) = (vec![0f32; data.len()], vec![0f32; data.len()]);
+        // SAFETY: `data`, `serial` and `par` hold `data.len()` f32 and are
+        // distinct buffers.
         unsafe {
             act_f32_slice(act, data.as_ptr(), serial.as_mut_ptr(), data.len(), false);
             act_f32_slice(act, data.as_ptr(), par.as_mut_ptr(), data.len(), true);
@@ -575,6 +585,7 @@ fn gelu_sweep() -> Vec<f32> {
 /// The dispatched GELU of `xs` (AVX2 on this CPU).
 fn gelu_kernel(xs: &[f32]) -> Vec<f32> {
     let mut out = vec![0f32; xs.len()];
+    // SAFETY: `xs` and `out` hold `xs.len()` f32 and are distinct.
     unsafe { act_f32_slice(ActKind::Gelu, xs.as_ptr(), out.as_mut_ptr(), xs.len(), false) };
     out
 }
@@ -663,8 +674,10 @@ fn avx2_gelu_does_not_depend_on_length_or_position() {
         let data = random_values(len, 1000 + k as u64);
         let got = gelu_kernel(&data);
         let mut inplace = data.clone();
+        // SAFETY: `inplace` holds `len` f32.
         unsafe { act_in_place_f32(ActKind::Gelu, inplace.as_mut_ptr(), len, false) };
         let mut par = vec![0f32; len];
+        // SAFETY: `data` and `par` hold `len` f32 and are distinct.
         unsafe { act_f32_slice(ActKind::Gelu, data.as_ptr(), par.as_mut_ptr(), len, true) };
         for i in 0..len {
             let alone = gelu_kernel(&data[i..i + 1])[0];

@@ -121,8 +121,9 @@ pub(super) unsafe fn run_unit(p: &Ptrs, s: &AttentionShape, sc: &AttentionScores
     }
 
     // 3. the mask.
-    // SAFETY (the mask reads): the caller guarantees the mask extent for
-    // the kinds that read it.
+    // SAFETY: `sm` is this unit's own score matrix; the caller guarantees the
+    // mask extent documented on `attention_f32` for the kinds that read it,
+    // which is what `apply_mask` requires.
     unsafe { apply_mask(sm, p.mask, s, sc, b, h) };
 
     // 4. softmax, row by row, in place.

@@ -16,6 +16,9 @@ use half::{bf16, f16};
 #[target_feature(enable = "avx2,f16c")]
 pub(super) unsafe fn avx2_f32_to_f16(src: *const f32, dst: *mut f16, n: usize) {
     let mut i = 0;
+    // SAFETY: the caller guarantees AVX2 and F16C (enabled for this function);
+    // every access is at `i..i + 8 <= n` or `i < n`, inside the caller's
+    // `n`-element extents; loads and stores are unaligned; no overlap.
     unsafe {
         while i + 8 <= n {
             let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(src.add(i)));
@@ -36,6 +39,8 @@ pub(super) unsafe fn avx2_f32_to_f16(src: *const f32, dst: *mut f16, n: usize) {
 #[target_feature(enable = "avx2,f16c")]
 pub(super) unsafe fn avx2_f16_to_f32(src: *const f16, dst: *mut f32, n: usize) {
     let mut i = 0;
+    // SAFETY: as in `avx2_f32_to_f16`: AVX2 and F16C guaranteed by the caller,
+    // every access below `n`, unaligned loads and stores, no overlap.
     unsafe {
         while i + 8 <= n {
             let h = _mm_loadu_si128(src.add(i).cast());
@@ -60,6 +65,9 @@ pub(super) unsafe fn avx2_f16_to_f32(src: *const f16, dst: *mut f32, n: usize) {
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn avx2_f32_to_bf16(src: *const f32, dst: *mut bf16, n: usize) {
     let mut i = 0;
+    // SAFETY: the caller guarantees AVX2 (enabled for this function); every
+    // access is at `i..i + 8 <= n` or `i < n`, inside the caller's `n`-element
+    // extents; loads and stores are unaligned; no overlap.
     unsafe {
         let abs_mask = _mm256_set1_epi32(0x7fff_ffff);
         let inf = _mm256_set1_epi32(0x7f80_0000);
@@ -94,6 +102,8 @@ pub(super) unsafe fn avx2_f32_to_bf16(src: *const f32, dst: *mut bf16, n: usize)
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn avx2_bf16_to_f32(src: *const bf16, dst: *mut f32, n: usize) {
     let mut i = 0;
+    // SAFETY: as in `avx2_f32_to_bf16`: AVX2 guaranteed by the caller, every
+    // access below `n`, unaligned loads and stores, no overlap.
     unsafe {
         let abs_mask = _mm256_set1_epi32(0x7fff_ffff);
         let inf = _mm256_set1_epi32(0x7f80_0000);

@@ -34,6 +34,10 @@ macro_rules! named_cast {
         /// `src` readable for `len` bytes and `dst` writable for `len`
         /// elements, aligned; no overlap (in place when `dst` is one byte).
         pub unsafe fn $name(src: *const u8, dst: *mut $d, len: usize) {
+            // SAFETY: the caller gives `len` readable bytes at `src`, which are `len`
+            // `Bool` (a `repr(transparent)` byte for which every value is valid), and
+            // `len` writable `$d` at `dst`; they overlap at most as the same-size exact
+            // alias `cast_slice` allows.
             unsafe { cast_slice(src.cast::<Bool>(), dst, len) }
         }
     };
@@ -45,6 +49,8 @@ macro_rules! named_cast {
         /// their types; no overlap, except `dst == src` when both element
         /// types have the same size (in place).
         pub unsafe fn $name(src: *const $s, dst: *mut $d, len: usize) {
+            // SAFETY: this entry's contract (extents, alignment, overlap only as an
+            // exact alias of same-size types) is exactly `cast_slice`'s.
             unsafe { cast_slice(src, dst, len) }
         }
     };
@@ -59,6 +65,9 @@ macro_rules! named_to_bool {
         /// `src` readable for `len` elements and `dst` writable for `len`
         /// bytes; no overlap.
         pub unsafe fn $name(src: *const $s, dst: *mut u8, len: usize) {
+            // SAFETY: `dst` is writable for `len` bytes, i.e. `len` `Bool` (a
+            // `repr(transparent)` `u8`, align 1); `src` is readable for `len` `$s`;
+            // they do not overlap, as `cast_slice` requires.
             unsafe { cast_slice::<$s, Bool>(src, dst.cast::<Bool>(), len) }
         }
     };
@@ -111,6 +120,8 @@ named_to_bool!(/// `CastF32ToBool`: `!= 0.0` (NaN is true).
 pub unsafe fn cast_f32_to_f16(src: *const f32, dst: *mut f16, len: usize) {
     #[cfg(target_arch = "x86_64")]
     if crate::kernels::elementwise::par::has_avx2_f16c() {
+        // SAFETY: AVX2 and F16C were just detected; extents and no overlap are the
+        // caller's contract (`# Safety` above).
         return unsafe { avx2::avx2_f32_to_f16(src, dst, len) };
     }
     #[cfg(target_arch = "aarch64")]
@@ -121,6 +132,8 @@ pub unsafe fn cast_f32_to_f16(src: *const f32, dst: *mut f16, len: usize) {
         d.convert_from_f32_slice(s);
     }
     #[cfg(not(target_arch = "aarch64"))]
+    // SAFETY: the caller's extents, alignment and no-overlap (`# Safety`
+    // above) are what `cast_slice` requires.
     unsafe {
         cast_slice(src, dst, len)
     }
@@ -133,6 +146,8 @@ pub unsafe fn cast_f32_to_f16(src: *const f32, dst: *mut f16, len: usize) {
 pub unsafe fn cast_f16_to_f32(src: *const f16, dst: *mut f32, len: usize) {
     #[cfg(target_arch = "x86_64")]
     if crate::kernels::elementwise::par::has_avx2_f16c() {
+        // SAFETY: AVX2 and F16C were just detected; extents and no overlap are the
+        // caller's contract (as `cast_f32_to_f16`).
         return unsafe { avx2::avx2_f16_to_f32(src, dst, len) };
     }
     #[cfg(target_arch = "aarch64")]
@@ -143,6 +158,8 @@ pub unsafe fn cast_f16_to_f32(src: *const f16, dst: *mut f32, len: usize) {
         s.convert_to_f32_slice(d);
     }
     #[cfg(not(target_arch = "aarch64"))]
+    // SAFETY: the caller's extents, alignment and no-overlap (as
+    // `cast_f32_to_f16`) are what `cast_slice` requires.
     unsafe {
         cast_slice(src, dst, len)
     }
@@ -155,13 +172,19 @@ pub unsafe fn cast_f16_to_f32(src: *const f16, dst: *mut f32, len: usize) {
 pub unsafe fn cast_f32_to_bf16(src: *const f32, dst: *mut bf16, len: usize) {
     #[cfg(target_arch = "x86_64")]
     if crate::kernels::elementwise::par::has_avx2_fma() {
+        // SAFETY: AVX2 was just detected (with FMA, which this kernel does not
+        // need); extents and no overlap are the caller's contract.
         return unsafe { avx2::avx2_f32_to_bf16(src, dst, len) };
     }
     #[cfg(target_arch = "aarch64")]
+    // SAFETY: `neon_f32_to_bf16` needs only the caller's extents and no
+    // overlap (NEON is baseline on aarch64).
     unsafe {
         neon::neon_f32_to_bf16(src, dst, len)
     }
     #[cfg(not(target_arch = "aarch64"))]
+    // SAFETY: the caller's extents, alignment and no-overlap are what
+    // `cast_slice` requires.
     unsafe {
         cast_slice(src, dst, len)
     }
@@ -174,13 +197,19 @@ pub unsafe fn cast_f32_to_bf16(src: *const f32, dst: *mut bf16, len: usize) {
 pub unsafe fn cast_bf16_to_f32(src: *const bf16, dst: *mut f32, len: usize) {
     #[cfg(target_arch = "x86_64")]
     if crate::kernels::elementwise::par::has_avx2_fma() {
+        // SAFETY: AVX2 was just detected (with FMA, which this kernel does not
+        // need); extents and no overlap are the caller's contract.
         return unsafe { avx2::avx2_bf16_to_f32(src, dst, len) };
     }
     #[cfg(target_arch = "aarch64")]
+    // SAFETY: `neon_bf16_to_f32` needs only the caller's extents and no
+    // overlap (NEON is baseline on aarch64).
     unsafe {
         neon::neon_bf16_to_f32(src, dst, len)
     }
     #[cfg(not(target_arch = "aarch64"))]
+    // SAFETY: the caller's extents, alignment and no-overlap are what
+    // `cast_slice` requires.
     unsafe {
         cast_slice(src, dst, len)
     }
@@ -245,6 +274,9 @@ macro_rules! with_dtype {
 /// `dst == src` when both types have the same size.
 #[cfg(test)]
 pub(crate) unsafe fn cast_generic(src_dtype: DType, dst_dtype: DType, src: *const u8, dst: *mut u8, len: usize) {
+    // SAFETY: each arm passes the caller's pointers, cast to the element types
+    // `src_dtype` / `dst_dtype` name, and `len` to an entry whose contract is
+    // this one's (extents, alignment, overlap only as a same-size exact alias).
     unsafe {
         match (src_dtype, dst_dtype) {
             (DType::F32, DType::F16) => cast_f32_to_f16(src.cast(), dst.cast(), len),

@@ -13,6 +13,8 @@ use half::bf16;
 /// `src` readable and `dst` writable for `n` elements; no overlap.
 pub(super) unsafe fn neon_f32_to_bf16(src: *const f32, dst: *mut bf16, n: usize) {
     let mut i = 0;
+    // SAFETY: NEON is baseline on aarch64; every access is at `i..i + 4 <= n`
+    // or `i < n`, inside the caller's `n`-element extents; no overlap.
     unsafe {
         let abs_mask = vdupq_n_u32(0x7fff_ffff);
         let inf = vdupq_n_u32(0x7f80_0000);
@@ -42,6 +44,8 @@ pub(super) unsafe fn neon_f32_to_bf16(src: *const f32, dst: *mut bf16, n: usize)
 /// As [`neon_f32_to_bf16`].
 pub(super) unsafe fn neon_bf16_to_f32(src: *const bf16, dst: *mut f32, n: usize) {
     let mut i = 0;
+    // SAFETY: as in `neon_f32_to_bf16`: NEON is baseline, every access is
+    // below `n`, no overlap.
     unsafe {
         let abs_mask = vdupq_n_u32(0x7fff_ffff);
         let inf = vdupq_n_u32(0x7f80_0000);

@@ -162,6 +162,8 @@ from_bool!(
 #[inline]
 pub unsafe fn cast_slice<S: CastTo<D>, D>(src: *const S, dst: *mut D, len: usize) {
     for i in 0..len {
+        // SAFETY: `i < len`, inside both caller-promised extents; an exact in-place
+        // alias (same-size types) reads element `i` before writing it.
         unsafe { *dst.add(i) = (*src.add(i)).cast() };
     }
 }

@@ -9,6 +9,8 @@ const LENGTHS: [usize; 12] = [0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 4097];
 
 fn run<S: Copy, D: Copy + Default>(f: unsafe fn(*const S, *mut D, usize), src: &[S]) -> Vec<D> {
     let mut out = vec![D::default(); src.len()];
+    // SAFETY: every `f` passed is a cast entry; `src` and `out` hold
+    // `src.len()` elements and are distinct.
     unsafe { f(src.as_ptr(), out.as_mut_ptr(), src.len()) };
     out
 }
@@ -314,10 +316,15 @@ fn cast_generic_follows_the_rules_for_every_pair() {
         for dst_dt in DType::ALL {
             // u64 storage keeps every element aligned.
             let mut s64 = vec![0u64; src.len().div_ceil(8)];
+            // SAFETY: `s64` holds at least `src.len()` bytes; `sbytes` is its only
+            // live view.
             let sbytes: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(s64.as_mut_ptr().cast(), src.len()) };
             sbytes.copy_from_slice(&src);
             let mut d64 = vec![0u64; (len * dst_dt.size()).div_ceil(8)];
+            // SAFETY: `s64` holds `len` `src_dt` elements and `d64` room for `len`
+            // `dst_dt` ones, both 8-byte aligned and distinct.
             unsafe { cast_generic(src_dt, dst_dt, s64.as_ptr().cast(), d64.as_mut_ptr().cast(), len) };
+            // SAFETY: `d64` holds at least `len * dst_dt.size()` bytes, now written.
             let dbytes: &[u8] = unsafe { std::slice::from_raw_parts(d64.as_ptr().cast(), len * dst_dt.size()) };
             for i in 0..len {
                 let v = decode(src_dt, &src[i * src_dt.size()..(i + 1) * src_dt.size()]);
@@ -336,25 +343,32 @@ fn cast_generic_follows_the_rules_for_every_pair() {
 fn same_size_casts_work_in_place() {
     let x = [1.9f32, -2.5, f32::NAN, 3e9, -0.0];
     let mut buf = x;
+    // SAFETY: `buf` holds `buf.len()` 4-byte elements, cast in place (same
+    // size, exact alias).
     unsafe { cast_f32_to_i32(buf.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
     let ints: Vec<i32> = buf.iter().map(|f| f.to_bits() as i32).collect();
     assert_eq!(ints, [1, -2, 0, i32::MAX, 0]);
     let mut ibuf = [7i32, -16_777_217, 0];
+    // SAFETY: `ibuf` holds 3 4-byte elements, cast in place (same size).
     unsafe { cast_i32_to_f32(ibuf.as_ptr(), ibuf.as_mut_ptr().cast(), 3) };
     assert_eq!(ibuf.map(|i| f32::from_bits(i as u32)), [7.0, -16_777_216.0, 0.0]);
     // f64 <-> i64 and f16 <-> bf16 through cast_generic.
     let mut d = [2.75f64, -1e30];
+    // SAFETY: `d` holds 2 8-byte elements, cast in place (same size).
     unsafe { cast_generic(DType::F64, DType::I64, d.as_ptr().cast(), d.as_mut_ptr().cast(), 2) };
     assert_eq!(d.map(|f| f.to_bits() as i64), [2, i64::MIN]);
     let mut h = [f16::from_f32(1.0 / 3.0), f16::from_f32(-70.0)];
+    // SAFETY: `h` holds 2 2-byte elements, cast in place (same size).
     unsafe { cast_generic(DType::F16, DType::Bf16, h.as_ptr().cast(), h.as_mut_ptr().cast(), 2) };
     assert_eq!(
         h.map(|v| bf16::from_bits(v.to_bits())),
         [bf16::from_f32(f16::from_f32(1.0 / 3.0).to_f32()), bf16::from_f32(-70.0)]
     );
     let mut bytes = [0u8, 200, 1, 128];
+    // SAFETY: `bytes` holds 4 one-byte elements, cast in place (same size).
     unsafe { cast_generic(DType::U8, DType::I8, bytes.as_ptr(), bytes.as_mut_ptr(), 4) };
     assert_eq!(bytes.map(|b| b as i8), [0, -56, 1, -128]);
+    // SAFETY: as above: 4 one-byte elements in place.
     unsafe { cast_generic(DType::I8, DType::Bool, bytes.as_ptr(), bytes.as_mut_ptr(), 4) };
     assert_eq!(bytes, [0, 1, 1, 1]);
 }
@@ -364,6 +378,7 @@ fn named_entries_agree_with_cast_generic() {
     let f: Vec<f32> = f32_patterns(5000);
     let mut a = vec![0i64; f.len()];
     let mut b = vec![0i64; f.len()];
+    // SAFETY: `f`, `a` and `b` hold `f.len()` elements and are distinct.
     unsafe {
         cast_f32_to_i64(f.as_ptr(), a.as_mut_ptr(), f.len());
         cast_generic(DType::F32, DType::I64, f.as_ptr().cast(), b.as_mut_ptr().cast(), f.len());

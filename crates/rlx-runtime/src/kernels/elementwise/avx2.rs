@@ -16,6 +16,8 @@ use super::ops::BinOp;
 /// AVX available; `p + j .. p + j + 8` readable.
 #[inline(always)]
 unsafe fn load(p: *const f32, j: usize) -> __m256 {
+    // SAFETY: the caller guarantees AVX and that the 8 f32 at `p + j` are
+    // readable; `loadu` has no alignment requirement.
     unsafe { _mm256_loadu_ps(p.add(j)) }
 }
 
@@ -27,6 +29,10 @@ unsafe fn load(p: *const f32, j: usize) -> __m256 {
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn avx2_same_f32<O: BinOp>(l: *const f32, r: *const f32, o: *mut f32, n: usize) {
     let mut j = 0;
+    // SAFETY: the caller guarantees AVX2 and FMA (as `load` and `O::avx2`
+    // need); every access is at `j..j + 32 <= n`, `j..j + 8 <= n` or `j < n`,
+    // inside the caller's `n`-element extents; a block's loads precede its
+    // stores, so `o` may exactly alias an input.
     unsafe {
         while j + 32 <= n {
             // All loads before the stores: `o` may alias `l` or `r`.
@@ -58,6 +64,8 @@ pub(super) unsafe fn avx2_same_f32<O: BinOp>(l: *const f32, r: *const f32, o: *m
 pub(super) unsafe fn avx2_scalar_lhs_f32<O: BinOp>(a: f32, r: *const f32, o: *mut f32, n: usize) {
     let av = _mm256_set1_ps(a);
     let mut j = 0;
+    // SAFETY: as in `avx2_same_f32`: AVX2 and FMA from the caller, every access
+    // below `n`, and each block of `r` loaded before `o` is stored.
     unsafe {
         while j + 32 <= n {
             let (b0, b1, b2, b3) = (load(r, j), load(r, j + 8), load(r, j + 16), load(r, j + 24));
@@ -87,6 +95,8 @@ pub(super) unsafe fn avx2_scalar_lhs_f32<O: BinOp>(a: f32, r: *const f32, o: *mu
 pub(super) unsafe fn avx2_scalar_rhs_f32<O: BinOp>(l: *const f32, b: f32, o: *mut f32, n: usize) {
     let bv = _mm256_set1_ps(b);
     let mut j = 0;
+    // SAFETY: as in `avx2_same_f32`: AVX2 and FMA from the caller, every access
+    // below `n`, and each block of `l` loaded before `o` is stored.
     unsafe {
         while j + 32 <= n {
             let (a0, a1, a2, a3) = (load(l, j), load(l, j + 8), load(l, j + 16), load(l, j + 24));
@@ -116,6 +126,9 @@ pub(super) unsafe fn avx2_scalar_rhs_f32<O: BinOp>(l: *const f32, b: f32, o: *mu
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn avx2_fma_f32(a: *const f32, b: *const f32, c: *const f32, d: *mut f32, n: usize) {
     let mut j = 0;
+    // SAFETY: the caller guarantees AVX2 and FMA; every access is at
+    // `j..j + 8 <= n` or `j < n`, inside the `n`-element extents; the inputs of
+    // a block are loaded before `d` is stored, so an exact alias is fine.
     unsafe {
         while j + 8 <= n {
             let v = _mm256_fmadd_ps(_mm256_loadu_ps(a.add(j)), _mm256_loadu_ps(b.add(j)), _mm256_loadu_ps(c.add(j)));
@@ -136,6 +149,9 @@ pub(super) unsafe fn avx2_fma_f32(a: *const f32, b: *const f32, c: *const f32, d
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn avx2_fma_f64(a: *const f64, b: *const f64, c: *const f64, d: *mut f64, n: usize) {
     let mut j = 0;
+    // SAFETY: the caller guarantees AVX2 and FMA; every access is at
+    // `j..j + 4 <= n` or `j < n`, inside the `n`-element extents; the inputs of
+    // a block are loaded before `d` is stored, so an exact alias is fine.
     unsafe {
         while j + 4 <= n {
             let v = _mm256_fmadd_pd(_mm256_loadu_pd(a.add(j)), _mm256_loadu_pd(b.add(j)), _mm256_loadu_pd(c.add(j)));

@@ -31,8 +31,11 @@ impl<O: BinOp> Kernel2 for BinF32<O> {
         }
         #[cfg(target_arch = "aarch64")]
         if O::NEON {
+            // SAFETY: NEON is baseline on aarch64; extents and aliasing are the
+            // caller's (`Kernel2::same`'s contract).
             return unsafe { super::neon::neon_same_f32::<O>(l, r, o, n) };
         }
+        // SAFETY: this method's contract is `scalar::same`'s, forwarded unchanged.
         unsafe { super::scalar::same(l, r, o, n, O::f32) }
     }
 
@@ -40,12 +43,18 @@ impl<O: BinOp> Kernel2 for BinF32<O> {
     unsafe fn scalar_lhs(a: f32, r: *const f32, o: *mut f32, n: usize) {
         #[cfg(target_arch = "x86_64")]
         if O::AVX2 && super::par::has_avx2_fma() {
+            // SAFETY: AVX2 and FMA were just detected; extents and aliasing are the
+            // caller's (`Kernel2::scalar_lhs`'s contract).
             return unsafe { super::avx2::avx2_scalar_lhs_f32::<O>(a, r, o, n) };
         }
         #[cfg(target_arch = "aarch64")]
         if O::NEON {
+            // SAFETY: NEON is baseline on aarch64; extents and aliasing are the
+            // caller's (`Kernel2::scalar_lhs`'s contract).
             return unsafe { super::neon::neon_scalar_lhs_f32::<O>(a, r, o, n) };
         }
+        // SAFETY: this method's contract is `scalar::scalar_lhs`'s, forwarded
+        // unchanged.
         unsafe { super::scalar::scalar_lhs(a, r, o, n, O::f32) }
     }
 
@@ -53,12 +62,18 @@ impl<O: BinOp> Kernel2 for BinF32<O> {
     unsafe fn scalar_rhs(l: *const f32, b: f32, o: *mut f32, n: usize) {
         #[cfg(target_arch = "x86_64")]
         if O::AVX2 && super::par::has_avx2_fma() {
+            // SAFETY: AVX2 and FMA were just detected; extents and aliasing are the
+            // caller's (`Kernel2::scalar_rhs`'s contract).
             return unsafe { super::avx2::avx2_scalar_rhs_f32::<O>(l, b, o, n) };
         }
         #[cfg(target_arch = "aarch64")]
         if O::NEON {
+            // SAFETY: NEON is baseline on aarch64; extents and aliasing are the
+            // caller's (`Kernel2::scalar_rhs`'s contract).
             return unsafe { super::neon::neon_scalar_rhs_f32::<O>(l, b, o, n) };
         }
+        // SAFETY: this method's contract is `scalar::scalar_rhs`'s, forwarded
+        // unchanged.
         unsafe { super::scalar::scalar_rhs(l, b, o, n, O::f32) }
     }
 }
@@ -88,6 +103,7 @@ macro_rules! binary_entries {
         /// `l`, `r` readable and `o` writable for `len` elements; `o` equals
         /// an input (same offset) or overlaps neither.
         pub unsafe fn $same<O: BinOp>(l: *const $t, r: *const $t, o: *mut $t, len: usize, par: bool) {
+            // SAFETY: this entry's contract (`# Safety` above) is `paths::same`'s.
             unsafe { paths::same::<$k<O>>(l, r, o, len, par) }
         }
 
@@ -97,6 +113,7 @@ macro_rules! binary_entries {
         /// `l` readable for 1 element, `r` readable and `o` writable for
         /// `len`; `o == r` or no overlap; `l` does not overlap `o`.
         pub unsafe fn $slhs<O: BinOp>(l: *const $t, r: *const $t, o: *mut $t, len: usize, par: bool) {
+            // SAFETY: this entry's contract is `paths::scalar_lhs`'s.
             unsafe { paths::scalar_lhs::<$k<O>>(l, r, o, len, par) }
         }
 
@@ -106,6 +123,8 @@ macro_rules! binary_entries {
         /// `l` readable and `o` writable for `len`, `r` readable for 1
         /// element; `o == l` or no overlap; `r` does not overlap `o`.
         pub unsafe fn $srhs<O: BinOp>(l: *const $t, r: *const $t, o: *mut $t, len: usize, par: bool) {
+            // SAFETY: this entry's contract is `paths::scalar_rhs`'s with the roles
+            // of `l` and `r` as stated there.
             unsafe { paths::scalar_rhs::<$k<O>>(l, r, o, len, par) }
         }
 
@@ -115,6 +134,8 @@ macro_rules! binary_entries {
         /// `l` readable and `o` writable for `len`, `r` readable for
         /// `min(row, len)`; `o == l` or no overlap; `r` does not overlap `o`.
         pub unsafe fn $rrhs<O: BinOp>(l: *const $t, r: *const $t, o: *mut $t, len: usize, row: usize, par: bool) {
+            // SAFETY: `paths::row` with `Side::Rhs` needs `l` and `o` for `len`, `r`
+            // for `min(row, len)` and `o == l` or no overlap: this entry's contract.
             unsafe { paths::row::<$k<O>>(Side::Rhs, l, r, o, len, row, par) }
         }
 
@@ -123,6 +144,8 @@ macro_rules! binary_entries {
         /// # Safety
         /// As the `RowRhs` entry with the operands' roles swapped.
         pub unsafe fn $rlhs<O: BinOp>(l: *const $t, r: *const $t, o: *mut $t, len: usize, row: usize, par: bool) {
+            // SAFETY: `paths::row` with `Side::Lhs` needs `r` and `o` for `len`, `l`
+            // for `min(row, len)` and `o == r` or no overlap: this entry's contract.
             unsafe { paths::row::<$k<O>>(Side::Lhs, l, r, o, len, row, par) }
         }
 
@@ -132,6 +155,8 @@ macro_rules! binary_entries {
         /// `l` readable and `o` writable for `len`, `r` readable for
         /// `ceil(len / row)`; `o == l` or no overlap; `r` does not overlap `o`.
         pub unsafe fn $crhs<O: BinOp>(l: *const $t, r: *const $t, o: *mut $t, len: usize, row: usize, par: bool) {
+            // SAFETY: `paths::col` with `Side::Rhs` needs `l` and `o` for `len`, `r`
+            // for `ceil(len / row)` and `o == l` or no overlap: this entry's contract.
             unsafe { paths::col::<$k<O>>(Side::Rhs, l, r, o, len, row, par) }
         }
 
@@ -140,6 +165,8 @@ macro_rules! binary_entries {
         /// # Safety
         /// As the `ColRhs` entry with the operands' roles swapped.
         pub unsafe fn $clhs<O: BinOp>(l: *const $t, r: *const $t, o: *mut $t, len: usize, row: usize, par: bool) {
+            // SAFETY: `paths::col` with `Side::Lhs` needs `r` and `o` for `len`, `l`
+            // for `ceil(len / row)` and `o == r` or no overlap: this entry's contract.
             unsafe { paths::col::<$k<O>>(Side::Lhs, l, r, o, len, row, par) }
         }
 
@@ -158,6 +185,7 @@ macro_rules! binary_entries {
             rhs_len: usize,
             par: bool,
         ) {
+            // SAFETY: this entry's contract is `paths::modular`'s.
             unsafe { paths::modular::<$k<O>>(l, r, o, len, lhs_len, rhs_len, par) }
         }
 
@@ -179,6 +207,7 @@ macro_rules! binary_entries {
             rhs_strides: &[usize],
             par: bool,
         ) {
+            // SAFETY: this entry's contract is `paths::strided`'s.
             unsafe { paths::strided::<$k<O>>(l, r, o, len, out_dims, lhs_strides, rhs_strides, par) }
         }
 
@@ -197,6 +226,8 @@ macro_rules! binary_entries {
             len: usize,
             par: bool,
         ) {
+            // SAFETY: the caller guarantees the contract of `path`'s entry, which is
+            // what `paths::run_path` requires.
             unsafe { paths::run_path::<$k<O>>(path, l, r, o, len, par) }
         }
     };

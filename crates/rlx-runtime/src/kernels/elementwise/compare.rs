@@ -60,6 +60,8 @@ impl<C: Cmp, T: CmpElem, D: CmpDst> Kernel2 for CmpKernel<C, T, D> {
 /// `l`, `r` readable and `o` writable for `len` elements; `o` equals an
 /// input of the same element size (same offset) or overlaps neither.
 pub unsafe fn compare_same<C: Cmp, T: CmpElem, D: CmpDst>(l: *const T, r: *const T, o: *mut D, len: usize, par: bool) {
+    // SAFETY: this entry's contract is `paths::same`'s; an aliased input has
+    // the output's element size, so the alias is exact.
     unsafe { paths::same::<CmpKernel<C, T, D>>(l, r, o, len, par) }
 }
 
@@ -75,6 +77,8 @@ pub unsafe fn compare_scalar_lhs<C: Cmp, T: CmpElem, D: CmpDst>(
     len: usize,
     par: bool,
 ) {
+    // SAFETY: this entry's contract is `paths::scalar_lhs`'s; `o` aliases `r`
+    // only with equal element sizes, so the alias is exact.
     unsafe { paths::scalar_lhs::<CmpKernel<C, T, D>>(l, r, o, len, par) }
 }
 
@@ -89,6 +93,8 @@ pub unsafe fn compare_scalar_rhs<C: Cmp, T: CmpElem, D: CmpDst>(
     len: usize,
     par: bool,
 ) {
+    // SAFETY: this entry's contract is `paths::scalar_rhs`'s (roles swapped as
+    // documented); an alias of `l` is exact.
     unsafe { paths::scalar_rhs::<CmpKernel<C, T, D>>(l, r, o, len, par) }
 }
 
@@ -105,6 +111,8 @@ pub unsafe fn compare_row_rhs<C: Cmp, T: CmpElem, D: CmpDst>(
     row: usize,
     par: bool,
 ) {
+    // SAFETY: this entry's contract is `paths::row`'s for `Side::Rhs`; `o`
+    // aliases `l` only with equal element sizes, so the alias is exact.
     unsafe { paths::row::<CmpKernel<C, T, D>>(Side::Rhs, l, r, o, len, row, par) }
 }
 
@@ -120,6 +128,8 @@ pub unsafe fn compare_row_lhs<C: Cmp, T: CmpElem, D: CmpDst>(
     row: usize,
     par: bool,
 ) {
+    // SAFETY: this entry's contract is `paths::row`'s for `Side::Lhs`; `o`
+    // aliases `r` only with equal element sizes, so the alias is exact.
     unsafe { paths::row::<CmpKernel<C, T, D>>(Side::Lhs, l, r, o, len, row, par) }
 }
 
@@ -136,6 +146,8 @@ pub unsafe fn compare_col_rhs<C: Cmp, T: CmpElem, D: CmpDst>(
     row: usize,
     par: bool,
 ) {
+    // SAFETY: this entry's contract is `paths::col`'s for `Side::Rhs`; `o`
+    // aliases `l` only with equal element sizes, so the alias is exact.
     unsafe { paths::col::<CmpKernel<C, T, D>>(Side::Rhs, l, r, o, len, row, par) }
 }
 
@@ -151,6 +163,8 @@ pub unsafe fn compare_col_lhs<C: Cmp, T: CmpElem, D: CmpDst>(
     row: usize,
     par: bool,
 ) {
+    // SAFETY: this entry's contract is `paths::col`'s for `Side::Lhs`; `o`
+    // aliases `r` only with equal element sizes, so the alias is exact.
     unsafe { paths::col::<CmpKernel<C, T, D>>(Side::Lhs, l, r, o, len, row, par) }
 }
 
@@ -169,6 +183,8 @@ pub unsafe fn compare_modular<C: Cmp, T: CmpElem, D: CmpDst>(
     rhs_len: usize,
     par: bool,
 ) {
+    // SAFETY: this entry's contract is `paths::modular`'s; an aliased input
+    // has the output's element size.
     unsafe { paths::modular::<CmpKernel<C, T, D>>(l, r, o, len, lhs_len, rhs_len, par) }
 }
 
@@ -189,6 +205,8 @@ pub unsafe fn compare_strided<C: Cmp, T: CmpElem, D: CmpDst>(
     rhs_strides: &[usize],
     par: bool,
 ) {
+    // SAFETY: this entry's contract is `paths::strided`'s; an aliased input
+    // has the output's element size.
     unsafe { paths::strided::<CmpKernel<C, T, D>>(l, r, o, len, out_dims, lhs_strides, rhs_strides, par) }
 }
 
@@ -206,5 +224,7 @@ pub(crate) unsafe fn compare_path<C: Cmp, T: CmpElem, D: CmpDst>(
     len: usize,
     par: bool,
 ) {
+    // SAFETY: the caller guarantees the contract of `path`'s entry, which is
+    // what `paths::run_path` requires.
     unsafe { paths::run_path::<CmpKernel<C, T, D>>(path, l, r, o, len, par) }
 }

@@ -30,6 +30,8 @@ impl MulAdd for f64 {
 /// overlaps none.
 pub(crate) unsafe fn scalar_fma<T: MulAdd>(a: *const T, b: *const T, c: *const T, d: *mut T, n: usize) {
     for j in 0..n {
+        // SAFETY: `j < n`, inside the caller's extents; all inputs at `j` are read
+        // before `d[j]` is written, so an exact alias is fine.
         unsafe { *d.add(j) = (*a.add(j)).mul_add(*b.add(j), *c.add(j)) };
     }
 }
@@ -41,13 +43,19 @@ pub(crate) unsafe fn scalar_fma<T: MulAdd>(a: *const T, b: *const T, c: *const T
 unsafe fn fma_f32_serial(a: *const f32, b: *const f32, c: *const f32, d: *mut f32, n: usize) {
     #[cfg(target_arch = "x86_64")]
     if super::par::has_avx2_fma() {
+        // SAFETY: AVX2 and FMA were just detected; extents and aliasing are the
+        // caller's contract (as `fma_f32`).
         return unsafe { super::avx2::avx2_fma_f32(a, b, c, d, n) };
     }
     #[cfg(target_arch = "aarch64")]
+    // SAFETY: NEON is baseline on aarch64; extents and aliasing are the
+    // caller's contract (as `fma_f32`).
     unsafe {
         super::neon::neon_fma_f32(a, b, c, d, n)
     }
     #[cfg(not(target_arch = "aarch64"))]
+    // SAFETY: extents and aliasing are the caller's contract, which is
+    // `scalar_fma`'s.
     unsafe {
         scalar_fma(a, b, c, d, n)
     }
@@ -60,8 +68,12 @@ unsafe fn fma_f32_serial(a: *const f32, b: *const f32, c: *const f32, d: *mut f3
 unsafe fn fma_f64_serial(a: *const f64, b: *const f64, c: *const f64, d: *mut f64, n: usize) {
     #[cfg(target_arch = "x86_64")]
     if super::par::has_avx2_fma() {
+        // SAFETY: AVX2 and FMA were just detected; extents and aliasing are the
+        // caller's contract (as `fma_f64`).
         return unsafe { super::avx2::avx2_fma_f64(a, b, c, d, n) };
     }
+    // SAFETY: extents and aliasing are the caller's contract, which is
+    // `scalar_fma`'s.
     unsafe { scalar_fma(a, b, c, d, n) }
 }
 
@@ -72,6 +84,9 @@ unsafe fn fma_f64_serial(a: *const f64, b: *const f64, c: *const f64, d: *mut f6
 /// of the inputs (same offset) or overlaps none.
 pub unsafe fn fma_f32(a: *const f32, b: *const f32, c: *const f32, d: *mut f32, len: usize, par: bool) {
     let (a, b, c, d) = (SyncPtr::new_const(a), SyncPtr::new_const(b), SyncPtr::new_const(c), SyncPtr(d));
+    // SAFETY: each chunk `s..s + n` lies in `0..len`, inside every operand's
+    // extent; chunks write disjoint ranges of `d`, and an exact alias stays
+    // exact at the same offset.
     split(len, par, &|s, n| unsafe {
         fma_f32_serial(a.get().add(s), b.get().add(s), c.get().add(s), d.get().add(s), n)
     });
@@ -83,6 +98,9 @@ pub unsafe fn fma_f32(a: *const f32, b: *const f32, c: *const f32, d: *mut f32, 
 /// As [`fma_f32`] with f64 elements.
 pub unsafe fn fma_f64(a: *const f64, b: *const f64, c: *const f64, d: *mut f64, len: usize, par: bool) {
     let (a, b, c, d) = (SyncPtr::new_const(a), SyncPtr::new_const(b), SyncPtr::new_const(c), SyncPtr(d));
+    // SAFETY: each chunk `s..s + n` lies in `0..len`, inside every operand's
+    // extent; chunks write disjoint ranges of `d`, and an exact alias stays
+    // exact at the same offset.
     split(len, par, &|s, n| unsafe {
         fma_f64_serial(a.get().add(s), b.get().add(s), c.get().add(s), d.get().add(s), n)
     });

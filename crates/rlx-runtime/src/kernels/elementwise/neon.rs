@@ -14,6 +14,9 @@ use super::ops::BinOp;
 /// overlaps neither.
 pub(super) unsafe fn neon_same_f32<O: BinOp>(l: *const f32, r: *const f32, o: *mut f32, n: usize) {
     let mut j = 0;
+    // SAFETY: NEON is baseline on aarch64; every access is at `j..j + 4 <= n`
+    // or `j < n`, inside the caller's `n`-element extents; a block's loads
+    // precede its store, so `o` may exactly alias an input.
     unsafe {
         while j + 4 <= n {
             vst1q_f32(o.add(j), O::neon(vld1q_f32(l.add(j)), vld1q_f32(r.add(j))));
@@ -32,6 +35,8 @@ pub(super) unsafe fn neon_same_f32<O: BinOp>(l: *const f32, r: *const f32, o: *m
 /// `r` readable and `o` writable for `n` f32; `o == r` or no overlap.
 pub(super) unsafe fn neon_scalar_lhs_f32<O: BinOp>(a: f32, r: *const f32, o: *mut f32, n: usize) {
     let mut j = 0;
+    // SAFETY: as in `neon_same_f32`: every access below `n`, each block of `r`
+    // loaded before `o` is stored.
     unsafe {
         let av = vdupq_n_f32(a);
         while j + 4 <= n {
@@ -51,6 +56,8 @@ pub(super) unsafe fn neon_scalar_lhs_f32<O: BinOp>(a: f32, r: *const f32, o: *mu
 /// `l` readable and `o` writable for `n` f32; `o == l` or no overlap.
 pub(super) unsafe fn neon_scalar_rhs_f32<O: BinOp>(l: *const f32, b: f32, o: *mut f32, n: usize) {
     let mut j = 0;
+    // SAFETY: as in `neon_same_f32`: every access below `n`, each block of `l`
+    // loaded before `o` is stored.
     unsafe {
         let bv = vdupq_n_f32(b);
         while j + 4 <= n {
@@ -72,6 +79,9 @@ pub(super) unsafe fn neon_scalar_rhs_f32<O: BinOp>(l: *const f32, b: f32, o: *mu
 /// overlaps none.
 pub(super) unsafe fn neon_fma_f32(a: *const f32, b: *const f32, c: *const f32, d: *mut f32, n: usize) {
     let mut j = 0;
+    // SAFETY: NEON is baseline on aarch64; every access is at `j..j + 4 <= n`
+    // or `j < n`, inside the `n`-element extents; the inputs of a block are
+    // loaded before `d` is stored, so an exact alias is fine.
     unsafe {
         while j + 4 <= n {
             // vfmaq_f32(c, a, b) = c + a * b, rounded once.

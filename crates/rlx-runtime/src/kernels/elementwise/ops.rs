@@ -37,6 +37,8 @@ pub trait BinOp: Copy + Send + Sync + 'static {
     #[inline(always)]
     unsafe fn avx2(a: __m256, b: __m256) -> __m256 {
         let (mut x, mut y) = ([0f32; 8], [0f32; 8]);
+        // SAFETY: `x` and `y` are 8-f32 stack arrays (unaligned stores); the
+        // caller runs with AVX2 (this method's contract).
         unsafe {
             _mm256_storeu_ps(x.as_mut_ptr(), a);
             _mm256_storeu_ps(y.as_mut_ptr(), b);
@@ -44,6 +46,7 @@ pub trait BinOp: Copy + Send + Sync + 'static {
         for (x, y) in x.iter_mut().zip(y) {
             *x = Self::f32(*x, y);
         }
+        // SAFETY: `x` holds 8 f32 (unaligned load); AVX2 as above.
         unsafe { _mm256_loadu_ps(x.as_ptr()) }
     }
 
@@ -60,6 +63,8 @@ pub trait BinOp: Copy + Send + Sync + 'static {
     #[inline(always)]
     unsafe fn neon(a: float32x4_t, b: float32x4_t) -> float32x4_t {
         let (mut x, mut y) = ([0f32; 4], [0f32; 4]);
+        // SAFETY: `x` and `y` are 4-f32 stack arrays; NEON is baseline on
+        // aarch64.
         unsafe {
             vst1q_f32(x.as_mut_ptr(), a);
             vst1q_f32(y.as_mut_ptr(), b);
@@ -67,6 +72,7 @@ pub trait BinOp: Copy + Send + Sync + 'static {
         for (x, y) in x.iter_mut().zip(y) {
             *x = Self::f32(*x, y);
         }
+        // SAFETY: `x` holds 4 f32; NEON is baseline on aarch64.
         unsafe { vld1q_f32(x.as_ptr()) }
     }
 }
@@ -93,6 +99,8 @@ macro_rules! bin_op {
                 #[cfg(target_arch = "x86_64")]
                 #[inline(always)]
                 unsafe fn avx2($a: __m256, $b: __m256) -> __m256 {
+                    // SAFETY: the operator's lane expression only uses AVX intrinsics on
+                    // registers, and the `BinOp::avx2` contract guarantees AVX2.
                     unsafe { $avx2 }
                 }
             )?
@@ -102,6 +110,8 @@ macro_rules! bin_op {
                 #[cfg(target_arch = "aarch64")]
                 #[inline(always)]
                 unsafe fn neon(a: float32x4_t, b: float32x4_t) -> float32x4_t {
+                    // SAFETY: a NEON lane operation on registers; NEON is baseline on
+                    // aarch64.
                     unsafe { $neon(a, b) }
                 }
             )?

@@ -18,6 +18,8 @@ pub(crate) struct SyncPtr<T>(pub(crate) *mut T);
 // SAFETY: only used to carry a pointer into `par_for` chunks that access
 // disjoint output ranges (and shared read-only inputs).
 unsafe impl<T> Send for SyncPtr<T> {}
+// SAFETY: `&SyncPtr` only hands out a copy of the pointer; the same
+// disjoint-write discipline as for `Send` above makes sharing it sound.
 unsafe impl<T> Sync for SyncPtr<T> {}
 
 impl<T> SyncPtr<T> {

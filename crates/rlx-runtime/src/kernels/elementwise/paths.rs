@@ -27,6 +27,7 @@ pub(crate) trait Kernel2: 'static {
     /// As `scalar::same`.
     #[inline(always)]
     unsafe fn same(l: *const Self::L, r: *const Self::R, o: *mut Self::O, n: usize) {
+        // SAFETY: this method's contract is `scalar::same`'s, forwarded unchanged.
         unsafe { scalar::same(l, r, o, n, Self::f) }
     }
 
@@ -36,6 +37,8 @@ pub(crate) trait Kernel2: 'static {
     /// As `scalar::scalar_lhs`.
     #[inline(always)]
     unsafe fn scalar_lhs(a: Self::L, r: *const Self::R, o: *mut Self::O, n: usize) {
+        // SAFETY: this method's contract is `scalar::scalar_lhs`'s, forwarded
+        // unchanged.
         unsafe { scalar::scalar_lhs(a, r, o, n, Self::f) }
     }
 
@@ -45,6 +48,8 @@ pub(crate) trait Kernel2: 'static {
     /// As `scalar::scalar_rhs`.
     #[inline(always)]
     unsafe fn scalar_rhs(l: *const Self::L, b: Self::R, o: *mut Self::O, n: usize) {
+        // SAFETY: this method's contract is `scalar::scalar_rhs`'s, forwarded
+        // unchanged.
         unsafe { scalar::scalar_rhs(l, b, o, n, Self::f) }
     }
 }
@@ -89,6 +94,9 @@ fn split_rows(rows: usize, row: usize, par: bool, f: &(dyn Fn(usize, usize) + Sy
 /// input (same offset) or overlaps none.
 pub(crate) unsafe fn same<K: Kernel2>(l: *const K::L, r: *const K::R, o: *mut K::O, len: usize, par: bool) {
     let p = Ptrs::<K>::new(l, r, o);
+    // SAFETY: each chunk `s..s + n` lies in `0..len`, so the offset pointers
+    // stay inside the caller's extents; chunks write disjoint ranges of `o`,
+    // and an exact alias stays exact at the same offset.
     split(len, par, &|s, n| unsafe { K::same(p.l.get().add(s), p.r.get().add(s), p.o.get().add(s), n) });
 }
 
@@ -101,8 +109,12 @@ pub(crate) unsafe fn scalar_lhs<K: Kernel2>(l: *const K::L, r: *const K::R, o: *
     if len == 0 {
         return;
     }
+    // SAFETY: `len > 0`, and the caller makes `l` readable for 1 element.
     let a = unsafe { *l };
     let p = Ptrs::<K>::new(l, r, o);
+    // SAFETY: each chunk `s..s + n` lies in `0..len`, inside the extents of `r`
+    // and `o`; chunks write disjoint ranges of `o`; `o == r` stays an exact
+    // alias, and `l` (read once above) does not overlap `o`.
     split(len, par, &|s, n| unsafe { K::scalar_lhs(a, p.r.get().add(s), p.o.get().add(s), n) });
 }
 
@@ -114,8 +126,12 @@ pub(crate) unsafe fn scalar_rhs<K: Kernel2>(l: *const K::L, r: *const K::R, o: *
     if len == 0 {
         return;
     }
+    // SAFETY: `len > 0`, and the caller makes `r` readable for 1 element.
     let b = unsafe { *r };
     let p = Ptrs::<K>::new(l, r, o);
+    // SAFETY: each chunk `s..s + n` lies in `0..len`, inside the extents of `l`
+    // and `o`; chunks write disjoint ranges of `o`; `o == l` stays an exact
+    // alias, and `r` (read once above) does not overlap `o`.
     split(len, par, &|s, n| unsafe { K::scalar_rhs(p.l.get().add(s), b, p.o.get().add(s), n) });
 }
 
@@ -149,6 +165,11 @@ pub(crate) unsafe fn row<K: Kernel2>(
         for k in first..first + rows {
             let start = k * row;
             let n = row.min(len - start);
+            // SAFETY: `k < ceil(len / row)`, so `start + n <= len` keeps the full
+            // operand and `o` inside their `len` elements, and `n <= min(row, len)`
+            // elements of the row operand are read from its start; chunks write
+            // disjoint rows of `o`, which equals the full operand (same offset) or
+            // overlaps nothing.
             unsafe {
                 match side {
                     Side::Rhs => K::same(p.l.get().add(start), p.r.get(), p.o.get().add(start), n),
@@ -182,6 +203,11 @@ pub(crate) unsafe fn col<K: Kernel2>(
         for k in first..first + rows {
             let start = k * row;
             let n = row.min(len - start);
+            // SAFETY: `k < ceil(len / row)` indexes the column operand inside its
+            // extent, and `start + n <= len` keeps the full operand and `o` inside
+            // theirs; the column element is read before the row is written; chunks
+            // write disjoint rows of `o`, which equals the full operand (same offset)
+            // or overlaps nothing.
             unsafe {
                 match side {
                     Side::Rhs => K::scalar_rhs(p.l.get().add(start), *p.r.get().add(k), p.o.get().add(start), n),
@@ -213,6 +239,10 @@ pub(crate) unsafe fn modular<K: Kernel2>(
         // Running indices instead of a division per element.
         let (mut li, mut ri) = (s % ll, s % rl);
         for i in s..s + n {
+            // SAFETY: `i < len`; `li = i % max(lhs_len, 1)` is at most `i`, so it is
+            // below `min(lhs_len, len)` (likewise `ri`); chunks write disjoint `o[i]`,
+            // and an input overlapping `o` is `o` itself of length `>= len`, so it is
+            // read at `li == i` before `o[i]` is written.
             unsafe { *p.o.get().add(i) = K::f(*p.l.get().add(li), *p.r.get().add(ri)) };
             li += 1;
             if li == ll {
@@ -247,6 +277,10 @@ pub(crate) unsafe fn strided<K: Kernel2>(
 ) {
     let Some((&inner, outer_dims)) = dims.split_last() else {
         // No axes: every element reads element 0 of both operands.
+        // SAFETY: with no axes every index is 0, which the caller guarantees is
+        // inside each operand (one readable element, as `modular` with lengths 1
+        // needs); an input overlapping `o` is read at index `i` for every `i`, so
+        // that only happens with `len <= 1`.
         return unsafe { modular::<K>(l, r, o, len, 1, 1, par) };
     };
     if dims.contains(&0) {
@@ -271,6 +305,12 @@ pub(crate) unsafe fn strided<K: Kernel2>(
                 ri += c * stride(rhs_strides, ax);
             }
             let m = (inner - j).min(s + n - pos);
+            // SAFETY: `li` / `ri` are the definition's indices for output `pos`, and
+            // the next `m` elements of the row (stride `lsi` / `rsi`) are the
+            // definition's indices for `pos..pos + m`, inside the operands by the
+            // caller's contract; `pos + m <= s + n <= len`; chunks write disjoint
+            // ranges of `o`; an input overlapping `o` is read at index `i` for every
+            // `i`, i.e. with stride 1 at the same offset.
             unsafe {
                 let (lp, rp, op) = (p.l.get().add(li), p.r.get().add(ri), p.o.get().add(pos));
                 match (lsi, rsi) {
@@ -299,6 +339,8 @@ pub(crate) unsafe fn run_path<K: Kernel2>(
     len: usize,
     par: bool,
 ) {
+    // SAFETY: each arm calls the entry of `path` with the caller's arguments,
+    // which the caller guarantees meet that entry's contract.
     unsafe {
         match path {
             BinaryPath::SameShape => same::<K>(l, r, o, len, par),

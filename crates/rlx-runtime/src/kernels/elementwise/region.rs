@@ -46,6 +46,11 @@ pub unsafe fn region_f32(inputs: &[*const f32], dst: *mut f32, len: usize, steps
         while b < s + n {
             let m = BLOCK.min(s + n - b);
             let a = acc.as_mut_ptr();
+            // SAFETY: `b + m <= s + n <= len`, so the block lies inside every input
+            // and `dst`; `acc` is a local array of `BLOCK >= m` f32, so neither copy
+            // overlaps and `apply_step`'s accumulator overlaps no input; chunks write
+            // disjoint ranges of `dst`, and an input aliasing `dst` (same offset) is
+            // read for this block before the final copy writes it.
             unsafe {
                 std::ptr::copy_nonoverlapping(first.get().add(b), a, m);
                 for step in steps {
@@ -67,6 +72,9 @@ pub unsafe fn region_f32(inputs: &[*const f32], dst: *mut f32, len: usize, steps
 /// readable for `m` f32.
 #[inline]
 unsafe fn apply_step(step: &Step, a: *mut f32, m: usize, input: impl Fn(usize) -> *const f32) {
+    // SAFETY: the caller makes `a` valid for `m` f32, overlapping no input,
+    // and `input(k)` readable for `m`; every kernel below reads `m` elements
+    // and writes them to `a`, the exact alias each of them allows.
     unsafe {
         match *step {
             Step::Act(act) => act_f32_slice_math(act, a, a, m),

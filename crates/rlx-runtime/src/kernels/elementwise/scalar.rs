@@ -11,6 +11,8 @@
 #[inline(always)]
 pub(crate) unsafe fn same<L: Copy, R: Copy, O>(l: *const L, r: *const R, o: *mut O, n: usize, f: impl Fn(L, R) -> O) {
     for j in 0..n {
+        // SAFETY: `j < n`, inside the caller's extents; both inputs at `j` are read
+        // before `o[j]` is written, so the allowed exact alias is fine.
         unsafe { *o.add(j) = f(*l.add(j), *r.add(j)) };
     }
 }
@@ -22,6 +24,8 @@ pub(crate) unsafe fn same<L: Copy, R: Copy, O>(l: *const L, r: *const R, o: *mut
 #[inline(always)]
 pub(crate) unsafe fn scalar_lhs<L: Copy, R: Copy, O>(a: L, r: *const R, o: *mut O, n: usize, f: impl Fn(L, R) -> O) {
     for j in 0..n {
+        // SAFETY: `j < n`, inside the caller's extents; `r[j]` is read before
+        // `o[j]` is written, so `o == r` is fine.
         unsafe { *o.add(j) = f(a, *r.add(j)) };
     }
 }
@@ -33,6 +37,8 @@ pub(crate) unsafe fn scalar_lhs<L: Copy, R: Copy, O>(a: L, r: *const R, o: *mut 
 #[inline(always)]
 pub(crate) unsafe fn scalar_rhs<L: Copy, R: Copy, O>(l: *const L, b: R, o: *mut O, n: usize, f: impl Fn(L, R) -> O) {
     for j in 0..n {
+        // SAFETY: `j < n`, inside the caller's extents; `l[j]` is read before
+        // `o[j]` is written, so `o == l` is fine.
         unsafe { *o.add(j) = f(*l.add(j), b) };
     }
 }
@@ -53,6 +59,9 @@ pub(crate) unsafe fn strided_row<L: Copy, R: Copy, O>(
     f: impl Fn(L, R) -> O,
 ) {
     for j in 0..n {
+        // SAFETY: `j < n`; the caller guarantees `j * ls` and `j * rs` are inside
+        // their operands and `o` is writable for `n`; an input overlapping `o` is
+        // `o` with stride 1, read at `j` before `o[j]` is written.
         unsafe { *o.add(j) = f(*l.add(j * ls), *r.add(j * rs)) };
     }
 }

@@ -58,6 +58,10 @@ unsafe fn select_chunk<C: Cond, T: Copy, const CS: bool, const TS: bool, const F
     s: usize,
     n: usize,
 ) {
+    // SAFETY: `s <= i < s + n <= len`: non-scalar operands are readable and
+    // `d` writable at `i` (the `select` contract); scalar operands are not
+    // read here; `d` aliases only a non-scalar operand of its size at the same
+    // offset, read at `i` before `d[i]` is written.
     unsafe {
         for i in s..s + n {
             let ci = if CS { c0 } else { *c.add(i) };
@@ -93,11 +97,15 @@ pub unsafe fn select<C: Cond, T: Copy + Send + Sync + 'static>(
     }
     // Element 0 of every operand, read before any thread writes `dst` (which
     // may alias a non-scalar operand); only scalar operands' values are used.
+    // SAFETY: `len > 0`, so every operand, scalar or not, is readable at
+    // index 0.
     let (c0, t0, f0) = unsafe { (*cond, *on_true, *on_false) };
     let (c, t, f, d) =
         (SyncPtr::new_const(cond), SyncPtr::new_const(on_true), SyncPtr::new_const(on_false), SyncPtr(dst));
     macro_rules! go {
         ($cs:literal, $ts:literal, $fs:literal) => {
+            // SAFETY: chunks `s..s + n` are disjoint parts of `0..len`, and
+            // `select_chunk` needs exactly `select`'s contract on that range.
             split(len, par, &|s, n| unsafe {
                 select_chunk::<C, T, $cs, $ts, $fs>((c.get(), c0), (t.get(), t0), (f.get(), f0), d.get(), s, n)
             })

@@ -45,6 +45,8 @@ struct SharedPtr<T>(*mut T);
 // SAFETY: only used to hand disjoint output ranges (and read-only inputs)
 // to the workers of one `par_for`, which joins before the kernel returns.
 unsafe impl<T> Send for SharedPtr<T> {}
+// SAFETY: a shared `SharedPtr` only yields a copy of the pointer; the
+// disjoint-write discipline above makes concurrent use from workers sound.
 unsafe impl<T> Sync for SharedPtr<T> {}
 
 impl<T> SharedPtr<T> {

@@ -31,6 +31,8 @@ struct Args {
 // SAFETY: workers read the inputs and write disjoint planes of `out`; the
 // `par_for` joins before the kernel returns.
 unsafe impl Send for Args {}
+// SAFETY: `&Args` only exposes the pointers by copy; the workers' use is
+// the read-only / disjoint-plane access described above.
 unsafe impl Sync for Args {}
 
 /// `BatchNormInference`: `out[i, ch, k] = ((x[i, ch, k] - mean[ch]) * inv)

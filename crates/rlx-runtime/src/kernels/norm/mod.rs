@@ -96,6 +96,8 @@ pub(crate) struct NormArgs {
 // SAFETY: workers read the inputs and write disjoint rows of `out`; the
 // `par_for` joins before the kernel returns.
 unsafe impl Send for NormArgs {}
+// SAFETY: `&NormArgs` only exposes the pointers by copy; the workers' use
+// is the read-only / disjoint-row access described above.
 unsafe impl Sync for NormArgs {}
 
 /// Which statistics a row is normalised by.

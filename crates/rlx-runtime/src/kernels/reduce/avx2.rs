@@ -118,7 +118,10 @@ unsafe fn extreme_row<const MAX: bool>(x: *const f32, n: usize) -> f32 {
 /// AVX2+FMA; `x` valid for reads of `n` f32 (and non-null, aligned).
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn avx2_reduce_row(op: ReduceOp, x: *const f32, n: usize) -> f32 {
-    // SAFETY (all arms): forwarded contract.
+    // SAFETY: the caller guarantees AVX2 and FMA (enabled here) and `n`
+    // readable f32 at `x`, non-null and aligned: what `sum_row` and
+    // `extreme_row` require, and what `from_raw_parts` needs for the slice
+    // handed to the scalar row reduction.
     unsafe {
         match op {
             ReduceOp::Sum | ReduceOp::Mean => scalar::finish(op, sum_row::<PLAIN>(x, n), n),

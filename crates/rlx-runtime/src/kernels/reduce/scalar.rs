@@ -116,8 +116,9 @@ pub(crate) unsafe fn reduce_columns(
     debug_assert!(cols <= BLOCK);
     let mut acc = [identity(op); BLOCK];
     let acc = &mut acc[..cols];
-    // SAFETY (every `row`): axis step `a` of the block, inside the
-    // caller's extent.
+    // SAFETY: every call has `a < n`, and the caller makes
+    // `src + a * stride .. + cols` readable (`# Safety` above); the slice is
+    // only read while no write to `src` happens (`dst` does not overlap it).
     let row = |a: usize| unsafe { std::slice::from_raw_parts(src.add(a * stride), cols) };
     match op {
         ReduceOp::Sum | ReduceOp::Mean => {

@@ -62,6 +62,8 @@ struct Args {
 // SAFETY: workers read the inputs and write disjoint rows of `out`; the
 // `par_for` joins before the kernel returns.
 unsafe impl Send for Args {}
+// SAFETY: `&Args` only exposes the pointers by copy; the workers' use is
+// the read-only / disjoint-row access described above.
 unsafe impl Sync for Args {}
 
 /// `rope_f32` with the given row functions.

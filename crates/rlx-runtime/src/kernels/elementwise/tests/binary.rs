@@ -13,6 +13,7 @@ fn check_contiguous<O: BinOp>(len: usize, seed: u64) {
     let r = random_values(len, seed + 1000);
     let op = O::OP;
     let mut o = vec![0f32; len];
+    // SAFETY: `l`, `r` and `o` hold `len` f32 and are distinct.
     unsafe { binary_same_f32::<O>(l.as_ptr(), r.as_ptr(), o.as_mut_ptr(), len, false) };
     for i in 0..len {
         let want = math::binary_f32(op, l[i], r[i]);
@@ -22,11 +23,13 @@ fn check_contiguous<O: BinOp>(len: usize, seed: u64) {
         return;
     }
     for (k, &b) in [r[0], f32::NAN, -0.0, f32::INFINITY].iter().enumerate() {
+        // SAFETY: `l` and `o` hold `len` f32; `b` is one f32 on the stack.
         unsafe { binary_scalar_rhs_f32::<O>(l.as_ptr(), &b, o.as_mut_ptr(), len, false) };
         for i in 0..len {
             let want = math::binary_f32(op, l[i], b);
             assert!(same(o[i], want), "{} scalar rhs #{k} at {i}/{len}: {} vs {want}", op.name(), o[i]);
         }
+        // SAFETY: `r` and `o` hold `len` f32; `b` is one f32 on the stack.
         unsafe { binary_scalar_lhs_f32::<O>(&b, r.as_ptr(), o.as_mut_ptr(), len, false) };
         for i in 0..len {
             let want = math::binary_f32(op, b, r[i]);
@@ -152,6 +155,8 @@ fn i64_entries_apply_the_i64_definitions() {
     let r: Vec<i64> = vec![1, -1, 0, 0, 3, 2, 64, -2, 5, 7];
     fn check<O: BinOp>(l: &[i64], r: &[i64]) {
         let mut o = vec![0i64; l.len()];
+        // SAFETY: `l`, `r` and `o` hold `l.len()` i64 (`r` as many) and are
+        // distinct.
         unsafe { binary_same_i64::<O>(l.as_ptr(), r.as_ptr(), o.as_mut_ptr(), l.len(), false) };
         for i in 0..l.len() {
             assert_eq!(o[i], math::binary_i64(O::OP, l[i], r[i]), "{} at {i}", O::OP.name());
@@ -167,19 +172,25 @@ fn outputs_may_alias_an_input_exactly() {
         let r = random_values(len, 12);
         let want: Vec<f32> = l.iter().zip(&r).map(|(a, b)| O::f32(*a, *b)).collect();
         let mut x = l.clone();
+        // SAFETY: `x` and `r` hold `len` f32; the output is `x` exactly (allowed).
         unsafe { binary_same_f32::<O>(x.as_ptr(), r.as_ptr(), x.as_mut_ptr(), len, false) };
         assert!(x.iter().zip(&want).all(|(a, b)| same(*a, *b)), "{} dst == lhs", O::OP.name());
         let mut y = r.clone();
+        // SAFETY: `l` and `y` hold `len` f32; the output is `y` exactly (allowed).
         unsafe { binary_same_f32::<O>(l.as_ptr(), y.as_ptr(), y.as_mut_ptr(), len, false) };
         assert!(y.iter().zip(&want).all(|(a, b)| same(*a, *b)), "{} dst == rhs", O::OP.name());
         // Row broadcast in place over the full operand.
         let row = 7;
         let mut z = l.clone();
+        // SAFETY: `z` and `r` hold `len >= min(row, len)` f32; the output is the
+        // full operand `z` exactly (allowed).
         unsafe { binary_row_rhs_f32::<O>(z.as_ptr(), r.as_ptr(), z.as_mut_ptr(), len, row, false) };
         for i in 0..len {
             assert!(same(z[i], O::f32(l[i], r[i % row])), "{} row in place at {i}", O::OP.name());
         }
         let mut w = r.clone();
+        // SAFETY: `l` and `w` hold `len >= ceil(len / row)` f32; the output is the
+        // full operand `w` exactly (allowed).
         unsafe { binary_col_lhs_f32::<O>(l.as_ptr(), w.as_ptr(), w.as_mut_ptr(), len, row, false) };
         for i in 0..len {
             assert!(same(w[i], O::f32(l[i / row], r[i])), "{} col in place at {i}", O::OP.name());
@@ -195,17 +206,23 @@ fn parallel_runs_equal_serial_runs() {
     let l = random_values(len, 21);
     let r = random_values(len, 22);
     let (mut a, mut b) = (vec![0f32; len], vec![0f32; len]);
+    // SAFETY: `l`, `r`, `a` and `b` hold `len` f32 and are distinct.
     unsafe {
         binary_same_f32::<ops::Max>(l.as_ptr(), r.as_ptr(), a.as_mut_ptr(), len, false);
         binary_same_f32::<ops::Max>(l.as_ptr(), r.as_ptr(), b.as_mut_ptr(), len, true);
     }
     assert!(a.iter().zip(&b).all(|(x, y)| same(*x, *y)));
     let dims = [len / 7 + 1, 7];
+    // SAFETY: with these dims and strides, output `i` reads `l[i]` and
+    // `r[i / 7]`, both below `len`; `a` and `b` hold `len` f32, distinct from
+    // the inputs.
     unsafe {
         binary_strided_f32::<ops::Sub>(l.as_ptr(), r.as_ptr(), a.as_mut_ptr(), len, &dims, &[7, 1], &[1, 0], false);
         binary_strided_f32::<ops::Sub>(l.as_ptr(), r.as_ptr(), b.as_mut_ptr(), len, &dims, &[7, 1], &[1, 0], true);
     }
     assert!(a.iter().zip(&b).all(|(x, y)| same(*x, *y)));
+    // SAFETY: `l`, `a`, `b` hold `len` f32 and `r` holds `len >= ceil(len / 5)`;
+    // all distinct.
     unsafe {
         binary_col_rhs_f32::<ops::Div>(l.as_ptr(), r.as_ptr(), a.as_mut_ptr(), len, 5, false);
         binary_col_rhs_f32::<ops::Div>(l.as_ptr(), r.as_ptr(), b.as_mut_ptr(), len, 5, true);

@@ -79,6 +79,9 @@ pub(super) fn cases() -> impl Strategy<Value = Case> {
 }
 
 /// Calls the entry generated code emits for `path`, not the dispatcher.
+///
+/// # Safety
+/// As the entry of `path`.
 unsafe fn call_entry_f32<O: BinOp>(
     path: &BinaryPath,
     l: *const f32,
@@ -87,6 +90,8 @@ unsafe fn call_entry_f32<O: BinOp>(
     len: usize,
     par: bool,
 ) {
+    // SAFETY: the caller meets the contract of the entry `path` names (see
+    // `# Safety` above), and each arm calls that entry with the same arguments.
     unsafe {
         match path {
             BinaryPath::SameShape => binary_same_f32::<O>(l, r, o, len, par),
@@ -105,6 +110,9 @@ unsafe fn call_entry_f32<O: BinOp>(
 }
 
 /// Same for i64.
+///
+/// # Safety
+/// As the entry of `path`.
 unsafe fn call_entry_i64<O: BinOp>(
     path: &BinaryPath,
     l: *const i64,
@@ -113,6 +121,8 @@ unsafe fn call_entry_i64<O: BinOp>(
     len: usize,
     par: bool,
 ) {
+    // SAFETY: as in `call_entry_f32`: each arm calls the entry `path` names,
+    // whose contract the caller meets.
     unsafe {
         match path {
             BinaryPath::SameShape => binary_same_i64::<O>(l, r, o, len, par),
@@ -149,6 +159,9 @@ fn check_case<O: BinOp>(case: &Case, seed: u64) {
     let (l, r) = (f32_data(ln, seed), f32_data(rn, seed + 1));
     for par in [false, true] {
         let (mut a, mut b) = (vec![0f32; len], vec![0f32; len]);
+        // SAFETY: `path` is `binary_path` of this case, so its reads stay inside
+        // `l` (`ln` elements) and `r` (`rn`); `a` and `b` hold `len` f32 and
+        // overlap no input.
         unsafe {
             binary_path_f32::<O>(&path, l.as_ptr(), r.as_ptr(), a.as_mut_ptr(), len, par);
             call_entry_f32::<O>(&path, l.as_ptr(), r.as_ptr(), b.as_mut_ptr(), len, par);
@@ -162,6 +175,7 @@ fn check_case<O: BinOp>(case: &Case, seed: u64) {
 
     let (l, r) = (i64_data(ln, seed), i64_data(rn, seed + 3));
     let (mut a, mut b) = (vec![0i64; len], vec![0i64; len]);
+    // SAFETY: as above, with i64 buffers of the same lengths.
     unsafe {
         binary_path_i64::<O>(&path, l.as_ptr(), r.as_ptr(), a.as_mut_ptr(), len, false);
         call_entry_i64::<O>(&path, l.as_ptr(), r.as_ptr(), b.as_mut_ptr(), len, true);
@@ -194,6 +208,9 @@ proptest! {
         let (lr, rr) = (ll.max(1).min(len.max(1)), rl.max(1).min(len.max(1)));
         let (l, r) = (f32_data(lr, seed), f32_data(rr, seed + 1));
         let mut o = vec![0f32; len];
+        // SAFETY: the flat path reads `l` at `i % max(ll, 1)` and `r` at
+        // `i % max(rl, 1)` for `i < len`, inside `lr` / `rr` elements; `o` holds
+        // `len` f32 and overlaps neither.
         unsafe { call_entry_f32::<ops::Sub>(&path, l.as_ptr(), r.as_ptr(), o.as_mut_ptr(), len, false) };
         for i in 0..len {
             let want = l[i % ll.max(1)] - r[i % rl.max(1)];
@@ -225,6 +242,9 @@ fn strided_in_place_over_an_identically_read_lhs() {
     let l = f32_data(len, 5);
     let r = f32_data(15, 6);
     let mut x = l.clone();
+    // SAFETY: `x` holds `len` f32 and is read at index `i` for output `i`
+    // (same shape), the allowed alias; `r` holds the 15 elements its strides
+    // reach.
     unsafe { binary_strided_f32::<ops::Mul>(x.as_ptr(), r.as_ptr(), x.as_mut_ptr(), len, &case.out, &ls, &rs, false) };
     for (i, (li, ri)) in case.naive_indices().into_iter().enumerate() {
         assert!(same(x[i], l[li] * r[ri]), "at {i}");

@@ -29,6 +29,8 @@ fn check_flat<C: Cmp, T: CmpElem + std::fmt::Debug, D: CmpDst + PartialEq + std:
         let path = plan_compare_path(len, ls, rs, &[], &[], &[]);
         for par in [false, true] {
             let mut o = vec![D::from_bool(false); len];
+            // SAFETY: `l`, `r` and `o` hold `len` elements (the flat paths read at
+            // most that) and are distinct.
             unsafe { compare_path::<C, T, D>(&path, l.as_ptr(), r.as_ptr(), o.as_mut_ptr(), len, par) };
             for i in 0..len {
                 let (a, b) = (l[if ls { 0 } else { i }], r[if rs { 0 } else { i }]);
@@ -78,6 +80,7 @@ fn nan_compares_unequal_and_unordered() {
     let r = [1.0, f32::NAN, f32::NAN];
     let mut o = [9u8; 3];
     let path = BinaryPath::SameShape;
+    // SAFETY: `l`, `r` and `o` hold 3 elements and are distinct.
     unsafe { compare_path::<ops::Ne, f32, u8>(&path, l.as_ptr(), r.as_ptr(), o.as_mut_ptr(), 3, false) };
     assert_eq!(o, [1, 1, 1]);
     for f in [
@@ -87,6 +90,7 @@ fn nan_compares_unequal_and_unordered() {
         compare_path::<ops::Gt, f32, u8>,
         compare_path::<ops::Ge, f32, u8>,
     ] {
+        // SAFETY: `l`, `r` and `o` hold 3 elements and are distinct.
         unsafe { f(&path, l.as_ptr(), r.as_ptr(), o.as_mut_ptr(), 3, false) };
         assert_eq!(o, [0, 0, 0]);
     }
@@ -97,11 +101,15 @@ fn f32_output_may_alias_an_f32_input() {
     let l = random_values(100, 5);
     let r = random_values(100, 6);
     let mut x = l.clone();
+    // SAFETY: `x` and `r` hold 100 f32; the output is `x` exactly, with the
+    // same element size (allowed).
     unsafe { compare_same::<ops::Lt, f32, f32>(x.as_ptr(), r.as_ptr(), x.as_mut_ptr(), 100, false) };
     for i in 0..100 {
         assert_eq!(x[i], if l[i] < r[i] { 1.0 } else { 0.0 });
     }
     let mut y = r.clone();
+    // SAFETY: `&l[0]` is one f32 not in `y`; `y` holds 100 f32 and is the
+    // exact, same-size alias of the output.
     unsafe { compare_scalar_lhs::<ops::Ge, f32, f32>(&l[0], y.as_ptr(), y.as_mut_ptr(), 100, false) };
     for i in 0..100 {
         assert_eq!(y[i], if l[0] >= r[i] { 1.0 } else { 0.0 });
@@ -122,6 +130,9 @@ proptest! {
         let l: Vec<i64> = (0..ln as i64).map(|i| (i + seed as i64) % 5).collect();
         let r: Vec<i64> = (0..rn as i64).map(|i| (i * 3) % 4).collect();
         let mut o = vec![7u8; len];
+        // SAFETY: `path` is `binary_path` of this case, so its reads stay inside
+        // `l` (`ln` elements) and `r` (`rn`); `o` holds `len` bytes and overlaps
+        // neither.
         unsafe { compare_path::<ops::Le, i64, u8>(&path, l.as_ptr(), r.as_ptr(), o.as_mut_ptr(), len, false) };
         for (i, (li, ri)) in case.naive_indices().into_iter().enumerate() {
             prop_assert_eq!(o[i], u8::from(l[li] <= r[ri]), "{:?} at {}", path, i);

@@ -9,10 +9,12 @@ fn fma_rounds_once() {
     // would round the product to 1 and give 0.
     let (a, b, c) = ([1.0 + 2f32.powi(-12)], [1.0 - 2f32.powi(-12)], [-1.0f32]);
     let mut d = [0f32];
+    // SAFETY: every buffer holds 1 f32; `d` is distinct from the inputs.
     unsafe { fma_f32(a.as_ptr(), b.as_ptr(), c.as_ptr(), d.as_mut_ptr(), 1, false) };
     assert_eq!(d[0], -2f32.powi(-24));
     let (a, b, c) = ([1.0 + 2f64.powi(-27)], [1.0 - 2f64.powi(-27)], [-1.0f64]);
     let mut d = [0f64];
+    // SAFETY: every buffer holds 1 f64; `d` is distinct from the inputs.
     unsafe { fma_f64(a.as_ptr(), b.as_ptr(), c.as_ptr(), d.as_mut_ptr(), 1, false) };
     assert_eq!(d[0], -2f64.powi(-54));
 }
@@ -24,6 +26,7 @@ fn fma_matches_mul_add_over_simd_tail_lengths() {
             (random_values(len, k as u64), random_values(len, 100 + k as u64), random_values(len, 200 + k as u64));
         for par in [false, true] {
             let mut d = vec![0f32; len];
+            // SAFETY: `a`, `b`, `c` and `d` hold `len` f32 and are distinct.
             unsafe { fma_f32(a.as_ptr(), b.as_ptr(), c.as_ptr(), d.as_mut_ptr(), len, par) };
             for i in 0..len {
                 let want = a[i].mul_add(b[i], c[i]);
@@ -35,6 +38,7 @@ fn fma_matches_mul_add_over_simd_tail_lengths() {
                 c.iter().map(|&x| f64::from(x)).collect(),
             );
             let mut d64 = vec![0f64; len];
+            // SAFETY: the four f64 buffers hold `len` elements and are distinct.
             unsafe { fma_f64(a64.as_ptr(), b64.as_ptr(), c64.as_ptr(), d64.as_mut_ptr(), len, par) };
             for i in 0..len {
                 let want = a64[i].mul_add(b64[i], c64[i]);
@@ -57,6 +61,8 @@ fn fma_in_place_over_each_input() {
             1 => (a.as_ptr(), p.cast_const(), c.as_ptr()),
             _ => (a.as_ptr(), b.as_ptr(), p.cast_const()),
         };
+        // SAFETY: every buffer holds `len` f32; the output `p` equals exactly one
+        // input (same offset), which `fma_f32` allows.
         unsafe { fma_f32(pa, pb, pc, p, len, false) };
         assert!(x.iter().zip(&want).all(|(g, w)| super::same(*g, *w)), "dst aliasing input {which}");
     }

@@ -14,6 +14,8 @@ fn check<C: crate::kernels::elementwise::Cond + Copy, T: Copy + PartialEq + std:
         let (cs, ts, fs) = (flags & 1 != 0, flags & 2 != 0, flags & 4 != 0);
         for par in [false, true] {
             let mut o = vec![b[0]; len];
+            // SAFETY: `cond`, `a` and `b` hold `len >= 1` elements (so index 0 too)
+            // and `o` holds `len`, distinct from the inputs.
             unsafe { select(cond.as_ptr(), a.as_ptr(), b.as_ptr(), o.as_mut_ptr(), len, cs, ts, fs, par) };
             for i in 0..len {
                 let c = truthy[if cs { 0 } else { i }];
@@ -62,15 +64,21 @@ fn select_in_place_over_each_non_scalar_operand() {
     let b: Vec<u32> = (0..len as u32).map(|i| 2000 + i).collect();
     let want: Vec<u32> = (0..len).map(|i| if i % 2 == 1 { a[i] } else { b[i] }).collect();
     let mut x = a.clone();
+    // SAFETY: all operands hold `len` elements; the output is `x`, a
+    // non-scalar operand of its size, exactly.
     unsafe { select(cond.as_ptr(), x.as_ptr(), b.as_ptr(), x.as_mut_ptr(), len, false, false, false, false) };
     assert_eq!(x, want);
     let mut y = b.clone();
+    // SAFETY: all operands hold `len` elements; the output is `y`, a
+    // non-scalar operand of its size, exactly.
     unsafe { select(cond.as_ptr(), a.as_ptr(), y.as_ptr(), y.as_mut_ptr(), len, false, false, false, false) };
     assert_eq!(y, want);
     // The condition itself (f32, 4 bytes) as the output.
     let mut c = cond.clone();
     let (af, bf): (Vec<f32>, Vec<f32>) =
         ((0..len).map(|i| i as f32).collect(), (0..len).map(|i| -(i as f32)).collect());
+    // SAFETY: all operands hold `len` 4-byte elements; the output is the
+    // condition `c` (f32, the size of the values) exactly.
     unsafe { select(c.as_ptr(), af.as_ptr(), bf.as_ptr(), c.as_mut_ptr(), len, false, false, false, false) };
     for i in 0..len {
         assert_eq!(c[i], if i % 2 == 1 { af[i] } else { bf[i] });
