@@ -137,6 +137,9 @@ pub(super) fn buffers_overlap(later: &BufferDecl, first: &BufferDecl, lo: usize,
         first.name.value
     )
 }
+pub(super) fn too_many_overlaps(shown: usize) -> String {
+    format!("more than {shown} pairs of buffers overlap; {shown} are reported")
+}
 pub(super) const BUFFER_OVERLAP_HINT: &str =
     "only scratch buffers may share bytes (the planner reuses dead values' memory); inputs and outputs need bytes of their own";
 
@@ -502,8 +505,13 @@ pub(super) fn read_before_write(operand: &str, dir: Dir, lo: usize, hi: usize, m
     format!("`{operand}` {} {} before anything writes them", dir.verb(), unwritten(lo, hi, missing))
 }
 
-pub(super) fn read_before_write_hint(writer: u32, reader: u32) -> String {
-    let who = if writer == reader { "this thunk".to_string() } else { format!("the thunk on line {writer}") };
+/// `writer` is `None` when finding it was past the validator's budget.
+pub(super) fn read_before_write_hint(writer: Option<u32>, reader: u32) -> String {
+    let who = match writer {
+        Some(w) if w == reader => "this thunk".to_string(),
+        Some(w) => format!("the thunk on line {w}"),
+        None => "a later thunk".to_string(),
+    };
     format!("{who} writes them later, so the first run reads zeros and later runs read stale data")
 }
 

@@ -70,7 +70,7 @@ pub fn validate(ast: &Ast, opts: &ValidateOptions<'_>) -> Result<Checked, Diagno
     table::check_weights_line(ast, &mut diags);
     let weights = header.weights.as_ref().and_then(|w| weights::read(w, opts.base_dir, &mut diags));
     if let Some(w) = &weights {
-        weights::check_params(ast, w, &mut diags);
+        weights::check_params(ast, w, &table.suggest, &mut diags);
     }
     table::check_placement(ast, &table, weights.as_ref().map(|w| &w.file), &mut diags);
 

@@ -198,14 +198,14 @@ pub(crate) fn read(decl: &WeightsDecl, base_dir: &Path, diags: &mut Vec<Diagnost
 
 /// Checks every `param` buffer against the file's tensor of the same name:
 /// dtype, shape and offset must agree.
-pub(crate) fn check_params(ast: &Ast, weights: &Weights, diags: &mut Vec<Diagnostic>) {
+pub(crate) fn check_params(ast: &Ast, weights: &Weights, budget: &super::suggest::Budget, diags: &mut Vec<Diagnostic>) {
     for decl in &ast.buffers {
         if decl.role != Role::Param || decl.segment != Segment::Weights {
             continue;
         }
         let name = &decl.name.value;
         let Some(tensor) = weights.tensors.get(name) else {
-            let closest = super::suggest::closest(name, weights.tensors.keys().map(String::as_str));
+            let closest = budget.closest(name, weights.tensors.keys().map(String::as_str), weights.tensors.len());
             diags.push(
                 Diagnostic::error(decl.name.span, messages::tensor_missing(name, &weights.file.path))
                     .with_hint(messages::tensor_missing_hint(closest, weights.tensors.len())),
