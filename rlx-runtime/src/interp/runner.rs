@@ -25,6 +25,9 @@ pub enum InterpError {
     UnknownBuffer(String),
     #[error("buffer `{name}` holds {expected} bytes, {given} were given")]
     SizeMismatch { name: String, expected: usize, given: usize },
+    /// The arena or scratch could not be allocated.
+    #[error(transparent)]
+    Alloc(#[from] crate::arena::ArenaError),
 }
 
 impl<'w> Interpreter<'w> {
@@ -36,14 +39,12 @@ impl<'w> Interpreter<'w> {
             return Err(InterpError::WeightsTooShort { needed, given: weights.len() });
         }
         let scratch_len = rlx_sched::plan::schedule_scratch_bytes(&schedule);
+        // Fallible: a schedule may declare more memory than the machine
+        // has, and that is an error naming the bytes, not an abort.
+        let arena = crate::arena::Arena::try_new_for("arena", schedule.arena_size)?;
+        let scratch = crate::arena::Arena::try_new_for("scratch", scratch_len)?;
         let prepared = schedule.nodes.iter().map(|n| super::prepare(&n.thunk)).collect();
-        Ok(Interpreter {
-            prepared,
-            arena: crate::arena::Arena::new(schedule.arena_size),
-            scratch: crate::arena::Arena::new(scratch_len),
-            schedule,
-            weights,
-        })
+        Ok(Interpreter { prepared, arena, scratch, schedule, weights })
     }
 
     pub fn schedule(&self) -> &Schedule {
@@ -97,3 +98,23 @@ impl<'w> Interpreter<'w> {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_arena_the_allocator_refuses_is_an_error() {
+        // Valid (under isize::MAX), but more than any machine has.
+        let bytes = 1usize << 62;
+        let text = format!(
+            "rlx-sched 1\nmodel big\narena {bytes} align 64\nmask_threshold 0.5\nmask_neg_inf -1e9\nscore_skip 0.0\n\n\
+             input x: f32[4] @ arena+0\noutput y: f32[4] @ arena+64\n\nCopy {{ src: x, dst: y, len: 4 }}\n"
+        );
+        let checked = rlx_sched::check_source(&text, std::path::Path::new(".")).expect("valid");
+        let err = Interpreter::new(checked.schedule, &[]).err().expect("allocation fails");
+        assert_eq!(
+            err.to_string(),
+            "cannot allocate 4611686018427387904 bytes (4.0 EiB) of memory for the arena"
+        );
+    }
+}
