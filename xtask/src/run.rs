@@ -16,7 +16,16 @@ fn split(spec: &str) -> Result<(&str, PathBuf)> {
 
 /// Loads a schedule and its weights' data section.
 pub fn load_with_weights(sched: &Path, root: &Path) -> Result<(rlx_sched::Schedule, Vec<u8>)> {
-    let schedule = rlx_codegen::load_checked(sched, root).map_err(|e| anyhow!("{e}"))?;
+    load_with_weights_under(sched, root, rlx_sched::Policy::default())
+}
+
+/// [`load_with_weights`] under a validation policy.
+pub fn load_with_weights_under(
+    sched: &Path,
+    root: &Path,
+    policy: rlx_sched::Policy,
+) -> Result<(rlx_sched::Schedule, Vec<u8>)> {
+    let schedule = rlx_codegen::load_checked_with(sched, root, policy).map_err(|e| anyhow!("{e}"))?;
     let weights = match &schedule.weights {
         None => Vec::new(),
         Some(w) => {
@@ -28,8 +37,8 @@ pub fn load_with_weights(sched: &Path, root: &Path) -> Result<(rlx_sched::Schedu
     Ok((schedule, weights))
 }
 
-pub fn run(root: &Path, sched: &Path, inputs: &[String], outputs: &[String]) -> Result<()> {
-    let (schedule, weights) = load_with_weights(sched, root)?;
+pub fn run(root: &Path, sched: &Path, inputs: &[String], outputs: &[String], policy: rlx_sched::Policy) -> Result<()> {
+    let (schedule, weights) = load_with_weights_under(sched, root, policy)?;
     let mut interp = Interpreter::new(schedule.clone(), &weights)?;
     let mut given = Vec::new();
     for spec in inputs {

@@ -56,6 +56,12 @@ pub(super) fn arena_too_large(size: usize) -> String {
     format!("arena size {size} is too large for one allocation")
 }
 
+pub(super) fn arena_over_limit(size: usize, limit: usize) -> String {
+    format!("arena of {size} bytes is larger than {limit} bytes: running the model needs that much memory at start-up")
+}
+pub(super) const ARENA_LIMIT_HINT: &str =
+    "check the dims the importer was given (--shape); raise the limit with --max-arena BYTES if this is meant";
+
 pub(super) fn header_nan(name: &str) -> String {
     format!("`{name}` is nan")
 }
@@ -149,6 +155,16 @@ pub(super) fn weights_path_absolute(path: &str) -> String {
     format!("weights path `{path}` is absolute")
 }
 pub(super) const WEIGHTS_PATH_HINT: &str = "the weights path is relative to the directory of the .sched file";
+
+pub(super) fn weights_path_parent(path: &str) -> String {
+    format!("weights path `{path}` leaves the directory of the .sched file")
+}
+pub(super) const WEIGHTS_PARENT_HINT: &str = "keep the weights beside the .sched file or below it; \
+     `cargo xtask check-sched|gen|run --allow-outside-weights` accepts `..`";
+
+pub(super) fn weights_not_a_file(path: &str, kind: &str) -> String {
+    format!("weights path `{path}` is {kind}, not a regular file")
+}
 
 pub(super) fn weights_unreadable(path: &str, reason: &str) -> String {
     format!("cannot read weights file `{path}`: {reason}")

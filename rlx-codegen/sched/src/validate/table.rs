@@ -38,7 +38,7 @@ impl Table {
 }
 
 /// Checks the header lines.
-pub(crate) fn check_header(h: &Header, diags: &mut Vec<Diagnostic>) {
+pub(crate) fn check_header(h: &Header, policy: &super::Policy, diags: &mut Vec<Diagnostic>) {
     if h.version.value != VERSION {
         diags.push(
             Diagnostic::error(h.version.span, messages::unsupported_version(h.version.value))
@@ -58,6 +58,11 @@ pub(crate) fn check_header(h: &Header, diags: &mut Vec<Diagnostic>) {
     // The arena is one allocation: Rust caps those at isize::MAX bytes.
     if h.arena_size.value.checked_add(align).is_none_or(|n| n > isize::MAX as usize) {
         diags.push(Diagnostic::error(h.arena_size.span, messages::arena_too_large(h.arena_size.value)));
+    } else if h.arena_size.value > policy.max_arena {
+        diags.push(
+            Diagnostic::warning(h.arena_size.span, messages::arena_over_limit(h.arena_size.value, policy.max_arena))
+                .with_hint(messages::ARENA_LIMIT_HINT),
+        );
     }
     for (name, value) in
         [("mask_threshold", &h.mask_threshold), ("mask_neg_inf", &h.mask_neg_inf), ("score_skip", &h.score_skip)]
