@@ -56,6 +56,10 @@ pub(super) fn arena_too_large(size: usize) -> String {
     format!("arena size {size} is too large for one allocation")
 }
 
+pub(super) const NO_OUTPUTS: &str = "the schedule has no output buffer: nothing its thunks compute can be read";
+pub(super) const NO_OUTPUTS_HINT: &str =
+    "declare what the model computes with `output NAME: DTYPE[DIMS] @ arena+OFFSET`";
+
 pub(super) fn arena_over_limit(size: usize, limit: usize) -> String {
     format!("arena of {size} bytes is larger than {limit} bytes: running the model needs that much memory at start-up")
 }

@@ -36,7 +36,7 @@ pub(crate) use weights::file_kind;
 use std::path::Path;
 
 use crate::ast::Ast;
-use crate::diag::Diagnostics;
+use crate::diag::{Diagnostic, Diagnostics};
 use crate::schedule::{Node, Params, Schedule, Sealed};
 
 /// What the validator needs besides the AST.
@@ -144,6 +144,12 @@ pub fn validate(ast: &Ast, opts: &ValidateOptions<'_>) -> Result<Checked, Diagno
     // writer makes every later reader look unwritten.
     if flows_complete {
         dataflow::check(ast, &table.bytes, &flows, &mut diags);
+    }
+    // Thunks whose results nobody can read, said at the first of them once
+    // the schedule is otherwise valid (next to errors it is noise).
+    let has_output = ast.buffers.iter().any(|b| b.role == crate::schedule::Role::Output);
+    if let Some(first) = ast.thunks.first().filter(|_| !has_output && !diags.iter().any(Diagnostic::is_error)) {
+        diags.push(Diagnostic::warning(first.kind_span, messages::NO_OUTPUTS).with_hint(messages::NO_OUTPUTS_HINT));
     }
 
     // Source order; file-level problems (no span) first. The sort is
