@@ -10,7 +10,7 @@
 mod common;
 
 use common::*;
-use rlx_onnx::proto::DimensionValue;
+use rlx_onnx::proto::{AttributeProto, AttributeType, DimensionValue};
 use rlx_onnx::{ImportError, ImportOptions};
 
 const TOL: f32 = 1e-5;
@@ -430,6 +430,65 @@ fn bad_attributes_are_errors_naming_op_node_and_attribute() {
     );
     let msg = import_model(&tr, &opts()).unwrap_err().to_string();
     assert!(msg.contains("attribute `perm` [0, 0] is not a permutation"), "{msg}");
+}
+
+#[test]
+fn attributes_of_the_wrong_type_are_errors_not_defaults() {
+    let one = |op: &str, attr: AttributeProto, x: &[i64], y: &[i64]| {
+        let m = model(vec![node(op, "n", &["x"], &["y"], vec![attr])], vec![], vec![vi("x", x)], vec![vi("y", y)], 13);
+        import_model(&m, &opts()).unwrap_err().to_string()
+    };
+    // A STRING `axis` used to be read as 0 and import cleanly.
+    let axis = AttributeProto {
+        name: "axis".to_string(),
+        r#type: AttributeType::String as i32,
+        s: b"1".to_vec(),
+        ..Default::default()
+    };
+    assert_eq!(
+        one("Softmax", axis, &[2, 3], &[2, 3]),
+        "ONNX op `Softmax` (node `n`): attribute `axis` has type STRING, expected INT"
+    );
+    // FLOAT for INT, INT for FLOAT, INT for INTS, INTS for STRING.
+    assert_eq!(
+        one("Softmax", attr_f("axis", 1.0), &[2, 3], &[2, 3]),
+        "ONNX op `Softmax` (node `n`): attribute `axis` has type FLOAT, expected INT"
+    );
+    assert_eq!(
+        one("LeakyRelu", attr_i("alpha", 1), &[2], &[2]),
+        "ONNX op `LeakyRelu` (node `n`): attribute `alpha` has type INT, expected FLOAT"
+    );
+    assert_eq!(
+        one("Transpose", attr_i("perm", 1), &[2, 3], &[3, 2]),
+        "ONNX op `Transpose` (node `n`): attribute `perm` has type INT, expected INTS"
+    );
+    assert_eq!(
+        one("Gelu", attr_ints("approximate", &[1]), &[2], &[2]),
+        "ONNX op `Gelu` (node `n`): attribute `approximate` has type INTS, expected STRING"
+    );
+    // An unknown type number is no type the importer reads.
+    let odd = AttributeProto { name: "axis".to_string(), r#type: 99, i: 1, ..Default::default() };
+    assert_eq!(
+        one("Softmax", odd, &[2, 3], &[2, 3]),
+        "ONNX op `Softmax` (node `n`): attribute `axis` has type UNDEFINED, expected INT"
+    );
+    // Before IR version 3 the type may be unset: the field holding a value
+    // decides. An int in `i` reads; a string in `s` does not.
+    let legacy = |a: AttributeProto| {
+        let m = model(
+            vec![node("Softmax", "n", &["x"], &["y"], vec![a])],
+            vec![],
+            vec![vi("x", &[2, 3])],
+            vec![vi("y", &[2, 3])],
+            13,
+        );
+        import_model(&m, &opts())
+    };
+    let untyped_int = AttributeProto { name: "axis".to_string(), i: 1, ..Default::default() };
+    assert!(legacy(untyped_int).is_ok());
+    let untyped_str = AttributeProto { name: "axis".to_string(), s: b"x".to_vec(), ..Default::default() };
+    let msg = legacy(untyped_str).unwrap_err().to_string();
+    assert_eq!(msg, "ONNX op `Softmax` (node `n`): attribute `axis` has type STRING, expected INT");
 }
 
 #[test]
