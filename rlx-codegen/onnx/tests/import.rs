@@ -516,6 +516,102 @@ fn symbolic_dims_need_a_shape_override() {
 }
 
 #[test]
+fn shape_overrides_bind_only_symbolic_dims() {
+    let n = || DimensionValue::DimParam("N".to_string());
+    let four = DimensionValue::DimValue(4);
+    let m = model(
+        vec![node("Add", "a", &["x", "y"], &["z"], vec![])],
+        vec![],
+        vec![
+            vi_typed("x", rlx_onnx::proto::data_type::FLOAT, vec![n(), four.clone()]),
+            vi_typed("y", rlx_onnx::proto::data_type::FLOAT, vec![n(), four.clone()]),
+        ],
+        vec![vi_typed("z", rlx_onnx::proto::data_type::FLOAT, vec![n(), four])],
+        13,
+    );
+    let with = |specs: &[&str]| {
+        let mut o = opts();
+        for s in specs {
+            o.shapes.push(rlx_onnx::parse_shape_override(s).unwrap());
+        }
+        import_model(&m, &o).map(|_| ()).map_err(|e| e.to_string())
+    };
+    assert_eq!(with(&["x=3,4", "y=3,4"]), Ok(()));
+    // A static dim that disagrees, a changed rank, a scalar, a repeat.
+    assert_eq!(
+        with(&["x=3,7", "y=3,4"]),
+        Err("--shape `x=3,7`: dim 1 of input `x` is 4 in the model (shape [N, 4]), the override gives 7; \
+             only symbolic dims can be bound"
+            .to_string())
+    );
+    assert_eq!(
+        with(&["x=1,4,5", "y=1,4"]),
+        Err("--shape `x=1,4,5`: input `x` has rank 2 (shape [N, 4]), the override has rank 3".to_string())
+    );
+    assert_eq!(
+        with(&["x=", "y=1,4"]),
+        Err("--shape `x=`: input `x` has rank 2 (shape [N, 4]), the override has rank 0".to_string())
+    );
+    assert_eq!(with(&["x=3,4", "y=3,4", "x="]), Err("--shape `x=`: input `x` already has a shape (x=3,4)".to_string()));
+    // One symbol, one value.
+    assert_eq!(
+        with(&["x=3,4", "y=5,4"]),
+        Err("--shape `y=5,4`: dim `N` is 3 by --shape x=3,4, the override gives 5".to_string())
+    );
+    // A fully static input may be restated, never changed.
+    let s = model(
+        vec![node("Relu", "r", &["x"], &["y"], vec![])],
+        vec![],
+        vec![vi("x", &[2, 4])],
+        vec![vi("y", &[2, 4])],
+        13,
+    );
+    let mut o = opts();
+    o.shapes.push(("x".to_string(), vec![2, 4]));
+    assert!(import_model(&s, &o).is_ok());
+    o.shapes[0].1 = vec![8];
+    let msg = import_model(&s, &o).unwrap_err().to_string();
+    assert_eq!(msg, "--shape `x=8`: input `x` has rank 2 (shape [2, 4]), the override has rank 1");
+}
+
+#[test]
+fn unusual_graphs_import_with_warnings() {
+    let relu = |opset: i64, outputs: Vec<rlx_onnx::proto::ValueInfoProto>| {
+        model(vec![node("Relu", "r", &["x"], &["y"], vec![])], vec![], vec![vi("x", &[2])], outputs, opset)
+    };
+    assert!(import_model(&relu(13, vec![vi("y", &[2])]), &opts()).unwrap().warnings.is_empty());
+    let future = import_model(&relu(999, vec![vi("y", &[2])]), &opts()).unwrap();
+    assert_eq!(
+        future.warnings,
+        [format!(
+            "the model imports opset 999; the importer knows opsets 1 to {0} and reads its ops as of opset {0}: \
+             compare the results with `cargo xtask verify`",
+            rlx_onnx::NEWEST_OPSET
+        )]
+    );
+    let silent = import_model(&relu(13, vec![]), &opts()).unwrap();
+    assert_eq!(silent.warnings, ["the graph has no outputs: the schedule computes nothing a caller can read"]);
+    let msg = import_model(&relu(0, vec![vi("y", &[2])]), &opts()).unwrap_err().to_string();
+    assert_eq!(msg, "the model imports opset 0 of the default domain; ONNX opsets start at 1");
+    // A declared dim that makes an 8 GiB arena: importing allocates none of it.
+    let big = 1i64 << 30;
+    let m = model(
+        vec![node("Relu", "r", &["x"], &["y"], vec![])],
+        vec![],
+        vec![vi("x", &[big])],
+        vec![vi("y", &[big])],
+        13,
+    );
+    let huge = import_model(&m, &opts()).unwrap();
+    assert_eq!(huge.report.arena_bytes, 8 << 30);
+    assert_eq!(
+        huge.warnings,
+        ["the arena is 8589934592 bytes, more than 4294967296: running the model needs that much memory at start-up \
+          (check the input shapes, or give static ones with --shape)"]
+    );
+}
+
+#[test]
 fn shape_overrides_parse() {
     assert_eq!(rlx_onnx::parse_shape_override("ids=1,128"), Ok(("ids".to_string(), vec![1, 128])));
     assert_eq!(rlx_onnx::parse_shape_override("s="), Ok(("s".to_string(), vec![])));
