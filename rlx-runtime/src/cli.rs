@@ -26,9 +26,9 @@ struct Args {
     /// of every output is printed.
     #[arg(long = "output", value_name = "NAME=PATH")]
     outputs: Vec<String>,
-    /// Worker threads (default: RLX_NUM_THREADS, else all cores).
-    #[arg(long)]
-    threads: Option<usize>,
+    /// Worker threads, 1 to 1024 (default: RLX_NUM_THREADS, else all cores).
+    #[arg(long, value_name = "N")]
+    threads: Option<String>,
     /// Time N runs after warm-up and print the median and p90 latency.
     #[arg(long, value_name = "N")]
     bench: Option<usize>,
@@ -102,12 +102,15 @@ fn run<M: GeneratedModel>(args: &Args) -> Result<(), CliError> {
         print!("{}", info_text(&info));
         return Ok(());
     }
-    if let Some(n) = args.threads {
-        if n == 0 {
-            return Err(err("--threads must be at least 1"));
-        }
-        crate::threads::set_num_threads(n);
-        crate::blas::set_blas_threads(n);
+    // A bad RLX_NUM_THREADS is an error even when --threads overrides it:
+    // the environment should not hold a value that is silently ignored.
+    let from_env = crate::threads::threads_from_env().map_err(|e| err(e.to_string()))?;
+    let threads = match &args.threads {
+        Some(t) => Some(crate::threads::parse_threads("--threads", t).map_err(|e| err(e.to_string()))?),
+        None => from_env,
+    };
+    if let Some(n) = threads {
+        crate::threads::set_num_threads(n).map_err(|e| err(e.to_string()))?;
     }
     if args.profile && !M::PROFILED {
         return Err(err("this binary was built without the `profile` feature (cargo build --features profile)"));
@@ -305,5 +308,19 @@ mod tests {
         let e = run::<Huge>(&args(&[])).expect_err("fails");
         assert_eq!(e.to_string(), "cannot allocate 4611686018427387904 bytes (4.0 EiB) of memory for the arena");
         assert_eq!(main_from::<Huge, _, _>(["huge"]), ExitCode::from(2));
+    }
+
+    #[test]
+    fn thread_counts_outside_one_to_1024_are_errors() {
+        for (given, why) in [
+            ("0", "out of range"),
+            ("1025", "out of range"),
+            ("100000", "out of range"),
+            ("18446744073709551615", "out of range"),
+            ("abc", "not a number"),
+        ] {
+            let e = run::<Huge>(&args(&["--threads", given])).expect_err(given);
+            assert_eq!(e.to_string(), format!("--threads `{given}` is {why}: give 1 to 1024 threads"));
+        }
     }
 }
