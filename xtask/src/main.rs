@@ -66,6 +66,9 @@ enum Command {
         /// Write an output as NAME=PATH.npy (repeatable).
         #[arg(long = "output", value_name = "NAME=PATH")]
         outputs: Vec<String>,
+        /// Worker threads, 1 to 1024 (default: RLX_NUM_THREADS, else all cores).
+        #[arg(long, value_name = "N")]
+        threads: Option<String>,
         #[command(flatten)]
         weights: WeightsArgs,
     },
@@ -191,8 +194,9 @@ fn main() -> ExitCode {
             done(gen::gen(&root(), paths, *all, out.as_deref(), weights.policy()))
         }
         Command::Check => done(gen::check(&root())),
-        Command::Run { path, inputs, outputs, weights } => {
-            done(run::run(&root(), path, inputs, outputs, weights.policy()))
+        Command::Run { path, inputs, outputs, threads, weights } => {
+            let args = run::RunArgs { inputs, outputs, threads: threads.as_deref(), policy: weights.policy() };
+            done(run::run(&root(), path, &args))
         }
         Command::Demo => done(demo::demo(&root())),
         Command::Import { path, out_dir, name, shapes, consts, new_model, root: root_dir } => {
@@ -221,8 +225,41 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            let _ = writeln!(std::io::stderr(), "error: {}", error_chain(&e));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// An error and its causes on one line, `outer: inner: ...`, leaving out
+/// a cause whose text the line already holds: library errors often show
+/// their source in their own message (`cannot read x.npy: No such file or
+/// directory (os error 2)`), and `{:#}` would repeat it.
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        // Rendered diagnostics end in a blank line; the line ends here.
+        let text = cause.to_string().trim_end().to_string();
+        if line.is_empty() {
+            line = text;
+        } else if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_chain;
+
+    #[test]
+    fn error_chains_do_not_repeat_causes() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let npy = rlx_runtime::npy::NpyError::Read { path: "x.npy".into(), source: io };
+        assert_eq!(error_chain(&anyhow::Error::new(npy)), "cannot read x.npy: no such file");
+        let wrapped = anyhow::Error::new(std::io::Error::other("disk on fire")).context("writing y.npy");
+        assert_eq!(error_chain(&wrapped), "writing y.npy: disk on fire");
     }
 }
