@@ -7,14 +7,14 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
-use rlx_sched::{Diagnostics, LoadError};
+use rlx_sched::{Diagnostics, LoadError, Policy};
 
 /// Prints the diagnostics (errors and warnings) to stderr, in colour on a
 /// terminal, then one summary line to stdout when the schedule is valid.
 /// Exit code 1 when there is an error.
-pub fn check_sched(path: &Path) -> Result<ExitCode> {
+pub fn check_sched(path: &Path, policy: Policy) -> Result<ExitCode> {
     let shown = path.display().to_string();
-    match rlx_sched::load(path) {
+    match rlx_sched::load_with(path, policy) {
         Ok(checked) => {
             if !checked.warnings.is_empty() {
                 let text = std::fs::read_to_string(path).unwrap_or_default();

@@ -13,7 +13,7 @@ use crate::blas_setup;
 pub fn demo(root: &Path) -> Result<()> {
     let openblas = blas_setup::ensure_openblas();
     let model_dir = root.join("models").join("mlp");
-    crate::gen::gen(root, &[model_dir.join("model.sched")], false, None)?;
+    crate::gen::gen(root, &[model_dir.join("model.sched")], false, None, rlx_sched::Policy::default())?;
 
     println!("building the mlp model (release)...");
     let status = Command::new(env!("CARGO"))

@@ -7,7 +7,7 @@ use rlx_codegen::project;
 
 /// Generates code for each schedule (or every bundled model with `all`),
 /// writing only files whose bytes change.
-pub fn gen(root: &Path, scheds: &[PathBuf], all: bool, out: Option<&Path>) -> Result<()> {
+pub fn gen(root: &Path, scheds: &[PathBuf], all: bool, out: Option<&Path>, policy: rlx_sched::Policy) -> Result<()> {
     let mut targets: Vec<PathBuf> = scheds.iter().map(|p| absolute(p)).collect();
     if all {
         targets.extend(project::model_schedules(root));
@@ -25,7 +25,7 @@ pub fn gen(root: &Path, scheds: &[PathBuf], all: bool, out: Option<&Path>) -> Re
                 format!("{} is not in a crate directory; say where to write with -o", sched.display())
             })?,
         };
-        let text = project::generate_file(sched, root, &out_path).map_err(render)?;
+        let text = project::generate_file_with(sched, root, &out_path, policy).map_err(render)?;
         let shown = rlx_codegen::display_path(&out_path, root);
         if rlx_codegen::write_if_changed(&out_path, &text)? {
             println!("wrote {shown}");

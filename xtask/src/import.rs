@@ -79,6 +79,7 @@ pub fn import(root: &Path, args: &ImportArgs<'_>) -> Result<()> {
     let target = args.new_model.map(|name| scaffold::Target::check(root, name)).transpose()?;
     opts.model_name = args.name.or(args.new_model).map(str::to_string);
     let imported = rlx_onnx::import(args.onnx, &opts).map_err(|e| anyhow!("{e}"))?;
+    print_warnings(&imported);
     if let Some(target) = target {
         return target.create(args.onnx, &imported, &opts.weights_file);
     }
@@ -94,6 +95,13 @@ pub fn import(root: &Path, args: &ImportArgs<'_>) -> Result<()> {
     println!("wrote {} and {}", sched.display(), weights.display());
     println!("{}", imported.report);
     Ok(())
+}
+
+/// The importer's warnings, one `warning: ...` line each on stderr.
+pub fn print_warnings(imported: &rlx_onnx::Imported) {
+    for w in &imported.warnings {
+        eprintln!("warning: {w}");
+    }
 }
 
 #[cfg(test)]

@@ -36,6 +36,11 @@ enum Command {
     CheckSched {
         /// The .sched file.
         path: PathBuf,
+        /// Warn when the arena is larger than this many bytes (default 4 GiB).
+        #[arg(long, value_name = "BYTES", default_value_t = rlx_sched::Policy::DEFAULT_MAX_ARENA)]
+        max_arena: usize,
+        #[command(flatten)]
+        weights: WeightsArgs,
     },
     /// Generate Rust from .sched files (written only when the bytes change).
     Gen {
@@ -47,6 +52,8 @@ enum Command {
         /// Output file (one .sched only).
         #[arg(short, long)]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        weights: WeightsArgs,
     },
     /// Fail when a checked-in generated file is stale.
     Check,
@@ -59,6 +66,11 @@ enum Command {
         /// Write an output as NAME=PATH.npy (repeatable).
         #[arg(long = "output", value_name = "NAME=PATH")]
         outputs: Vec<String>,
+        /// Worker threads, 1 to 1024 (default: RLX_NUM_THREADS, else all cores).
+        #[arg(long, value_name = "N")]
+        threads: Option<String>,
+        #[command(flatten)]
+        weights: WeightsArgs,
     },
     /// Generate, build and run the mlp model on the bundled digits.
     Demo,
@@ -139,6 +151,21 @@ enum Command {
     },
 }
 
+/// Where a schedule's weights file may be.
+#[derive(Debug, clap::Args)]
+struct WeightsArgs {
+    /// Let the weights path leave the .sched file's directory through `..`
+    /// (refused by default).
+    #[arg(long)]
+    allow_outside_weights: bool,
+}
+
+impl WeightsArgs {
+    fn policy(&self) -> rlx_sched::Policy {
+        rlx_sched::Policy::default().with_allow_parent_weights(self.allow_outside_weights)
+    }
+}
+
 /// The workspace root (xtask lives one level below it).
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_path_buf()
@@ -160,10 +187,17 @@ fn done(r: anyhow::Result<()>) -> anyhow::Result<ExitCode> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::CheckSched { path } => check_sched::check_sched(path),
-        Command::Gen { paths, all, out } => done(gen::gen(&root(), paths, *all, out.as_deref())),
+        Command::CheckSched { path, max_arena, weights } => {
+            check_sched::check_sched(path, weights.policy().with_max_arena(*max_arena))
+        }
+        Command::Gen { paths, all, out, weights } => {
+            done(gen::gen(&root(), paths, *all, out.as_deref(), weights.policy()))
+        }
         Command::Check => done(gen::check(&root())),
-        Command::Run { path, inputs, outputs } => done(run::run(&root(), path, inputs, outputs)),
+        Command::Run { path, inputs, outputs, threads, weights } => {
+            let args = run::RunArgs { inputs, outputs, threads: threads.as_deref(), policy: weights.policy() };
+            done(run::run(&root(), path, &args))
+        }
         Command::Demo => done(demo::demo(&root())),
         Command::Import { path, out_dir, name, shapes, consts, new_model, root: root_dir } => {
             let args = import::ImportArgs {
@@ -191,8 +225,41 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            let _ = writeln!(std::io::stderr(), "error: {}", error_chain(&e));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// An error and its causes on one line, `outer: inner: ...`, leaving out
+/// a cause whose text the line already holds: library errors often show
+/// their source in their own message (`cannot read x.npy: No such file or
+/// directory (os error 2)`), and `{:#}` would repeat it.
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        // Rendered diagnostics end in a blank line; the line ends here.
+        let text = cause.to_string().trim_end().to_string();
+        if line.is_empty() {
+            line = text;
+        } else if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_chain;
+
+    #[test]
+    fn error_chains_do_not_repeat_causes() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let npy = rlx_runtime::npy::NpyError::Read { path: "x.npy".into(), source: io };
+        assert_eq!(error_chain(&anyhow::Error::new(npy)), "cannot read x.npy: no such file");
+        let wrapped = anyhow::Error::new(std::io::Error::other("disk on fire")).context("writing y.npy");
+        assert_eq!(error_chain(&wrapped), "writing y.npy: disk on fire");
     }
 }

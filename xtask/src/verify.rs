@@ -74,6 +74,7 @@ fn import_into(onnx: &Path, work: &Path, shapes: &[String]) -> Result<PathBuf> {
         opts.shapes.push(rlx_onnx::parse_shape_override(s).map_err(|e| anyhow!("--shape {s}: {e}"))?);
     }
     let imported = rlx_onnx::import(onnx, &opts).map_err(|e| anyhow!("{}: {e}", onnx.display()))?;
+    crate::import::print_warnings(&imported);
     std::fs::create_dir_all(work).with_context(|| format!("creating {}", work.display()))?;
     let sched = work.join("model.sched");
     write_bytes_if_changed(&work.join(&opts.weights_file), &imported.weights)?;

@@ -266,3 +266,53 @@ fn new_model_refuses_bad_names_and_taken_places_before_importing() {
     assert_eq!(out.status.code(), Some(2), "clap refuses --out-dir with --new-model");
     assert!(text(&out.stderr).contains("cannot be used with"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn shape_overrides_bind_only_symbolic_dims() {
+    let dir = temp_dir("shape");
+    let model = write_reshape_model(&dir);
+    let (m, o) = (s(&model), s(&dir));
+    let e = import_error(&[m, "--out-dir", o, "--shape", "x=3,4"]);
+    assert_eq!(
+        e,
+        "--shape `x=3,4`: dim 0 of input `x` is 2 in the model (shape [2, 6]), the override gives 3; \
+         only symbolic dims can be bound"
+    );
+    let e = import_error(&[m, "--out-dir", o, "--shape", "x=2,6,1"]);
+    assert_eq!(e, "--shape `x=2,6,1`: input `x` has rank 2 (shape [2, 6]), the override has rank 3");
+    let e = import_error(&[m, "--out-dir", o, "--shape", "x="]);
+    assert_eq!(e, "--shape `x=`: input `x` has rank 2 (shape [2, 6]), the override has rank 0");
+    let e = import_error(&[m, "--out-dir", o, "--shape", "x=2,6", "--shape", "x=2,6"]);
+    assert_eq!(e, "--shape `x=2,6`: input `x` already has a shape (x=2,6)");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unusual_graphs_import_with_warnings() {
+    let dir = temp_dir("warnings");
+    let m = ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto { domain: String::new(), version: 999 }],
+        graph: Some(GraphProto {
+            node: vec![node("Relu", &["x"], "y")],
+            name: "no_outputs".to_string(),
+            input: vec![value_info("x", data_type::FLOAT, &[4])],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let path = dir.join("odd.onnx");
+    std::fs::write(&path, m.encode_to_vec()).expect("write model");
+    let out = xtask(&["import", s(&path), "--out-dir", s(&dir)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let warnings: Vec<String> = text(&out.stderr).lines().map(str::to_string).collect();
+    assert_eq!(
+        warnings,
+        [
+            "warning: the model imports opset 999; the importer knows opsets 1 to 21 and reads its ops as of opset \
+             21: compare the results with `cargo xtask verify`",
+            "warning: the graph has no outputs: the schedule computes nothing a caller can read",
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

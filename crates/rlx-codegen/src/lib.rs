@@ -162,7 +162,16 @@ pub enum GenError {
 /// Loads and checks a `.sched` file; on failure renders every diagnostic
 /// with the path shown relative to `root`.
 pub fn load_checked(sched: &Path, root: &Path) -> Result<rlx_sched::Schedule, GenError> {
-    match rlx_sched::load(sched) {
+    load_checked_with(sched, root, rlx_sched::Policy::default())
+}
+
+/// [`load_checked`] under a validation policy.
+pub fn load_checked_with(
+    sched: &Path,
+    root: &Path,
+    policy: rlx_sched::Policy,
+) -> Result<rlx_sched::Schedule, GenError> {
+    match rlx_sched::load_with(sched, policy) {
         Ok(checked) => Ok(checked.schedule),
         Err(rlx_sched::LoadError::Io { path, source }) => Err(GenError::Io { path, source }),
         Err(rlx_sched::LoadError::Invalid { text, diagnostics, .. }) => {

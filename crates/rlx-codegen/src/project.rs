@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{generate, load_checked, options_for_file, GenError};
+use crate::{generate, load_checked_with, options_for_file, GenError};
 
 /// Every bundled model's schedule: `models/*/model.sched`, sorted.
 pub fn model_schedules(root: &Path) -> Vec<PathBuf> {
@@ -27,7 +27,17 @@ pub fn default_output(sched: &Path) -> Option<PathBuf> {
 
 /// The text `cargo xtask gen` writes to `out` for `sched`.
 pub fn generate_file(sched: &Path, root: &Path, out: &Path) -> Result<String, GenError> {
-    let schedule = load_checked(sched, root)?;
+    generate_file_with(sched, root, out, rlx_sched::Policy::default())
+}
+
+/// [`generate_file`] under a validation policy.
+pub fn generate_file_with(
+    sched: &Path,
+    root: &Path,
+    out: &Path,
+    policy: rlx_sched::Policy,
+) -> Result<String, GenError> {
+    let schedule = load_checked_with(sched, root, policy)?;
     Ok(generate(&schedule, &options_for_file(&schedule, sched, root, out)))
 }
 

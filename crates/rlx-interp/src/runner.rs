@@ -26,6 +26,9 @@ pub enum InterpError {
     UnknownBuffer(String),
     #[error("buffer `{name}` holds {expected} bytes, {given} were given")]
     SizeMismatch { name: String, expected: usize, given: usize },
+    /// The arena or scratch could not be allocated.
+    #[error(transparent)]
+    Alloc(#[from] rlx_runtime::arena::ArenaError),
 }
 
 impl<'w> Interpreter<'w> {
@@ -38,13 +41,11 @@ impl<'w> Interpreter<'w> {
         }
         let calls: Vec<_> = schedule.nodes().iter().map(|n| rlx_core::lower(&n.thunk, &schedule.params())).collect();
         let scratch_len = calls.iter().flatten().map(KernelCall::scratch_bytes).max().unwrap_or(0).div_ceil(64) * 64;
-        Ok(Interpreter {
-            arena: Arena::new(schedule.arena_size()),
-            scratch: Arena::new(scratch_len),
-            calls,
-            schedule,
-            weights,
-        })
+        // Fallible: a schedule may declare more memory than the machine
+        // has, and that is an error naming the bytes, not an abort.
+        let arena = Arena::try_new_for("arena", schedule.arena_size())?;
+        let scratch = Arena::try_new_for("scratch", scratch_len)?;
+        Ok(Interpreter { arena, scratch, calls, schedule, weights })
     }
 
     pub fn schedule(&self) -> &Schedule {
@@ -103,5 +104,23 @@ impl<'w> Interpreter<'w> {
         // validator checked offsets against (checked in `new`), and the
         // scratch the maximum any call needs.
         unsafe { execute(call, &mem) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_arena_the_allocator_refuses_is_an_error() {
+        // Valid (under isize::MAX), but more than any machine has.
+        let bytes = 1usize << 62;
+        let text = format!(
+            "rlx-sched 1\nmodel big\narena {bytes} align 64\nmask_threshold 0.5\nmask_neg_inf -1e9\nscore_skip 0.0\n\n\
+             input x: f32[4] @ arena+0\noutput y: f32[4] @ arena+64\n\nCopy {{ src: x, dst: y, len: 4 }}\n"
+        );
+        let checked = rlx_sched::check_source(&text, std::path::Path::new(".")).expect("valid");
+        let err = Interpreter::new(checked.schedule, &[]).err().expect("allocation fails");
+        assert_eq!(err.to_string(), "cannot allocate 4611686018427387904 bytes (4.0 EiB) of memory for the arena");
     }
 }

@@ -11,6 +11,8 @@ pub enum ImportError {
     Decode(#[from] prost::DecodeError),
     #[error("the model has no graph")]
     NoGraph,
+    #[error("the model imports opset {0} of the default domain; ONNX opsets start at 1")]
+    BadOpset(i64),
     #[error("unsupported ONNX op `{op}` (node `{node}`); supported ops: {supported}")]
     UnsupportedOp { op: String, node: String, supported: String },
     #[error("ONNX op `{op}` (node `{node}`): attribute `{attr}` {message}")]
@@ -21,6 +23,10 @@ pub enum ImportError {
     Tensor { name: String, message: String },
     #[error("--shape `{0}`: no graph input has this name")]
     UnknownShapeOverride(String),
+    /// A `--shape` that does not fit the input's declared shape (only
+    /// symbolic dims may be bound), or a second one for the same input.
+    #[error("--shape `{text}`: {message}")]
+    BadShapeOverride { text: String, message: String },
     #[error("the arena would need {0} bytes, more than memory can hold")]
     ArenaTooLarge(usize),
     #[error("cannot write the weights file: {0}")]

@@ -98,7 +98,17 @@ pub(crate) fn graph_inputs(
     initializer_names: &[&str],
 ) -> Result<Vec<GraphInput>, ImportError> {
     let graph = model.graph.as_ref().ok_or(ImportError::NoGraph)?;
-    let mut remaining: BTreeMap<&str, &Vec<usize>> = overrides.iter().map(|(n, s)| (n.as_str(), s)).collect();
+    let mut remaining: BTreeMap<&str, &Vec<usize>> = BTreeMap::new();
+    for (name, dims) in overrides {
+        if let Some(first) = remaining.insert(name, dims) {
+            return Err(ImportError::BadShapeOverride {
+                text: override_text(name, dims),
+                message: format!("input `{name}` already has a shape ({})", override_text(name, first)),
+            });
+        }
+    }
+    // Symbolic dims bound so far: name -> (value, the override binding it).
+    let mut symbols: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut out = Vec::new();
     for info in &graph.input {
         if initializer_names.contains(&info.name.as_str()) {
@@ -115,7 +125,10 @@ pub(crate) fn graph_inputs(
             )
         })?;
         let shape = match remaining.remove(info.name.as_str()) {
-            Some(s) => s.clone(),
+            Some(s) => {
+                check_override(info, s, &mut symbols)?;
+                s.clone()
+            }
             None => static_dims(info).ok_or_else(|| {
                 ImportError::tensor(
                     &info.name,
@@ -133,6 +146,61 @@ pub(crate) fn graph_inputs(
         return Err(ImportError::UnknownShapeOverride(name.to_string()));
     }
     Ok(out)
+}
+
+/// `x=1,128`, as the override was written.
+fn override_text(name: &str, dims: &[usize]) -> String {
+    let dims: Vec<String> = dims.iter().map(usize::to_string).collect();
+    format!("{name}={}", dims.join(","))
+}
+
+/// An override may only bind the symbolic dims of an input's declared
+/// shape: the rank must match, each static dim must be given as declared,
+/// and a symbol used by several inputs must get one value. An input
+/// declared without a shape takes any.
+fn check_override(
+    info: &ValueInfoProto,
+    dims: &[usize],
+    symbols: &mut BTreeMap<String, (usize, String)>,
+) -> Result<(), ImportError> {
+    let name = &info.name;
+    let Some(shape) = info.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).and_then(|t| t.shape.as_ref()) else {
+        return Ok(());
+    };
+    let fail = |message: String| Err(ImportError::BadShapeOverride { text: override_text(name, dims), message });
+    if shape.dim.len() != dims.len() {
+        return fail(format!(
+            "input `{name}` has rank {} ({}), the override has rank {}",
+            shape.dim.len(),
+            describe_dims(info),
+            dims.len()
+        ));
+    }
+    for (i, (d, &given)) in shape.dim.iter().zip(dims).enumerate() {
+        match &d.value {
+            Some(DimensionValue::DimValue(v)) if usize::try_from(*v).ok() != Some(given) => {
+                return fail(format!(
+                    "dim {i} of input `{name}` is {v} in the model ({}), the override gives {given}; \
+                     only symbolic dims can be bound",
+                    describe_dims(info)
+                ));
+            }
+            Some(DimensionValue::DimParam(p)) if !p.is_empty() => {
+                let this = override_text(name, dims);
+                match symbols.get(p) {
+                    Some((v, by)) if *v != given => {
+                        return fail(format!("dim `{p}` is {v} by --shape {by}, the override gives {given}"));
+                    }
+                    Some(_) => {}
+                    None => {
+                        symbols.insert(p.clone(), (given, this));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Parses a `--shape` flag value, `name=1,128`.

@@ -73,7 +73,18 @@ pub struct Imported {
     pub weights: Vec<u8>,
     /// Sizes and counts.
     pub report: ImportReport,
+    /// What the import accepted but a user should know (lower-case, no
+    /// trailing period): a graph without outputs, an opset newer than
+    /// [`NEWEST_OPSET`], an arena above 4 GiB. Front ends print them as
+    /// `warning: ...`.
+    pub warnings: Vec<String>,
 }
+
+/// The newest default-domain opset the importer was written against
+/// (`docs/onnx.md`). A newer model imports with a warning: its ops are
+/// read as of this opset, which is right unless the newer opset changed
+/// them.
+pub const NEWEST_OPSET: i64 = 21;
 
 /// Imports the ONNX model at `path`; external data is read relative to
 /// its directory.
@@ -102,11 +113,24 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
         )));
     }
     let graph = model.graph.as_ref().ok_or(ImportError::NoGraph)?;
+    let opset = graph::default_opset(model);
+    if opset < 1 {
+        return Err(ImportError::BadOpset(opset));
+    }
+    let mut warnings = Vec::new();
+    if opset > NEWEST_OPSET {
+        warnings.push(format!(
+            "the model imports opset {opset}; the importer knows opsets 1 to {NEWEST_OPSET} and reads its ops \
+             as of opset {NEWEST_OPSET}: compare the results with `cargo xtask verify`"
+        ));
+    }
+    if graph.output.is_empty() {
+        warnings.push("the graph has no outputs: the schedule computes nothing a caller can read".to_string());
+    }
     let mut constants = graph::initializers(model, base_dir)?;
     graph::bind_consts(model, &mut constants, &opts.consts)?;
     let names: Vec<&str> = constants.iter().map(|(n, _)| n.as_str()).collect();
     let inputs = graph::graph_inputs(model, &opts.shapes, &names)?;
-    let opset = graph::default_opset(model);
     let mut lowered = lower::lower_graph(graph, &inputs, constants, opset)?;
     if opts.optimize {
         optimize::optimize(&mut lowered);
@@ -114,5 +138,13 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
     let raw_name = opts.model_name.clone().unwrap_or_else(|| graph.name.clone());
     let model_name = names::sanitize(if raw_name.is_empty() { "model" } else { &raw_name });
     let (sched_text, weights, report) = emit::emit(&lowered, &model_name, w)?;
-    Ok(Imported { sched_text, weights, report })
+    let limit = rlx_sched::Policy::DEFAULT_MAX_ARENA;
+    if report.arena_bytes > limit {
+        warnings.push(format!(
+            "the arena is {} bytes, more than {limit}: running the model needs that much memory at start-up \
+             (check the input shapes, or give static ones with --shape)",
+            report.arena_bytes
+        ));
+    }
+    Ok(Imported { sched_text, weights, report, warnings })
 }

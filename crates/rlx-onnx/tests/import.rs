@@ -10,7 +10,7 @@
 mod common;
 
 use common::*;
-use rlx_onnx::proto::DimensionValue;
+use rlx_onnx::proto::{AttributeProto, AttributeType, DimensionValue};
 use rlx_onnx::{ImportError, ImportOptions};
 
 const TOL: f32 = 1e-5;
@@ -433,6 +433,65 @@ fn bad_attributes_are_errors_naming_op_node_and_attribute() {
 }
 
 #[test]
+fn attributes_of_the_wrong_type_are_errors_not_defaults() {
+    let one = |op: &str, attr: AttributeProto, x: &[i64], y: &[i64]| {
+        let m = model(vec![node(op, "n", &["x"], &["y"], vec![attr])], vec![], vec![vi("x", x)], vec![vi("y", y)], 13);
+        import_model(&m, &opts()).unwrap_err().to_string()
+    };
+    // A STRING `axis` used to be read as 0 and import cleanly.
+    let axis = AttributeProto {
+        name: "axis".to_string(),
+        r#type: AttributeType::String as i32,
+        s: b"1".to_vec(),
+        ..Default::default()
+    };
+    assert_eq!(
+        one("Softmax", axis, &[2, 3], &[2, 3]),
+        "ONNX op `Softmax` (node `n`): attribute `axis` has type STRING, expected INT"
+    );
+    // FLOAT for INT, INT for FLOAT, INT for INTS, INTS for STRING.
+    assert_eq!(
+        one("Softmax", attr_f("axis", 1.0), &[2, 3], &[2, 3]),
+        "ONNX op `Softmax` (node `n`): attribute `axis` has type FLOAT, expected INT"
+    );
+    assert_eq!(
+        one("LeakyRelu", attr_i("alpha", 1), &[2], &[2]),
+        "ONNX op `LeakyRelu` (node `n`): attribute `alpha` has type INT, expected FLOAT"
+    );
+    assert_eq!(
+        one("Transpose", attr_i("perm", 1), &[2, 3], &[3, 2]),
+        "ONNX op `Transpose` (node `n`): attribute `perm` has type INT, expected INTS"
+    );
+    assert_eq!(
+        one("Gelu", attr_ints("approximate", &[1]), &[2], &[2]),
+        "ONNX op `Gelu` (node `n`): attribute `approximate` has type INTS, expected STRING"
+    );
+    // An unknown type number is no type the importer reads.
+    let odd = AttributeProto { name: "axis".to_string(), r#type: 99, i: 1, ..Default::default() };
+    assert_eq!(
+        one("Softmax", odd, &[2, 3], &[2, 3]),
+        "ONNX op `Softmax` (node `n`): attribute `axis` has type UNDEFINED, expected INT"
+    );
+    // Before IR version 3 the type may be unset: the field holding a value
+    // decides. An int in `i` reads; a string in `s` does not.
+    let legacy = |a: AttributeProto| {
+        let m = model(
+            vec![node("Softmax", "n", &["x"], &["y"], vec![a])],
+            vec![],
+            vec![vi("x", &[2, 3])],
+            vec![vi("y", &[2, 3])],
+            13,
+        );
+        import_model(&m, &opts())
+    };
+    let untyped_int = AttributeProto { name: "axis".to_string(), i: 1, ..Default::default() };
+    assert!(legacy(untyped_int).is_ok());
+    let untyped_str = AttributeProto { name: "axis".to_string(), s: b"x".to_vec(), ..Default::default() };
+    let msg = legacy(untyped_str).unwrap_err().to_string();
+    assert_eq!(msg, "ONNX op `Softmax` (node `n`): attribute `axis` has type STRING, expected INT");
+}
+
+#[test]
 fn symbolic_dims_need_a_shape_override() {
     let dims = vec![DimensionValue::DimParam("batch".to_string()), DimensionValue::DimValue(4)];
     let m = model(
@@ -454,6 +513,102 @@ fn symbolic_dims_need_a_shape_override() {
     o.shapes.push(("nope".to_string(), vec![1]));
     let msg = import_model(&m, &o).unwrap_err().to_string();
     assert_eq!(msg, "--shape `nope`: no graph input has this name");
+}
+
+#[test]
+fn shape_overrides_bind_only_symbolic_dims() {
+    let n = || DimensionValue::DimParam("N".to_string());
+    let four = DimensionValue::DimValue(4);
+    let m = model(
+        vec![node("Add", "a", &["x", "y"], &["z"], vec![])],
+        vec![],
+        vec![
+            vi_typed("x", rlx_onnx::proto::data_type::FLOAT, vec![n(), four.clone()]),
+            vi_typed("y", rlx_onnx::proto::data_type::FLOAT, vec![n(), four.clone()]),
+        ],
+        vec![vi_typed("z", rlx_onnx::proto::data_type::FLOAT, vec![n(), four])],
+        13,
+    );
+    let with = |specs: &[&str]| {
+        let mut o = opts();
+        for s in specs {
+            o.shapes.push(rlx_onnx::parse_shape_override(s).unwrap());
+        }
+        import_model(&m, &o).map(|_| ()).map_err(|e| e.to_string())
+    };
+    assert_eq!(with(&["x=3,4", "y=3,4"]), Ok(()));
+    // A static dim that disagrees, a changed rank, a scalar, a repeat.
+    assert_eq!(
+        with(&["x=3,7", "y=3,4"]),
+        Err("--shape `x=3,7`: dim 1 of input `x` is 4 in the model (shape [N, 4]), the override gives 7; \
+             only symbolic dims can be bound"
+            .to_string())
+    );
+    assert_eq!(
+        with(&["x=1,4,5", "y=1,4"]),
+        Err("--shape `x=1,4,5`: input `x` has rank 2 (shape [N, 4]), the override has rank 3".to_string())
+    );
+    assert_eq!(
+        with(&["x=", "y=1,4"]),
+        Err("--shape `x=`: input `x` has rank 2 (shape [N, 4]), the override has rank 0".to_string())
+    );
+    assert_eq!(with(&["x=3,4", "y=3,4", "x="]), Err("--shape `x=`: input `x` already has a shape (x=3,4)".to_string()));
+    // One symbol, one value.
+    assert_eq!(
+        with(&["x=3,4", "y=5,4"]),
+        Err("--shape `y=5,4`: dim `N` is 3 by --shape x=3,4, the override gives 5".to_string())
+    );
+    // A fully static input may be restated, never changed.
+    let s = model(
+        vec![node("Relu", "r", &["x"], &["y"], vec![])],
+        vec![],
+        vec![vi("x", &[2, 4])],
+        vec![vi("y", &[2, 4])],
+        13,
+    );
+    let mut o = opts();
+    o.shapes.push(("x".to_string(), vec![2, 4]));
+    assert!(import_model(&s, &o).is_ok());
+    o.shapes[0].1 = vec![8];
+    let msg = import_model(&s, &o).unwrap_err().to_string();
+    assert_eq!(msg, "--shape `x=8`: input `x` has rank 2 (shape [2, 4]), the override has rank 1");
+}
+
+#[test]
+fn unusual_graphs_import_with_warnings() {
+    let relu = |opset: i64, outputs: Vec<rlx_onnx::proto::ValueInfoProto>| {
+        model(vec![node("Relu", "r", &["x"], &["y"], vec![])], vec![], vec![vi("x", &[2])], outputs, opset)
+    };
+    assert!(import_model(&relu(13, vec![vi("y", &[2])]), &opts()).unwrap().warnings.is_empty());
+    let future = import_model(&relu(999, vec![vi("y", &[2])]), &opts()).unwrap();
+    assert_eq!(
+        future.warnings,
+        [format!(
+            "the model imports opset 999; the importer knows opsets 1 to {0} and reads its ops as of opset {0}: \
+             compare the results with `cargo xtask verify`",
+            rlx_onnx::NEWEST_OPSET
+        )]
+    );
+    let silent = import_model(&relu(13, vec![]), &opts()).unwrap();
+    assert_eq!(silent.warnings, ["the graph has no outputs: the schedule computes nothing a caller can read"]);
+    let msg = import_model(&relu(0, vec![vi("y", &[2])]), &opts()).unwrap_err().to_string();
+    assert_eq!(msg, "the model imports opset 0 of the default domain; ONNX opsets start at 1");
+    // A declared dim that makes an 8 GiB arena: importing allocates none of it.
+    let big = 1i64 << 30;
+    let m = model(
+        vec![node("Relu", "r", &["x"], &["y"], vec![])],
+        vec![],
+        vec![vi("x", &[big])],
+        vec![vi("y", &[big])],
+        13,
+    );
+    let huge = import_model(&m, &opts()).unwrap();
+    assert_eq!(huge.report.arena_bytes, 8 << 30);
+    assert_eq!(
+        huge.warnings,
+        ["the arena is 8589934592 bytes, more than 4294967296: running the model needs that much memory at start-up \
+          (check the input shapes, or give static ones with --shape)"]
+    );
 }
 
 #[test]

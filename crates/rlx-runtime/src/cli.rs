@@ -26,9 +26,9 @@ struct Args {
     /// of every output is printed.
     #[arg(long = "output", value_name = "NAME=PATH")]
     outputs: Vec<String>,
-    /// Worker threads (default: RLX_NUM_THREADS, else all cores).
-    #[arg(long)]
-    threads: Option<usize>,
+    /// Worker threads, 1 to 1024 (default: RLX_NUM_THREADS, else all cores).
+    #[arg(long, value_name = "N")]
+    threads: Option<String>,
     /// Time N runs after warm-up and print the median and p90 latency.
     #[arg(long, value_name = "N")]
     bench: Option<usize>,
@@ -51,7 +51,17 @@ fn err(msg: impl Into<String>) -> CliError {
 
 /// Runs the CLI for model `M` over the process arguments.
 pub fn main<M: GeneratedModel>() -> ExitCode {
-    let args = match Args::try_parse() {
+    main_from::<M, _, _>(std::env::args_os())
+}
+
+/// [`main`] over the given arguments (the first is the program name).
+pub fn main_from<M, I, T>(argv: I) -> ExitCode
+where
+    M: GeneratedModel,
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args = match Args::try_parse_from(argv) {
         Ok(a) => a,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -92,16 +102,23 @@ fn run<M: GeneratedModel>(args: &Args) -> Result<(), CliError> {
         print!("{}", info_text(&info));
         return Ok(());
     }
-    if let Some(n) = args.threads {
-        if n == 0 {
-            return Err(err("--threads must be at least 1"));
-        }
-        crate::threads::set_num_threads(n);
-        crate::blas::set_blas_threads(n);
+    // A bad RLX_NUM_THREADS is an error even when --threads overrides it:
+    // the environment should not hold a value that is silently ignored.
+    let from_env = crate::threads::threads_from_env().map_err(|e| err(e.to_string()))?;
+    let threads = match &args.threads {
+        Some(t) => Some(crate::threads::parse_threads("--threads", t).map_err(|e| err(e.to_string()))?),
+        None => from_env,
+    };
+    if let Some(n) = threads {
+        crate::threads::set_num_threads(n).map_err(|e| err(e.to_string()))?;
     }
     if args.profile && !M::PROFILED {
         return Err(err("this binary was built without the `profile` feature (cargo build --features profile)"));
     }
+    // Generated code allocates with `Arena::new`, which aborts when the
+    // allocator refuses: allocate fallibly first, for it to take.
+    crate::arena::reserve(&[("arena", info.arena_bytes), ("scratch", info.scratch_bytes)])
+        .map_err(|e| err(e.to_string()))?;
     let mut model = M::try_new().map_err(|e| err(e.to_string()))?;
     let mut given = Vec::new();
     for spec in &args.inputs {
@@ -251,4 +268,66 @@ fn profile<M: GeneratedModel>(model: &mut M, info: &ModelInfo) {
         );
     }
     println!("total {:.3} ms/run over {RUNS} runs", all.as_secs_f64() * 1e3 / RUNS as f64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arena::Arena;
+
+    /// A model shaped like generated code: its arena comes from `Arena::new`.
+    struct Huge {
+        arena: Arena,
+    }
+
+    const X: TensorInfo = TensorInfo { name: "x", dtype: DType::F32, shape: &[1], offset: 0, bytes: 4 };
+
+    impl GeneratedModel for Huge {
+        const INFO: ModelInfo = ModelInfo {
+            name: "huge",
+            sched_path: "huge.sched",
+            sched_sha256: "0",
+            arena_bytes: 1 << 62,
+            scratch_bytes: 0,
+            weights_bytes: 0,
+            inputs: &[X],
+            outputs: &[],
+            thunks: &[],
+        };
+        fn new() -> Self {
+            Huge { arena: Arena::new(Self::INFO.arena_bytes) }
+        }
+        fn run(&mut self) {}
+        fn arena(&self) -> &[u8] {
+            self.arena.as_slice()
+        }
+        fn arena_mut(&mut self) -> &mut [u8] {
+            self.arena.as_mut_slice()
+        }
+    }
+
+    fn args(list: &[&str]) -> Args {
+        Args::try_parse_from(std::iter::once("m").chain(list.iter().copied())).expect("parses")
+    }
+
+    #[test]
+    fn an_arena_the_allocator_refuses_is_one_error_line() {
+        let e = run::<Huge>(&args(&[])).expect_err("fails");
+        assert_eq!(e.to_string(), "cannot allocate 4611686018427387904 bytes (4.0 EiB) of memory for the arena");
+        assert_eq!(main_from::<Huge, _, _>(["huge"]), ExitCode::from(2));
+    }
+
+    #[test]
+    fn thread_counts_outside_one_to_1024_are_errors() {
+        for (given, why) in [
+            ("0", "out of range"),
+            ("1025", "out of range"),
+            ("100000", "out of range"),
+            ("18446744073709551615", "out of range"),
+            ("abc", "not a number"),
+        ] {
+            let e = run::<Huge>(&args(&["--threads", given])).expect_err(given);
+            assert_eq!(e.to_string(), format!("--threads `{given}` is {why}: give 1 to 1024 threads"));
+        }
+    }
 }

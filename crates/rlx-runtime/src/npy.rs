@@ -77,7 +77,7 @@ pub fn read_npy(path: &Path) -> Result<NpyArray, NpyError> {
         }
     }
     let mut reader = &file[..];
-    let header = npyz::NpyHeader::from_reader(&mut reader).map_err(|e| header_err(e.to_string()))?;
+    let header = npyz::NpyHeader::from_reader(&mut reader).map_err(|e| header_err(one_line(&e.to_string())))?;
     let data = reader;
     let npyz::DType::Plain(ts) = header.dtype() else {
         return Err(NpyError::UnsupportedDType { path: path.to_path_buf(), descr: header.dtype().descr() });
@@ -108,6 +108,23 @@ pub fn read_npy(path: &Path) -> Result<NpyArray, NpyError> {
         }
     }
     Ok(NpyArray { dtype, shape, bytes })
+}
+
+/// A parser's message on one line: npyz reports a header dict that does
+/// not parse with a source excerpt and a caret over several lines
+/// (`syntax error:  --> 1:8`, the excerpt, `= expected ...`); this keeps
+/// the message, the position and the expectation.
+fn one_line(message: &str) -> String {
+    let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or_default();
+    let mut out = match first.split_once("-->") {
+        Some((head, at)) => format!("{} at {}", head.trim_end().trim_end_matches(':'), at.trim()),
+        None => first.to_string(),
+    };
+    if let Some(note) = lines.find_map(|l| l.strip_prefix("= ")) {
+        out.push_str(&format!(" ({note})"));
+    }
+    out
 }
 
 /// The header dict's text, when the file starts like a `.npy` file.
@@ -314,6 +331,14 @@ mod tests {
         check(&handmade("<f8", false, "(4294967296, 4294967296)", &[]), "is too large");
         check(&handmade("<f8", false, "(65536, 65536, 65536, 65536, 2)", &[]), "is too large");
         check(&handmade("<f8", false, "[2, 3]", &[]), "'shape' is not a tuple of integers");
+        // A header dict that does not parse: npyz's parser error spans
+        // several lines (an excerpt with a caret); the message keeps one.
+        let mut garbage = handmade("<f4", false, "(2,)", &[0; 8]);
+        garbage[10..20].copy_from_slice(b"{'descr' ?");
+        check(&garbage, "not a valid .npy file: could not parse Python expression: syntax error at 1:8 (expected ");
+        let mut garbage = handmade("<f4", false, "(2,)", &[0; 8]);
+        garbage[10..14].copy_from_slice(b"@@@@");
+        check(&garbage, "not a valid .npy file");
         let missing = dir.join("missing.npy");
         let msg = read_npy(&missing).unwrap_err().to_string();
         assert!(msg.starts_with(&format!("cannot read {}: ", missing.display())), "{msg}");

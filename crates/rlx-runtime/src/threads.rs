@@ -7,24 +7,91 @@ use std::sync::OnceLock;
 static REQUESTED: AtomicUsize = AtomicUsize::new(0);
 static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
 
-/// Sets the number of worker threads. Takes effect only before the first
-/// parallel kernel runs (the pool is built once); returns whether it did.
-/// The BLAS thread count follows at once, whatever the pool's state.
-pub fn set_num_threads(n: usize) -> bool {
-    REQUESTED.store(n.max(1), Ordering::Relaxed);
-    crate::blas::set_blas_threads(n.max(1));
-    POOL.get().is_none()
+/// The most worker threads a model may ask for, by `--threads` or
+/// `RLX_NUM_THREADS`. A fixed number, so a thread count is valid on every
+/// machine alike; far above any core count this runs on, and low enough
+/// that a typo cannot start a hundred thousand threads.
+pub const MAX_THREADS: usize = 1024;
+
+/// The environment variable that sets the thread count.
+pub const THREADS_ENV: &str = "RLX_NUM_THREADS";
+
+/// A thread count that is not one: not a number, 0, or above
+/// [`MAX_THREADS`]. `what` names where it came from (`--threads`,
+/// `RLX_NUM_THREADS`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ThreadsError {
+    #[error("{what} `{text}` is not a number: give 1 to {MAX_THREADS} threads")]
+    NotANumber { what: &'static str, text: String },
+    #[error("{what} `{text}` is out of range: give 1 to {MAX_THREADS} threads")]
+    OutOfRange { what: &'static str, text: String },
+}
+
+/// Checks a thread count: 1 to [`MAX_THREADS`].
+pub fn check_threads(what: &'static str, n: usize) -> Result<usize, ThreadsError> {
+    if (1..=MAX_THREADS).contains(&n) {
+        Ok(n)
+    } else {
+        Err(ThreadsError::OutOfRange { what, text: n.to_string() })
+    }
+}
+
+/// Parses a thread count (surrounding spaces allowed): 1 to [`MAX_THREADS`].
+pub fn parse_threads(what: &'static str, text: &str) -> Result<usize, ThreadsError> {
+    let t = text.trim();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ThreadsError::NotANumber { what, text: text.to_string() });
+    }
+    // All digits: a parse failure is an overflow.
+    let n = t.parse::<usize>().map_err(|_| ThreadsError::OutOfRange { what, text: t.to_string() })?;
+    check_threads(what, n)
+}
+
+/// The thread count `RLX_NUM_THREADS` asks for: `None` when it is unset
+/// or empty, an error when it is not a valid count. Front ends call this
+/// first so a bad value is an error; the pool itself, which cannot fail,
+/// warns once and uses every core.
+pub fn threads_from_env() -> Result<Option<usize>, ThreadsError> {
+    match std::env::var_os(THREADS_ENV) {
+        None => Ok(None),
+        Some(v) => {
+            let text = v.to_string_lossy();
+            if text.trim().is_empty() {
+                return Ok(None);
+            }
+            parse_threads(THREADS_ENV, &text).map(Some)
+        }
+    }
+}
+
+/// Sets the number of worker threads (1 to [`MAX_THREADS`]; anything else
+/// is an error, never clamped). Takes effect only before the first parallel
+/// kernel runs (the pool is built once); returns whether it did. The BLAS
+/// thread count follows at once, whatever the pool's state.
+pub fn set_num_threads(n: usize) -> Result<bool, ThreadsError> {
+    let n = check_threads("thread count", n)?;
+    REQUESTED.store(n, Ordering::Relaxed);
+    crate::blas::set_blas_threads(n);
+    Ok(POOL.get().is_none())
 }
 
 fn requested() -> usize {
     match REQUESTED.load(Ordering::Relaxed) {
-        0 => std::env::var("RLX_NUM_THREADS")
-            .ok()
-            .and_then(|s| s.trim().parse::<usize>().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        0 => match threads_from_env() {
+            Ok(Some(n)) => n,
+            Ok(None) => all_cores(),
+            Err(e) => {
+                static WARNED: std::sync::Once = std::sync::Once::new();
+                WARNED.call_once(|| eprintln!("rlx: warning: {e}; using all {} cores", all_cores()));
+                all_cores()
+            }
+        },
         n => n,
     }
+}
+
+fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 fn pool() -> &'static rayon::ThreadPool {
@@ -82,4 +149,34 @@ fn split(start: usize, len: usize, chunk: usize, f: &(dyn Fn(usize, usize) + Syn
     let half = len.div_ceil(2).div_ceil(chunk) * chunk;
     let half = half.min(len);
     rayon::join(|| split(start, half, chunk, f), || split(start + half, len - half, chunk, f));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_counts_are_one_to_the_maximum() {
+        assert_eq!(parse_threads("--threads", "4"), Ok(4));
+        assert_eq!(parse_threads("--threads", " 1024 "), Ok(MAX_THREADS));
+        for bad in ["0", "1025", "100000", "18446744073709551615", "99999999999999999999999"] {
+            let e = parse_threads("--threads", bad).unwrap_err();
+            assert_eq!(e, ThreadsError::OutOfRange { what: "--threads", text: bad.to_string() });
+        }
+        for bad in ["", "abc", "-1", "+2", "1.5", "4 threads"] {
+            let e = parse_threads("RLX_NUM_THREADS", bad).unwrap_err();
+            assert!(matches!(e, ThreadsError::NotANumber { .. }), "{bad}: {e}");
+        }
+        assert_eq!(
+            parse_threads("RLX_NUM_THREADS", "abc").unwrap_err().to_string(),
+            "RLX_NUM_THREADS `abc` is not a number: give 1 to 1024 threads"
+        );
+        assert_eq!(
+            parse_threads("--threads", "0").unwrap_err().to_string(),
+            "--threads `0` is out of range: give 1 to 1024 threads"
+        );
+        // Never clamped.
+        assert!(set_num_threads(0).is_err());
+        assert!(set_num_threads(MAX_THREADS + 1).is_err());
+    }
 }

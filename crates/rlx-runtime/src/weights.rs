@@ -58,6 +58,10 @@ macro_rules! include_aligned {
 pub enum WeightsError {
     #[error("cannot open weights file {}: {source}", path.display())]
     Open { path: PathBuf, source: std::io::Error },
+    /// A FIFO, a device or a directory: never opened, as reading one may
+    /// never end.
+    #[error("cannot open weights file {}: not a regular file", path.display())]
+    NotAFile { path: PathBuf },
     #[error("cannot map weights file {}: {source}", path.display())]
     Map { path: PathBuf, source: std::io::Error },
     #[error("{origin}: data section {offset}..{end} lies outside the {len}-byte file", end = offset.saturating_add(*data_len))]
@@ -94,7 +98,12 @@ impl Weights {
     /// shrinks). The schedule's sha256 can be checked with
     /// [`Weights::verify_sha256`].
     pub fn open(path: &Path, data_offset: usize, data_len: usize) -> Result<Weights, WeightsError> {
-        let file = File::open(path).map_err(|source| WeightsError::Open { path: path.to_path_buf(), source })?;
+        let open_err = |source| WeightsError::Open { path: path.to_path_buf(), source };
+        // Before opening: opening a FIFO for reading blocks until a writer comes.
+        if !std::fs::metadata(path).map_err(open_err)?.is_file() {
+            return Err(WeightsError::NotAFile { path: path.to_path_buf() });
+        }
+        let file = File::open(path).map_err(open_err)?;
         // SAFETY: read-only private mapping; the contract above documents
         // that the file is not modified while mapped.
         let map = unsafe { memmap2::Mmap::map(&file) }
@@ -235,5 +244,16 @@ mod tests {
         let e = Weights::open(&missing, 0, 0).unwrap_err();
         assert!(e.to_string().starts_with(&format!("cannot open weights file {}", missing.display())), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn special_files_are_refused_before_opening() {
+        // A directory everywhere; `/dev/zero` (never ends) on unix.
+        let e = Weights::open(&std::env::temp_dir(), 0, 0).unwrap_err();
+        assert!(matches!(e, WeightsError::NotAFile { .. }), "{e}");
+        if cfg!(unix) {
+            let e = Weights::open(Path::new("/dev/zero"), 0, 0).unwrap_err();
+            assert_eq!(e.to_string(), "cannot open weights file /dev/zero: not a regular file");
+        }
     }
 }

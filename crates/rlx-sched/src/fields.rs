@@ -62,7 +62,10 @@ impl<'a> FieldLookup<'a> {
     fn new(kind: ThunkKind, fields: &'a [(String, Span, Value)], whole: Span) -> Self {
         let mut errors = Vec::new();
         let expected = kind.fields();
-        for (i, (name, span, _)) in fields.iter().enumerate() {
+        // Names of known fields seen so far: a set, so that a hostile line
+        // of many repeated fields stays linear.
+        let mut seen = std::collections::HashSet::new();
+        for (name, span, _) in fields {
             if !expected.iter().any(|f| f.name == name) {
                 let names: Vec<_> = expected.iter().map(|f| f.name).collect();
                 let hint = if names.is_empty() {
@@ -72,7 +75,7 @@ impl<'a> FieldLookup<'a> {
                 };
                 errors
                     .push(FieldError::new(*span, format!("unknown field `{name}` in {}", kind.name())).with_hint(hint));
-            } else if fields[..i].iter().any(|(n, _, _)| n == name) {
+            } else if !seen.insert(name.as_str()) {
                 errors.push(FieldError::new(*span, format!("field `{name}` is given twice")));
             }
         }

@@ -38,7 +38,7 @@ pub use rlx_core::{
 };
 pub use schedule::{Buffer, Node, Role, Schedule, WeightsFile};
 pub use span::Span;
-pub use validate::{validate, Checked, ValidateOptions};
+pub use validate::{validate, Checked, Policy, ValidateOptions};
 
 /// Lower-case hex sha256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -50,8 +50,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// Parses and validates `.sched` text. `base_dir` is where the weights
 /// path is resolved from.
 pub fn check_source(text: &str, base_dir: &Path) -> Result<Checked, Diagnostics> {
+    check_source_with(text, base_dir, Policy::default())
+}
+
+/// [`check_source`] under a validation [`Policy`].
+pub fn check_source_with(text: &str, base_dir: &Path, policy: Policy) -> Result<Checked, Diagnostics> {
     let ast = parse(text)?;
-    validate(&ast, &ValidateOptions::new(sha256_hex(text.as_bytes()), base_dir))
+    validate(&ast, &ValidateOptions::new(sha256_hex(text.as_bytes()), base_dir).with_policy(policy))
 }
 
 /// Why a `.sched` file could not be loaded.
@@ -65,7 +70,26 @@ pub enum LoadError {
 
 /// Reads, parses and validates a `.sched` file.
 pub fn load(path: &Path) -> Result<Checked, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_path_buf(), source })?;
+    load_with(path, Policy::default())
+}
+
+/// [`load`] under a validation [`Policy`].
+///
+/// The path must name a regular file: a FIFO or a device (`/dev/zero`)
+/// would make reading it never end, so that is an [`LoadError::Io`] before
+/// anything is opened.
+pub fn load_with(path: &Path, policy: Policy) -> Result<Checked, LoadError> {
+    let io = |source| LoadError::Io { path: path.to_path_buf(), source };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        let kind = validate::file_kind(&meta.file_type());
+        return Err(io(std::io::Error::other(format!("it is {kind}, not a regular file"))));
+    }
+    let text = std::fs::read_to_string(path).map_err(io)?;
     let base = path.parent().unwrap_or(Path::new("."));
-    check_source(&text, base).map_err(|diagnostics| LoadError::Invalid { path: path.to_path_buf(), text, diagnostics })
+    check_source_with(&text, base, policy).map_err(|diagnostics| LoadError::Invalid {
+        path: path.to_path_buf(),
+        text,
+        diagnostics,
+    })
 }

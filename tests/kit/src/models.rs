@@ -110,7 +110,17 @@ pub fn assert_run_allocates_nothing<M: GeneratedModel>() {
 
 /// Runs the model binary and returns (exit code, stdout, stderr).
 pub fn run_binary(bin: &str, args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(bin).args(args).output().expect("model binary runs");
+    run_binary_env(bin, args, &[])
+}
+
+/// [`run_binary`] with environment variables set.
+pub fn run_binary_env(bin: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args(args).env_remove("RLX_NUM_THREADS");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("model binary runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -183,5 +193,34 @@ pub fn check_cli<M: GeneratedModel>(bin: &str, dir: &Path) {
     v.push("--input".into());
     v.push(format!("nope={}", bad.display()));
     one_line_exit_2(v, "no input named `nope`");
+    // The same input twice.
+    let mut v = args.clone();
+    v.extend_from_slice(&args[..2]);
+    one_line_exit_2(v, "is given twice");
+    // A `.npy` file whose header does not parse: one line, not the
+    // parser's excerpt.
+    let garbage = tmp.join("garbage.npy");
+    let mut bytes = std::fs::read(args[1].split_once('=').map(|(_, p)| p).unwrap_or_default()).unwrap();
+    bytes[10..14].copy_from_slice(b"{'d?");
+    std::fs::write(&garbage, bytes).unwrap();
+    let mut v = args.clone();
+    v[1] = format!("{}={}", t0.name, garbage.display());
+    one_line_exit_2(v, "garbage.npy: not a valid .npy file");
+    // Thread counts: 1 to 1024, from --threads or RLX_NUM_THREADS.
+    for bad in ["0", "100000", "18446744073709551615", "abc"] {
+        let mut v = good.clone();
+        v.extend(["--threads".to_string(), bad.to_string()]);
+        one_line_exit_2(v, &format!("--threads `{bad}` is"));
+    }
+    for bad in ["0", "abc", "4096"] {
+        let refs: Vec<&str> = good.iter().map(String::as_str).collect();
+        let (code, _, err) = run_binary_env(bin, &refs, &[("RLX_NUM_THREADS", bad)]);
+        assert_eq!(code, 2, "RLX_NUM_THREADS={bad}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("RLX_NUM_THREADS `{bad}` is")), "{err}");
+    }
+    let refs: Vec<&str> = good.iter().map(String::as_str).collect();
+    let (code, _, err) = run_binary_env(bin, &refs, &[("RLX_NUM_THREADS", "2")]);
+    assert_eq!(code, 0, "{err}");
     let _ = std::fs::remove_dir_all(&tmp);
 }

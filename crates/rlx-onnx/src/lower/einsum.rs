@@ -96,7 +96,7 @@ fn permute(
 }
 
 pub(super) fn einsum(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
-    let text = ctx.string_attr("equation").ok_or_else(|| ctx.err("needs an equation"))?;
+    let text = ctx.string_attr("equation")?.ok_or_else(|| ctx.err("needs an equation"))?;
     let eq = parse(&text).map_err(|m| ctx.bad_attr("equation", format!("`{text}`: {m}")))?;
     if eq.inputs.len() != ctx.node.input.len() {
         return Err(ctx.err(format!("the equation has {} terms for {} inputs", eq.inputs.len(), ctx.node.input.len())));

@@ -441,7 +441,7 @@ fn cast_thunk(src: usize, dst: usize, len: usize, from: DType, to: DType) -> Thu
 /// `Cast` between the carried types; a cast to the same type is a view.
 pub(super) fn cast(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(1, 1)?;
-    let to_attr = ctx.int_attr("to", 0);
+    let to_attr = ctx.int_attr("to", 0)?;
     let to = i32::try_from(to_attr).ok().and_then(dtype_of).ok_or_else(|| {
         ctx.bad_attr(
             "to",

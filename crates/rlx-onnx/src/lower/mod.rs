@@ -28,7 +28,7 @@ use rlx_sched::{DType, Role, Thunk};
 
 use crate::error::ImportError;
 use crate::names::NameTable;
-use crate::proto::{AttributeProto, GraphProto, NodeProto};
+use crate::proto::{AttributeProto, AttributeType, GraphProto, NodeProto};
 use crate::tensor::ConstTensor;
 
 pub use ops::{const_inputs, SUPPORTED_OPS};
@@ -117,25 +117,40 @@ impl NodeCtx<'_> {
         self.attr(name).is_some()
     }
 
-    pub(crate) fn int_attr(&self, name: &str, default: i64) -> i64 {
-        self.attr(name).map_or(default, |a| a.i)
+    /// The attribute `name` when present, checked to be of type `want`:
+    /// an attribute of another type is an error naming both types, never
+    /// read as a default.
+    fn typed_attr(&self, name: &str, want: AttributeType) -> Result<Option<&AttributeProto>, ImportError> {
+        let Some(a) = self.attr(name) else { return Ok(None) };
+        match attr_type(a) {
+            Some(found) if found != want => {
+                Err(self
+                    .bad_attr(name, format!("has type {}, expected {}", attr_type_name(found), attr_type_name(want))))
+            }
+            // Of the wanted type, or unset with every field empty (a zero).
+            _ => Ok(Some(a)),
+        }
     }
 
-    pub(crate) fn float_attr(&self, name: &str, default: f32) -> f32 {
-        self.attr(name).map_or(default, |a| a.f)
+    pub(crate) fn int_attr(&self, name: &str, default: i64) -> Result<i64, ImportError> {
+        Ok(self.typed_attr(name, AttributeType::Int)?.map_or(default, |a| a.i))
     }
 
-    pub(crate) fn ints_attr(&self, name: &str) -> Option<&[i64]> {
-        self.attr(name).map(|a| a.ints.as_slice())
+    pub(crate) fn float_attr(&self, name: &str, default: f32) -> Result<f32, ImportError> {
+        Ok(self.typed_attr(name, AttributeType::Float)?.map_or(default, |a| a.f))
+    }
+
+    pub(crate) fn ints_attr(&self, name: &str) -> Result<Option<&[i64]>, ImportError> {
+        Ok(self.typed_attr(name, AttributeType::Ints)?.map(|a| a.ints.as_slice()))
     }
 
     /// A string attribute, lossily decoded.
-    pub(crate) fn string_attr(&self, name: &str) -> Option<String> {
-        self.attr(name).map(|a| String::from_utf8_lossy(&a.s).into_owned())
+    pub(crate) fn string_attr(&self, name: &str) -> Result<Option<String>, ImportError> {
+        Ok(self.typed_attr(name, AttributeType::String)?.map(|a| String::from_utf8_lossy(&a.s).into_owned()))
     }
 
-    pub(crate) fn tensor_attr(&self, name: &str) -> Option<&crate::proto::TensorProto> {
-        self.attr(name).and_then(|a| a.t.as_ref())
+    pub(crate) fn tensor_attr(&self, name: &str) -> Result<Option<&crate::proto::TensorProto>, ImportError> {
+        Ok(self.typed_attr(name, AttributeType::Tensor)?.and_then(|a| a.t.as_ref()))
     }
 
     /// The `i`th input name, `None` when absent or empty (an omitted
@@ -154,6 +169,56 @@ impl NodeCtx<'_> {
             return Err(self.err("has no output"));
         }
         Ok(())
+    }
+}
+
+/// An attribute's type: its `type` field, or for a model that leaves it
+/// unset (`UNDEFINED`, before IR version 3), the one field that holds a
+/// value; `None` when unset and every field is empty.
+fn attr_type(a: &AttributeProto) -> Option<AttributeType> {
+    match AttributeType::try_from(a.r#type) {
+        Ok(AttributeType::Undefined) => {}
+        Ok(t) => return Some(t),
+        // An unknown type number is no type we read.
+        Err(_) => return Some(AttributeType::Undefined),
+    }
+    let held = [
+        (a.f != 0.0, AttributeType::Float),
+        (a.i != 0, AttributeType::Int),
+        (!a.s.is_empty(), AttributeType::String),
+        (a.t.is_some(), AttributeType::Tensor),
+        (!a.floats.is_empty(), AttributeType::Floats),
+        (!a.ints.is_empty(), AttributeType::Ints),
+        (!a.strings.is_empty(), AttributeType::Strings),
+        (!a.tensors.is_empty(), AttributeType::Tensors),
+    ];
+    let mut set = held.iter().filter(|(on, _)| *on).map(|&(_, t)| t);
+    match (set.next(), set.next()) {
+        (Some(t), None) => Some(t),
+        (None, _) => None,
+        // Several fields set and no type: ambiguous, so never the wanted one.
+        (Some(_), Some(_)) => Some(AttributeType::Undefined),
+    }
+}
+
+/// ONNX's name of an attribute type (`INT`, `FLOATS`, ...).
+fn attr_type_name(t: AttributeType) -> &'static str {
+    match t {
+        AttributeType::Undefined => "UNDEFINED",
+        AttributeType::Float => "FLOAT",
+        AttributeType::Int => "INT",
+        AttributeType::String => "STRING",
+        AttributeType::Tensor => "TENSOR",
+        AttributeType::Graph => "GRAPH",
+        AttributeType::SparseTensor => "SPARSE_TENSOR",
+        AttributeType::TypeProto => "TYPE_PROTO",
+        AttributeType::Floats => "FLOATS",
+        AttributeType::Ints => "INTS",
+        AttributeType::Strings => "STRINGS",
+        AttributeType::Tensors => "TENSORS",
+        AttributeType::Graphs => "GRAPHS",
+        AttributeType::SparseTensors => "SPARSE_TENSORS",
+        AttributeType::TypeProtos => "TYPE_PROTOS",
     }
 }
 

@@ -113,7 +113,7 @@ pub(super) fn transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (_, input) = lw.input(ctx, 0)?;
     let s = value_shape(&input);
     let rank = s.len();
-    let perm: Vec<usize> = match ctx.ints_attr("perm") {
+    let perm: Vec<usize> = match ctx.ints_attr("perm")? {
         None => (0..rank).rev().collect(),
         Some(p) => {
             let mut seen = vec![false; rank];
@@ -160,7 +160,7 @@ pub(super) fn concat(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let values: Vec<Value> = (0..n).map(|i| lw.input(ctx, i).map(|(_, v)| v)).collect::<Result<_, _>>()?;
     let first = value_shape(&values[0]);
     let rank = first.len();
-    let axis = ctx.int_attr("axis", 0);
+    let axis = ctx.int_attr("axis", 0)?;
     let a = normalize_axis(axis, rank, 0)
         .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
     let mut out_shape = first.clone();
@@ -212,7 +212,7 @@ pub(super) fn gather(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (_, data) = lw.input(ctx, 0)?;
     let shape = value_shape(&data);
     let rank = shape.len();
-    let axis = ctx.int_attr("axis", 0);
+    let axis = ctx.int_attr("axis", 0)?;
     let a = normalize_axis(axis, rank, 0)
         .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
     let outer = numel(ctx, &shape[..a])?;
@@ -266,7 +266,7 @@ pub(super) fn gather(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 /// `Pad` in `constant` mode: each padded axis is one `Concat` of a block of
 /// the pad value, the tensor, and another block; negative pads crop first.
 pub(super) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
-    let mode = ctx.string_attr("mode").unwrap_or_else(|| "constant".to_string());
+    let mode = ctx.string_attr("mode")?.unwrap_or_else(|| "constant".to_string());
     if !matches!(mode.as_str(), "constant" | "edge" | "reflect" | "wrap") {
         return Err(ctx.bad_attr("mode", format!("is `{mode}`; expected constant, edge, reflect or wrap")));
     }
@@ -284,8 +284,8 @@ pub(super) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         (pads, value, axes)
     } else {
         ctx.expect_arity(1, 1)?;
-        let pads = ctx.ints_attr("pads").ok_or_else(|| ctx.err("needs pads"))?.to_vec();
-        let v = ConstTensor { shape: vec![], data: ConstData::F32(vec![ctx.float_attr("value", 0.0)]) };
+        let pads = ctx.ints_attr("pads")?.ok_or_else(|| ctx.err("needs pads"))?.to_vec();
+        let v = ConstTensor { shape: vec![], data: ConstData::F32(vec![ctx.float_attr("value", 0.0)?]) };
         (pads, Some(v), None)
     };
     let axes: Vec<usize> = match axes {
@@ -447,7 +447,7 @@ pub(super) fn constant_of_shape(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         .iter()
         .map(|&d| usize::try_from(d).map_err(|_| ctx.err(format!("shape {dims:?} has a negative dim"))))
         .collect::<Result<_, _>>()?;
-    let value = match ctx.tensor_attr("value") {
+    let value = match ctx.tensor_attr("value")? {
         Some(t) => read_tensor(t, std::path::Path::new(".")).map_err(|e| ctx.bad_attr("value", e.to_string()))?,
         None => ConstTensor { shape: vec![1], data: ConstData::F32(vec![0.0]) },
     };

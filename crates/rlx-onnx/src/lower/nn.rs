@@ -42,7 +42,7 @@ pub(super) fn clip(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         (const_scalar(lw, ctx, 1)?.unwrap_or(f32::MIN), const_scalar(lw, ctx, 2)?.unwrap_or(f32::MAX))
     } else {
         ctx.expect_arity(1, 1)?;
-        (ctx.float_attr("min", f32::MIN), ctx.float_attr("max", f32::MAX))
+        (ctx.float_attr("min", f32::MIN)?, ctx.float_attr("max", f32::MAX)?)
     };
     activation(lw, ctx, ActKind::Clip { min, max })
 }
@@ -50,20 +50,20 @@ pub(super) fn clip(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 /// `LeakyRelu` (alpha 0.01 by default).
 pub(super) fn leaky_relu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(1, 1)?;
-    activation(lw, ctx, ActKind::LeakyRelu { alpha: ctx.float_attr("alpha", 0.01) })
+    activation(lw, ctx, ActKind::LeakyRelu { alpha: ctx.float_attr("alpha", 0.01)? })
 }
 
 /// `HardSigmoid` (alpha 0.2, beta 0.5 by default).
 pub(super) fn hard_sigmoid(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(1, 1)?;
-    let (alpha, beta) = (ctx.float_attr("alpha", 0.2), ctx.float_attr("beta", 0.5));
+    let (alpha, beta) = (ctx.float_attr("alpha", 0.2)?, ctx.float_attr("beta", 0.5)?);
     activation(lw, ctx, ActKind::HardSigmoid { alpha, beta })
 }
 
 /// `Gelu` (opset 20): exact, or the tanh approximation.
 pub(super) fn gelu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(1, 1)?;
-    let act = match ctx.string_attr("approximate").as_deref() {
+    let act = match ctx.string_attr("approximate")?.as_deref() {
         None | Some("none") => ActKind::Gelu,
         Some("tanh") => ActKind::GeluTanh,
         Some(other) => return Err(ctx.bad_attr("approximate", format!("is `{other}`; expected `none` or `tanh`"))),

@@ -85,14 +85,14 @@ pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(2, 3)?;
     let (x, shape) = lw.data_input(ctx, 0)?;
     let rank = shape.len();
-    let axis = ctx.int_attr("axis", -1);
+    let axis = ctx.int_attr("axis", -1)?;
     let a = normalize_axis(axis, rank, 0)
         .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
-    let stash = ctx.int_attr("stash_type", 1);
+    let stash = ctx.int_attr("stash_type", 1)?;
     if stash != 1 {
         return Err(ctx.bad_attr("stash_type", format!("is {stash}; only 1 (float) is supported")));
     }
-    let eps = ctx.float_attr("epsilon", 1e-5);
+    let eps = ctx.float_attr("epsilon", 1e-5)?;
     // The axes from `axis` on are normalised together: rows of `h`.
     let h = numel(ctx, &shape[a..])?;
     let rows = numel(ctx, &shape[..a])?;
@@ -122,7 +122,7 @@ pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 /// `BatchNormalization` in inference mode → `BatchNormInference`.
 pub(super) fn batch_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(5, 5)?;
-    let training = match ctx.int_attr("training_mode", 0) {
+    let training = match ctx.int_attr("training_mode", 0)? {
         0 => false,
         1 => true,
         v => return Err(ctx.bad_attr("training_mode", format!("is {v}; must be 0 or 1"))),
@@ -130,13 +130,13 @@ pub(super) fn batch_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     if !training {
         only_first_output(ctx)?;
     }
-    if lw.opset < 7 && ctx.int_attr("is_test", 0) == 0 {
+    if lw.opset < 7 && ctx.int_attr("is_test", 0)? == 0 {
         return Err(ctx.bad_attr("is_test", "must be 1 before opset 7; only inference is supported"));
     }
-    if lw.opset < 9 && ctx.int_attr("spatial", 1) != 1 {
+    if lw.opset < 9 && ctx.int_attr("spatial", 1)? != 1 {
         return Err(ctx.bad_attr("spatial", "must be 1; per-activation statistics are not supported"));
     }
-    let eps = ctx.float_attr("epsilon", 1e-5);
+    let eps = ctx.float_attr("epsilon", 1e-5)?;
     let (x, shape) = lw.data_input(ctx, 0)?;
     if shape.len() < 2 {
         return Err(ctx.err(format!("X has shape {shape:?}; expected [N, C, ...]")));
@@ -168,7 +168,7 @@ pub(super) fn batch_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     lw.define(ctx, 0, Value::Data { storage: out, shape })?;
     if let Some(((old_mean, old_var), (batch_mean, batch_var))) = running {
         // running = old * momentum + batch * (1 - momentum), per channel.
-        let momentum = ctx.float_attr("momentum", 0.9);
+        let momentum = ctx.float_attr("momentum", 0.9)?;
         for (i, old, batch) in [(1, old_mean, batch_mean), (2, old_var, batch_var)] {
             if ctx.node.output.get(i).is_none_or(|o| o.is_empty()) {
                 continue;

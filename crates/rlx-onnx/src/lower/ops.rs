@@ -294,9 +294,9 @@ fn matmul(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 
 fn gemm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(2, 3)?;
-    let (alpha, beta) = (ctx.float_attr("alpha", 1.0), ctx.float_attr("beta", 1.0));
+    let (alpha, beta) = (ctx.float_attr("alpha", 1.0)?, ctx.float_attr("beta", 1.0)?);
     let flag = |name: &str| -> Result<bool, ImportError> {
-        match ctx.int_attr(name, 0) {
+        match ctx.int_attr(name, 0)? {
             0 => Ok(false),
             1 => Ok(true),
             v => Err(ctx.bad_attr(name, format!("is {v}; must be 0 or 1"))),
@@ -415,7 +415,7 @@ fn softmax(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     // flattened to 2-D at `axis` (default 1), which the row softmax does
     // exactly for any axis.
     let modern = lw.opset >= 13;
-    let axis = ctx.int_attr("axis", if modern { -1 } else { 1 });
+    let axis = ctx.int_attr("axis", if modern { -1 } else { 1 })?;
     let a = normalize_axis(axis, rank, 0)
         .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
     if modern && a + 1 != rank {
@@ -452,7 +452,7 @@ fn reshape(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(2, 2)?;
     let (_, input) = lw.input(ctx, 0)?;
     let (_, spec) = lw.const_ints(ctx, 1)?;
-    let allowzero = ctx.int_attr("allowzero", 0) != 0;
+    let allowzero = ctx.int_attr("allowzero", 0)? != 0;
     let shape = reshape_target(value_shape(&input), &spec, allowzero).map_err(|m| ctx.err(m))?;
     view(lw, ctx, input, shape)
 }
@@ -461,7 +461,7 @@ fn flatten(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(1, 1)?;
     let (_, input) = lw.input(ctx, 0)?;
     let s = value_shape(&input).to_vec();
-    let axis = ctx.int_attr("axis", 1);
+    let axis = ctx.int_attr("axis", 1)?;
     // `axis` lies in [-rank, rank]; a negative one counts from the rank
     // (so -1 keeps the last axis apart), not from rank + 1.
     let rank = s.len() as i64;
@@ -492,7 +492,7 @@ fn axes(lw: &Lowerer, ctx: &NodeCtx<'_>) -> Result<Option<Vec<i64>>, ImportError
             None => Ok(None),
         }
     } else {
-        Ok(ctx.ints_attr("axes").map(<[i64]>::to_vec))
+        Ok(ctx.ints_attr("axes")?.map(<[i64]>::to_vec))
     }
 }
 
@@ -540,13 +540,13 @@ fn unsqueeze(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 
 fn constant(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(0, 0)?;
-    let c = if let Some(t) = ctx.tensor_attr("value") {
+    let c = if let Some(t) = ctx.tensor_attr("value")? {
         read_tensor(t, std::path::Path::new(".")).map_err(|e| ctx.bad_attr("value", e.to_string()))?
     } else if ctx.has_attr("value_float") {
-        ConstTensor { shape: vec![], data: ConstData::F32(vec![ctx.float_attr("value_float", 0.0)]) }
+        ConstTensor { shape: vec![], data: ConstData::F32(vec![ctx.float_attr("value_float", 0.0)?]) }
     } else if ctx.has_attr("value_int") {
-        ConstTensor { shape: vec![], data: ConstData::I64(vec![ctx.int_attr("value_int", 0)]) }
-    } else if let Some(v) = ctx.ints_attr("value_ints") {
+        ConstTensor { shape: vec![], data: ConstData::I64(vec![ctx.int_attr("value_int", 0)?]) }
+    } else if let Some(v) = ctx.ints_attr("value_ints")? {
         ConstTensor { shape: vec![v.len()], data: ConstData::I64(v.to_vec()) }
     } else {
         let names: Vec<&str> = ctx.node.attribute.iter().map(|a| a.name.as_str()).collect();
@@ -563,7 +563,7 @@ fn shape_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let rank = s.len() as i64;
     // Opset 15 `start`/`end`, clamped to [0, rank] as the spec says.
     let clamp = |v: i64| (if v < 0 { v + rank } else { v }).clamp(0, rank) as usize;
-    let (start, end) = (clamp(ctx.int_attr("start", 0)), clamp(ctx.int_attr("end", rank)));
+    let (start, end) = (clamp(ctx.int_attr("start", 0)?), clamp(ctx.int_attr("end", rank)?));
     let dims: Vec<i64> = s.get(start..end.max(start)).unwrap_or(&[]).iter().map(|&d| d as i64).collect();
     lw.define(ctx, 0, Value::Const(ConstTensor { shape: vec![dims.len()], data: ConstData::I64(dims) }))
 }

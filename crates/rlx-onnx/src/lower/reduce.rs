@@ -42,10 +42,10 @@ pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
         if ctx.input_name(1).is_some() {
             return Err(ctx.err(format!("axes are an attribute before opset {input_since}, not an input")));
         }
-        ctx.ints_attr("axes").map(<[i64]>::to_vec)
+        ctx.ints_attr("axes")?.map(<[i64]>::to_vec)
     };
-    let keepdims = ctx.int_attr("keepdims", 1) != 0;
-    let noop = ctx.int_attr("noop_with_empty_axes", 0) != 0;
+    let keepdims = ctx.int_attr("keepdims", 1)? != 0;
+    let noop = ctx.int_attr("noop_with_empty_axes", 0)? != 0;
     let mut axes: Vec<usize> = match listed {
         Some(list) if !list.is_empty() => list
             .iter()
@@ -116,11 +116,11 @@ pub(super) fn arg_reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ArgOp) -> R {
     ctx.expect_arity(1, 1)?;
     let (src, shape) = lw.data_input(ctx, 0)?;
     let rank = shape.len();
-    let axis = ctx.int_attr("axis", 0);
+    let axis = ctx.int_attr("axis", 0)?;
     let a = normalize_axis(axis, rank, 0)
         .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
-    let keepdims = ctx.int_attr("keepdims", 1) != 0;
-    let select_last = match ctx.int_attr("select_last_index", 0) {
+    let keepdims = ctx.int_attr("keepdims", 1)? != 0;
+    let select_last = match ctx.int_attr("select_last_index", 0)? {
         0 => false,
         1 => true,
         v => return Err(ctx.bad_attr("select_last_index", format!("is {v}; must be 0 or 1"))),
@@ -150,7 +150,7 @@ pub(super) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (x, shape) = lw.data_input(ctx, 0)?;
     let (_, k) = lw.const_ints(ctx, 1)?;
     let rank = shape.len();
-    let axis = ctx.int_attr("axis", -1);
+    let axis = ctx.int_attr("axis", -1)?;
     let a = normalize_axis(axis, rank, 0)
         .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
     let k = match k.as_slice() {
@@ -158,7 +158,7 @@ pub(super) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         _ => None,
     }
     .ok_or_else(|| ctx.err(format!("K {k:?} must be one value in 0..={}", shape[a])))?;
-    let largest = ctx.int_attr("largest", 1) != 0;
+    let largest = ctx.int_attr("largest", 1)? != 0;
     let mut out_shape = shape.clone();
     out_shape[a] = k;
     if out_shape.contains(&0) {
@@ -245,8 +245,8 @@ pub(super) fn cum_sum(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         return Ok(());
     }
     let (outer, axis_dim, inner) = (numel(ctx, &shape[..a])?, shape[a], numel(ctx, &shape[a + 1..])?);
-    let exclusive = ctx.int_attr("exclusive", 0) != 0;
-    let reverse = ctx.int_attr("reverse", 0) != 0;
+    let exclusive = ctx.int_attr("exclusive", 0)? != 0;
+    let reverse = ctx.int_attr("reverse", 0)? != 0;
     let dst = lw.output_storage(ctx, 0, shape.clone())?;
     lw.emit(ctx, Thunk::Cumsum { src, dst, outer, axis_dim, inner, exclusive, reverse });
     lw.define(ctx, 0, Value::Data { storage: dst, shape })

@@ -241,9 +241,9 @@ pub(super) fn slice(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         resolve_slice(ctx, &shape, &starts, &ends, axes.as_deref(), steps.as_deref())?
     } else {
         ctx.expect_arity(1, 1)?;
-        let starts = ctx.ints_attr("starts").ok_or_else(|| ctx.err("needs starts"))?.to_vec();
-        let ends = ctx.ints_attr("ends").ok_or_else(|| ctx.err("needs ends"))?.to_vec();
-        resolve_slice(ctx, &shape, &starts, &ends, ctx.ints_attr("axes"), None)?
+        let starts = ctx.ints_attr("starts")?.ok_or_else(|| ctx.err("needs starts"))?.to_vec();
+        let ends = ctx.ints_attr("ends")?.ok_or_else(|| ctx.err("needs ends"))?.to_vec();
+        resolve_slice(ctx, &shape, &starts, &ends, ctx.ints_attr("axes")?, None)?
     };
     emit_slice(lw, ctx, 0, &input, &parts)
 }
@@ -255,7 +255,7 @@ pub(super) fn split(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (_, input) = lw.input(ctx, 0)?;
     let shape = value_shape(&input);
     let rank = shape.len();
-    let axis = ctx.int_attr("axis", 0);
+    let axis = ctx.int_attr("axis", 0)?;
     let a = normalize_axis(axis, rank, 0)
         .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
     let dim = shape[a];
@@ -266,12 +266,12 @@ pub(super) fn split(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             .iter()
             .map(|&s| usize::try_from(s).map_err(|_| ctx.err(format!("split size {s} is negative"))))
             .collect::<Result<_, _>>()?
-    } else if let Some(s) = ctx.ints_attr("split") {
+    } else if let Some(s) = ctx.ints_attr("split")? {
         s.iter()
             .map(|&s| usize::try_from(s).map_err(|_| ctx.err(format!("split size {s} is negative"))))
             .collect::<Result<_, _>>()?
     } else {
-        let parts = usize::try_from(ctx.int_attr("num_outputs", n as i64)).unwrap_or(0);
+        let parts = usize::try_from(ctx.int_attr("num_outputs", n as i64)?).unwrap_or(0);
         if parts == 0 {
             return Err(ctx.err("needs at least one output"));
         }

@@ -83,7 +83,7 @@ pub(super) fn as_2d(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 
 /// A 2-D spatial attribute (`strides`, `dilations`): `[1, 1]` when absent.
 fn pair_attr(ctx: &NodeCtx<'_>, name: &str) -> Result<[usize; 2], ImportError> {
-    match ctx.ints_attr(name) {
+    match ctx.ints_attr(name)? {
         None => Ok([1, 1]),
         Some(&[a, b]) if a >= 1 && b >= 1 => Ok([a as usize, b as usize]),
         Some(v) => Err(ctx.bad_attr(name, format!("is {v:?}; expected two positive values (2-D only)"))),
@@ -108,9 +108,9 @@ impl Axis {
 /// `auto_pad`: `[(begin_h, end_h), (begin_w, end_w), ...]`.
 fn pads(ctx: &NodeCtx<'_>, axes: &[Axis]) -> Result<Vec<(usize, usize)>, ImportError> {
     let k = axes.len();
-    let auto = ctx.string_attr("auto_pad").unwrap_or_else(|| "NOTSET".to_string());
+    let auto = ctx.string_attr("auto_pad")?.unwrap_or_else(|| "NOTSET".to_string());
     match auto.as_str() {
-        "NOTSET" => match ctx.ints_attr("pads") {
+        "NOTSET" => match ctx.ints_attr("pads")? {
             None => Ok(vec![(0, 0); k]),
             Some(v) if v.len() == 2 * k && v.iter().all(|&p| p >= 0) => {
                 Ok((0..k).map(|d| (v[d] as usize, v[d + k] as usize)).collect())
@@ -175,7 +175,7 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (w, ws) = lw.data_input(ctx, 1)?;
     let [n, c_in, h, w_in] = nchw(ctx, "X", &xs)?;
     let [c_out, c_per_group, kh, kw] = nchw(ctx, "W", &ws)?;
-    let group = ctx.int_attr("group", 1);
+    let group = ctx.int_attr("group", 1)?;
     let groups = usize::try_from(group)
         .ok()
         .filter(|&g| g >= 1 && c_in % g == 0 && c_out % g == 0 && c_in / g == c_per_group)
@@ -185,7 +185,7 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                 format!("is {group}; X has {c_in} channels and W {c_out} filters of {c_per_group} channels"),
             )
         })?;
-    if let Some(k) = ctx.ints_attr("kernel_shape") {
+    if let Some(k) = ctx.ints_attr("kernel_shape")? {
         if k != [kh as i64, kw as i64] {
             return Err(ctx.bad_attr("kernel_shape", format!("is {k:?}, but W has shape {ws:?}")));
         }
@@ -243,7 +243,7 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 /// A per-axis spatial attribute (`kernel_shape`, `strides`, `dilations`)
 /// of `k` positive values; `default` fills an absent one.
 fn axis_attr(ctx: &NodeCtx<'_>, name: &str, k: usize, default: Option<usize>) -> Result<Vec<usize>, ImportError> {
-    match (ctx.ints_attr(name), default) {
+    match (ctx.ints_attr(name)?, default) {
         (None, Some(d)) => Ok(vec![d; k]),
         (None, None) => Err(ctx.err(format!("needs the attribute `{name}`"))),
         (Some(v), _) if v.len() == k && v.iter().all(|&x| x >= 1) => Ok(v.iter().map(|&x| x as usize).collect()),
@@ -271,17 +271,17 @@ pub(super) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
     let dilations = axis_attr(ctx, "dilations", k, Some(1))?;
     // The order `Indices` counts the spatial axes in; the values do not
     // depend on it.
-    let column_major = match ctx.int_attr("storage_order", 0) {
+    let column_major = match ctx.int_attr("storage_order", 0)? {
         0 => false,
         1 => true,
         v => return Err(ctx.bad_attr("storage_order", format!("is {v}; must be 0 (row major) or 1 (column major)"))),
     };
-    let ceil = match ctx.int_attr("ceil_mode", 0) {
+    let ceil = match ctx.int_attr("ceil_mode", 0)? {
         0 => false,
         1 => true,
         v => return Err(ctx.bad_attr("ceil_mode", format!("is {v}; must be 0 or 1"))),
     };
-    let count_include_pad = match (kind, ctx.int_attr("count_include_pad", 0)) {
+    let count_include_pad = match (kind, ctx.int_attr("count_include_pad", 0)?) {
         (_, 0) => false,
         (ReduceOp::Mean, 1) => true,
         (_, v) => return Err(ctx.bad_attr("count_include_pad", format!("is {v}; must be 0 or 1 (AveragePool only)"))),

@@ -70,10 +70,15 @@ pub(super) fn parse_buffer(cur: &mut Cursor<'_>, role: Role, line: u32) -> PResu
 
 /// `Kind { field: value, ... }`; the cursor is at the kind. Field errors
 /// come from the thunk table and may be several.
-pub(super) fn parse_thunk(cur: &mut Cursor<'_>, line: u32) -> Result<ThunkDecl, Vec<Diagnostic>> {
+/// `memo` keeps the suggestions for unknown kind names.
+pub(super) fn parse_thunk(
+    cur: &mut Cursor<'_>,
+    line: u32,
+    memo: &mut suggest::Memo,
+) -> Result<ThunkDecl, Vec<Diagnostic>> {
     let (name, kind_span) = cur.ident(msg::what::THUNK_KIND).map_err(|d| vec![d])?;
     let Some(kind) = ThunkKind::from_name(&name) else {
-        return Err(vec![unknown_kind(&name, kind_span)]);
+        return Err(vec![unknown_kind(&name, kind_span, memo)]);
     };
     let fields = parse_fields(cur).map_err(|d| vec![d])?;
     let span = kind_span.join(cur.prev_span());
@@ -97,12 +102,12 @@ pub(super) fn parse_thunk(cur: &mut Cursor<'_>, line: u32) -> Result<ThunkDecl, 
     Ok(ThunkDecl { thunk, span, kind_span, field_spans, line, leading_comments: Vec::new() })
 }
 
-fn unknown_kind(name: &str, span: Span) -> Diagnostic {
+fn unknown_kind(name: &str, span: Span, memo: &mut suggest::Memo) -> Diagnostic {
     if suggest::is_seed_only_kind(name) {
         return Diagnostic::error(span, msg::unsupported_kind(name));
     }
     let d = Diagnostic::error(span, msg::unknown_kind(name));
-    match suggest::closest_kind(name) {
+    match memo.get(name, suggest::closest_kind) {
         Some(k) => d.with_hint(msg::did_you_mean(k)),
         None => d,
     }

@@ -44,6 +44,9 @@ struct Parser {
     thunks: Vec<ThunkDecl>,
     /// Comment lines since the last item, for the next one.
     pending: Vec<String>,
+    /// "Did you mean" answers for unknown kinds, and for unknown line words.
+    kind_memo: suggest::Memo,
+    word_memo: suggest::Memo,
 }
 
 impl Parser {
@@ -74,7 +77,7 @@ impl Parser {
                 } else if cur.peek_at(1) == Some(&Tok::LBrace) {
                     self.thunk_line(&mut cur, line, comments);
                 } else {
-                    self.diags.push(other_line(word, &mut cur, first.span));
+                    self.diags.push(other_line(word, &mut cur, first.span, &mut self.word_memo));
                 }
             }
             _ => self.diags.push(cur.expected(msg::EXPECTED_LINE).with_hint(msg::LINE_SHAPE_HINT)),
@@ -130,7 +133,7 @@ impl Parser {
     fn thunk_line(&mut self, cur: &mut Cursor<'_>, line: u32, comments: Vec<String>) {
         self.first_item.get_or_insert(cur.here());
         self.seen_thunk = true;
-        match parse_thunk(cur, line) {
+        match parse_thunk(cur, line, &mut self.kind_memo) {
             Ok(mut t) => {
                 t.leading_comments = comments;
                 self.thunks.push(t);
@@ -174,7 +177,7 @@ impl Parser {
 }
 
 /// A line starting with a word that is no keyword, role or kind.
-fn other_line(word: &str, cur: &mut Cursor<'_>, span: Span) -> Diagnostic {
+fn other_line(word: &str, cur: &mut Cursor<'_>, span: Span, memo: &mut suggest::Memo) -> Diagnostic {
     // Capitalised words are thunk kinds missing their braces.
     if word.starts_with(|c: char| c.is_ascii_uppercase()) {
         cur.next();
@@ -188,8 +191,8 @@ fn other_line(word: &str, cur: &mut Cursor<'_>, span: Span) -> Diagnostic {
         };
     }
     let d = Diagnostic::error(span, msg::expected_found(msg::EXPECTED_LINE, &format!("`{word}`")));
-    let keywords = HeaderKey::ALL.iter().map(|k| k.keyword()).chain(ROLES);
-    match suggest::closest(word, keywords) {
+    let keywords = |w: &str| suggest::closest(w, HeaderKey::ALL.iter().map(|k| k.keyword()).chain(ROLES));
+    match memo.get(word, keywords) {
         Some(k) => d.with_hint(msg::did_you_mean(k)),
         None => d.with_hint(msg::LINE_SHAPE_HINT),
     }

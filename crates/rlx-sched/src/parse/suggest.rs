@@ -1,5 +1,7 @@
 //! "Did you mean" suggestions and the seed's kinds this format lacks.
 
+use std::collections::HashMap;
+
 use crate::thunk::ThunkKind;
 
 /// Thunk kinds of the run-time interpreter (the seed) that the `.sched`
@@ -169,6 +171,28 @@ pub(super) fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a s
 /// The supported kind a misspelt kind name most likely meant.
 pub(super) fn closest_kind(word: &str) -> Option<&'static str> {
     closest(word, ThunkKind::ALL.iter().map(|k| k.name()))
+}
+
+/// Suggestions already computed, by misspelt word: a file of many bad
+/// lines repeats the same few words, and each suggestion costs an edit
+/// distance per candidate.
+#[derive(Default)]
+pub(super) struct Memo(HashMap<String, Option<&'static str>>);
+
+impl Memo {
+    /// `compute(word)`, computed once per distinct word.
+    pub(super) fn get(
+        &mut self,
+        word: &str,
+        compute: impl FnOnce(&str) -> Option<&'static str>,
+    ) -> Option<&'static str> {
+        if let Some(&hit) = self.0.get(word) {
+            return hit;
+        }
+        let answer = compute(word);
+        self.0.insert(word.to_string(), answer);
+        answer
+    }
 }
 
 #[cfg(test)]

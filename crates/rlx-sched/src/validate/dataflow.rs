@@ -50,12 +50,24 @@ fn record_write(set: &mut IntervalSet, a: &ArenaAccess) {
     }
 }
 
-/// The line of the first thunk from `flows` that writes a byte of `run`.
-fn first_writer(flows: &[Flow], (lo, hi): (usize, usize)) -> Option<u32> {
-    flows.iter().find_map(|f| {
+/// Thunks the search for a reader's writer may look at in one validation:
+/// a hostile file where thousands of thunks read what a distant thunk
+/// writes would otherwise cost their product. Past it the hint says "a
+/// later thunk" without its line.
+const MAX_WRITER_SCAN: usize = 1_000_000;
+
+/// The line of the first thunk from `flows` that writes a byte of `run`,
+/// looking at no more than `budget` thunks (and spending them): `Err` when
+/// the budget ran out first.
+fn first_writer(flows: &[Flow], (lo, hi): (usize, usize), budget: &mut usize) -> Result<Option<u32>, ()> {
+    for f in flows {
+        *budget = budget.checked_sub(1).ok_or(())?;
         let mut writes = f.accesses.iter().filter(|a| a.dir.writes());
-        writes.any(|a| pattern_intersects(a.base, &a.pattern, lo, hi)).then_some(f.line)
-    })
+        if writes.any(|a| pattern_intersects(a.base, &a.pattern, lo, hi)) {
+            return Ok(Some(f.line));
+        }
+    }
+    Ok(None)
 }
 
 /// Runs the read-before-write and output-coverage checks.
@@ -74,6 +86,7 @@ pub(crate) fn check(ast: &Ast, bytes: &[Option<usize>], flows: &[Flow], diags: &
     for (_, lo, hi) in buffers().filter(|(d, _, _)| d.role == Role::Input) {
         written.insert(lo, hi);
     }
+    let mut scan_budget = MAX_WRITER_SCAN;
     for (i, flow) in flows.iter().enumerate() {
         for a in flow.accesses.iter().filter(|a| a.dir.reads()) {
             let runs = written.uncovered(a.base, &a.pattern, MAX_RUNS);
@@ -82,7 +95,9 @@ pub(crate) fn check(ast: &Ast, bytes: &[Option<usize>], flows: &[Flow], diags: &
             // The first unwritten run some thunk writes, if any.
             let later = runs.iter().find(|&&(lo, hi)| by_thunks.intersects(lo, hi));
             let d = if let Some(&run) = later {
-                let writer = first_writer(&flows[i..], run).unwrap_or(flow.line);
+                // No earlier thunk writes a byte of `run` (it is unwritten
+                // here), so the first writer is at `i` or later.
+                let writer = first_writer(&flows[i..], run, &mut scan_budget).map(|w| w.unwrap_or(flow.line)).ok();
                 Diagnostic::error(a.span, messages::read_before_write(&a.name, a.dir, lo, hi, missing))
                     .with_hint(messages::read_before_write_hint(writer, flow.line))
             } else {

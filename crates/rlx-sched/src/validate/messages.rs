@@ -56,6 +56,16 @@ pub(super) fn arena_too_large(size: usize) -> String {
     format!("arena size {size} is too large for one allocation")
 }
 
+pub(super) const NO_OUTPUTS: &str = "the schedule has no output buffer: nothing its thunks compute can be read";
+pub(super) const NO_OUTPUTS_HINT: &str =
+    "declare what the model computes with `output NAME: DTYPE[DIMS] @ arena+OFFSET`";
+
+pub(super) fn arena_over_limit(size: usize, limit: usize) -> String {
+    format!("arena of {size} bytes is larger than {limit} bytes: running the model needs that much memory at start-up")
+}
+pub(super) const ARENA_LIMIT_HINT: &str =
+    "check the dims the importer was given (--shape); raise the limit with --max-arena BYTES if this is meant";
+
 pub(super) fn header_nan(name: &str) -> String {
     format!("`{name}` is nan")
 }
@@ -137,6 +147,9 @@ pub(super) fn buffers_overlap(later: &BufferDecl, first: &BufferDecl, lo: usize,
         first.name.value
     )
 }
+pub(super) fn too_many_overlaps(shown: usize) -> String {
+    format!("more than {shown} pairs of buffers overlap; {shown} are reported")
+}
 pub(super) const BUFFER_OVERLAP_HINT: &str =
     "only scratch buffers may share bytes (the planner reuses dead values' memory); inputs and outputs need bytes of their own";
 
@@ -146,6 +159,16 @@ pub(super) fn weights_path_absolute(path: &str) -> String {
     format!("weights path `{path}` is absolute")
 }
 pub(super) const WEIGHTS_PATH_HINT: &str = "the weights path is relative to the directory of the .sched file";
+
+pub(super) fn weights_path_parent(path: &str) -> String {
+    format!("weights path `{path}` leaves the directory of the .sched file")
+}
+pub(super) const WEIGHTS_PARENT_HINT: &str = "keep the weights beside the .sched file or below it; \
+     `cargo xtask check-sched|gen|run --allow-outside-weights` accepts `..`";
+
+pub(super) fn weights_not_a_file(path: &str, kind: &str) -> String {
+    format!("weights path `{path}` is {kind}, not a regular file")
+}
 
 pub(super) fn weights_unreadable(path: &str, reason: &str) -> String {
     format!("cannot read weights file `{path}`: {reason}")
@@ -502,8 +525,13 @@ pub(super) fn read_before_write(operand: &str, dir: Dir, lo: usize, hi: usize, m
     format!("`{operand}` {} {} before anything writes them", dir.verb(), unwritten(lo, hi, missing))
 }
 
-pub(super) fn read_before_write_hint(writer: u32, reader: u32) -> String {
-    let who = if writer == reader { "this thunk".to_string() } else { format!("the thunk on line {writer}") };
+/// `writer` is `None` when finding it was past the validator's budget.
+pub(super) fn read_before_write_hint(writer: Option<u32>, reader: u32) -> String {
+    let who = match writer {
+        Some(w) if w == reader => "this thunk".to_string(),
+        Some(w) => format!("the thunk on line {w}"),
+        None => "a later thunk".to_string(),
+    };
     format!("{who} writes them later, so the first run reads zeros and later runs read stale data")
 }
 

@@ -31,10 +31,12 @@ mod weights;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use weights::file_kind;
+
 use std::path::Path;
 
 use crate::ast::Ast;
-use crate::diag::Diagnostics;
+use crate::diag::{Diagnostic, Diagnostics};
 use crate::schedule::{Node, Params, Schedule};
 
 /// What the validator needs besides the AST.
@@ -45,11 +47,53 @@ pub struct ValidateOptions<'a> {
     pub source_sha256: String,
     /// Directory the weights path is relative to (the `.sched` file's).
     pub base_dir: &'a Path,
+    /// The choices front ends expose as flags.
+    pub policy: Policy,
 }
 
 impl<'a> ValidateOptions<'a> {
     pub fn new(source_sha256: String, base_dir: &'a Path) -> Self {
-        ValidateOptions { source_sha256, base_dir }
+        ValidateOptions { source_sha256, base_dir, policy: Policy::default() }
+    }
+
+    pub fn with_policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+}
+
+/// Validation choices a user may change (`cargo xtask` flags); the
+/// defaults are what `docs/reliability.md` describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Policy {
+    /// An arena larger than this many bytes is a warning: the interpreter
+    /// and model binaries would need that much memory at start-up
+    /// (`--max-arena BYTES`; default [`Policy::DEFAULT_MAX_ARENA`]).
+    pub max_arena: usize,
+    /// Whether a weights path may leave the schedule's directory through
+    /// `..` (`--allow-outside-weights`; default no).
+    pub allow_parent_weights: bool,
+}
+
+impl Policy {
+    /// 4 GiB.
+    pub const DEFAULT_MAX_ARENA: usize = 4 << 30;
+
+    pub fn with_max_arena(mut self, bytes: usize) -> Self {
+        self.max_arena = bytes;
+        self
+    }
+
+    pub fn with_allow_parent_weights(mut self, allow: bool) -> Self {
+        self.allow_parent_weights = allow;
+        self
+    }
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy { max_arena: Self::DEFAULT_MAX_ARENA, allow_parent_weights: false }
     }
 }
 
@@ -65,12 +109,15 @@ pub struct Checked {
 pub fn validate(ast: &Ast, opts: &ValidateOptions<'_>) -> Result<Checked, Diagnostics> {
     let mut diags = Vec::new();
     let header = &ast.header;
-    table::check_header(header, &mut diags);
+    table::check_header(header, &opts.policy, &mut diags);
     let table = table::build(ast, &mut diags);
     table::check_weights_line(ast, &mut diags);
-    let weights = header.weights.as_ref().and_then(|w| weights::read(w, opts.base_dir, &mut diags));
+    let weights = header
+        .weights
+        .as_ref()
+        .and_then(|w| weights::read(w, opts.base_dir, opts.policy.allow_parent_weights, &mut diags));
     if let Some(w) = &weights {
-        weights::check_params(ast, w, &mut diags);
+        weights::check_params(ast, w, &table.suggest, &mut diags);
     }
     table::check_placement(ast, &table, weights.as_ref().map(|w| &w.file), &mut diags);
 
@@ -97,6 +144,12 @@ pub fn validate(ast: &Ast, opts: &ValidateOptions<'_>) -> Result<Checked, Diagno
     // writer makes every later reader look unwritten.
     if flows_complete {
         dataflow::check(ast, &table.bytes, &flows, &mut diags);
+    }
+    // Thunks whose results nobody can read, said at the first of them once
+    // the schedule is otherwise valid (next to errors it is noise).
+    let has_output = ast.buffers.iter().any(|b| b.role == crate::schedule::Role::Output);
+    if let Some(first) = ast.thunks.first().filter(|_| !has_output && !diags.iter().any(Diagnostic::is_error)) {
+        diags.push(Diagnostic::warning(first.kind_span, messages::NO_OUTPUTS).with_hint(messages::NO_OUTPUTS_HINT));
     }
 
     // Source order; file-level problems (no span) first. The sort is

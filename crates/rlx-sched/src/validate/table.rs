@@ -7,7 +7,6 @@ use super::extents::product;
 use super::messages;
 use crate::ast::{Ast, BufferDecl, Header};
 use crate::diag::Diagnostic;
-use crate::plan::ranges_overlap;
 use crate::schedule::{Buffer, Role, Segment, WeightsFile};
 
 /// The only format version.
@@ -23,6 +22,8 @@ pub(crate) struct Table {
     pub bytes: Vec<Option<usize>>,
     /// The first declaration of each name.
     pub by_name: BTreeMap<String, usize>,
+    /// What is left to spend on "did you mean" hints.
+    pub suggest: super::suggest::Budget,
 }
 
 impl Table {
@@ -30,13 +31,14 @@ impl Table {
         self.by_name.get(name).copied()
     }
 
-    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
-        self.by_name.keys().map(String::as_str)
+    /// The declared name closest to a misspelt one, within the budget.
+    pub(crate) fn closest_name(&self, word: &str) -> Option<&str> {
+        self.suggest.closest(word, self.by_name.keys().map(String::as_str), self.by_name.len())
     }
 }
 
 /// Checks the header lines.
-pub(crate) fn check_header(h: &Header, diags: &mut Vec<Diagnostic>) {
+pub(crate) fn check_header(h: &Header, policy: &super::Policy, diags: &mut Vec<Diagnostic>) {
     if h.version.value != VERSION {
         diags.push(
             Diagnostic::error(h.version.span, messages::unsupported_version(h.version.value))
@@ -56,6 +58,11 @@ pub(crate) fn check_header(h: &Header, diags: &mut Vec<Diagnostic>) {
     // The arena is one allocation: Rust caps those at isize::MAX bytes.
     if h.arena_size.value.checked_add(align).is_none_or(|n| n > isize::MAX as usize) {
         diags.push(Diagnostic::error(h.arena_size.span, messages::arena_too_large(h.arena_size.value)));
+    } else if h.arena_size.value > policy.max_arena {
+        diags.push(
+            Diagnostic::warning(h.arena_size.span, messages::arena_over_limit(h.arena_size.value, policy.max_arena))
+                .with_hint(messages::ARENA_LIMIT_HINT),
+        );
     }
     for (name, value) in
         [("mask_threshold", &h.mask_threshold), ("mask_neg_inf", &h.mask_neg_inf), ("score_skip", &h.score_skip)]
@@ -107,7 +114,7 @@ pub(crate) fn build(ast: &Ast, diags: &mut Vec<Diagnostic>) -> Table {
             role: decl.role,
         });
     }
-    Table { buffers, bytes, by_name }
+    Table { buffers, bytes, by_name, suggest: Default::default() }
 }
 
 /// Reports weights-segment buffers when the header has no `weights` line.
@@ -205,31 +212,70 @@ fn is_io(role: Role) -> bool {
     matches!(role, Role::Input | Role::Output)
 }
 
+/// Overlapping pairs reported at most: past this many the rest of a
+/// hostile table is summed up in one error, so the check stays fast.
+const MAX_OVERLAP_PAIRS: usize = 10_000;
+
 /// Inputs and outputs own their bytes; scratch buffers may share (the
 /// planner reuses memory of values that are dead).
+///
+/// A sweep over the buffers by offset, keeping the buffers still open
+/// (inputs and outputs apart from all), finds only pairs that overlap and
+/// involve an input or output, so the cost is `n log n` plus the pairs
+/// reported. Each pair is reported once, at the later declaration, in the
+/// order of the input or output it involves (the first one when both are).
 fn check_overlaps(ast: &Ast, table: &Table, diags: &mut Vec<Diagnostic>) {
+    use std::collections::BTreeSet;
     let ranges: Vec<Option<(usize, usize)>> =
         ast.buffers.iter().zip(&table.bytes).map(|(d, b)| arena_range(d, *b)).collect();
-    for (x, decl_x) in ast.buffers.iter().enumerate() {
-        let Some((ox, nx)) = ranges[x] else { continue };
-        if !is_io(decl_x.role) {
-            continue;
-        }
-        for (y, decl_y) in ast.buffers.iter().enumerate() {
-            // Each pair once: skip pairs another input/output reports.
-            if y == x || (is_io(decl_y.role) && y < x) {
-                continue;
+    let mut by_offset: Vec<(usize, usize, usize)> =
+        ranges.iter().enumerate().filter_map(|(i, r)| r.filter(|&(_, n)| n > 0).map(|(o, n)| (o, o + n, i))).collect();
+    by_offset.sort_unstable();
+    // Open buffers as (end, index): every one overlaps the next start.
+    let mut open_io: BTreeSet<(usize, usize)> = BTreeSet::new();
+    let mut open_all: BTreeSet<(usize, usize)> = BTreeSet::new();
+    // (the input or output, the other): the order pairs are reported in.
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    let mut truncated = false;
+    'sweep: for &(start, end, i) in &by_offset {
+        for open in [&mut open_io, &mut open_all] {
+            while open.first().is_some_and(|&(e, _)| e <= start) {
+                open.pop_first();
             }
-            let Some((oy, ny)) = ranges[y] else { continue };
-            if !ranges_overlap(ox, nx, oy, ny) {
-                continue;
-            }
-            let (first, later) = if x < y { (decl_x, decl_y) } else { (decl_y, decl_x) };
-            let (fo, fnn) = if x < y { (ox, nx) } else { (oy, ny) };
-            diags.push(
-                Diagnostic::error(later.offset.span, messages::buffers_overlap(later, first, fo, fo + fnn))
-                    .with_hint(messages::BUFFER_OVERLAP_HINT),
-            );
         }
+        let io = is_io(ast.buffers[i].role);
+        let partners = if io { &open_all } else { &open_io };
+        for &(_, j) in partners {
+            if pairs.len() == MAX_OVERLAP_PAIRS {
+                truncated = true;
+                break 'sweep;
+            }
+            let key = match (io, is_io(ast.buffers[j].role)) {
+                (true, true) => (i.min(j), i.max(j)),
+                (true, false) => (i, j),
+                _ => (j, i),
+            };
+            pairs.push(key);
+        }
+        open_all.insert((end, i));
+        if io {
+            open_io.insert((end, i));
+        }
+    }
+    pairs.sort_unstable();
+    for (x, y) in pairs {
+        let (first, later) = (x.min(y), x.max(y));
+        let Some((fo, fnn)) = ranges[first] else { continue };
+        let (decl_first, decl_later) = (&ast.buffers[first], &ast.buffers[later]);
+        diags.push(
+            Diagnostic::error(decl_later.offset.span, messages::buffers_overlap(decl_later, decl_first, fo, fo + fnn))
+                .with_hint(messages::BUFFER_OVERLAP_HINT),
+        );
+    }
+    if truncated {
+        diags.push(
+            Diagnostic::error(None, messages::too_many_overlaps(MAX_OVERLAP_PAIRS))
+                .with_hint(messages::BUFFER_OVERLAP_HINT),
+        );
     }
 }

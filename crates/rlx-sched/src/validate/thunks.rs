@@ -7,7 +7,6 @@ use std::convert::Infallible;
 use super::access::{Access, Alias, Dir, Issue, Pattern};
 use super::extents;
 use super::messages;
-use super::suggest;
 use super::table::Table;
 use crate::ast::{OperandRef, Target, ThunkDecl};
 use crate::diag::Diagnostic;
@@ -119,7 +118,7 @@ fn resolve(op: OperandRef, table: &Table, seg: &Segments) -> Result<Res, Option<
     match op.target {
         Target::Buffer { name, offset: view } => {
             let Some(i) = table.lookup(&name) else {
-                let hint = match suggest::closest(&name, table.names()) {
+                let hint = match table.closest_name(&name) {
                     Some(c) => messages::did_you_mean(c),
                     None => messages::DECLARE_BUFFER_HINT.to_string(),
                 };

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Component, Path};
 
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
@@ -138,7 +138,17 @@ fn sha256_stream(reader: &mut impl Read) -> std::io::Result<String> {
 /// Reads the weights file a `weights` line names: its sha256 must match
 /// and its header must parse. Returns what could be learnt (the header
 /// even when the sha256 differs, so the tensors are still checked).
-pub(crate) fn read(decl: &WeightsDecl, base_dir: &Path, diags: &mut Vec<Diagnostic>) -> Option<Weights> {
+///
+/// The path must stay in the schedule's directory or below it (no `..`)
+/// unless `allow_parent` is set, and name a regular file: a FIFO or a
+/// device (`/dev/zero`) would make reading it never end, so its metadata is
+/// checked before it is opened.
+pub(crate) fn read(
+    decl: &WeightsDecl,
+    base_dir: &Path,
+    allow_parent: bool,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Weights> {
     let written = &decl.path.value;
     if Path::new(written).is_absolute() {
         diags.push(
@@ -147,17 +157,45 @@ pub(crate) fn read(decl: &WeightsDecl, base_dir: &Path, diags: &mut Vec<Diagnost
         );
         return None;
     }
+    if !allow_parent && Path::new(written).components().any(|c| c == Component::ParentDir) {
+        diags.push(
+            Diagnostic::error(decl.path.span, messages::weights_path_parent(written))
+                .with_hint(messages::WEIGHTS_PARENT_HINT),
+        );
+        return None;
+    }
     let path = base_dir.join(written);
     let cannot_read = |e: &std::io::Error| {
         Diagnostic::error(decl.path.span, messages::weights_unreadable(written, &messages::io_reason(e)))
             .with_hint(messages::WEIGHTS_PATH_HINT)
     };
+    let not_a_file = |kind: &str| {
+        Diagnostic::error(decl.path.span, messages::weights_not_a_file(written, kind))
+            .with_hint(messages::WEIGHTS_PATH_HINT)
+    };
+    // Before opening: opening a FIFO for reading blocks until a writer comes.
+    match std::fs::metadata(&path) {
+        Ok(m) if !m.is_file() => {
+            diags.push(not_a_file(file_kind(&m.file_type())));
+            return None;
+        }
+        Ok(_) => {}
+        Err(e) => {
+            diags.push(cannot_read(&e));
+            return None;
+        }
+    }
     let opened = File::open(&path).and_then(|f| {
-        let len = f.metadata()?.len();
-        Ok((f, len))
+        let meta = f.metadata()?;
+        Ok((f, meta))
     });
     let (mut file, len) = match opened {
-        Ok(x) => x,
+        // Replaced since the check above: still only a regular file.
+        Ok((_, meta)) if !meta.is_file() => {
+            diags.push(not_a_file(file_kind(&meta.file_type())));
+            return None;
+        }
+        Ok((f, meta)) => (f, meta.len()),
         Err(e) => {
             diags.push(cannot_read(&e));
             return None;
@@ -196,16 +234,41 @@ pub(crate) fn read(decl: &WeightsDecl, base_dir: &Path, diags: &mut Vec<Diagnost
     })
 }
 
+/// What a path that is not a regular file names, for messages.
+pub(crate) fn file_kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
+    }
+}
+
 /// Checks every `param` buffer against the file's tensor of the same name:
 /// dtype, shape and offset must agree.
-pub(crate) fn check_params(ast: &Ast, weights: &Weights, diags: &mut Vec<Diagnostic>) {
+pub(crate) fn check_params(ast: &Ast, weights: &Weights, budget: &super::suggest::Budget, diags: &mut Vec<Diagnostic>) {
     for decl in &ast.buffers {
         if decl.role != Role::Param || decl.segment != Segment::Weights {
             continue;
         }
         let name = &decl.name.value;
         let Some(tensor) = weights.tensors.get(name) else {
-            let closest = super::suggest::closest(name, weights.tensors.keys().map(String::as_str));
+            let closest = budget.closest(name, weights.tensors.keys().map(String::as_str), weights.tensors.len());
             diags.push(
                 Diagnostic::error(decl.name.span, messages::tensor_missing(name, &weights.file.path))
                     .with_hint(messages::tensor_missing_hint(closest, weights.tensors.len())),

@@ -127,3 +127,23 @@ fn only_scratch_buffers_share_bytes() {
         ]
     );
 }
+
+#[test]
+fn an_arena_over_the_limit_is_a_warning() {
+    let src = with_header("68719476736 align 64", COPY_XY);
+    let c = check_in(&src, Path::new(".")).expect("valid");
+    let w = warnings(&c);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(
+        w[0].message,
+        "arena of 68719476736 bytes is larger than 4294967296 bytes: running the model needs that much memory at start-up"
+    );
+    assert!(w[0].hint.as_deref().is_some_and(|h| h.contains("--max-arena BYTES")));
+    // At the limit, or under a raised one: no warning.
+    let at_limit = with_header(&format!("{} align 64", super::super::Policy::DEFAULT_MAX_ARENA), COPY_XY);
+    assert!(check_in(&at_limit, Path::new(".")).expect("valid").warnings.is_empty());
+    let ast = parse(&src).expect("parses");
+    let policy = super::super::Policy::default().with_max_arena(1 << 40);
+    let c = validate(&ast, &ValidateOptions::new(String::new(), Path::new(".")).with_policy(policy)).expect("valid");
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+}

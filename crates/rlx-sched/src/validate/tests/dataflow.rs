@@ -94,3 +94,13 @@ fn huge_strided_accesses_stay_cheap() {
     assert!(r.is_ok(), "{:?}", r.err());
     assert!(start.elapsed().as_secs() < 5, "took {:?}", start.elapsed());
 }
+
+#[test]
+fn a_schedule_without_outputs_is_a_warning() {
+    let c = check("input x: f32[4] @ arena+0\nscratch y: f32[4] @ arena+64\n\nCopy { src: x, dst: y, len: 4 }\n")
+        .expect("valid");
+    let w = warnings(&c);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].message, "the schedule has no output buffer: nothing its thunks compute can be read");
+    assert!(w[0].hint.as_deref().is_some_and(|h| h.starts_with("declare what the model computes")));
+}

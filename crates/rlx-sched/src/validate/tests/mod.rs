@@ -174,15 +174,19 @@ pub(super) fn cases_dir() -> PathBuf {
 
 /// The committed weights fixture must be what the generator above writes:
 /// `UPDATE_EXPECT=1` rewrites it (then update the sha256 of the cases that
-/// use it, which the check below names).
+/// use it, which the check below names). `err/` has a copy of its own, as
+/// weights paths may not leave the schedule's directory.
 #[test]
 fn weights_fixture_is_generated() {
-    let path = cases_dir().join("ok/validate_weights.safetensors");
     let bytes = safetensors(&fixture_tensors(), 64);
     let update = std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1");
-    if std::fs::read(&path).ok().as_deref() != Some(&bytes[..]) {
-        assert!(update, "{} is stale: run with UPDATE_EXPECT=1", path.display());
-        std::fs::write(&path, &bytes).expect("write the weights fixture");
+    for path in
+        [cases_dir().join("ok/validate_weights.safetensors"), cases_dir().join("err/validate_weights.safetensors")]
+    {
+        if std::fs::read(&path).ok().as_deref() != Some(&bytes[..]) {
+            assert!(update, "{} is stale: run with UPDATE_EXPECT=1", path.display());
+            std::fs::write(&path, &bytes).expect("write the weights fixture");
+        }
     }
     // The ok cases using it carry its sha256.
     let sha = crate::sha256_hex(&bytes);

@@ -73,6 +73,58 @@ fn absolute_weights_paths_are_refused() {
     assert_eq!(d.0[0].message, "weights path `/etc/w.safetensors` is absolute");
 }
 
+/// A header naming `path` as the weights file.
+fn header_with_weights(path: &str) -> String {
+    header(64).replace("mask_threshold", &format!("weights \"{path}\" sha256 \"{}\"\nmask_threshold", "0".repeat(64)))
+}
+
+#[test]
+fn weights_paths_stay_below_the_schedule_by_default() {
+    let dir = temp_dir("parent");
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).expect("sub dir");
+    let bytes = safetensors(&fixture_tensors(), 64);
+    std::fs::write(dir.join("w.safetensors"), &bytes).expect("write weights");
+    let src = header_with_weights("../w.safetensors");
+    let d = check_in(&src, &sub).unwrap_err();
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d.0[0].message, "weights path `../w.safetensors` leaves the directory of the .sched file");
+    assert!(d.0[0].hint.as_deref().is_some_and(|h| h.contains("--allow-outside-weights")), "{d:#?}");
+    // `a/../w` leaves nothing, but is refused the same way: the rule is on
+    // the path as written.
+    assert!(check_in(&header_with_weights("sub/../w.safetensors"), &dir).is_err());
+    // Allowed, the file is read (and its sha256 checked).
+    let ast = parse(&src).expect("parses");
+    let opts = ValidateOptions::new(String::new(), &sub)
+        .with_policy(crate::validate::Policy::default().with_allow_parent_weights(true));
+    let d = validate(&ast, &opts).unwrap_err();
+    assert!(d.0[0].message.starts_with("the sha256 of weights file `../w.safetensors` does not match"), "{d:#?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn weights_must_be_a_regular_file() {
+    let dir = temp_dir("special");
+    std::fs::create_dir_all(dir.join("w.safetensors")).expect("a directory");
+    let d = check_in(&header_with_weights("w.safetensors"), &dir).unwrap_err();
+    assert_eq!(d.0[0].message, "weights path `w.safetensors` is a directory, not a regular file");
+    #[cfg(unix)]
+    {
+        // `/dev/zero` never ends; a FIFO blocks its reader until a writer
+        // comes. Both are refused before being opened.
+        std::os::unix::fs::symlink("/dev/zero", dir.join("zero")).expect("symlink");
+        let d = check_in(&header_with_weights("zero"), &dir).unwrap_err();
+        assert_eq!(d.0[0].message, "weights path `zero` is a character device, not a regular file");
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+        if made {
+            let d = check_in(&header_with_weights("fifo"), &dir).unwrap_err();
+            assert_eq!(d.0[0].message, "weights path `fifo` is a FIFO, not a regular file");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn params_are_checked_against_their_tensors() {
     let bytes = safetensors(&fixture_tensors(), 64);
