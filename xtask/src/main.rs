@@ -10,6 +10,7 @@ mod check_sched;
 mod conformance;
 mod demo;
 mod e2e;
+mod fuzz;
 mod gen;
 mod import;
 mod run;
@@ -136,6 +137,14 @@ enum Command {
     /// LeNet-5 and MiniLM from torch end to end: verify, static binary vs
     /// onnxruntime, arena ratios (opt-in: models/onnx/requirements.txt).
     OnnxE2e,
+    /// Fuzz one target of fuzz/ with AFL++ (cargo-afl) for a while (docs/fuzzing.md).
+    Fuzz {
+        /// sched, npy, weights or onnx.
+        target: String,
+        /// How long to fuzz, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+        time: u64,
+    },
     /// Compare an ONNX model's outputs: interpreter, generated code and onnxruntime.
     Verify {
         path: PathBuf,
@@ -215,6 +224,7 @@ fn main() -> ExitCode {
         Command::BenchGen { thunks } => done(bench_gen::bench_gen(&root(), *thunks)),
         Command::Build { name, static_link } => done(build_static::build(&root(), name, *static_link).map(|_| ())),
         Command::OnnxE2e => e2e::onnx_e2e(&root()),
+        Command::Fuzz { target, time } => fuzz::fuzz(&root(), target, *time),
         Command::Verify { path, inputs, shapes, tol } => verify::verify(&root(), path, inputs, shapes, *tol),
         Command::Conformance { ops, generated, data, verbose } => {
             let opts =

@@ -47,7 +47,9 @@ fn print_comments(out: &mut String, comments: &[String]) {
         if c.is_empty() {
             out.push_str("//\n");
         } else {
-            let _ = writeln!(out, "// {c}");
+            // One comment, one line: a newline (from an ONNX node name, say)
+            // is written as `\n`, never raw.
+            let _ = writeln!(out, "// {}", c.replace('\n', "\\n"));
         }
     }
 }

@@ -134,10 +134,11 @@ pub fn parse_f32(s: &str) -> Option<f32> {
         "-nan" => Some(-f32::NAN),
         _ => {
             let ok = s.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'));
-            if ok {
-                s.parse::<f32>().ok()
-            } else {
-                None
+            // A finite literal beyond f32's range is refused, not rounded
+            // to infinity: `inf` is written as `inf`.
+            match s.parse::<f32>() {
+                Ok(x) if ok && x.is_finite() => Some(x),
+                _ => None,
             }
         }
     }
@@ -150,7 +151,14 @@ impl FieldValue for f32 {
             ValueKind::Num(s) | ValueKind::Ident(s) => s.as_str(),
             _ => return Err(mismatch::<f32>(v)),
         };
-        parse_f32(text).ok_or_else(|| mismatch::<f32>(v))
+        parse_f32(text).ok_or_else(|| match text.parse::<f64>() {
+            Ok(x) if x.is_finite() => FieldError::new(
+                v.span,
+                format!("`{text}` is outside the f32 range (largest finite magnitude {:e})", f32::MAX),
+            )
+            .with_hint("write `inf` or `-inf` for an infinite value"),
+            _ => mismatch::<f32>(v),
+        })
     }
     fn to_value(&self) -> Value {
         Value::synthetic(ValueKind::Num(format_f32(*self)))
@@ -309,6 +317,8 @@ fn step_arg(v: &Value) -> Result<StepArg, FieldError> {
             .parse::<usize>()
             .map(StepArg::Input)
             .map_err(|_| FieldError::new(v.span, format!("expected `inN` or a number, found `{s}`"))),
+        // A number keeps f32's own error (e.g. out of range).
+        ValueKind::Num(_) => f32::from_value(v).map(StepArg::Const),
         _ => f32::from_value(v)
             .map(StepArg::Const)
             .map_err(|_| FieldError::new(v.span, format!("expected `inN` or a number, found {}", describe(v)))),

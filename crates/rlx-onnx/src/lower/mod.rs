@@ -140,6 +140,18 @@ impl NodeCtx<'_> {
         Ok(self.typed_attr(name, AttributeType::Float)?.map_or(default, |a| a.f))
     }
 
+    /// `epsilon` of a normalisation: finite and not negative, as the
+    /// schedule's kinds require (a negative one would turn `var + eps`
+    /// negative and rows into NaN).
+    pub(crate) fn epsilon_attr(&self) -> Result<f32, ImportError> {
+        let eps = self.float_attr("epsilon", 1e-5)?;
+        if eps.is_finite() && eps >= 0.0 {
+            Ok(eps)
+        } else {
+            Err(self.bad_attr("epsilon", format!("is {eps:e}; it must be finite and not negative")))
+        }
+    }
+
     pub(crate) fn ints_attr(&self, name: &str) -> Result<Option<&[i64]>, ImportError> {
         Ok(self.typed_attr(name, AttributeType::Ints)?.map(|a| a.ints.as_slice()))
     }

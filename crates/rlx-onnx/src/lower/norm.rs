@@ -92,7 +92,7 @@ pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     if stash != 1 {
         return Err(ctx.bad_attr("stash_type", format!("is {stash}; only 1 (float) is supported")));
     }
-    let eps = ctx.float_attr("epsilon", 1e-5)?;
+    let eps = ctx.epsilon_attr()?;
     // The axes from `axis` on are normalised together: rows of `h`.
     let h = numel(ctx, &shape[a..])?;
     let rows = numel(ctx, &shape[..a])?;
@@ -136,7 +136,7 @@ pub(super) fn batch_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     if lw.opset < 9 && ctx.int_attr("spatial", 1)? != 1 {
         return Err(ctx.bad_attr("spatial", "must be 1; per-activation statistics are not supported"));
     }
-    let eps = ctx.float_attr("epsilon", 1e-5)?;
+    let eps = ctx.epsilon_attr()?;
     let (x, shape) = lw.data_input(ctx, 0)?;
     if shape.len() < 2 {
         return Err(ctx.err(format!("X has shape {shape:?}; expected [N, C, ...]")));

@@ -1,0 +1,39 @@
+//! Inputs the fuzzers found (`tests/fuzz-regressions/onnx/`, see
+//! `docs/fuzzing.md`): each imports to a schedule that validates or is a
+//! clean error; none is an importer bug ("does not validate").
+
+use std::path::Path;
+
+use rlx_onnx::{import, ImportError, ImportOptions};
+
+fn regression(name: &str) -> Result<rlx_onnx::Imported, ImportError> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fuzz-regressions/onnx").join(name);
+    import(&path, &ImportOptions::new("weights.safetensors"))
+}
+
+#[test]
+fn a_negative_layernorm_epsilon_is_an_error_naming_the_attribute() {
+    let err = regression("layernorm_negative_epsilon.onnx").expect_err("refused").to_string();
+    assert!(err.contains("attribute `epsilon` is -2.5e-13; it must be finite and not negative"), "{err}");
+}
+
+#[test]
+fn a_newline_in_a_node_name_stays_inside_its_comment() {
+    let imported = regression("newline_in_node_name.onnx").expect("imports");
+    let text = &imported.sched_text;
+    assert!(text.contains("// MatMul `q\\nproj` + Add `q_bias`"), "{text}");
+    // The importer validated it; parsing again must agree.
+    assert!(rlx_sched::parse(text).is_ok());
+}
+
+#[test]
+fn every_found_input_is_a_schedule_or_a_clean_error() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fuzz-regressions/onnx");
+    for entry in std::fs::read_dir(&dir).expect("regressions directory") {
+        let name = entry.expect("entry").file_name().into_string().expect("utf-8 name");
+        match regression(&name) {
+            Ok(_) => {}
+            Err(e) => assert!(!e.to_string().contains("does not validate"), "{name}: importer bug: {e}"),
+        }
+    }
+}
