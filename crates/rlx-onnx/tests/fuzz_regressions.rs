@@ -27,6 +27,18 @@ fn a_newline_in_a_node_name_stays_inside_its_comment() {
 }
 
 #[test]
+fn a_constant_over_the_fold_limit_is_refused_before_it_is_built() {
+    let start = std::time::Instant::now();
+    let err = regression("constant_of_shape_14m_elements.onnx").expect_err("refused").to_string();
+    assert!(
+        err.contains("the i64 constant it computes, of shape [14221316], is larger than the fold limit"),
+        "{err}"
+    );
+    // Refused from the shape alone: nothing of 14M elements is built.
+    assert!(start.elapsed() < std::time::Duration::from_secs(1), "took {:?}", start.elapsed());
+}
+
+#[test]
 fn every_found_input_is_a_schedule_or_a_clean_error() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fuzz-regressions/onnx");
     for entry in std::fs::read_dir(&dir).expect("regressions directory") {

@@ -14,18 +14,37 @@ use rlx_sched::{ActKind, BinaryOp, CmpOp, DType};
 use super::shape::{broadcast, broadcast_strides};
 use crate::tensor::{ConstData, ConstTensor};
 
-/// The most elements a folded constant may have (256 MiB of f32): a
-/// model that asks for more (a `ConstantOfShape` or `Range` of absurd size)
-/// gets an error instead of exhausting memory at import time.
-pub(crate) const MAX_FOLDED_ELEMS: usize = 1 << 26;
+/// The most elements a folded constant may have: with every index table
+/// and copy the fold makes, folding this many takes about a second.
+pub(crate) const MAX_FOLDED_ELEMS: usize = 1 << 24;
 
-/// Errors when a constant of `shape` would be too large to fold.
-pub(crate) fn check_size(ctx: &super::NodeCtx<'_>, shape: &[usize]) -> Result<(), crate::error::ImportError> {
-    match super::shape::checked_numel(shape) {
-        Some(n) if n <= MAX_FOLDED_ELEMS => Ok(()),
-        _ => Err(
-            ctx.err(format!("the constant it computes, of shape {shape:?}, has more than {MAX_FOLDED_ELEMS} elements"))
-        ),
+/// The most bytes a folded constant may have (64 MiB). A model that asks
+/// for more (a `ConstantOfShape`, `Range` or broadcast of absurd size)
+/// gets an error naming the node before anything is allocated, instead
+/// of exhausting memory or time at import.
+pub(crate) const MAX_FOLDED_BYTES: usize = 64 << 20;
+
+/// Whether a constant of `shape` and `dtype` is small enough to fold.
+pub(crate) fn fits(shape: &[usize], dtype: DType) -> bool {
+    super::shape::checked_numel(shape)
+        .is_some_and(|n| n <= MAX_FOLDED_ELEMS && n.saturating_mul(dtype.size()) <= MAX_FOLDED_BYTES)
+}
+
+/// Errors when a constant of `shape` and `dtype` is too large to fold
+/// (for ops whose result must be a constant).
+pub(crate) fn check_size(
+    ctx: &super::NodeCtx<'_>,
+    shape: &[usize],
+    dtype: DType,
+) -> Result<(), crate::error::ImportError> {
+    if fits(shape, dtype) {
+        Ok(())
+    } else {
+        Err(ctx.err(format!(
+            "the {} constant it computes, of shape {shape:?}, is larger than the fold limit \
+             ({MAX_FOLDED_ELEMS} elements, {MAX_FOLDED_BYTES} bytes)",
+            dtype.name()
+        )))
     }
 }
 
@@ -88,10 +107,10 @@ fn f32_binary(op: BinaryOp, x: f32, y: f32) -> Option<f32> {
 }
 
 /// Folds `op(a, b)` with numpy broadcasting; `None` when the op or the
-/// types do not fold (the caller emits a thunk) or the shapes do not
-/// broadcast (the caller reports it).
+/// types do not fold or the result is too large to (the caller emits a
+/// thunk), or the shapes do not broadcast (the caller reports it).
 pub(crate) fn binary(op: BinaryOp, a: &ConstTensor, b: &ConstTensor) -> Option<ConstTensor> {
-    let out = broadcast(&a.shape, &b.shape)?;
+    let out = broadcast(&a.shape, &b.shape).filter(|out| fits(out, a.data.dtype()))?;
     let (ia, ib) = (broadcast_indices(&a.shape, &out), broadcast_indices(&b.shape, &out));
     let data = match (&a.data, &b.data) {
         (ConstData::F32(x), ConstData::F32(y)) => {
@@ -133,12 +152,12 @@ pub(crate) fn unary(act: ActKind, a: &ConstTensor) -> Option<ConstTensor> {
     Some(ConstTensor { shape: a.shape.clone(), data })
 }
 
-/// Folds a comparison to a bool tensor.
+/// Folds a comparison to a bool tensor (`None` as for [`binary`]).
 pub(crate) fn compare(op: CmpOp, a: &ConstTensor, b: &ConstTensor) -> Option<ConstTensor> {
     if a.data.dtype() != b.data.dtype() {
         return None;
     }
-    let out = broadcast(&a.shape, &b.shape)?;
+    let out = broadcast(&a.shape, &b.shape).filter(|out| fits(out, DType::Bool))?;
     let (ia, ib) = (broadcast_indices(&a.shape, &out), broadcast_indices(&b.shape, &out));
     fn cmp<T: PartialOrd>(op: CmpOp, x: T, y: T) -> bool {
         match op {
@@ -160,12 +179,12 @@ pub(crate) fn compare(op: CmpOp, a: &ConstTensor, b: &ConstTensor) -> Option<Con
     Some(ConstTensor { shape: out, data: ConstData::Bool(v) })
 }
 
-/// Folds `Where(cond, x, y)`.
+/// Folds `Where(cond, x, y)` (`None` as for [`binary`]).
 pub(crate) fn select(cond: &ConstTensor, x: &ConstTensor, y: &ConstTensor) -> Option<ConstTensor> {
     if x.data.dtype() != y.data.dtype() {
         return None;
     }
-    let out = broadcast(&broadcast(&cond.shape, &x.shape)?, &y.shape)?;
+    let out = broadcast(&broadcast(&cond.shape, &x.shape)?, &y.shape).filter(|out| fits(out, x.data.dtype()))?;
     let c = cond.data.ints()?;
     let (ic, ix, iy) =
         (broadcast_indices(&cond.shape, &out), broadcast_indices(&x.shape, &out), broadcast_indices(&y.shape, &out));
@@ -247,6 +266,20 @@ mod tests {
         assert_eq!(binary(BinaryOp::Div, &ints(&[1], &[7]), &ints(&[1], &[0])).unwrap().data, ConstData::I64(vec![0]));
         assert!(binary(BinaryOp::Pow, &ints(&[1], &[2]), &ints(&[1], &[2])).is_none());
         assert!(binary(BinaryOp::Add, &ints(&[2], &[1, 2]), &ints(&[3], &[1, 2, 3])).is_none());
+    }
+
+    #[test]
+    fn a_broadcast_over_the_fold_limit_is_left_to_a_kernel() {
+        // [65536, 1] op [1, 65536] is 2^32 elements: declined from the
+        // shapes, before any index table is built.
+        let col = ConstTensor { shape: vec![1 << 16, 1], data: ConstData::I64(vec![1; 1 << 16]) };
+        let row = ConstTensor { shape: vec![1, 1 << 16], data: ConstData::I64(vec![2; 1 << 16]) };
+        assert!(binary(BinaryOp::Add, &col, &row).is_none());
+        assert!(compare(CmpOp::Eq, &col, &row).is_none());
+        let cond = ConstTensor { shape: vec![1], data: ConstData::Bool(vec![true]) };
+        assert!(select(&cond, &col, &row).is_none());
+        // 2^24 i64 elements are 128 MiB: over the byte limit though under the element one.
+        assert!(!fits(&[1 << 24], DType::I64) && fits(&[1 << 24], DType::F32) && !fits(&[(1 << 24) + 1], DType::Bool));
     }
 
     #[test]

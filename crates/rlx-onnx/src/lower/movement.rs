@@ -90,7 +90,7 @@ pub(super) fn expand(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         .ok_or_else(|| ctx.err(format!("input shape {in_shape:?} does not broadcast to {target:?}")))?;
     match input {
         Value::Const(c) => {
-            fold::check_size(ctx, &out)?;
+            fold::check_size(ctx, &out, c.data.dtype())?;
             lw.define(ctx, 0, Value::Const(fold::expand(&c, &out)))
         }
         Value::Data { storage, .. } if out == in_shape => lw.define(ctx, 0, Value::Data { storage, shape: out }),
@@ -335,7 +335,7 @@ pub(super) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         let len = cur_shape[d];
         let mut padded_shape = cur_shape.clone();
         padded_shape[d] = len.saturating_add(b).saturating_add(e);
-        fold::check_size(ctx, &padded_shape)?;
+        fold::check_size(ctx, &padded_shape, dtype)?;
         // The source index of each padded position along `d`, for the
         // modes that copy the tensor's own elements.
         let sources: Option<(Vec<usize>, Vec<usize>)> = match mode.as_str() {
@@ -454,7 +454,7 @@ pub(super) fn constant_of_shape(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     if value.data.len() != 1 {
         return Err(ctx.bad_attr("value", "must hold one element"));
     }
-    fold::check_size(ctx, &shape)?;
+    fold::check_size(ctx, &shape, value.data.dtype())?;
     lw.define(ctx, 0, Value::Const(fold::fill(&shape, &value.data)))
 }
 
@@ -475,7 +475,7 @@ pub(super) fn range(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             let v: Vec<f64> = scalars.iter().map(|c| c.data.to_f64()[0]).collect();
             let (start, limit, delta) = (v[0] as f32, v[1] as f32, v[2] as f32);
             let n = ((limit - start) / delta).ceil().max(0.0) as usize;
-            fold::check_size(ctx, &[n])?;
+            fold::check_size(ctx, &[n], dtype)?;
             // The spec's loop: each element adds delta to the previous.
             let mut out = Vec::with_capacity(n);
             let mut x = start;
@@ -492,7 +492,7 @@ pub(super) fn range(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                 return Err(ctx.err("delta is 0"));
             }
             let n = ((limit - start) as f64 / delta as f64).ceil().max(0.0) as usize;
-            fold::check_size(ctx, &[n])?;
+            fold::check_size(ctx, &[n], dtype)?;
             ConstData::from_ints(dtype, (0..n as i64).map(|k| start + k * delta)).expect("integer type")
         }
     };

@@ -74,7 +74,7 @@ pub(super) fn pool_nd(
         };
         let mut padded = cur_shape.clone();
         padded[d] = w.input.saturating_add(w.pads.0).saturating_add(after);
-        fold::check_size(ctx, &padded)?;
+        fold::check_size(ctx, &padded, DType::F32)?;
         let pieces = [block(w.pads.0), cur.clone(), block(after)];
         cur = concat_along(lw, ctx, &pieces, d, &Dest::Scratch(format!("{name}.padded{d}")))?;
     }

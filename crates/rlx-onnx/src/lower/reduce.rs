@@ -81,7 +81,7 @@ pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
             ReduceOp::Mean => f32::NAN,
             ReduceOp::LogSumExp => f32::NEG_INFINITY,
         };
-        super::fold::check_size(ctx, &out_shape)?;
+        super::fold::check_size(ctx, &out_shape, DType::F32)?;
         let c = super::fold::fill(&out_shape, &ConstData::F32(vec![fill]));
         return lw.define(ctx, 0, Value::Const(c));
     }
