@@ -24,6 +24,8 @@ pub struct ImportArgs<'a> {
     pub shapes: &'a [String],
     /// `--const NAME=PATH.npy` flags.
     pub consts: &'a [String],
+    /// Prepack product weights (not `--no-prepack`).
+    pub prepack: bool,
     /// `--new-model NAME`: scaffold `models/NAME` instead of writing to `out_dir`.
     pub new_model: Option<&'a str>,
 }
@@ -78,6 +80,7 @@ pub fn import(root: &Path, args: &ImportArgs<'_>) -> Result<()> {
     // on a large model, so a taken name fails at once.
     let target = args.new_model.map(|name| scaffold::Target::check(root, name)).transpose()?;
     opts.model_name = args.name.or(args.new_model).map(str::to_string);
+    opts.prepack = args.prepack;
     let imported = rlx_onnx::import(args.onnx, &opts).map_err(|e| anyhow!("{e}"))?;
     print_warnings(&imported);
     if let Some(target) = target {

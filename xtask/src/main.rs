@@ -91,6 +91,11 @@ enum Command {
         /// (repeatable; f32, i64, i32 or bool): it stops being an input.
         #[arg(long = "const", value_name = "NAME=PATH")]
         consts: Vec<String>,
+        /// Keep matrix products on the BLAS backend (`Sgemm`,
+        /// `FusedMmBiasAct`) instead of prepacking their weights for the
+        /// project's GEMM kernels (`PackedGemm`, the default).
+        #[arg(long)]
+        no_prepack: bool,
         /// Scaffold a model crate models/NAME (model.sched, weights,
         /// generated code) and add it to the workspace.
         #[arg(long, value_name = "NAME", conflicts_with = "out_dir")]
@@ -208,13 +213,14 @@ fn main() -> ExitCode {
             done(run::run(&root(), path, &args))
         }
         Command::Demo => done(demo::demo(&root())),
-        Command::Import { path, out_dir, name, shapes, consts, new_model, root: root_dir } => {
+        Command::Import { path, out_dir, name, shapes, consts, no_prepack, new_model, root: root_dir } => {
             let args = import::ImportArgs {
                 onnx: path,
                 out_dir: out_dir.as_deref(),
                 name: name.as_deref(),
                 shapes,
                 consts,
+                prepack: !*no_prepack,
                 new_model: new_model.as_deref(),
             };
             done(import::import(&root_dir.clone().unwrap_or_else(root), &args))

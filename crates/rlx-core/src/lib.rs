@@ -5,6 +5,8 @@
 //!   operands are written.
 //! - [`operand`]: resolved operands (segment + byte offset).
 //! - [`shapes`]: the parameter structs kernels take (`Conv2dShape`, ...).
+//! - [`pack`]: the prepacked GEMM weight layout (shared by the importer,
+//!   the validator and the kernels).
 //! - [`plan`]: pure decisions from a thunk's fields (broadcast and
 //!   transpose paths, aliasing, serial or parallel).
 //! - [`call`]: the table of kernel entry points, [`KernelCall`], and the
@@ -24,6 +26,7 @@ pub mod expr;
 pub mod lower;
 pub mod operand;
 pub mod ops;
+pub mod pack;
 pub mod plan;
 pub mod shapes;
 pub mod thunk;

@@ -191,6 +191,11 @@ macro_rules! thunk_table {
     BatchedSgemm { a: Op<O>, b: Op<O>, c: Op<O>, batch: usize, m: usize, k: usize, n: usize, a_bcast: bool, b_bcast: bool }
     /// `c[m,n] = act(a[m,k] @ w[k,n] + bias[n])`.
     FusedMmBiasAct { a: Op<O>, w: Op<O>, bias: Op<O>, c: Op<O>, m: usize, k: usize, n: usize, act: ActKind }
+    /// `c[m,n] = act(a[m,k] @ B + bias[n])` where the weight `B` (`k x n`)
+    /// is stored prepacked: `w` holds `pack::packed_len(k, n)` f32 in the
+    /// panel layout of `rlx_core::pack`, in the weights file. `bias` is
+    /// optional. What the importer writes for a product with a weight.
+    PackedGemm { a: Op<O>, w: Op<O>, bias: OptOp<O>, c: Op<O>, m: usize, k: usize, n: usize, act: ActKind }
     /// `dst[r,j] = src[r,j] + bias[j]`; in place when `dst == src`.
     BiasAdd { src: Op<O>, bias: Op<O>, dst: Op<O>, rows: usize, cols: usize }
     /// `dst[i] = op(lhs[li], rhs[ri])` over `len` elements of `elem_bytes`

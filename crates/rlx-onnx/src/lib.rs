@@ -48,6 +48,10 @@ pub struct ImportOptions {
     /// keeps its own thunks: the reference the fused schedules are tested
     /// against.
     pub optimize: bool,
+    /// Prepack the weights of f32 matrix products into the panel layout
+    /// of the project's GEMM microkernels (`PackedGemm`; default). Off,
+    /// products stay `Sgemm`/`FusedMmBiasAct` over the BLAS backend.
+    pub prepack: bool,
 }
 
 impl ImportOptions {
@@ -59,6 +63,7 @@ impl ImportOptions {
             shapes: Vec::new(),
             consts: Vec::new(),
             optimize: true,
+            prepack: true,
         }
     }
 }
@@ -134,6 +139,9 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
     let mut lowered = lower::lower_graph(graph, &inputs, constants, opset)?;
     if opts.optimize {
         optimize::optimize(&mut lowered);
+    }
+    if opts.prepack {
+        optimize::prepack(&mut lowered);
     }
     let raw_name = opts.model_name.clone().unwrap_or_else(|| graph.name.clone());
     let model_name = names::sanitize(if raw_name.is_empty() { "model" } else { &raw_name });

@@ -44,15 +44,22 @@ fn two_layer_mlp_matches_naive() {
         17,
     );
     let imported = import_model(&m, &opts()).expect("import");
-    // fc1 fuses its bias and the relu; fc2 (transposed B) is a product
-    // then a bias add; the softmax runs in place in the output.
+    // fc1 fuses its bias and the relu; fc2's transposed weight is packed
+    // like any other and takes its bias add; both weights are prepacked;
+    // the softmax runs in place in the output.
     assert!(
-        imported.sched_text.contains("FusedMmBiasAct { a: x, w: w1, bias: b1, c: h, m: 2, k: 4, n: 8, act: relu }"),
+        imported.sched_text.contains("PackedGemm { a: x, w: w1.packed, bias: b1, c: h, m: 2, k: 4, n: 8, act: relu }"),
+        "{}",
+        imported.sched_text
+    );
+    assert!(
+        imported
+            .sched_text
+            .contains("PackedGemm { a: h, w: w2.packed_t, bias: b2, c: y, m: 2, k: 8, n: 3, act: identity }"),
         "{}",
         imported.sched_text
     );
     assert!(imported.sched_text.contains("Softmax { src: y, dst: y, rows: 2, cols: 3 }"), "{}", imported.sched_text);
-    assert!(imported.sched_text.contains("SgemmT {"), "{}", imported.sched_text);
     assert!(imported.sched_text.contains("weights \"weights.safetensors\" sha256 \""));
     let x = values(b * i, 5);
     let out = run("mlp", &imported, &[("x", &x)], &["y"]);
@@ -92,7 +99,7 @@ fn matmul_add_transpose_reshape_matches_naive() {
     assert!(
         imported
             .sched_text
-            .contains("FusedMmBiasAct { a: x, w: w, bias: bias, c: p, m: 6, k: 4, n: 5, act: identity }"),
+            .contains("PackedGemm { a: x, w: w.packed, bias: bias, c: p, m: 6, k: 4, n: 5, act: identity }"),
         "{}",
         imported.sched_text
     );

@@ -5,7 +5,7 @@
 use super::{not_in_family, F32};
 use crate::call::KernelCall as K;
 use crate::operand::Operand;
-use crate::plan::{gemm_needs_temp, half_weight_scratch_elems, parallel};
+use crate::plan::{gemm_needs_temp, half_weight_scratch_elems, packed_gemm_parallel, parallel};
 use crate::thunk::Thunk;
 
 const HALF: usize = 2;
@@ -45,6 +45,16 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
                 K::FusedMmBiasActF32Via { scratch: m * n * F32, a, w, bias, c, m, k, n, act, par }
             } else {
                 K::FusedMmBiasActF32 { a, w, bias, c, m, k, n, act, par }
+            }
+        }
+        Thunk::PackedGemm { a, w, bias, c, m, k, n, act } => {
+            let par = packed_gemm_parallel(m, k, n);
+            // The validator keeps `w` and `bias` apart from `c`: only `a`
+            // may overlap it.
+            if gemm_needs_temp(&a, m * k * F32, &w, 0, &c, m * n * F32) {
+                K::PackedGemmF32Via { scratch: m * n * F32, a, w, bias, c, m, k, n, act, par }
+            } else {
+                K::PackedGemmF32 { a, w, bias, c, m, k, n, act, par }
             }
         }
         Thunk::BiasAdd { src, bias, dst, rows, cols } => {

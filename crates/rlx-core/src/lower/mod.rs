@@ -35,6 +35,7 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         | T::SgemmBf16 { .. }
         | T::BatchedSgemm { .. }
         | T::FusedMmBiasAct { .. }
+        | T::PackedGemm { .. }
         | T::BiasAdd { .. } => gemm::lower(thunk),
         T::BinaryFull { .. }
         | T::ElementwiseRegion { .. }

@@ -26,6 +26,16 @@ pub fn parallel(elems: usize) -> bool {
     elems >= PAR_MIN_ELEMS
 }
 
+/// Below this many multiply-adds a `PackedGemm` runs on one thread
+/// (measured on the bench machine: a fork-join costs about as much as
+/// 2^20 multiply-adds at one core's speed).
+pub const PACKED_GEMM_PAR_MIN_MACS: usize = 1 << 20;
+
+/// Whether a packed GEMM of `m x k x n` is worth splitting across threads.
+pub fn packed_gemm_parallel(m: usize, k: usize, n: usize) -> bool {
+    m.saturating_mul(k).saturating_mul(n) >= PACKED_GEMM_PAR_MIN_MACS
+}
+
 /// Whether the byte ranges `[a, a + a_len)` and `[b, b + b_len)` share a
 /// byte. The seed's lesson: BLAS aliasing must compare ranges, not start
 /// pointers, because a planner may place an operand strictly inside the

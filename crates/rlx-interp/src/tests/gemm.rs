@@ -268,6 +268,60 @@ fn fused_mm_bias_act_with_overlap() {
     }
 }
 
+/// `PackedGemm` is exact: `bias[j]` (or 0), then one `mul_add` per `p`
+/// in order, whatever the CPU's microkernel, then the activation kernel;
+/// checked bit for bit over row
+/// and column tails, a `k` across the kernel's pass length, no bias, and
+/// `a` overlapping `c` every way.
+#[test]
+fn packed_gemm_is_the_ordered_fma_chain() {
+    let mut rng = StdRng::seed_from_u64(17);
+    let cases =
+        [(7, 300, 33, true, ActKind::Gelu), (1, 1, 1, false, ActKind::Identity), (13, 9, 16, true, ActKind::Relu)];
+    for (m, k, n, with_bias, act) in cases {
+        let a = random(&mut rng, m * k);
+        let b = random(&mut rng, k * n);
+        let bias = random(&mut rng, n);
+        let mut want = vec![0.0f32; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = if with_bias { bias[j] } else { 0.0 };
+                for p in 0..k {
+                    acc = a[i * k + p].mul_add(b[p * n + j], acc);
+                }
+                want[i * n + j] = acc;
+            }
+        }
+        // The epilogue is the activation family's kernel (held to its
+        // scalar reference by that family's tests).
+        // SAFETY: `want` holds `m*n` f32, in place.
+        unsafe { rlx_runtime::kernels::activation::act_f32_slice(act, want.as_ptr(), want.as_mut_ptr(), m * n, false) };
+        let packed = rlx_sched::pack::pack_b(&b, k, n, false);
+        let bias_off = packed.len() * 4;
+        let placements: &[(&str, usize, usize)] =
+            if m * k == m * n || m * k <= 64 { &C_PLACEMENTS } else { &[("disjoint", 0, 16384)] };
+        for &(place, a_off, c_off) in placements {
+            let mut fx = Fixture::new(32768, bias_off + 4 * n, m * n * 4);
+            fx.put_f32(Segment::Arena, a_off, &a);
+            fx.put_f32(Segment::Weights, 0, &packed);
+            fx.put_f32(Segment::Weights, bias_off, &bias);
+            fx.run(&Thunk::PackedGemm {
+                a: arena(a_off),
+                w: weights(0),
+                bias: with_bias.then(|| weights(bias_off)),
+                c: arena(c_off),
+                m,
+                k,
+                n,
+                act,
+            });
+            let got = fx.get_f32(c_off, m * n);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want), "m={m} k={k} n={n} {act:?} {place}");
+        }
+    }
+}
+
 #[test]
 fn bias_add_in_place_and_out_of_place() {
     let mut rng = StdRng::seed_from_u64(16);

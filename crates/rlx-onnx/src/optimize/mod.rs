@@ -18,6 +18,10 @@
 //! 5. **in place** ([`in_place`]): elementwise kinds write over an input
 //!    read for the last time.
 //!
+//! Separately, [`prepack`] (on by default, `ImportOptions::prepack`)
+//! rewrites products with a weight into `PackedGemm` ([`pack`]); it runs
+//! after the fusions, so a fused bias and activation move into it.
+//!
 //! Storages no thunk touches any more (the intermediates of fused
 //! patterns, constants only they read) are dropped at the end, so the
 //! planner and the weights file never see them.
@@ -26,11 +30,19 @@ mod attention;
 mod elementwise;
 mod gelu;
 mod in_place;
+mod pack;
 mod producers;
 
 use rlx_sched::{BinaryOp, DType, Role, Thunk, ThunkKind};
 
 use crate::lower::{Lowered, LoweredThunk, Storage};
+
+/// Prepacks the weights of matrix products (`PackedGemm`), then drops
+/// the unpacked originals nothing reads any more.
+pub(crate) fn prepack(lowered: &mut Lowered) {
+    pack::pack_weights(lowered);
+    prune(lowered);
+}
 
 /// Runs the passes in place.
 pub(crate) fn optimize(lowered: &mut Lowered) {

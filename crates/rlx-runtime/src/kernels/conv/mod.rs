@@ -9,15 +9,18 @@
 //! Three paths, chosen at gen time by [`conv2d_path`]:
 //! - `Im2colGemm`: per image and group, the input patches are unfolded
 //!   into a `[(c_in/groups)*kh*kw, h_out*w_out]` matrix in scratch, then
-//!   one `crate::blas::sgemm` multiplies the group's weights by it;
+//!   one product of the group's weights by it, by the project's tiled GEMM
+//!   (`kernels::gemm::tiled`: the weights are the left operand, read in
+//!   place; the patches are the right one, read row-major; each output
+//!   starts from its channel's bias and takes one fused multiply-add per
+//!   patch element in order);
 //! - `Pointwise`: a 1x1, stride-1, unpadded convolution is already a GEMM
 //!   on the input, so no unfolding and no scratch;
 //! - `Depthwise` (`groups == c_in == c_out`): direct per-plane FMAs, each
 //!   output accumulating its window in `(ki, kj)` order.
 //!
-//! The bias is added after the products. The SIMD work is in BLAS and in
-//! the shared `axpy` (`kernels::attention`), so this family has no
-//! per-ISA files.
+//! The SIMD work is in the tiled GEMM's microkernels and in the shared
+//! `axpy` (`kernels::attention`), so this family has no per-ISA files.
 
 mod depthwise;
 mod im2col;
@@ -26,6 +29,8 @@ mod im2col;
 mod tests;
 
 use std::ops::Range;
+
+use crate::kernels::gemm::gemm_row_bias_f32;
 
 pub use rlx_core::plan::{conv2d_path, conv2d_scratch_bytes};
 pub use rlx_core::shapes::{Conv2dShape, ConvPath};
@@ -63,7 +68,7 @@ impl<T> SendPtr<T> {
 /// The convolution of the module docs, on `path` (from [`conv2d_path`]).
 ///
 /// `par` (the caller's `rlx_core::plan::parallel(n * c_out * h_out *
-/// w_out)`) parallelises the unfolding (BLAS threads itself) or the
+/// w_out)`) parallelises the unfolding and the product's tiles, or the
 /// depthwise planes; results are bit-identical either way.
 ///
 /// # Safety
@@ -108,29 +113,21 @@ pub unsafe fn conv2d_f32(
                             im2col::im2col(x_g, s, scratch, par);
                             scratch.cast_const()
                         };
-                        let out_g = out.add((b * s.c_out + g * s.c_out_g()) * p);
-                        let w_g = w.add(g * s.c_out_g() * k);
-                        crate::blas::sgemm(false, false, s.c_out_g(), p, k, 1.0, w_g, k, patches, p, 0.0, out_g, p);
-                        if !bias.is_null() {
-                            add_bias(out_g, bias.add(g * s.c_out_g()), s.c_out_g(), p);
-                        }
+                        let bias_g = (!bias.is_null()).then(|| bias.add(g * s.c_out_g()));
+                        gemm_row_bias_f32(
+                            w.add(g * s.c_out_g() * k),
+                            k,
+                            patches,
+                            p,
+                            bias_g,
+                            out.add((b * s.c_out + g * s.c_out_g()) * p),
+                            p,
+                            (s.c_out_g(), k, p),
+                            par,
+                        );
                     }
                 }
             }
         }
-    }
-}
-
-/// `out[c, :] += bias[c]` over `channels` planes of `plane` f32.
-///
-/// # Safety
-///
-/// `out` valid for `channels * plane` f32, `bias` for `channels`, not
-/// overlapping.
-pub(crate) unsafe fn add_bias(out: *mut f32, bias: *const f32, channels: usize, plane: usize) {
-    for c in 0..channels {
-        // SAFETY: plane `c` and bias `c` are inside the extents.
-        let (row, b) = unsafe { (std::slice::from_raw_parts_mut(out.add(c * plane), plane), *bias.add(c)) };
-        row.iter_mut().for_each(|v| *v += b);
     }
 }

@@ -3,6 +3,7 @@
 use super::{product, Rules};
 use crate::thunk::Thunk;
 use crate::validate::access::{Alias, Elem, F32};
+use crate::validate::messages;
 
 /// `c[m,n] = a[m,k] @ b[k,n]` with `b` of `b_elem`. The output may overlap
 /// either input anywhere: the caller goes through a temporary
@@ -36,6 +37,24 @@ pub(super) fn fused_mm_bias_act<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.read_alias(Alias::Any, "a", a, F32, &[*m, *k], "m*k");
     r.read_alias(Alias::Any, "w", w, F32, &[*k, *n], "k*n");
     r.read("bias", bias, F32, &[*n], "n");
+    r.write("c", c, F32, &[*m, *n], "m*n");
+    r.scratch("c", product(&[*m, *n, 4]), "m*n*4");
+}
+
+/// `c = act(a @ unpack(w) + bias)`: `w` holds a prepacked matrix (the
+/// importer writes it to the weights file; any bytes of the right size are
+/// a valid packing, so `w` may be any buffer). As for `FusedMmBiasAct`, `a`
+/// may overlap `c` (a temporary is used); `w` and `bias` must not.
+pub(super) fn packed_gemm<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::PackedGemm { a, w, bias, c, m, k, n, act: _ } = t else {
+        unreachable!("packed_gemm called on {:?}", t.kind())
+    };
+    r.read_alias(Alias::Any, "a", a, F32, &[*m, *k], "m*k");
+    match crate::pack::packed_len(*k, *n) {
+        Some(len) => r.read("w", w, F32, &[len], "k*ceil(n/16)*16"),
+        None => r.issue("w", messages::extent_overflow("w", "k*ceil(n/16)*16"), Some(messages::overflow_hint())),
+    }
+    r.read_opt("bias", bias, F32, &[*n], "n");
     r.write("c", c, F32, &[*m, *n], "m*n");
     r.scratch("c", product(&[*m, *n, 4]), "m*n*4");
 }

@@ -228,6 +228,7 @@ pub(crate) fn rules<O>(t: &Thunk<O>) -> Rules<'_, O> {
         Thunk::SgemmBf16 { a, b, c, m, k, n } => gemm::gemm(&mut r, a, b, c, [*m, *k, *n], Elem::Exact(DType::Bf16)),
         Thunk::BatchedSgemm { .. } => gemm::batched_sgemm(&mut r, t),
         Thunk::FusedMmBiasAct { .. } => gemm::fused_mm_bias_act(&mut r, t),
+        Thunk::PackedGemm { .. } => gemm::packed_gemm(&mut r, t),
         Thunk::BiasAdd { .. } => gemm::bias_add(&mut r, t),
         Thunk::BinaryFull { .. } => elementwise::binary_full(&mut r, t),
         Thunk::ElementwiseRegion { .. } => elementwise::elementwise_region(&mut r, t),

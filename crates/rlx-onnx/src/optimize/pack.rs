@@ -1,0 +1,75 @@
+//! Prepacking: every f32 matrix product whose right operand is a weight
+//! (`Sgemm`, `SgemmT` without `ta`, `FusedMmBiasAct`) becomes a
+//! `PackedGemm` reading that weight in the microkernel's panel layout
+//! (`rlx_sched::pack`), written here once, so the model never packs at run
+//! time. An in-place bias add right after a product without a bias moves
+//! into it. A weight that several products read is packed once; the unpacked
+//! original is dropped by the final prune when nothing else reads it.
+
+use std::collections::HashMap;
+
+use rlx_sched::{ActKind, DType, Role, Thunk};
+
+use crate::lower::{Lowered, Storage};
+
+/// The packed storage of each (weight, transposed) already written.
+type Packed = HashMap<(usize, bool), usize>;
+
+/// Rewrites the products in place.
+pub(crate) fn pack_weights(lowered: &mut Lowered) {
+    let mut packed = Packed::new();
+    let mut t = 0;
+    // Not a `for`: packing may merge the next thunk into thunk `t`.
+    while t < lowered.thunks.len() {
+        pack_product(lowered, t, &mut packed);
+        t += 1;
+    }
+}
+
+/// Packs thunk `t` when it is a product with a weight.
+fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
+    let (a, b, bias, c, m, k, n, act, transposed) = match lowered.thunks[t].thunk {
+        Thunk::Sgemm { a, b, c, m, k, n } => (a, b, None, c, m, k, n, ActKind::Identity, false),
+        Thunk::SgemmT { a, b, c, m, k, n, ta: false, tb } => (a, b, None, c, m, k, n, ActKind::Identity, tb),
+        Thunk::FusedMmBiasAct { a, w, bias, c, m, k, n, act } => (a, w, Some(bias), c, m, k, n, act, false),
+        _ => return,
+    };
+    let Some(data) = weight_f32(&lowered.storages[b], k * n) else { return };
+    let w = *packed.entry((b, transposed)).or_insert_with(|| {
+        let bytes: Vec<u8> =
+            rlx_sched::pack::pack_b(&data, k, n, transposed).into_iter().flat_map(f32::to_le_bytes).collect();
+        let source = &lowered.storages[b];
+        let name = format!("{}.packed{}", source.name, if transposed { "_t" } else { "" });
+        lowered.storages.push(Storage {
+            name,
+            shape: vec![bytes.len() / 4],
+            dtype: DType::F32,
+            role: Role::Param,
+            data: Some(bytes),
+            view: None,
+            viewed: false,
+        });
+        lowered.storages.len() - 1
+    });
+    let mut bias = bias;
+    // A product without a bias followed by an in-place bias add of
+    // its output (a `Gemm` with `transB` lowers so) takes the add.
+    if let (None, ActKind::Identity, Some(next)) = (bias, act, lowered.thunks.get(t + 1)) {
+        if let Thunk::BiasAdd { src, bias: add, dst, rows, cols } = next.thunk {
+            if src == c && dst == c && rows == m && cols == n {
+                bias = Some(add);
+                let next_comment = lowered.thunks.remove(t + 1).comment;
+                let lt = &mut lowered.thunks[t];
+                lt.comment = format!("{} + {}", lt.comment, next_comment);
+            }
+        }
+    }
+    lowered.thunks[t].thunk = Thunk::PackedGemm { a, w, bias, c, m, k, n, act };
+}
+
+/// The `len` values of an f32 weight of its own (not a view).
+fn weight_f32(s: &Storage, len: usize) -> Option<Vec<f32>> {
+    let data = s.data.as_deref()?;
+    let usable = s.role == Role::Param && s.dtype == DType::F32 && s.view.is_none() && data.len() == len * 4;
+    usable.then(|| data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect())
+}

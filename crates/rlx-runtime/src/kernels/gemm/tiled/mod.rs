@@ -1,0 +1,421 @@
+//! The project's own f32 GEMM: `c = act(a @ B + bias)` by register-tiled
+//! microkernels, with the bias and activation fused.
+//!
+//! `B` is either a weight prepacked in the panel layout of
+//! [`rlx_core::pack`] (the importer packed it, so nothing is packed at run
+//! time: `PackedGemm`) or a row-major matrix read in place (the patches of
+//! a convolution, whose weight is the left operand). The bias runs along
+//! the columns (a product's bias) or the rows (a convolution's output
+//! channels).
+//!
+//! The work is a grid of tiles: `mr` rows of `a` (12 for AVX-512, 6 for
+//! AVX2 and NEON: enough independent accumulators to hide the FMA latency)
+//! by [`PANEL`] columns. A microkernel keeps one tile's accumulators in
+//! registers over a pass of up to [`KC`] steps of `k`, so the `B` slice it
+//! streams (16 KiB) stays in L1 while it serves every row strip of a task.
+//!
+//! Every element is its bias (or 0) followed by one fused multiply-add per
+//! `p` in increasing order: `acc = fma(a[i,p], B[p,j], acc)`. Each
+//! microkernel (scalar, AVX2+FMA, AVX-512, NEON) does exactly that, so all
+//! of them and every thread count give the same bits, and the scalar one
+//! is the reference the tests hold the others to. The activation then runs
+//! on each task's finished tiles while they are in cache, through the
+//! activation family's kernel, so it rounds as a separate `Activation`.
+//!
+//! Threads split the tile grid into tasks of [`TASK_ROWS`] row strips x
+//! [`TASK_PANELS`] panels; never `k`.
+
+#[cfg(target_arch = "aarch64")]
+mod neon;
+mod scalar;
+#[cfg(test)]
+mod tests;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+use std::sync::OnceLock;
+
+use rlx_core::pack::PANEL;
+use rlx_core::ActKind;
+
+use crate::threads::par_for;
+
+/// The most rows of `a` any microkernel takes per call.
+pub(crate) const MAX_MR: usize = 12;
+/// `k` per pass over a tile: a 16 KiB slice of 16 columns, half of L1.
+pub const KC: usize = 256;
+/// Row strips per parallel task.
+const TASK_ROWS: usize = 4;
+/// Panels per parallel task.
+const TASK_PANELS: usize = 4;
+
+/// Where a tile's accumulators start.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Init {
+    /// Zero.
+    Zero,
+    /// The tile's own `c` (a later pass over `k`).
+    Load,
+    /// `bias[j]` for column `j` of the tile.
+    ColBias(*const f32),
+    /// `bias[r]` for row `r` of the tile.
+    RowBias(*const f32),
+}
+
+/// One microkernel call: `rows <= mr` rows by `cols <= PANEL` columns of
+/// `c`, over `kc` steps of `k`:
+/// `c[r, j] = fma(a[r*lda + p], b[p*ldb + j], acc)` for `p < kc`, from
+/// `init`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tile {
+    pub rows: usize,
+    pub cols: usize,
+    pub kc: usize,
+    pub a: *const f32,
+    pub lda: usize,
+    pub b: *const f32,
+    pub ldb: usize,
+    pub c: *mut f32,
+    pub ldc: usize,
+    pub init: Init,
+}
+
+/// A microkernel.
+///
+/// # Safety
+///
+/// For the tile `t`: `a` valid for `rows` rows of `kc` reads at stride
+/// `lda`; `b` for `kc` rows of `cols` reads at stride `ldb` (of `PANEL`
+/// when `cols == PANEL`); `c` for `rows` rows of `cols` reads and writes at
+/// stride `ldc`; a bias for `cols` (column) or `rows` (row) reads; and the
+/// CPU has the kernel's instruction set.
+pub(crate) type Microkernel = unsafe fn(t: &Tile);
+
+/// One instruction set's microkernel.
+#[derive(Clone, Copy)]
+pub(crate) struct Kernel {
+    pub(crate) name: &'static str,
+    /// Rows per call (at most [`MAX_MR`]).
+    pub(crate) mr: usize,
+    pub(crate) micro: Microkernel,
+}
+
+const SCALAR: Kernel = Kernel { name: "scalar", mr: scalar::MR, micro: scalar::micro };
+
+/// The microkernels this CPU can run, best first; scalar is always last.
+pub(crate) fn supported_kernels() -> Vec<Kernel> {
+    #[allow(unused_mut)]
+    let mut out = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            out.push(Kernel { name: "avx512", mr: x86::MR_AVX512, micro: x86::micro_avx512 });
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            out.push(Kernel { name: "avx2", mr: x86::MR_AVX2, micro: x86::micro_avx2 });
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    if std::arch::is_aarch64_feature_detected!("neon") {
+        out.push(Kernel { name: "neon", mr: neon::MR_NEON, micro: neon::micro_neon });
+    }
+    out.push(SCALAR);
+    out
+}
+
+/// The best microkernel, detected once per process.
+fn kernel() -> &'static Kernel {
+    static KERNEL: OnceLock<Kernel> = OnceLock::new();
+    KERNEL.get_or_init(|| supported_kernels()[0])
+}
+
+/// The name of the microkernel this process uses (for benchmarks).
+pub fn tiled_gemm_isa() -> &'static str {
+    kernel().name
+}
+
+/// How `B` is stored.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum BLayout {
+    /// Prepacked panels ([`rlx_core::pack`]).
+    Packed,
+    /// Row-major with row stride `ldb`.
+    Rows(usize),
+}
+
+/// Which way the bias runs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Bias {
+    None,
+    /// One value per column of `c`.
+    Cols(*const f32),
+    /// One value per row of `c`.
+    Rows(*const f32),
+}
+
+/// One GEMM: `c[m, n] (stride ldc) = act(a[m, k] (stride lda) @ B + bias)`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Gemm {
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+    pub a: *const f32,
+    pub lda: usize,
+    pub b: *const f32,
+    pub b_layout: BLayout,
+    pub c: *mut f32,
+    pub ldc: usize,
+    pub bias: Bias,
+    pub act: ActKind,
+}
+
+// SAFETY: a `Gemm` is a description of extents its caller vouched for;
+// tasks on different threads write disjoint tiles of `c` and only read the
+// rest.
+unsafe impl Sync for Gemm {}
+
+/// `c[m,n] = act(a[m,k] @ B + bias[n])` with `B` packed (`w`).
+///
+/// `bias` is optional. `par` splits the tile grid over the rlx pool (the
+/// lowering decides it from the shape); the bits are the same either way.
+///
+/// # Safety
+///
+/// `a` valid for `m*k` reads, `w` for `rlx_core::pack::packed_len(k, n)`
+/// reads, `bias` (when given) valid for `n` reads, `c` for `m*n` writes;
+/// `c` must not overlap `a`, `w` or `bias` (use [`packed_gemm_f32_via`]).
+pub unsafe fn packed_gemm_f32(
+    a: *const f32,
+    w: *const f32,
+    bias: Option<*const f32>,
+    c: *mut f32,
+    m: usize,
+    k: usize,
+    n: usize,
+    act: ActKind,
+    par: bool,
+) {
+    let bias = bias.map_or(Bias::None, Bias::Cols);
+    let g = Gemm { m, k, n, a, lda: k, b: w, b_layout: BLayout::Packed, c, ldc: n, bias, act };
+    // SAFETY: forwarded contract.
+    unsafe { run(kernel(), &g, par) }
+}
+
+/// [`packed_gemm_f32`] through a temporary of `m*n` f32.
+///
+/// # Safety
+///
+/// As [`packed_gemm_f32`] without the overlap rule, and `scratch` valid
+/// for `m*n` writes, overlapping no operand.
+pub unsafe fn packed_gemm_f32_via(
+    scratch: *mut f32,
+    a: *const f32,
+    w: *const f32,
+    bias: Option<*const f32>,
+    c: *mut f32,
+    m: usize,
+    k: usize,
+    n: usize,
+    act: ActKind,
+    par: bool,
+) {
+    // SAFETY: `scratch` is a separate buffer of `m*n` f32.
+    unsafe {
+        packed_gemm_f32(a, w, bias, scratch, m, k, n, act, par);
+        std::ptr::copy_nonoverlapping(scratch, c, m * n);
+    }
+}
+
+/// `c[m,n] = a[m,k] @ b[k,n] + bias[i]`: row-major operands (row strides
+/// `lda`, `ldb`, `ldc`), the bias (optional) one value per row, as a
+/// convolution's output channels have it. Bits as [`packed_gemm_f32`].
+///
+/// # Safety
+///
+/// `a` valid for `m` rows of `k` reads at stride `lda`, `b` for `k` rows
+/// of `n` at stride `ldb`, `bias` (when given) for `m` reads, `c` for `m`
+/// rows of `n` writes at stride `ldc`, overlapping no input.
+pub unsafe fn gemm_row_bias_f32(
+    a: *const f32,
+    lda: usize,
+    b: *const f32,
+    ldb: usize,
+    bias: Option<*const f32>,
+    c: *mut f32,
+    ldc: usize,
+    (m, k, n): (usize, usize, usize),
+    par: bool,
+) {
+    let bias = bias.map_or(Bias::None, Bias::Rows);
+    let g = Gemm { m, k, n, a, lda, b, b_layout: BLayout::Rows(ldb), c, ldc, bias, act: ActKind::Identity };
+    // SAFETY: forwarded contract.
+    unsafe { run(kernel(), &g, par) }
+}
+
+/// Runs `g` with a given microkernel (the tests run each).
+///
+/// # Safety
+///
+/// As [`gemm`], and the CPU has `kernel`'s instruction set.
+pub(crate) unsafe fn run(kernel: &Kernel, g: &Gemm, par: bool) {
+    if g.m == 0 || g.n == 0 {
+        return;
+    }
+    let strips = g.m.div_ceil(kernel.mr);
+    let row_tasks = strips.div_ceil(TASK_ROWS);
+    let tasks = row_tasks * g.n.div_ceil(PANEL).div_ceil(TASK_PANELS);
+    // Panel-group major: consecutive tasks (one thread's share) reuse the
+    // same columns of `B` from L2 and walk down `a`.
+    let work = |first: usize, count: usize| {
+        for task in first..first + count {
+            let (pg, rg) = (task / row_tasks, task % row_tasks);
+            // SAFETY: the task's tiles lie inside `g`'s extents, and
+            // different tasks write disjoint tiles of `c`.
+            unsafe { run_task(kernel, g, rg * TASK_ROWS * kernel.mr, pg * TASK_PANELS * PANEL) }
+        }
+    };
+    if par {
+        par_for(tasks, 1, &work);
+    } else {
+        work(0, tasks);
+    }
+}
+
+/// The tiles of the task whose first row is `i_start` and first column
+/// `j_start`: every `k` pass, then the activation.
+///
+/// # Safety
+///
+/// As [`run`].
+unsafe fn run_task(kernel: &Kernel, g: &Gemm, i_start: usize, j_start: usize) {
+    let i_end = (i_start + TASK_ROWS * kernel.mr).min(g.m);
+    let j_end = (j_start + TASK_PANELS * PANEL).min(g.n);
+    // A row-major `B` slice is copied into panel form once per pass and
+    // panel, for all the task's row strips: its rows are `ldb` apart
+    // (12 KiB in a 56x56 convolution), and read in place they thrash the
+    // TLB and alias in L1.
+    let mut panel = [0.0f32; KC * PANEL];
+    let mut p0 = 0;
+    loop {
+        let kc = KC.min(g.k - p0);
+        for j0 in (j_start..j_end).step_by(PANEL) {
+            let b = match g.b_layout {
+                // SAFETY: panel `j0 / PANEL`, rows `p0..p0 + kc`, inside `B`.
+                BLayout::Packed => unsafe { g.b.add(j0 * g.k + p0 * PANEL) },
+                BLayout::Rows(ldb) => {
+                    let cols = PANEL.min(g.n - j0);
+                    // SAFETY: rows `p0..p0 + kc`, columns `j0..j0 + cols` of `B`.
+                    unsafe { copy_panel(g.b.add(p0 * ldb + j0), ldb, cols, kc, &mut panel) };
+                    panel.as_ptr()
+                }
+            };
+            let ldb = PANEL;
+            for i0 in (i_start..i_end).step_by(kernel.mr) {
+                let init = match (p0, g.bias) {
+                    (0, Bias::None) => Init::Zero,
+                    // SAFETY (both arms): the bias covers the tile's
+                    // columns / rows.
+                    (0, Bias::Cols(bias)) => Init::ColBias(unsafe { bias.add(j0) }),
+                    (0, Bias::Rows(bias)) => Init::RowBias(unsafe { bias.add(i0) }),
+                    _ => Init::Load,
+                };
+                let tile = Tile {
+                    rows: kernel.mr.min(g.m - i0),
+                    cols: PANEL.min(g.n - j0),
+                    kc,
+                    // SAFETY: row `i0`, column `p0` of `a`.
+                    a: unsafe { g.a.add(i0 * g.lda + p0) },
+                    lda: g.lda,
+                    b,
+                    ldb,
+                    // SAFETY: row `i0`, column `j0` of `c`.
+                    c: unsafe { g.c.add(i0 * g.ldc + j0) },
+                    ldc: g.ldc,
+                    init,
+                };
+                // SAFETY: the tile is inside the extents (see above).
+                unsafe { (kernel.micro)(&tile) };
+            }
+        }
+        p0 += kc;
+        if p0 >= g.k {
+            break;
+        }
+    }
+    if !matches!(g.act, ActKind::Identity) {
+        for i in i_start..i_end {
+            // SAFETY: row `i`, columns `j_start..j_end` of `c`, just
+            // written by this task.
+            unsafe {
+                let row = g.c.add(i * g.ldc + j_start);
+                crate::kernels::activation::act_f32_slice(g.act, row, row, j_end - j_start, false);
+            }
+        }
+    }
+}
+
+/// Copies `kc` rows of `cols <= PANEL` values at stride `ldb` into
+/// `panel`, rows of `PANEL` zero-padded past `cols`.
+///
+/// # Safety
+///
+/// `src` valid for `kc` rows of `cols` reads at stride `ldb`; `kc <= KC`.
+#[inline]
+unsafe fn copy_panel(src: *const f32, ldb: usize, cols: usize, kc: usize, panel: &mut [f32; KC * PANEL]) {
+    if cols == PANEL {
+        for (p, dst) in panel.chunks_exact_mut(PANEL).take(kc).enumerate() {
+            // SAFETY: row `p` holds `PANEL` readable values; a fixed-size
+            // read is one vector load.
+            let row: [f32; PANEL] = unsafe { src.add(p * ldb).cast::<[f32; PANEL]>().read_unaligned() };
+            dst.copy_from_slice(&row);
+        }
+    } else {
+        for (p, dst) in panel.chunks_exact_mut(PANEL).take(kc).enumerate() {
+            for (j, v) in dst.iter_mut().enumerate() {
+                // SAFETY: column `j < cols` of row `p`.
+                *v = if j < cols { unsafe { *src.add(p * ldb + j) } } else { 0.0 };
+            }
+        }
+    }
+}
+
+/// Runs a full-width microkernel on a tile of fewer than [`PANEL`]
+/// columns through local copies of its `B` rows, bias and `c`, so no
+/// kernel touches memory past column `cols`.
+///
+/// # Safety
+///
+/// As [`Microkernel`], with `t.rows <= MAX_MR`, `t.kc <= KC`; `full` must
+/// handle `cols == PANEL`.
+pub(crate) unsafe fn narrow_tile(full: Microkernel, t: &Tile) {
+    let mut b_tile = [0.0f32; KC * PANEL];
+    let mut c_tile = [0.0f32; MAX_MR * PANEL];
+    let mut bias_tile = [0.0f32; PANEL];
+    // SAFETY: only the caller's `rows x cols` of `c`, `kc x cols` of `b`
+    // and `cols` (or `rows`) of the bias are read or written; the local
+    // arrays hold the full width.
+    unsafe {
+        for p in 0..t.kc {
+            std::ptr::copy_nonoverlapping(t.b.add(p * t.ldb), b_tile.as_mut_ptr().add(p * PANEL), t.cols);
+        }
+        let init = match t.init {
+            Init::Load => {
+                for r in 0..t.rows {
+                    std::ptr::copy_nonoverlapping(t.c.add(r * t.ldc), c_tile.as_mut_ptr().add(r * PANEL), t.cols);
+                }
+                Init::Load
+            }
+            Init::ColBias(bias) => {
+                std::ptr::copy_nonoverlapping(bias, bias_tile.as_mut_ptr(), t.cols);
+                Init::ColBias(bias_tile.as_ptr())
+            }
+            other => other,
+        };
+        let local =
+            Tile { cols: PANEL, b: b_tile.as_ptr(), ldb: PANEL, c: c_tile.as_mut_ptr(), ldc: PANEL, init, ..*t };
+        full(&local);
+        for r in 0..t.rows {
+            std::ptr::copy_nonoverlapping(c_tile.as_ptr().add(r * PANEL), t.c.add(r * t.ldc), t.cols);
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! aarch64 NEON microkernel: 6 rows x four 4-lane vectors (24
+//! accumulators of the 32 registers). `vfmaq_n_f32` is one fused
+//! multiply-add per lane, the scalar reference's operation in its order,
+//! so results are bit-identical to it.
+
+use std::arch::aarch64::*;
+
+use rlx_core::pack::PANEL;
+
+use super::{narrow_tile, Init, Tile};
+
+/// Rows per call.
+pub(super) const MR_NEON: usize = 6;
+
+/// See [`super::Microkernel`].
+///
+/// # Safety
+///
+/// As [`super::Microkernel`], with `rows <= MR_NEON`; the CPU must support
+/// NEON.
+pub(super) unsafe fn micro_neon(t: &Tile) {
+    // SAFETY: forwarded contract; a narrow tile goes through local copies.
+    unsafe {
+        if t.cols < PANEL {
+            return narrow_tile(micro_neon, t);
+        }
+        match t.rows {
+            1 => tile::<1>(t),
+            2 => tile::<2>(t),
+            3 => tile::<3>(t),
+            4 => tile::<4>(t),
+            5 => tile::<5>(t),
+            6 => tile::<6>(t),
+            _ => unreachable!("rows is 1..=MR_NEON"),
+        }
+    }
+}
+
+/// `R` rows x 16 columns.
+///
+/// # Safety
+///
+/// As [`micro_neon`] with `rows == R` and `cols == PANEL`.
+#[target_feature(enable = "neon")]
+unsafe fn tile<const R: usize>(t: &Tile) {
+    let Tile { kc, a, lda, b, ldb, c, ldc, init, .. } = *t;
+    let mut acc = [[vdupq_n_f32(0.0); 4]; R];
+    // SAFETY: rows `r < R` of `a` (`kc` each) and `c` (16 each), `kc`
+    // rows of 16 of `b`, 16 (column) or `R` (row) bias values: the
+    // caller's extents.
+    unsafe {
+        match init {
+            Init::Zero => {}
+            Init::Load => {
+                for (r, row) in acc.iter_mut().enumerate() {
+                    for (q, v) in row.iter_mut().enumerate() {
+                        *v = vld1q_f32(c.add(r * ldc + 4 * q));
+                    }
+                }
+            }
+            Init::ColBias(bias) => {
+                let init = [vld1q_f32(bias), vld1q_f32(bias.add(4)), vld1q_f32(bias.add(8)), vld1q_f32(bias.add(12))];
+                acc = [init; R];
+            }
+            Init::RowBias(bias) => {
+                for (r, row) in acc.iter_mut().enumerate() {
+                    *row = [vdupq_n_f32(*bias.add(r)); 4];
+                }
+            }
+        }
+        for p in 0..kc {
+            let bp = b.add(p * ldb);
+            let bv = [vld1q_f32(bp), vld1q_f32(bp.add(4)), vld1q_f32(bp.add(8)), vld1q_f32(bp.add(12))];
+            for (r, row) in acc.iter_mut().enumerate() {
+                let av = *a.add(r * lda + p);
+                for (v, bq) in row.iter_mut().zip(bv) {
+                    *v = vfmaq_n_f32(*v, bq, av);
+                }
+            }
+        }
+        for (r, row) in acc.iter().enumerate() {
+            for (q, v) in row.iter().enumerate() {
+                vst1q_f32(c.add(r * ldc + 4 * q), *v);
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Every microkernel against the scalar reference, bit for bit, over
+//! awkward shapes (row and column tails, `k` below, at and across a pass,
+//! empty dims), both `B` layouts, column and row bias, with and without an
+//! activation, serial and split.
+
+use rlx_core::pack::{pack_b, packed_len};
+use rlx_core::ActKind;
+
+use super::*;
+
+/// Deterministic values with varied exponents, so rounding order shows.
+fn values(len: usize, seed: u32) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(2_654_435_761).wrapping_add(12345);
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            ((x % 20_000) as f32 - 10_000.0) / 3_217.0
+        })
+        .collect()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum BiasKind {
+    None,
+    Cols,
+    Rows,
+}
+
+/// The definition: `act(bias + sum_p a[i,p] * b[p,j])` with one `mul_add`
+/// per `p` in order; `b` row-major `[k, n]`.
+fn reference(a: &[f32], b: &[f32], bias: &[f32], kind: BiasKind, (m, k, n): (usize, usize, usize), act: ActKind) -> Vec<f32> {
+    let mut c = vec![0.0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = match kind {
+                BiasKind::None => 0.0,
+                BiasKind::Cols => bias[j],
+                BiasKind::Rows => bias[i],
+            };
+            for p in 0..k {
+                acc = a[i * k + p].mul_add(b[p * n + j], acc);
+            }
+            c[i * n + j] = acc;
+        }
+    }
+    // SAFETY: `c` holds `m*n` f32, in place.
+    unsafe { crate::kernels::activation::act_f32_slice(act, c.as_ptr(), c.as_mut_ptr(), m * n, false) };
+    c
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+const SHAPES: &[(usize, usize, usize)] = &[
+    (1, 1, 1),
+    (1, 7, 16),
+    (5, 3, 15),
+    (6, 16, 17),
+    (7, 1, 33),
+    (12, 256, 16),
+    (13, 257, 31),
+    (25, 600, 70),
+    (3, 0, 5),
+    (0, 4, 3),
+    (4, 5, 0),
+];
+
+const CASES: &[(BiasKind, ActKind)] = &[
+    (BiasKind::None, ActKind::Identity),
+    (BiasKind::Cols, ActKind::Identity),
+    (BiasKind::Cols, ActKind::Relu),
+    (BiasKind::Rows, ActKind::Gelu),
+];
+
+#[test]
+fn packed_b_matches_the_reference_bit_for_bit() {
+    for kernel in supported_kernels() {
+        for &(m, k, n) in SHAPES {
+            for &(kind, act) in CASES {
+                let (a, b, bias) = (values(m * k, 1), values(k * n, 2), values(m.max(n), 3));
+                let packed = pack_b(&b, k, n, false);
+                assert_eq!(packed.len(), packed_len(k, n).unwrap());
+                let want = reference(&a, &b, &bias, kind, (m, k, n), act);
+                let bias_of = match kind {
+                    BiasKind::None => Bias::None,
+                    BiasKind::Cols => Bias::Cols(bias.as_ptr()),
+                    BiasKind::Rows => Bias::Rows(bias.as_ptr()),
+                };
+                for par in [false, true] {
+                    let mut c = vec![f32::NAN; m * n];
+                    let g = Gemm {
+                        m,
+                        k,
+                        n,
+                        a: a.as_ptr(),
+                        lda: k,
+                        b: packed.as_ptr(),
+                        b_layout: BLayout::Packed,
+                        c: c.as_mut_ptr(),
+                        ldc: n,
+                        bias: bias_of,
+                        act,
+                    };
+                    // SAFETY: every buffer has the extent the kernel reads or writes.
+                    unsafe { run(&kernel, &g, par) };
+                    let what = format!("{} m={m} k={k} n={n} {kind:?} {act:?} par={par}", kernel.name);
+                    assert_eq!(bits(&c), bits(&want), "{what}");
+                }
+            }
+        }
+    }
+}
+
+/// Row-major `B`, and every matrix inside a wider one (strides past the
+/// row length): nothing outside the `m x n` window of `c` changes.
+#[test]
+fn strided_b_matches_the_reference_and_stays_in_its_window() {
+    const PAD: usize = 3;
+    for kernel in supported_kernels() {
+        for &(m, k, n) in SHAPES {
+            for &(kind, act) in CASES {
+                let (a, b, bias) = (values(m * k, 4), values(k * n, 5), values(m.max(n), 6));
+                let want = reference(&a, &b, &bias, kind, (m, k, n), act);
+                let (lda, ldb, ldc) = (k + PAD, n + PAD, n + PAD);
+                let mut a_wide = vec![f32::NAN; m * lda];
+                let mut b_wide = vec![f32::NAN; k * ldb];
+                for i in 0..m {
+                    a_wide[i * lda..i * lda + k].copy_from_slice(&a[i * k..(i + 1) * k]);
+                }
+                for p in 0..k {
+                    b_wide[p * ldb..p * ldb + n].copy_from_slice(&b[p * n..(p + 1) * n]);
+                }
+                let bias_of = match kind {
+                    BiasKind::None => Bias::None,
+                    BiasKind::Cols => Bias::Cols(bias.as_ptr()),
+                    BiasKind::Rows => Bias::Rows(bias.as_ptr()),
+                };
+                let mut c = vec![-7.0f32; m * ldc];
+                let g = Gemm {
+                    m,
+                    k,
+                    n,
+                    a: a_wide.as_ptr(),
+                    lda,
+                    b: b_wide.as_ptr(),
+                    b_layout: BLayout::Rows(ldb),
+                    c: c.as_mut_ptr(),
+                    ldc,
+                    bias: bias_of,
+                    act,
+                };
+                // SAFETY: every buffer has the extent the kernel reads or writes.
+                unsafe { run(&kernel, &g, true) };
+                let what = format!("{} m={m} k={k} n={n} {kind:?} {act:?}", kernel.name);
+                for i in 0..m {
+                    assert_eq!(bits(&c[i * ldc..i * ldc + n]), bits(&want[i * n..(i + 1) * n]), "{what} row {i}");
+                    assert!(c[i * ldc + n..(i + 1) * ldc].iter().all(|&x| x == -7.0), "{what}: row {i} padding");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_via_entry_allows_the_output_over_the_input() {
+    let (m, k, n) = (9, 20, 20);
+    let mut buf = values(m * k, 4);
+    let b = values(k * n, 5);
+    let packed = pack_b(&b, k, n, false);
+    let want = reference(&buf, &b, &[], BiasKind::None, (m, k, n), ActKind::Identity);
+    let mut scratch = vec![0.0f32; m * n];
+    // SAFETY: `buf` is both `a` and `c` (m*k == m*n here); the scratch is separate.
+    unsafe {
+        let p = buf.as_mut_ptr();
+        packed_gemm_f32_via(scratch.as_mut_ptr(), p, packed.as_ptr(), None, p, m, k, n, ActKind::Identity, false);
+    }
+    assert_eq!(bits(&buf), bits(&want));
+}

@@ -1,0 +1,155 @@
+//! x86_64 microkernels: AVX2+FMA (6 rows x two 8-lane vectors: 12
+//! accumulators) and AVX-512 (12 rows x one 16-lane vector). Each element
+//! takes the scalar reference's fused multiply-adds in the same order, so
+//! the results are bit-identical to it.
+
+use std::arch::x86_64::*;
+
+use rlx_core::pack::PANEL;
+
+use super::{narrow_tile, Init, Tile};
+
+/// Rows per AVX2 call.
+pub(super) const MR_AVX2: usize = 6;
+/// Rows per AVX-512 call.
+pub(super) const MR_AVX512: usize = 12;
+
+/// See [`super::Microkernel`].
+///
+/// # Safety
+///
+/// As [`super::Microkernel`], with `rows <= MR_AVX2`; the CPU must support
+/// AVX2 and FMA.
+pub(super) unsafe fn micro_avx2(t: &Tile) {
+    // SAFETY: forwarded contract; a narrow tile goes through local copies.
+    unsafe {
+        if t.cols < PANEL {
+            return narrow_tile(micro_avx2, t);
+        }
+        match t.rows {
+            1 => tile_avx2::<1>(t),
+            2 => tile_avx2::<2>(t),
+            3 => tile_avx2::<3>(t),
+            4 => tile_avx2::<4>(t),
+            5 => tile_avx2::<5>(t),
+            6 => tile_avx2::<6>(t),
+            _ => unreachable!("rows is 1..=MR_AVX2"),
+        }
+    }
+}
+
+/// `R` rows x 16 columns.
+///
+/// # Safety
+///
+/// As [`micro_avx2`] with `rows == R` and `cols == PANEL`.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tile_avx2<const R: usize>(t: &Tile) {
+    let Tile { kc, a, lda, b, ldb, c, ldc, init, .. } = *t;
+    let mut lo = [_mm256_setzero_ps(); R];
+    let mut hi = [_mm256_setzero_ps(); R];
+    // SAFETY: rows `r < R` of `a` (`kc` each) and `c` (16 each), `kc`
+    // rows of 16 of `b`, 16 (column) or `R` (row) bias values: the
+    // caller's extents.
+    unsafe {
+        match init {
+            Init::Zero => {}
+            Init::Load => {
+                for r in 0..R {
+                    lo[r] = _mm256_loadu_ps(c.add(r * ldc));
+                    hi[r] = _mm256_loadu_ps(c.add(r * ldc + 8));
+                }
+            }
+            Init::ColBias(bias) => {
+                lo = [_mm256_loadu_ps(bias); R];
+                hi = [_mm256_loadu_ps(bias.add(8)); R];
+            }
+            Init::RowBias(bias) => {
+                for r in 0..R {
+                    lo[r] = _mm256_set1_ps(*bias.add(r));
+                    hi[r] = lo[r];
+                }
+            }
+        }
+        for p in 0..kc {
+            let b0 = _mm256_loadu_ps(b.add(p * ldb));
+            let b1 = _mm256_loadu_ps(b.add(p * ldb + 8));
+            for r in 0..R {
+                let av = _mm256_broadcast_ss(&*a.add(r * lda + p));
+                lo[r] = _mm256_fmadd_ps(av, b0, lo[r]);
+                hi[r] = _mm256_fmadd_ps(av, b1, hi[r]);
+            }
+        }
+        for r in 0..R {
+            _mm256_storeu_ps(c.add(r * ldc), lo[r]);
+            _mm256_storeu_ps(c.add(r * ldc + 8), hi[r]);
+        }
+    }
+}
+
+/// See [`super::Microkernel`].
+///
+/// # Safety
+///
+/// As [`super::Microkernel`], with `rows <= MR_AVX512`; the CPU must
+/// support AVX-512F.
+pub(super) unsafe fn micro_avx512(t: &Tile) {
+    // SAFETY: forwarded contract; a narrow tile goes through local copies.
+    unsafe {
+        if t.cols < PANEL {
+            return narrow_tile(micro_avx512, t);
+        }
+        match t.rows {
+            1 => tile_avx512::<1>(t),
+            2 => tile_avx512::<2>(t),
+            3 => tile_avx512::<3>(t),
+            4 => tile_avx512::<4>(t),
+            5 => tile_avx512::<5>(t),
+            6 => tile_avx512::<6>(t),
+            7 => tile_avx512::<7>(t),
+            8 => tile_avx512::<8>(t),
+            9 => tile_avx512::<9>(t),
+            10 => tile_avx512::<10>(t),
+            11 => tile_avx512::<11>(t),
+            12 => tile_avx512::<12>(t),
+            _ => unreachable!("rows is 1..=MR_AVX512"),
+        }
+    }
+}
+
+/// `R` rows x 16 columns.
+///
+/// # Safety
+///
+/// As [`micro_avx512`] with `rows == R` and `cols == PANEL`.
+#[target_feature(enable = "avx512f")]
+unsafe fn tile_avx512<const R: usize>(t: &Tile) {
+    let Tile { kc, a, lda, b, ldb, c, ldc, init, .. } = *t;
+    let mut acc = [_mm512_setzero_ps(); R];
+    // SAFETY: as in `tile_avx2`.
+    unsafe {
+        match init {
+            Init::Zero => {}
+            Init::Load => {
+                for (r, v) in acc.iter_mut().enumerate() {
+                    *v = _mm512_loadu_ps(c.add(r * ldc));
+                }
+            }
+            Init::ColBias(bias) => acc = [_mm512_loadu_ps(bias); R],
+            Init::RowBias(bias) => {
+                for (r, v) in acc.iter_mut().enumerate() {
+                    *v = _mm512_set1_ps(*bias.add(r));
+                }
+            }
+        }
+        for p in 0..kc {
+            let bv = _mm512_loadu_ps(b.add(p * ldb));
+            for (r, v) in acc.iter_mut().enumerate() {
+                *v = _mm512_fmadd_ps(_mm512_set1_ps(*a.add(r * lda + p)), bv, *v);
+            }
+        }
+        for (r, v) in acc.iter().enumerate() {
+            _mm512_storeu_ps(c.add(r * ldc), *v);
+        }
+    }
+}
