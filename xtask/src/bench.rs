@@ -80,6 +80,73 @@ fn minilm_row(root: &Path, rounds: usize) -> Result<()> {
     Ok(())
 }
 
+/// The models `bench --vs-ort` knows: the export scripts in `models/onnx/`.
+const VS_ORT: [&e2e::Spec; 4] = [&e2e::LENET, &e2e::MINILM, &e2e::RESNET, &e2e::DWSEP];
+
+/// Rounds per thread count: each times the static binary, the default
+/// build and onnxruntime once, in that order, so all three see the same
+/// machine load; the reported figure is the median of the round medians.
+const VS_ORT_ROUNDS: usize = 4;
+
+/// `cargo xtask bench --vs-ort`: every model of [`VS_ORT`] (or those named
+/// in `only`) imported, built as the static binary users ship and as the
+/// default release build, and timed against onnxruntime (sequential, intra-op
+/// threads = T, graph optimisations on) on the same input at 1 and 2
+/// threads, `runs` runs each (split over the rounds).
+pub fn vs_ort(root: &Path, runs: usize, only: &[String]) -> Result<()> {
+    let missing = e2e::missing_python_modules(&["numpy", "onnxruntime"]);
+    if !missing.is_empty() {
+        bail!("python modules missing: {} ({})", missing.join(", "), e2e::INSTALL);
+    }
+    let unknown: Vec<&String> = only.iter().filter(|n| !VS_ORT.iter().any(|s| s.name == n.as_str())).collect();
+    if !unknown.is_empty() {
+        let known: Vec<&str> = VS_ORT.iter().map(|s| s.name).collect();
+        bail!("unknown model(s) {unknown:?}; known: {}", known.join(", "));
+    }
+    let per_round = runs.div_ceil(VS_ORT_ROUNDS).max(5);
+    println!("| model | threads | onnxruntime ms | static ms | static / ort | default ms | default / ort |");
+    println!("|---|---|---|---|---|---|---|");
+    for spec in VS_ORT.iter().filter(|s| only.is_empty() || only.iter().any(|n| n == s.name)) {
+        if let Some(reason) = e2e::ensure_exported(root, spec)? {
+            println!("skipped: {}: {reason}", spec.name);
+            continue;
+        }
+        let dir = root.join(spec.dir);
+        let onnx = dir.join(spec.onnx);
+        let work = root.join("target").join("bench-vs-ort").join(spec.name);
+        let stat = e2e::build_binary(root, &onnx, &work, spec.name, e2e::Backend::Static)?;
+        let native = e2e::build_binary(root, &onnx, &work, spec.name, e2e::Backend::Native)?;
+        let inputs: Vec<(String, PathBuf)> = spec.inputs.iter().map(|(n, f)| (n.to_string(), dir.join(f))).collect();
+        for threads in THREADS {
+            let (mut ort, mut st, mut nat) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..VS_ORT_ROUNDS {
+                st.push(rlx_median_ms(&stat.exe, &inputs, per_round, threads)?);
+                nat.push(rlx_median_ms(&native.exe, &inputs, per_round, threads)?);
+                ort.push(ort_median_ms(root, &onnx, &inputs, per_round, threads)?);
+            }
+            let (ort, st, nat) = (median(&mut ort), median(&mut st), median(&mut nat));
+            println!(
+                "| {} | {threads} | {ort:.3} | {st:.3} | {:.2} | {nat:.3} | {:.2} |",
+                spec.name,
+                st / ort,
+                nat / ort
+            );
+        }
+    }
+    println!("({VS_ORT_ROUNDS} interleaved rounds of {per_round} runs per binary and thread count; median of the round medians)");
+    Ok(())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
 /// The model CLI's `--bench` median at `threads`, in milliseconds.
 fn rlx_median_ms(exe: &Path, inputs: &[(String, PathBuf)], runs: usize, threads: usize) -> Result<f64> {
     let mut cmd = Command::new(exe);

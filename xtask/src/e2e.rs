@@ -97,6 +97,25 @@ pub const MINILM: Spec = Spec {
     tol: 1e-4,
 };
 
+/// ResNet-18 (seeded weights, BatchNorm folded by the exporter), 1x3x224x224:
+/// 1000 logits. Tolerance 1e-3: 17 convolutions of depth up to 4608 and
+/// logits of magnitude ~10 give f32 sums that another summation order
+/// moves by ~1e-5 relative.
+pub const RESNET: Spec = Spec {
+    name: "resnet",
+    dir: ".cache/onnx-models/cnns",
+    onnx: "resnet.onnx",
+    inputs: &[("input", "input.npy")],
+    torch_output: "resnet_expected.npy",
+    script: "models/onnx/export_cnns.py",
+    export_modules: &[TORCH, ONNX],
+    tol: 1e-3,
+};
+
+/// A MobileNetV2-style depthwise-separable CNN (3x3 and 5x5 depthwise
+/// convolutions, ReLU6, residual adds), 1x3x224x224; tolerance as ResNet's.
+pub const DWSEP: Spec = Spec { name: "dwsep", onnx: "dwsep.onnx", torch_output: "dwsep_expected.npy", ..RESNET };
+
 /// The install command every skip message names.
 pub const INSTALL: &str = "python3 -m pip install -r models/onnx/requirements.txt";
 
@@ -158,7 +177,7 @@ pub fn onnx_e2e(root: &Path) -> Result<ExitCode> {
 
 /// Runs the export script when a file of `spec` is missing. `Some(reason)`
 /// when it cannot run here (a Python module is missing).
-fn ensure_exported(root: &Path, spec: &Spec) -> Result<Option<String>> {
+pub fn ensure_exported(root: &Path, spec: &Spec) -> Result<Option<String>> {
     let dir = root.join(spec.dir);
     let mut files = vec![spec.onnx, spec.torch_output];
     files.extend(spec.inputs.iter().map(|(_, f)| *f));

@@ -109,6 +109,14 @@ enum Command {
         /// Timed runs per measurement.
         #[arg(long, default_value_t = 300)]
         rounds: usize,
+        /// Instead: the ONNX models of `models/onnx/` (exported when
+        /// missing) as static and default binaries against onnxruntime,
+        /// interleaved, at 1 and 2 threads (needs models/onnx/requirements.txt).
+        #[arg(long)]
+        vs_ort: bool,
+        /// With --vs-ort: only these models (lenet, minilm, resnet, dwsep).
+        #[arg(long = "model", requires = "vs_ort")]
+        models: Vec<String>,
     },
     /// Kernel throughput per family against memcpy and sgemm.
     BenchKernels,
@@ -225,7 +233,8 @@ fn main() -> ExitCode {
             };
             done(import::import(&root_dir.clone().unwrap_or_else(root), &args))
         }
-        Command::Bench { rounds } => done(bench::bench(&root(), *rounds)),
+        Command::Bench { rounds, vs_ort: true, models } => done(bench::vs_ort(&root(), *rounds, models)),
+        Command::Bench { rounds, vs_ort: false, .. } => done(bench::bench(&root(), *rounds)),
         Command::BenchKernels => done(bench::bench_kernels(&root())),
         Command::BenchGen { thunks } => done(bench_gen::bench_gen(&root(), *thunks)),
         Command::Build { name, static_link } => done(build_static::build(&root(), name, *static_link).map(|_| ())),

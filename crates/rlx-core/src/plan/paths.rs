@@ -1,6 +1,7 @@
 //! Kernel paths for attention and convolution, chosen from the thunk's
 //! dims alone.
 
+use crate::pack::PANEL;
 use crate::shapes::{AttentionPath, AttentionShape, Conv2dShape, ConvPath};
 
 /// Below this many multiply-adds per (batch, head), attention computes its
@@ -32,12 +33,13 @@ pub fn conv2d_path(s: &Conv2dShape) -> ConvPath {
     }
 }
 
-/// Scratch bytes a convolution on `path` needs: the im2col patches of one
-/// group of one image.
+/// Scratch bytes a convolution on `path` needs: the patches of one group
+/// of one image (the input channels for `Pointwise`), in the tiled GEMM's
+/// panel layout (`crate::pack`: columns rounded up to 16).
 pub fn conv2d_scratch_bytes(s: &Conv2dShape, path: ConvPath) -> usize {
     match path {
-        ConvPath::Im2colGemm => s.patch_len() * s.out_plane() * 4,
-        ConvPath::Pointwise | ConvPath::Depthwise => 0,
+        ConvPath::Im2colGemm | ConvPath::Pointwise => s.patch_len() * s.out_plane().div_ceil(PANEL) * PANEL * 4,
+        ConvPath::Depthwise => 0,
     }
 }
 

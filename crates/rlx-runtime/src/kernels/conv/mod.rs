@@ -8,14 +8,14 @@
 //!
 //! Three paths, chosen at gen time by [`conv2d_path`]:
 //! - `Im2colGemm`: per image and group, the input patches are unfolded
-//!   into a `[(c_in/groups)*kh*kw, h_out*w_out]` matrix in scratch, then
-//!   one product of the group's weights by it, by the project's tiled GEMM
-//!   (`kernels::gemm::tiled`: the weights are the left operand, read in
-//!   place; the patches are the right one, read row-major; each output
-//!   starts from its channel's bias and takes one fused multiply-add per
-//!   patch element in order);
+//!   into a `[(c_in/groups)*kh*kw, h_out*w_out]` matrix in scratch,
+//!   written in the tiled GEMM's panel layout, then one product of the
+//!   group's weights by it (`kernels::gemm::tiled`: the weights are the left
+//!   operand, read in place; each output starts from its channel's bias and
+//!   takes one fused multiply-add per patch element in order);
 //! - `Pointwise`: a 1x1, stride-1, unpadded convolution is already a GEMM
-//!   on the input, so no unfolding and no scratch;
+//!   on the input: no unfolding, only the input packed into panels in
+//!   scratch;
 //! - `Depthwise` (`groups == c_in == c_out`): direct per-plane FMAs, each
 //!   output accumulating its window in `(ki, kj)` order.
 //!
@@ -30,7 +30,7 @@ mod tests;
 
 use std::ops::Range;
 
-use crate::kernels::gemm::gemm_row_bias_f32;
+use crate::kernels::gemm::{pack_rows_f32, packed_gemm_row_bias_f32};
 
 pub use rlx_core::plan::{conv2d_path, conv2d_scratch_bytes};
 pub use rlx_core::shapes::{Conv2dShape, ConvPath};
@@ -107,18 +107,16 @@ pub unsafe fn conv2d_f32(
                     // extents; the patch matrix fills the scratch.
                     unsafe {
                         let x_g = x.add((b * s.c_in + g * s.c_in_g()) * in_plane);
-                        let patches = if path == ConvPath::Pointwise {
-                            x_g
+                        if path == ConvPath::Pointwise {
+                            pack_rows_f32(x_g, p, k, p, scratch, par);
                         } else {
                             im2col::im2col(x_g, s, scratch, par);
-                            scratch.cast_const()
-                        };
+                        }
                         let bias_g = (!bias.is_null()).then(|| bias.add(g * s.c_out_g()));
-                        gemm_row_bias_f32(
+                        packed_gemm_row_bias_f32(
                             w.add(g * s.c_out_g() * k),
                             k,
-                            patches,
-                            p,
+                            scratch,
                             bias_g,
                             out.add((b * s.c_out + g * s.c_out_g()) * p),
                             p,

@@ -207,9 +207,12 @@ fn pointwise_1x1() {
 #[test]
 fn scratch_matches_the_plan() {
     let s = shape(1, 6, 4, 2, (10, 9), (3, 2), (1, 1), (1, 1), (1, 1), (1, 1));
-    let bytes = (6 / 2) * 3 * 2 * s.h_out * s.w_out * 4;
+    // One group's patches, packed: columns rounded up to panels of 16.
+    let bytes = (6 / 2) * 3 * 2 * (s.h_out * s.w_out).div_ceil(16) * 16 * 4;
     assert_eq!(conv2d_scratch_bytes(&s, ConvPath::Im2colGemm), bytes);
     assert_eq!(conv2d_scratch_bytes(&s, ConvPath::Depthwise), 0);
+    let p = shape(2, 7, 5, 1, (3, 5), (1, 1), (1, 1), (0, 0), (0, 0), (1, 1));
+    assert_eq!(conv2d_scratch_bytes(&p, ConvPath::Pointwise), 7 * 16 * 4);
 }
 
 proptest! {

@@ -15,10 +15,10 @@ mod avx2;
 mod half_weights;
 #[cfg(target_arch = "aarch64")]
 mod neon;
-mod tiled;
 mod scalar;
 #[cfg(test)]
 mod tests;
+mod tiled;
 
 use std::sync::OnceLock;
 
@@ -28,7 +28,7 @@ use crate::blas;
 use crate::threads::par_for;
 
 pub use half_weights::{half_weight_scratch_elems, HALF_WEIGHT_DIRECT_MAX_M};
-pub use tiled::{gemm_row_bias_f32, packed_gemm_f32, packed_gemm_f32_via, tiled_gemm_isa};
+pub use tiled::{pack_rows_f32, packed_gemm_f32, packed_gemm_f32_via, packed_gemm_row_bias_f32, tiled_gemm_isa};
 
 /// The vector kernels of one instruction set.
 #[derive(Clone, Copy)]

@@ -120,8 +120,11 @@ pub(super) fn conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.read("w", w, F32, &[*c_out, c_per_group, *kh, *kw], "c_out*(c_in/groups)*kh*kw");
     r.read_opt("bias", bias, F32, &[*c_out], "c_out");
     r.write("out", out, F32, &[*n, *c_out, *h_out, *w_out], "n*c_out*h_out*w_out");
-    // im2col of one group of one image.
-    r.scratch("h_out", product(&[c_per_group, *kh, *kw, *h_out, *w_out, 4]), "(c_in/groups)*kh*kw*h_out*w_out*4");
+    // The packed patches of one group of one image (columns rounded up to
+    // a panel of 16).
+    let padded_plane = h_out.checked_mul(*w_out).and_then(|p| p.div_ceil(16).checked_mul(16));
+    let bytes = padded_plane.and_then(|p| product(&[c_per_group, *kh, *kw, p, 4]));
+    r.scratch("h_out", bytes, "(c_in/groups)*kh*kw*ceil(h_out*w_out/16)*16*4");
 }
 
 pub(super) fn pool2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {

@@ -1,12 +1,12 @@
 //! The project's own f32 GEMM: `c = act(a @ B + bias)` by register-tiled
 //! microkernels, with the bias and activation fused.
 //!
-//! `B` is either a weight prepacked in the panel layout of
-//! [`rlx_core::pack`] (the importer packed it, so nothing is packed at run
-//! time: `PackedGemm`) or a row-major matrix read in place (the patches of
-//! a convolution, whose weight is the left operand). The bias runs along
-//! the columns (a product's bias) or the rows (a convolution's output
-//! channels).
+//! `B` is always in the panel layout of [`rlx_core::pack`]: a weight the
+//! importer prepacked (`PackedGemm`, nothing packed at run time), or a
+//! convolution's patches, which its unfolding writes in that layout
+//! directly ([`pack_rows_f32`] for a 1x1 convolution's input). The bias
+//! runs along the columns (a product's bias) or the rows (a convolution's
+//! output channels, its weight being the left operand).
 //!
 //! The work is a grid of tiles: `mr` rows of `a` (12 for AVX-512, 6 for
 //! AVX2 and NEON: enough independent accumulators to hide the FMA latency)
@@ -64,8 +64,9 @@ pub(crate) enum Init {
 
 /// One microkernel call: `rows <= mr` rows by `cols <= PANEL` columns of
 /// `c`, over `kc` steps of `k`:
-/// `c[r, j] = fma(a[r*lda + p], b[p*ldb + j], acc)` for `p < kc`, from
-/// `init`.
+/// `c[r, j] = fma(a[r*lda + p], b[p*PANEL + j], acc)` for `p < kc`, from
+/// `init`. `b` is a slice of a panel: `kc` rows of `PANEL` values, padded
+/// past `cols`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Tile {
     pub rows: usize,
@@ -74,7 +75,6 @@ pub(crate) struct Tile {
     pub a: *const f32,
     pub lda: usize,
     pub b: *const f32,
-    pub ldb: usize,
     pub c: *mut f32,
     pub ldc: usize,
     pub init: Init,
@@ -85,8 +85,7 @@ pub(crate) struct Tile {
 /// # Safety
 ///
 /// For the tile `t`: `a` valid for `rows` rows of `kc` reads at stride
-/// `lda`; `b` for `kc` rows of `cols` reads at stride `ldb` (of `PANEL`
-/// when `cols == PANEL`); `c` for `rows` rows of `cols` reads and writes at
+/// `lda`; `b` for `kc * PANEL` reads; `c` for `rows` rows of `cols` reads and writes at
 /// stride `ldc`; a bias for `cols` (column) or `rows` (row) reads; and the
 /// CPU has the kernel's instruction set.
 pub(crate) type Microkernel = unsafe fn(t: &Tile);
@@ -134,15 +133,6 @@ pub fn tiled_gemm_isa() -> &'static str {
     kernel().name
 }
 
-/// How `B` is stored.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum BLayout {
-    /// Prepacked panels ([`rlx_core::pack`]).
-    Packed,
-    /// Row-major with row stride `ldb`.
-    Rows(usize),
-}
-
 /// Which way the bias runs.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Bias {
@@ -153,7 +143,8 @@ pub(crate) enum Bias {
     Rows(*const f32),
 }
 
-/// One GEMM: `c[m, n] (stride ldc) = act(a[m, k] (stride lda) @ B + bias)`.
+/// One GEMM: `c[m, n] (stride ldc) = act(a[m, k] (stride lda) @ B + bias)`
+/// with `B` packed (`packed_len(k, n)` values at `b`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Gemm {
     pub m: usize,
@@ -162,7 +153,6 @@ pub(crate) struct Gemm {
     pub a: *const f32,
     pub lda: usize,
     pub b: *const f32,
-    pub b_layout: BLayout,
     pub c: *mut f32,
     pub ldc: usize,
     pub bias: Bias,
@@ -196,7 +186,7 @@ pub unsafe fn packed_gemm_f32(
     par: bool,
 ) {
     let bias = bias.map_or(Bias::None, Bias::Cols);
-    let g = Gemm { m, k, n, a, lda: k, b: w, b_layout: BLayout::Packed, c, ldc: n, bias, act };
+    let g = Gemm { m, k, n, a, lda: k, b: w, c, ldc: n, bias, act };
     // SAFETY: forwarded contract.
     unsafe { run(kernel(), &g, par) }
 }
@@ -226,20 +216,20 @@ pub unsafe fn packed_gemm_f32_via(
     }
 }
 
-/// `c[m,n] = a[m,k] @ b[k,n] + bias[i]`: row-major operands (row strides
-/// `lda`, `ldb`, `ldc`), the bias (optional) one value per row, as a
-/// convolution's output channels have it. Bits as [`packed_gemm_f32`].
+/// `c[m,n] = a[m,k] @ B + bias[i]` with `B` (`k x n`) packed at `b`, `a`
+/// and `c` row-major at strides `lda` and `ldc`, and the bias (optional)
+/// one value per row, as a convolution's output channels have it. Bits as
+/// [`packed_gemm_f32`].
 ///
 /// # Safety
 ///
-/// `a` valid for `m` rows of `k` reads at stride `lda`, `b` for `k` rows
-/// of `n` at stride `ldb`, `bias` (when given) for `m` reads, `c` for `m`
-/// rows of `n` writes at stride `ldc`, overlapping no input.
-pub unsafe fn gemm_row_bias_f32(
+/// `a` valid for `m` rows of `k` reads at stride `lda`, `b` for
+/// `packed_len(k, n)` reads, `bias` (when given) for `m` reads, `c` for
+/// `m` rows of `n` writes at stride `ldc`, overlapping no input.
+pub unsafe fn packed_gemm_row_bias_f32(
     a: *const f32,
     lda: usize,
     b: *const f32,
-    ldb: usize,
     bias: Option<*const f32>,
     c: *mut f32,
     ldc: usize,
@@ -247,7 +237,7 @@ pub unsafe fn gemm_row_bias_f32(
     par: bool,
 ) {
     let bias = bias.map_or(Bias::None, Bias::Rows);
-    let g = Gemm { m, k, n, a, lda, b, b_layout: BLayout::Rows(ldb), c, ldc, bias, act: ActKind::Identity };
+    let g = Gemm { m, k, n, a, lda, b, c, ldc, bias, act: ActKind::Identity };
     // SAFETY: forwarded contract.
     unsafe { run(kernel(), &g, par) }
 }
@@ -261,7 +251,10 @@ pub(crate) unsafe fn run(kernel: &Kernel, g: &Gemm, par: bool) {
     if g.m == 0 || g.n == 0 {
         return;
     }
+    // Strips of equal height (at most `mr`): 16 rows as 8 + 8, not
+    // 12 + 4, so no strip has too few accumulators to hide the latency.
     let strips = g.m.div_ceil(kernel.mr);
+    let mr = g.m.div_ceil(strips);
     let row_tasks = strips.div_ceil(TASK_ROWS);
     let tasks = row_tasks * g.n.div_ceil(PANEL).div_ceil(TASK_PANELS);
     // Panel-group major: consecutive tasks (one thread's share) reuse the
@@ -271,7 +264,7 @@ pub(crate) unsafe fn run(kernel: &Kernel, g: &Gemm, par: bool) {
             let (pg, rg) = (task / row_tasks, task % row_tasks);
             // SAFETY: the task's tiles lie inside `g`'s extents, and
             // different tasks write disjoint tiles of `c`.
-            unsafe { run_task(kernel, g, rg * TASK_ROWS * kernel.mr, pg * TASK_PANELS * PANEL) }
+            unsafe { run_task(kernel, g, mr, rg * TASK_ROWS * mr, pg * TASK_PANELS * PANEL) }
         }
     };
     if par {
@@ -281,53 +274,38 @@ pub(crate) unsafe fn run(kernel: &Kernel, g: &Gemm, par: bool) {
     }
 }
 
-/// The tiles of the task whose first row is `i_start` and first column
-/// `j_start`: every `k` pass, then the activation.
+/// The tiles (strips of `mr <= kernel.mr` rows) of the task whose first
+/// row is `i_start` and first column `j_start`: every `k` pass, then the
+/// activation.
 ///
 /// # Safety
 ///
 /// As [`run`].
-unsafe fn run_task(kernel: &Kernel, g: &Gemm, i_start: usize, j_start: usize) {
-    let i_end = (i_start + TASK_ROWS * kernel.mr).min(g.m);
+unsafe fn run_task(kernel: &Kernel, g: &Gemm, mr: usize, i_start: usize, j_start: usize) {
+    let i_end = (i_start + TASK_ROWS * mr).min(g.m);
     let j_end = (j_start + TASK_PANELS * PANEL).min(g.n);
-    // A row-major `B` slice is copied into panel form once per pass and
-    // panel, for all the task's row strips: its rows are `ldb` apart
-    // (12 KiB in a 56x56 convolution), and read in place they thrash the
-    // TLB and alias in L1.
-    let mut panel = [0.0f32; KC * PANEL];
     let mut p0 = 0;
     loop {
         let kc = KC.min(g.k - p0);
         for j0 in (j_start..j_end).step_by(PANEL) {
-            let b = match g.b_layout {
-                // SAFETY: panel `j0 / PANEL`, rows `p0..p0 + kc`, inside `B`.
-                BLayout::Packed => unsafe { g.b.add(j0 * g.k + p0 * PANEL) },
-                BLayout::Rows(ldb) => {
-                    let cols = PANEL.min(g.n - j0);
-                    // SAFETY: rows `p0..p0 + kc`, columns `j0..j0 + cols` of `B`.
-                    unsafe { copy_panel(g.b.add(p0 * ldb + j0), ldb, cols, kc, &mut panel) };
-                    panel.as_ptr()
-                }
-            };
-            let ldb = PANEL;
-            for i0 in (i_start..i_end).step_by(kernel.mr) {
+            // SAFETY: panel `j0 / PANEL`, rows `p0..p0 + kc`, inside `B`.
+            let b = unsafe { g.b.add(j0 * g.k + p0 * PANEL) };
+            for i0 in (i_start..i_end).step_by(mr) {
                 let init = match (p0, g.bias) {
                     (0, Bias::None) => Init::Zero,
-                    // SAFETY (both arms): the bias covers the tile's
-                    // columns / rows.
-                    (0, Bias::Cols(bias)) => Init::ColBias(unsafe { bias.add(j0) }),
-                    (0, Bias::Rows(bias)) => Init::RowBias(unsafe { bias.add(i0) }),
+                    // The bias covers the tile's columns / rows.
+                    (0, Bias::Cols(bias)) => Init::ColBias(bias.wrapping_add(j0)),
+                    (0, Bias::Rows(bias)) => Init::RowBias(bias.wrapping_add(i0)),
                     _ => Init::Load,
                 };
                 let tile = Tile {
-                    rows: kernel.mr.min(g.m - i0),
+                    rows: mr.min(g.m - i0),
                     cols: PANEL.min(g.n - j0),
                     kc,
                     // SAFETY: row `i0`, column `p0` of `a`.
                     a: unsafe { g.a.add(i0 * g.lda + p0) },
                     lda: g.lda,
                     b,
-                    ldb,
                     // SAFETY: row `i0`, column `j0` of `c`.
                     c: unsafe { g.c.add(i0 * g.ldc + j0) },
                     ldc: g.ldc,
@@ -354,50 +332,61 @@ unsafe fn run_task(kernel: &Kernel, g: &Gemm, i_start: usize, j_start: usize) {
     }
 }
 
-/// Copies `kc` rows of `cols <= PANEL` values at stride `ldb` into
-/// `panel`, rows of `PANEL` zero-padded past `cols`.
+/// Packs `src` (`k` rows of `n` values at stride `ld`) into the panel
+/// layout at `dst` (`packed_len(k, n)` values), as
+/// [`rlx_core::pack::pack_b`] does at import time; `par` splits rows.
 ///
 /// # Safety
 ///
-/// `src` valid for `kc` rows of `cols` reads at stride `ldb`; `kc <= KC`.
-#[inline]
-unsafe fn copy_panel(src: *const f32, ldb: usize, cols: usize, kc: usize, panel: &mut [f32; KC * PANEL]) {
-    if cols == PANEL {
-        for (p, dst) in panel.chunks_exact_mut(PANEL).take(kc).enumerate() {
-            // SAFETY: row `p` holds `PANEL` readable values; a fixed-size
-            // read is one vector load.
-            let row: [f32; PANEL] = unsafe { src.add(p * ldb).cast::<[f32; PANEL]>().read_unaligned() };
-            dst.copy_from_slice(&row);
-        }
-    } else {
-        for (p, dst) in panel.chunks_exact_mut(PANEL).take(kc).enumerate() {
-            for (j, v) in dst.iter_mut().enumerate() {
-                // SAFETY: column `j < cols` of row `p`.
-                *v = if j < cols { unsafe { *src.add(p * ldb + j) } } else { 0.0 };
+/// `src` valid for `k` rows of `n` reads at stride `ld`, `dst` for
+/// `packed_len(k, n)` writes, not overlapping.
+pub unsafe fn pack_rows_f32(src: *const f32, ld: usize, k: usize, n: usize, dst: *mut f32, par: bool) {
+    let (src, dst) = (src as usize, dst as usize);
+    let full = n / PANEL;
+    let tail = n - full * PANEL;
+    // Row by row: reads are sequential, and each panel row written is one
+    // whole cache line.
+    let work = |first: usize, count: usize| {
+        for p in first..first + count {
+            // SAFETY: row `p` of `src` (`n` values) and row `p` of every
+            // panel of `dst`, written only by this iteration.
+            unsafe {
+                let from = (src as *const f32).add(p * ld);
+                let to = (dst as *mut f32).add(p * PANEL);
+                for panel in 0..full {
+                    let row: [f32; PANEL] = from.add(panel * PANEL).cast::<[f32; PANEL]>().read_unaligned();
+                    to.add(panel * PANEL * k).cast::<[f32; PANEL]>().write_unaligned(row);
+                }
+                if tail > 0 {
+                    let mut row = [0.0f32; PANEL];
+                    std::ptr::copy_nonoverlapping(from.add(full * PANEL), row.as_mut_ptr(), tail);
+                    to.add(full * PANEL * k).cast::<[f32; PANEL]>().write_unaligned(row);
+                }
             }
         }
+    };
+    if par {
+        par_for(k, (4096 / n.max(1)).max(1), &work);
+    } else {
+        work(0, k);
     }
 }
 
 /// Runs a full-width microkernel on a tile of fewer than [`PANEL`]
-/// columns through local copies of its `B` rows, bias and `c`, so no
-/// kernel touches memory past column `cols`.
+/// columns through local copies of its `c` and column bias, so no kernel
+/// touches memory past column `cols` (the panel itself is padded).
 ///
 /// # Safety
 ///
-/// As [`Microkernel`], with `t.rows <= MAX_MR`, `t.kc <= KC`; `full` must
-/// handle `cols == PANEL`.
+/// As [`Microkernel`], with `t.rows <= MAX_MR`; `full` must handle
+/// `cols == PANEL`.
 pub(crate) unsafe fn narrow_tile(full: Microkernel, t: &Tile) {
-    let mut b_tile = [0.0f32; KC * PANEL];
     let mut c_tile = [0.0f32; MAX_MR * PANEL];
     let mut bias_tile = [0.0f32; PANEL];
-    // SAFETY: only the caller's `rows x cols` of `c`, `kc x cols` of `b`
-    // and `cols` (or `rows`) of the bias are read or written; the local
-    // arrays hold the full width.
+    // SAFETY: only the caller's `rows x cols` of `c` and `cols` (or
+    // `rows`) of the bias are read or written; the local arrays hold the
+    // full width.
     unsafe {
-        for p in 0..t.kc {
-            std::ptr::copy_nonoverlapping(t.b.add(p * t.ldb), b_tile.as_mut_ptr().add(p * PANEL), t.cols);
-        }
         let init = match t.init {
             Init::Load => {
                 for r in 0..t.rows {
@@ -411,8 +400,7 @@ pub(crate) unsafe fn narrow_tile(full: Microkernel, t: &Tile) {
             }
             other => other,
         };
-        let local =
-            Tile { cols: PANEL, b: b_tile.as_ptr(), ldb: PANEL, c: c_tile.as_mut_ptr(), ldc: PANEL, init, ..*t };
+        let local = Tile { cols: PANEL, c: c_tile.as_mut_ptr(), ldc: PANEL, init, ..*t };
         full(&local);
         for r in 0..t.rows {
             std::ptr::copy_nonoverlapping(c_tile.as_ptr().add(r * PANEL), t.c.add(r * t.ldc), t.cols);

@@ -43,7 +43,7 @@ pub(super) unsafe fn micro_neon(t: &Tile) {
 /// As [`micro_neon`] with `rows == R` and `cols == PANEL`.
 #[target_feature(enable = "neon")]
 unsafe fn tile<const R: usize>(t: &Tile) {
-    let Tile { kc, a, lda, b, ldb, c, ldc, init, .. } = *t;
+    let Tile { kc, a, lda, b, c, ldc, init, .. } = *t;
     let mut acc = [[vdupq_n_f32(0.0); 4]; R];
     // SAFETY: rows `r < R` of `a` (`kc` each) and `c` (16 each), `kc`
     // rows of 16 of `b`, 16 (column) or `R` (row) bias values: the
@@ -69,7 +69,7 @@ unsafe fn tile<const R: usize>(t: &Tile) {
             }
         }
         for p in 0..kc {
-            let bp = b.add(p * ldb);
+            let bp = b.add(p * PANEL);
             let bv = [vld1q_f32(bp), vld1q_f32(bp.add(4)), vld1q_f32(bp.add(8)), vld1q_f32(bp.add(12))];
             for (r, row) in acc.iter_mut().enumerate() {
                 let av = *a.add(r * lda + p);

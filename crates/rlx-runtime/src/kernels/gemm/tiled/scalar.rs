@@ -1,5 +1,7 @@
 //! The reference microkernel: the rounding every other one reproduces.
 
+use rlx_core::pack::PANEL;
+
 use super::{Init, Tile};
 
 /// Rows per call.
@@ -25,7 +27,7 @@ pub(super) unsafe fn micro(t: &Tile) {
                     Init::RowBias(bias) => *bias.add(r),
                 };
                 for p in 0..t.kc {
-                    acc = (*t.a.add(r * t.lda + p)).mul_add(*t.b.add(p * t.ldb + j), acc);
+                    acc = (*t.a.add(r * t.lda + p)).mul_add(*t.b.add(p * PANEL + j), acc);
                 }
                 *out = acc;
             }

@@ -30,7 +30,14 @@ enum BiasKind {
 
 /// The definition: `act(bias + sum_p a[i,p] * b[p,j])` with one `mul_add`
 /// per `p` in order; `b` row-major `[k, n]`.
-fn reference(a: &[f32], b: &[f32], bias: &[f32], kind: BiasKind, (m, k, n): (usize, usize, usize), act: ActKind) -> Vec<f32> {
+fn reference(
+    a: &[f32],
+    b: &[f32],
+    bias: &[f32],
+    kind: BiasKind,
+    (m, k, n): (usize, usize, usize),
+    act: ActKind,
+) -> Vec<f32> {
     let mut c = vec![0.0f32; m * n];
     for i in 0..m {
         for j in 0..n {
@@ -98,7 +105,6 @@ fn packed_b_matches_the_reference_bit_for_bit() {
                         a: a.as_ptr(),
                         lda: k,
                         b: packed.as_ptr(),
-                        b_layout: BLayout::Packed,
                         c: c.as_mut_ptr(),
                         ldc: n,
                         bias: bias_of,
@@ -114,10 +120,11 @@ fn packed_b_matches_the_reference_bit_for_bit() {
     }
 }
 
-/// Row-major `B`, and every matrix inside a wider one (strides past the
-/// row length): nothing outside the `m x n` window of `c` changes.
+/// `B` packed at run time from a strided matrix (as `pack_b` does at
+/// import), `a` and `c` inside wider ones (strides past the row length):
+/// nothing outside the `m x n` window of `c` changes.
 #[test]
-fn strided_b_matches_the_reference_and_stays_in_its_window() {
+fn strided_operands_match_the_reference_and_stay_in_their_window() {
     const PAD: usize = 3;
     for kernel in supported_kernels() {
         for &(m, k, n) in SHAPES {
@@ -138,6 +145,10 @@ fn strided_b_matches_the_reference_and_stays_in_its_window() {
                     BiasKind::Cols => Bias::Cols(bias.as_ptr()),
                     BiasKind::Rows => Bias::Rows(bias.as_ptr()),
                 };
+                let mut packed = vec![f32::NAN; packed_len(k, n).unwrap()];
+                // SAFETY: `b_wide` holds `k` rows of `ldb`; `packed` the packed size.
+                unsafe { pack_rows_f32(b_wide.as_ptr(), ldb, k, n, packed.as_mut_ptr(), true) };
+                assert_eq!(bits(&packed), bits(&pack_b(&b, k, n, false)), "pack_rows_f32 k={k} n={n}");
                 let mut c = vec![-7.0f32; m * ldc];
                 let g = Gemm {
                     m,
@@ -145,8 +156,7 @@ fn strided_b_matches_the_reference_and_stays_in_its_window() {
                     n,
                     a: a_wide.as_ptr(),
                     lda,
-                    b: b_wide.as_ptr(),
-                    b_layout: BLayout::Rows(ldb),
+                    b: packed.as_ptr(),
                     c: c.as_mut_ptr(),
                     ldc,
                     bias: bias_of,

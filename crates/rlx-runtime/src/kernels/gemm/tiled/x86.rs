@@ -45,7 +45,7 @@ pub(super) unsafe fn micro_avx2(t: &Tile) {
 /// As [`micro_avx2`] with `rows == R` and `cols == PANEL`.
 #[target_feature(enable = "avx2,fma")]
 unsafe fn tile_avx2<const R: usize>(t: &Tile) {
-    let Tile { kc, a, lda, b, ldb, c, ldc, init, .. } = *t;
+    let Tile { kc, a, lda, b, c, ldc, init, .. } = *t;
     let mut lo = [_mm256_setzero_ps(); R];
     let mut hi = [_mm256_setzero_ps(); R];
     // SAFETY: rows `r < R` of `a` (`kc` each) and `c` (16 each), `kc`
@@ -72,8 +72,8 @@ unsafe fn tile_avx2<const R: usize>(t: &Tile) {
             }
         }
         for p in 0..kc {
-            let b0 = _mm256_loadu_ps(b.add(p * ldb));
-            let b1 = _mm256_loadu_ps(b.add(p * ldb + 8));
+            let b0 = _mm256_loadu_ps(b.add(p * PANEL));
+            let b1 = _mm256_loadu_ps(b.add(p * PANEL + 8));
             for r in 0..R {
                 let av = _mm256_broadcast_ss(&*a.add(r * lda + p));
                 lo[r] = _mm256_fmadd_ps(av, b0, lo[r]);
@@ -124,7 +124,7 @@ pub(super) unsafe fn micro_avx512(t: &Tile) {
 /// As [`micro_avx512`] with `rows == R` and `cols == PANEL`.
 #[target_feature(enable = "avx512f")]
 unsafe fn tile_avx512<const R: usize>(t: &Tile) {
-    let Tile { kc, a, lda, b, ldb, c, ldc, init, .. } = *t;
+    let Tile { kc, a, lda, b, c, ldc, init, .. } = *t;
     let mut acc = [_mm512_setzero_ps(); R];
     // SAFETY: as in `tile_avx2`.
     unsafe {
@@ -143,7 +143,7 @@ unsafe fn tile_avx512<const R: usize>(t: &Tile) {
             }
         }
         for p in 0..kc {
-            let bv = _mm512_loadu_ps(b.add(p * ldb));
+            let bv = _mm512_loadu_ps(b.add(p * PANEL));
             for (r, v) in acc.iter_mut().enumerate() {
                 *v = _mm512_fmadd_ps(_mm512_set1_ps(*a.add(r * lda + p)), bv, *v);
             }
