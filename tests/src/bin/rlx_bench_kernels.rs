@@ -178,6 +178,61 @@ fn main() {
         )
     });
     fl("conv2d 3x3 32->64 on 32x32", 2.0 * 64.0 * 32.0 * 9.0 * 32.0 * 32.0, d);
+    let cs = conv::Conv2dShape { c_in: 64, h: 56, w_in: 56, h_out: 56, w_out: 56, ..cs };
+    let w = vec![0.01f32; 64 * 64 * 9];
+    let mut col = vec![0.0f32; conv::conv2d_scratch_bytes(&cs, conv::ConvPath::Im2colGemm) / 4];
+    let cpar = rlx_sched::plan::parallel(64 * 56 * 56);
+    let d = time(|| unsafe {
+        conv::conv2d_f32(
+            src.as_ptr(),
+            w.as_ptr(),
+            std::ptr::null(),
+            dst.as_mut_ptr(),
+            &cs,
+            conv::ConvPath::Im2colGemm,
+            col.as_mut_ptr(),
+            cpar,
+        )
+    });
+    fl("conv2d 3x3 64->64 on 56x56", 2.0 * 64.0 * 64.0 * 9.0 * 56.0 * 56.0, d);
+    for (name, c, hw, k, stride) in
+        [("depthwise 5x5 672 on 14x14", 672, 14, 5, 1), ("depthwise 3x3/2 96 on 112x112", 96, 112, 3, 2)]
+    {
+        let out_hw = hw / stride;
+        let ds = conv::Conv2dShape {
+            n: 1,
+            c_in: c,
+            h: hw,
+            w_in: hw,
+            c_out: c,
+            h_out: out_hw,
+            w_out: out_hw,
+            kh: k,
+            kw: k,
+            sh: stride,
+            sw: stride,
+            ph: k / 2,
+            pw: k / 2,
+            dh: 1,
+            dw: 1,
+            groups: c,
+        };
+        let w = vec![0.01f32; c * k * k];
+        let dpar = rlx_sched::plan::parallel(c * out_hw * out_hw);
+        let d = time(|| unsafe {
+            conv::conv2d_f32(
+                src.as_ptr(),
+                w.as_ptr(),
+                std::ptr::null(),
+                dst.as_mut_ptr(),
+                &ds,
+                conv::ConvPath::Depthwise,
+                std::ptr::null_mut(),
+                dpar,
+            )
+        });
+        fl(name, 2.0 * (c * out_hw * out_hw * k * k) as f64, d);
+    }
 
     gemm_table();
     conv_gemm_table();

@@ -16,17 +16,27 @@ struct PackedRow {
 }
 
 impl PackedRow {
-    /// Writes `values` to columns `q0..q0 + values.len()`.
+    /// Where column `q` of the row lives.
+    fn at(&self, q: usize) -> *mut f32 {
+        self.base.wrapping_add((q / PANEL) * PANEL * self.rows + q % PANEL)
+    }
+
+    /// Writes `values` to columns `q0..q0 + values.len()`, one copy per
+    /// panel the run crosses.
     ///
     /// # Safety
     ///
     /// The columns are inside the packed matrix; no other thread writes
     /// row `r`.
     unsafe fn put(&self, q0: usize, values: &[f32]) {
-        for (i, &v) in values.iter().enumerate() {
-            let q = q0 + i;
-            // SAFETY: the caller's bounds.
-            unsafe { *self.base.add((q / PANEL) * PANEL * self.rows + q % PANEL) = v };
+        let mut done = 0;
+        while done < values.len() {
+            let q = q0 + done;
+            let n = (PANEL - q % PANEL).min(values.len() - done);
+            // SAFETY: columns `q..q + n` are in one panel row, inside the
+            // matrix (the caller's bounds).
+            unsafe { std::ptr::copy_nonoverlapping(values.as_ptr().add(done), self.at(q), n) };
+            done += n;
         }
     }
 
@@ -36,9 +46,12 @@ impl PackedRow {
     ///
     /// As [`PackedRow::put`].
     unsafe fn zero(&self, q0: usize, q1: usize) {
-        for q in q0..q1 {
-            // SAFETY: the caller's bounds.
-            unsafe { *self.base.add((q / PANEL) * PANEL * self.rows + q % PANEL) = 0.0 };
+        let mut q = q0;
+        while q < q1 {
+            let n = (PANEL - q % PANEL).min(q1 - q);
+            // SAFETY: as in `put`.
+            unsafe { std::ptr::write_bytes(self.at(q), 0, n) };
+            q += n;
         }
     }
 }
@@ -90,8 +103,16 @@ pub(super) unsafe fn im2col(x: *const f32, s: &Conv2dShape, col: *mut f32, par: 
                         let src = std::slice::from_raw_parts(base.wrapping_add(cols_ok.start), cols_ok.len());
                         dst.put(q0 + cols_ok.start, src);
                     } else {
-                        for wo in cols_ok.clone() {
-                            dst.put(q0 + wo, &[*base.wrapping_add(wo * s.sw)]);
+                        // Gathered a panel row at a time.
+                        let mut buf = [0.0f32; PANEL];
+                        let mut wo = cols_ok.start;
+                        while wo < cols_ok.end {
+                            let n = (PANEL - (q0 + wo) % PANEL).min(cols_ok.end - wo);
+                            for (i, v) in buf[..n].iter_mut().enumerate() {
+                                *v = *base.wrapping_add((wo + i) * s.sw);
+                            }
+                            dst.put(q0 + wo, &buf[..n]);
+                            wo += n;
                         }
                     }
                 }
