@@ -4,7 +4,7 @@
 /// Arena bytes.
 pub const ARENA_BYTES: usize = 1920;
 /// Scratch bytes (aliasing temporaries, attention scores, im2col).
-pub const SCRATCH_BYTES: usize = 448;
+pub const SCRATCH_BYTES: usize = 3776;
 /// Bytes of the weights' data section.
 pub const WEIGHTS_BYTES: usize = 0;
 

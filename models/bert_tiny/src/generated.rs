@@ -4,7 +4,7 @@
 /// Arena bytes.
 pub const ARENA_BYTES: usize = 131264;
 /// Scratch bytes (aliasing temporaries, attention scores, im2col).
-pub const SCRATCH_BYTES: usize = 2048;
+pub const SCRATCH_BYTES: usize = 18432;
 /// Bytes of the weights' data section.
 pub const WEIGHTS_BYTES: usize = 1726464;
 

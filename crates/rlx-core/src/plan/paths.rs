@@ -55,7 +55,18 @@ pub fn attention_path(shape: &AttentionShape) -> AttentionPath {
 /// Scratch bytes attention needs: one `seq x kv_seq` f32 score matrix per
 /// (batch, head), so heads can run in parallel.
 pub fn attention_scratch_bytes(shape: &AttentionShape) -> usize {
-    shape.batch * shape.heads * shape.seq * shape.kv_seq * 4
+    shape.batch * shape.heads * attention_unit_scratch_elems(shape) * 4
+}
+
+/// f32 elements of one (batch, head) unit's scratch: its `seq x kv_seq`
+/// score matrix, then `K^T` and `V` packed for the tiled GEMM (`head_dim x
+/// kv_seq` and `kv_seq x v_head_dim`, columns rounded up to panels of 16),
+/// which the GEMM path uses. Sized for either path, so a caller may run any
+/// path on any shape (the tests do).
+pub fn attention_unit_scratch_elems(shape: &AttentionShape) -> usize {
+    shape.seq * shape.kv_seq
+        + shape.head_dim * shape.kv_seq.div_ceil(PANEL) * PANEL
+        + shape.kv_seq * shape.v_head_dim.div_ceil(PANEL) * PANEL
 }
 
 /// Scratch bytes top-k needs: one u32 index per row element.

@@ -20,8 +20,12 @@ fn get(seg: &Arena, off: usize, len: usize) -> Vec<f32> {
     (0..len).map(|i| f32::from_le_bytes(seg.as_slice()[off + 4 * i..off + 4 * i + 4].try_into().unwrap())).collect()
 }
 
-fn run(arena: &mut Arena, weights: &Arena, scratch_bytes: usize, params: Params, t: &Thunk<Operand>) {
-    let mut scratch = Arena::new(scratch_bytes.max(64));
+/// Runs `t` with the scratch its lowering reserves, checked to be at least
+/// `scores_bytes` (the score matrices every attention needs).
+fn run(arena: &mut Arena, weights: &Arena, scores_bytes: usize, params: Params, t: &Thunk<Operand>) {
+    let reserved = rlx_core::lower::scratch_bytes(t, &params);
+    assert!(reserved >= scores_bytes, "the lowering reserves {reserved} scratch bytes, fewer than {scores_bytes}");
+    let mut scratch = Arena::new(reserved.max(64));
     super::common::exec(arena.as_mut_slice(), weights.as_slice(), scratch.as_mut_slice(), params, t);
 }
 

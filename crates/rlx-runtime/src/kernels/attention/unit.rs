@@ -2,7 +2,9 @@
 //! the probability-weighted sum of value rows.
 
 use super::{vec_ops, AttentionPath, AttentionScores, AttentionShape, MaskKind};
+use crate::kernels::gemm::{pack_rows_f32, pack_transposed_f32, packed_gemm_strided_f32};
 use crate::kernels::softmax::row_kernel;
+use rlx_core::pack::PANEL;
 
 /// The call's base pointers, shared by the units.
 pub(super) struct Ptrs {
@@ -72,7 +74,12 @@ pub(super) unsafe fn run_unit(p: &Ptrs, s: &AttentionShape, sc: &AttentionScores
     let (b, h) = (u / s.heads, u % s.heads);
     let (seq, kv) = (s.seq, s.kv_seq);
     let o = operands(p, s, b, h);
-    let scores = p.scratch.wrapping_add(u * seq * kv);
+    let unit_elems = rlx_core::plan::attention_unit_scratch_elems(s);
+    let scores = p.scratch.wrapping_add(u * unit_elems);
+    // On the GEMM path, K^T and V packed for the tiled GEMM follow the
+    // scores in this unit's scratch.
+    let k_packed = scores.wrapping_add(seq * kv);
+    let v_packed = k_packed.wrapping_add(s.head_dim * kv.div_ceil(PANEL) * PANEL);
     let ops = vec_ops();
     if kv == 0 {
         // No keys: every softmax row is empty, every output row zero.
@@ -99,13 +106,17 @@ pub(super) unsafe fn run_unit(p: &Ptrs, s: &AttentionShape, sc: &AttentionScores
         }
         AttentionPath::Gemm => {
             // SAFETY: Q is `seq x head_dim` with stride `q_rs`, K is
-            // `kv x head_dim` with stride `k_rs`, the scores are a dense
-            // `seq x kv` matrix that overlaps neither.
+            // `kv x head_dim` with stride `k_rs`, K^T packed and the dense
+            // `seq x kv` scores are this unit's scratch and overlap neither.
             unsafe {
-                crate::blas::sgemm(
-                    false, true, seq, kv, s.head_dim, sc.scale, o.q, o.q_rs, o.k, o.k_rs, 0.0, scores, kv,
-                )
-            };
+                pack_transposed_f32(o.k, o.k_rs, s.head_dim, kv, k_packed);
+                packed_gemm_strided_f32(o.q, o.q_rs, k_packed, scores, kv, (seq, s.head_dim, kv));
+                // One rounded product by the scale after the sum, as
+                // BLAS's `alpha` does.
+                for x in std::slice::from_raw_parts_mut(scores, seq * kv) {
+                    *x *= sc.scale;
+                }
+            }
         }
     }
 
@@ -161,10 +172,11 @@ pub(super) unsafe fn run_unit(p: &Ptrs, s: &AttentionShape, sc: &AttentionScores
                 }
             }
             // SAFETY: P is `seq x kv` dense, V is `kv x dv` with stride
-            // `v_rs`, the output head is `seq x dv` with stride `out_rs`
-            // and overlaps neither.
+            // `v_rs`, packed into this unit's scratch; the output head is
+            // `seq x dv` with stride `out_rs` and overlaps neither.
             unsafe {
-                crate::blas::sgemm(false, false, seq, dv, kv, 1.0, scores, kv, o.v, o.v_rs, 0.0, o.out, o.out_rs)
+                pack_rows_f32(o.v, o.v_rs, kv, dv, v_packed, false);
+                packed_gemm_strided_f32(scores, kv, v_packed, o.out, o.out_rs, (seq, kv, dv));
             };
         }
     }

@@ -94,6 +94,17 @@ pub(super) fn attention<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
         }
     }
     r.write("out", out, F32, &[b, s, h, dv], "batch*seq*heads*v_head_dim");
-    // One score matrix per (batch, head).
-    r.scratch("seq", product(&[b, h, s, kvs, 4]), "batch*heads*seq*kv_seq*4");
+    // Per (batch, head): a score matrix, and K^T and V packed (columns
+    // rounded up to 16) for the GEMM path.
+    let padded = |x: usize| x.checked_add(15).map(|x| x / 16 * 16);
+    let unit = product(&[s, kvs]).and_then(|scores| {
+        let kt = padded(kvs).and_then(|p| p.checked_mul(d))?;
+        let vp = padded(dv).and_then(|p| p.checked_mul(kvs))?;
+        scores.checked_add(kt)?.checked_add(vp)
+    });
+    r.scratch(
+        "seq",
+        unit.and_then(|u| product(&[b, h, u, 4])),
+        "batch*heads*(seq*kv_seq + head_dim*ceil(kv_seq/16)*16 + kv_seq*ceil(v_head_dim/16)*16)*4",
+    );
 }

@@ -242,6 +242,58 @@ pub unsafe fn packed_gemm_row_bias_f32(
     unsafe { run(kernel(), &g, par) }
 }
 
+/// `c[m,n] (stride ldc) = a[m,k] (stride lda) @ B` with `B` packed at `b`,
+/// on the calling thread (attention runs one head per thread).
+///
+/// # Safety
+///
+/// `a` valid for `m` rows of `k` reads at stride `lda`, `b` for
+/// `packed_len(k, n)` reads, `c` for `m` rows of `n` writes at stride
+/// `ldc`, overlapping no input.
+pub(crate) unsafe fn packed_gemm_strided_f32(
+    a: *const f32,
+    lda: usize,
+    b: *const f32,
+    c: *mut f32,
+    ldc: usize,
+    (m, k, n): (usize, usize, usize),
+) {
+    let g = Gemm { m, k, n, a, lda, b, c, ldc, bias: Bias::None, act: ActKind::Identity };
+    // SAFETY: forwarded contract.
+    unsafe { run(kernel(), &g, false) }
+}
+
+/// Packs the transpose of `src` (`n` rows of `k` values at stride `ld`,
+/// so `B[p, j] = src[j * ld + p]` is `k x n`) into the panel layout at
+/// `dst`. Serial.
+///
+/// # Safety
+///
+/// `src` valid for `n` rows of `k` reads at stride `ld`, `dst` for
+/// `packed_len(k, n)` writes, not overlapping.
+pub(crate) unsafe fn pack_transposed_f32(src: *const f32, ld: usize, k: usize, n: usize, dst: *mut f32) {
+    for j0 in (0..n).step_by(PANEL) {
+        let cols = PANEL.min(n - j0);
+        // SAFETY: panel `j0 / PANEL` of `dst` and rows `j0..j0 + cols` of
+        // `src`, inside the caller's extents.
+        unsafe {
+            let panel = dst.add(j0 * k);
+            for c in 0..PANEL {
+                if c < cols {
+                    let row = src.add((j0 + c) * ld);
+                    for p in 0..k {
+                        *panel.add(p * PANEL + c) = *row.add(p);
+                    }
+                } else {
+                    for p in 0..k {
+                        *panel.add(p * PANEL + c) = 0.0;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Runs `g` with a given microkernel (the tests run each).
 ///
 /// # Safety
