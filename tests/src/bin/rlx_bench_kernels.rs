@@ -249,6 +249,7 @@ fn gemm_table() {
         ("MiniLM ffn2 128x1536x384", 128, 1536, 384, ActKind::Identity),
         ("bert_tiny 12x32x32", 12, 32, 32, ActKind::Identity),
         ("LeNet fc 1x400x120 relu", 1, 400, 120, ActKind::Relu),
+        ("GEMV 1x384x1536", 1, 384, 1536, ActKind::Identity),
         ("square 256x256x256", 256, 256, 256, ActKind::Identity),
         ("conv-like 64x576x3136", 64, 576, 3136, ActKind::Identity),
         ("conv-like 128x1152x784", 128, 1152, 784, ActKind::Identity),

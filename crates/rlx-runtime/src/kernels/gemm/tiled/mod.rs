@@ -75,6 +75,8 @@ pub(crate) struct Tile {
     pub a: *const f32,
     pub lda: usize,
     pub b: *const f32,
+    /// Elements from one panel to the next (`k * PANEL`), for wide kernels.
+    pub panel_stride: usize,
     pub c: *mut f32,
     pub ldc: usize,
     pub init: Init,
@@ -97,9 +99,17 @@ pub(crate) struct Kernel {
     /// Rows per call (at most [`MAX_MR`]).
     pub(crate) mr: usize,
     pub(crate) micro: Microkernel,
+    /// For strips of at most `.0` rows (a product of one or two rows, a
+    /// GEMV), a kernel over [`WIDE_PANELS`] full panels at once: a single
+    /// row has too few accumulators per panel to hide the FMA latency.
+    pub(crate) wide: Option<(usize, Microkernel)>,
 }
 
-const SCALAR: Kernel = Kernel { name: "scalar", mr: scalar::MR, micro: scalar::micro };
+/// Panels per call of a wide kernel (`Tile::cols == WIDE_PANELS * PANEL`,
+/// panel `q` at `b + q * panel_stride`).
+pub(crate) const WIDE_PANELS: usize = 4;
+
+const SCALAR: Kernel = Kernel { name: "scalar", mr: scalar::MR, micro: scalar::micro, wide: None };
 
 /// The microkernels this CPU can run, best first; scalar is always last.
 pub(crate) fn supported_kernels() -> Vec<Kernel> {
@@ -108,15 +118,25 @@ pub(crate) fn supported_kernels() -> Vec<Kernel> {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
-            out.push(Kernel { name: "avx512", mr: x86::MR_AVX512, micro: x86::micro_avx512 });
+            out.push(Kernel {
+                name: "avx512",
+                mr: x86::MR_AVX512,
+                micro: x86::micro_avx512,
+                wide: Some((2, x86::wide_avx512)),
+            });
         }
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            out.push(Kernel { name: "avx2", mr: x86::MR_AVX2, micro: x86::micro_avx2 });
+            out.push(Kernel {
+                name: "avx2",
+                mr: x86::MR_AVX2,
+                micro: x86::micro_avx2,
+                wide: Some((1, x86::wide_avx2)),
+            });
         }
     }
     #[cfg(target_arch = "aarch64")]
     if std::arch::is_aarch64_feature_detected!("neon") {
-        out.push(Kernel { name: "neon", mr: neon::MR_NEON, micro: neon::micro_neon });
+        out.push(Kernel { name: "neon", mr: neon::MR_NEON, micro: neon::micro_neon, wide: Some((1, neon::wide_neon)) });
     }
     out.push(SCALAR);
     out
@@ -339,7 +359,11 @@ unsafe fn run_task(kernel: &Kernel, g: &Gemm, mr: usize, i_start: usize, j_start
     let mut p0 = 0;
     loop {
         let kc = KC.min(g.k - p0);
-        for j0 in (j_start..j_end).step_by(PANEL) {
+        // A GEMV-like strip over a task's full group of panels takes one
+        // wide call instead of one call per panel.
+        let wide = kernel.wide.filter(|&(rows, _)| mr <= rows && j_end - j_start == WIDE_PANELS * PANEL);
+        let step = if wide.is_some() { WIDE_PANELS * PANEL } else { PANEL };
+        for j0 in (j_start..j_end).step_by(step) {
             // SAFETY: panel `j0 / PANEL`, rows `p0..p0 + kc`, inside `B`.
             let b = unsafe { g.b.add(j0 * g.k + p0 * PANEL) };
             for i0 in (i_start..i_end).step_by(mr) {
@@ -352,19 +376,21 @@ unsafe fn run_task(kernel: &Kernel, g: &Gemm, mr: usize, i_start: usize, j_start
                 };
                 let tile = Tile {
                     rows: mr.min(g.m - i0),
-                    cols: PANEL.min(g.n - j0),
+                    cols: step.min(g.n - j0),
                     kc,
                     // SAFETY: row `i0`, column `p0` of `a`.
                     a: unsafe { g.a.add(i0 * g.lda + p0) },
                     lda: g.lda,
                     b,
+                    panel_stride: g.k * PANEL,
                     // SAFETY: row `i0`, column `j0` of `c`.
                     c: unsafe { g.c.add(i0 * g.ldc + j0) },
                     ldc: g.ldc,
                     init,
                 };
-                // SAFETY: the tile is inside the extents (see above).
-                unsafe { (kernel.micro)(&tile) };
+                // SAFETY: the tile is inside the extents (see above); a
+                // wide tile spans the group's four full panels.
+                unsafe { (wide.map_or(kernel.micro, |(_, f)| f))(&tile) };
             }
         }
         p0 += kc;

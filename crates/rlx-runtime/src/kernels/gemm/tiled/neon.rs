@@ -7,7 +7,7 @@ use std::arch::aarch64::*;
 
 use rlx_core::pack::PANEL;
 
-use super::{narrow_tile, Init, Tile};
+use super::{narrow_tile, Init, Tile, WIDE_PANELS};
 
 /// Rows per call.
 pub(super) const MR_NEON: usize = 6;
@@ -82,6 +82,44 @@ unsafe fn tile<const R: usize>(t: &Tile) {
             for (q, v) in row.iter().enumerate() {
                 vst1q_f32(c.add(r * ldc + 4 * q), *v);
             }
+        }
+    }
+}
+
+/// A wide kernel for one row (see `super::Kernel::wide`): four full panels
+/// as sixteen 4-lane accumulators.
+///
+/// # Safety
+///
+/// As [`super::Microkernel`] with `rows == 1`, `cols == WIDE_PANELS *
+/// PANEL` and panel `q` at `b + q * panel_stride`; the CPU must support
+/// NEON.
+#[target_feature(enable = "neon")]
+pub(super) unsafe fn wide_neon(t: &Tile) {
+    let Tile { kc, a, b, panel_stride, c, init, .. } = *t;
+    const V: usize = 4 * WIDE_PANELS;
+    // Vector `v` covers columns `4v..4v + 4`: panel `v / 4`, quarter `v % 4`.
+    let offset = |v: usize| (v / 4) * panel_stride + (v % 4) * 4;
+    let mut acc = [vdupq_n_f32(0.0); V];
+    // SAFETY: one row of `a` and `c`, `kc` rows of four panels, 64 columns
+    // (or one row) of bias: the caller's extents.
+    unsafe {
+        for (v, x) in acc.iter_mut().enumerate() {
+            *x = match init {
+                Init::Zero => vdupq_n_f32(0.0),
+                Init::Load => vld1q_f32(c.add(4 * v)),
+                Init::ColBias(bias) => vld1q_f32(bias.add(4 * v)),
+                Init::RowBias(bias) => vdupq_n_f32(*bias),
+            };
+        }
+        for p in 0..kc {
+            let av = *a.add(p);
+            for (v, x) in acc.iter_mut().enumerate() {
+                *x = vfmaq_n_f32(*x, vld1q_f32(b.add(offset(v) + p * PANEL)), av);
+            }
+        }
+        for (v, x) in acc.iter().enumerate() {
+            vst1q_f32(c.add(4 * v), *x);
         }
     }
 }

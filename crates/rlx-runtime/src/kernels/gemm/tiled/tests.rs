@@ -73,6 +73,11 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (3, 0, 5),
     (0, 4, 3),
     (4, 5, 0),
+    // One or two rows over full groups of four panels: the wide kernels.
+    (1, 300, 70),
+    (2, 40, 128),
+    (1, 0, 64),
+    (2, 257, 200),
 ];
 
 const CASES: &[(BiasKind, ActKind)] = &[

@@ -7,7 +7,7 @@ use std::arch::x86_64::*;
 
 use rlx_core::pack::PANEL;
 
-use super::{narrow_tile, Init, Tile};
+use super::{narrow_tile, Init, Tile, WIDE_PANELS};
 
 /// Rows per AVX2 call.
 pub(super) const MR_AVX2: usize = 6;
@@ -150,6 +150,97 @@ unsafe fn tile_avx512<const R: usize>(t: &Tile) {
         }
         for (r, v) in acc.iter().enumerate() {
             _mm512_storeu_ps(c.add(r * ldc), *v);
+        }
+    }
+}
+
+/// A wide kernel (see `super::Kernel::wide`): `rows <= 2` rows by four
+/// full panels, four or eight accumulators.
+///
+/// # Safety
+///
+/// As [`super::Microkernel`] with `cols == WIDE_PANELS * PANEL` and panel
+/// `q` at `b + q * panel_stride`; the CPU must support AVX-512F.
+pub(super) unsafe fn wide_avx512(t: &Tile) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        match t.rows {
+            1 => wide_tile_avx512::<1>(t),
+            2 => wide_tile_avx512::<2>(t),
+            _ => unreachable!("wide rows are 1..=2"),
+        }
+    }
+}
+
+/// # Safety
+///
+/// As [`wide_avx512`] with `rows == R`.
+#[target_feature(enable = "avx512f")]
+unsafe fn wide_tile_avx512<const R: usize>(t: &Tile) {
+    let Tile { kc, a, lda, b, panel_stride, c, ldc, init, .. } = *t;
+    let mut acc = [[_mm512_setzero_ps(); WIDE_PANELS]; R];
+    // SAFETY: rows `r < R` of `a` and `c`, `kc` rows of four panels, the
+    // 64 columns (or `R` rows) of bias: the caller's extents.
+    unsafe {
+        for (r, row) in acc.iter_mut().enumerate() {
+            for (q, v) in row.iter_mut().enumerate() {
+                *v = match init {
+                    Init::Zero => _mm512_setzero_ps(),
+                    Init::Load => _mm512_loadu_ps(c.add(r * ldc + q * PANEL)),
+                    Init::ColBias(bias) => _mm512_loadu_ps(bias.add(q * PANEL)),
+                    Init::RowBias(bias) => _mm512_set1_ps(*bias.add(r)),
+                };
+            }
+        }
+        for p in 0..kc {
+            let bv: [__m512; WIDE_PANELS] =
+                std::array::from_fn(|q| _mm512_loadu_ps(b.add(q * panel_stride + p * PANEL)));
+            for (r, row) in acc.iter_mut().enumerate() {
+                let av = _mm512_set1_ps(*a.add(r * lda + p));
+                for (v, bq) in row.iter_mut().zip(bv) {
+                    *v = _mm512_fmadd_ps(av, bq, *v);
+                }
+            }
+        }
+        for (r, row) in acc.iter().enumerate() {
+            for (q, v) in row.iter().enumerate() {
+                _mm512_storeu_ps(c.add(r * ldc + q * PANEL), *v);
+            }
+        }
+    }
+}
+
+/// A wide kernel for one row: four full panels as eight 8-lane
+/// accumulators.
+///
+/// # Safety
+///
+/// As [`wide_avx512`] with `rows == 1`; the CPU must support AVX2 and FMA.
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn wide_avx2(t: &Tile) {
+    let Tile { kc, a, b, panel_stride, c, init, .. } = *t;
+    const V: usize = 2 * WIDE_PANELS;
+    // Vector `v` covers columns `8v..8v + 8`: panel `v / 2`, half `v % 2`.
+    let offset = |v: usize| (v / 2) * panel_stride + (v % 2) * 8;
+    let mut acc = [_mm256_setzero_ps(); V];
+    // SAFETY: as in `wide_tile_avx512` for one row.
+    unsafe {
+        for (v, x) in acc.iter_mut().enumerate() {
+            *x = match init {
+                Init::Zero => _mm256_setzero_ps(),
+                Init::Load => _mm256_loadu_ps(c.add(8 * v)),
+                Init::ColBias(bias) => _mm256_loadu_ps(bias.add(8 * v)),
+                Init::RowBias(bias) => _mm256_set1_ps(*bias),
+            };
+        }
+        for p in 0..kc {
+            let av = _mm256_broadcast_ss(&*a.add(p));
+            for (v, x) in acc.iter_mut().enumerate() {
+                *x = _mm256_fmadd_ps(av, _mm256_loadu_ps(b.add(offset(v) + p * PANEL)), *x);
+            }
+        }
+        for (v, x) in acc.iter().enumerate() {
+            _mm256_storeu_ps(c.add(8 * v), *x);
         }
     }
 }
