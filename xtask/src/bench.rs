@@ -216,6 +216,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_median_of_round_medians() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+
+    #[test]
     fn medians_are_read_from_both_tools() {
         assert_eq!(parse_cli_median_us("50 runs on 2 thread(s): median 21034.5 us, p90 22000.0 us\n"), Some(21034.5));
         assert_eq!(parse_cli_median_us("nothing"), None);

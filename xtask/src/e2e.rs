@@ -98,9 +98,9 @@ pub const MINILM: Spec = Spec {
 };
 
 /// ResNet-18 (seeded weights, BatchNorm folded by the exporter), 1x3x224x224:
-/// 1000 logits. Tolerance 1e-3: 17 convolutions of depth up to 4608 and
-/// logits of magnitude ~10 give f32 sums that another summation order
-/// moves by ~1e-5 relative.
+/// 1000 logits of magnitude up to ~4. Tolerance 1e-4: 20 convolutions of
+/// depth up to 4608 summed in another order than onnxruntime's; measured
+/// 2.9e-6 (and onnxruntime against torch 2.1e-6).
 pub const RESNET: Spec = Spec {
     name: "resnet",
     dir: ".cache/onnx-models/cnns",
@@ -109,11 +109,12 @@ pub const RESNET: Spec = Spec {
     torch_output: "resnet_expected.npy",
     script: "models/onnx/export_cnns.py",
     export_modules: &[TORCH, ONNX],
-    tol: 1e-3,
+    tol: 1e-4,
 };
 
 /// A MobileNetV2-style depthwise-separable CNN (3x3 and 5x5 depthwise
-/// convolutions, ReLU6, residual adds), 1x3x224x224; tolerance as ResNet's.
+/// convolutions, ReLU6, residual adds), 1x3x224x224; tolerance as ResNet's
+/// (measured 1.7e-6).
 pub const DWSEP: Spec = Spec { name: "dwsep", onnx: "dwsep.onnx", torch_output: "dwsep_expected.npy", ..RESNET };
 
 /// The install command every skip message names.
@@ -158,7 +159,7 @@ pub fn onnx_e2e(root: &Path) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut outcomes = Vec::new();
-    for spec in [&LENET, &LENET_B4, &MINILM] {
+    for spec in [&LENET, &LENET_B4, &MINILM, &RESNET, &DWSEP] {
         println!("== {} ==", spec.name);
         match ensure_exported(root, spec) {
             Ok(None) => outcomes.push(run_model(root, spec)),

@@ -147,7 +147,7 @@ enum Command {
         #[arg(short, long)]
         verbose: bool,
     },
-    /// LeNet-5 and MiniLM from torch end to end: verify, static binary vs
+    /// LeNet-5, MiniLM, ResNet-18 and a depthwise CNN from torch end to end: verify, static binary vs
     /// onnxruntime, arena ratios (opt-in: models/onnx/requirements.txt).
     OnnxE2e,
     /// Fuzz one target of fuzz/ with AFL++ (cargo-afl) for a while (docs/fuzzing.md).
