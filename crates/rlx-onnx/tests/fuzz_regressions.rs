@@ -36,6 +36,31 @@ fn a_constant_over_the_fold_limit_is_refused_before_it_is_built() {
 }
 
 #[test]
+fn an_infinite_constant_in_a_fused_chain_prints_as_a_step_that_parses() {
+    // `tiny_bert.onnx` with the GELU's `1.0` made +inf.
+    let imported = regression("gelu_constant_inf_in_steps.onnx").expect("imports");
+    let text = &imported.sched_text;
+    assert!(text.contains("add(inf)"), "{text}");
+    let reparsed = rlx_sched::parse(text).expect("parses");
+    assert_eq!(rlx_sched::print(&reparsed), *text);
+}
+
+#[test]
+fn pool_pads_not_smaller_than_the_kernel_are_an_error() {
+    let err = regression("pool_pads_not_smaller_than_kernel.onnx").expect_err("refused").to_string();
+    assert!(err.contains("attribute `pads`") && err.contains("must be smaller than the kernel (2)"), "{err}");
+}
+
+#[test]
+fn an_empty_tensor_with_huge_dims_transposes_without_overflow() {
+    // An empty input whose other dims, reshaped, multiply past `usize`:
+    // whatever the importer decides, it decides without panicking.
+    if let Err(e) = regression("transpose_empty_tensor_huge_dims.onnx") {
+        assert!(!e.to_string().contains("does not validate"), "{e}");
+    }
+}
+
+#[test]
 fn every_found_input_is_a_schedule_or_a_clean_error() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fuzz-regressions/onnx");
     for entry in std::fs::read_dir(&dir).expect("regressions directory") {

@@ -313,7 +313,9 @@ impl FieldValue for MaskKind {
 
 fn step_arg(v: &Value) -> Result<StepArg, FieldError> {
     match &v.kind {
-        ValueKind::Ident(s) if s.starts_with("in") && s.len() > 2 => s[2..]
+        // `in` and digits: `inf` is a number, not input `f`.
+        ValueKind::Ident(s) if s.len() > 2 && s.starts_with("in") && s[2..].bytes().all(|b| b.is_ascii_digit()) => s
+            [2..]
             .parse::<usize>()
             .map(StepArg::Input)
             .map_err(|_| FieldError::new(v.span, format!("expected `inN` or a number, found `{s}`"))),

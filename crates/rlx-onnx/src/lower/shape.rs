@@ -14,11 +14,14 @@ pub(crate) fn broadcast(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
         .collect()
 }
 
-/// Row-major strides (in elements) of a shape.
+/// Row-major strides (in elements) of a shape. Saturating: a stride can
+/// only exceed `usize` when another dim is 0 (the tensor is empty, its
+/// strides unused), since every stride of a non-empty tensor is at most
+/// its element count, which callers check.
 pub(crate) fn row_major_strides(shape: &[usize]) -> Vec<usize> {
     let mut strides = vec![1usize; shape.len()];
     for d in (0..shape.len().saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1] * shape[d + 1];
+        strides[d] = strides[d + 1].saturating_mul(shape[d + 1]);
     }
     strides
 }

@@ -290,6 +290,13 @@ pub(super) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
         .map(|d| Axis { input: xs[d + 2], kernel: kernel[d], stride: strides[d], dilation: dilations[d] })
         .collect();
     let p = pads(ctx, &axes)?;
+    // A window entirely in the padding would have nothing to pool;
+    // onnxruntime refuses such pads the same way.
+    if let Some(d) = (0..k).find(|&d| p[d].0 >= kernel[d] || p[d].1 >= kernel[d]) {
+        return Err(
+            ctx.bad_attr("pads", format!("{:?} on axis {d} must be smaller than the kernel ({})", p[d], kernel[d]))
+        );
+    }
     let outs: Vec<usize> = (0..k).map(|d| out_size(ctx, &axes[d], p[d], ceil)).collect::<Result<_, _>>()?;
     // The kernel counts padded positions as `[0, in + 2 * begin)`: right
     // only when the trailing padding equals the leading one.
