@@ -1115,7 +1115,7 @@ fn absurd_constants_are_errors_not_allocations() {
     assert!(
         err.starts_with(
             "ONNX op `ConstantOfShape` (node `c`): the f32 constant it computes, of shape [1048576, 1048576], \
-             is larger than the fold limit (16777216 elements, 67108864 bytes)"
+             is larger than the fold limit (4194304 elements, 33554432 bytes)"
         ),
         "{err}"
     );

@@ -36,6 +36,16 @@ fn a_constant_over_the_fold_limit_is_refused_before_it_is_built() {
 }
 
 #[test]
+fn a_folded_chain_over_the_limit_is_refused_at_its_first_constant() {
+    // `tiny_bert.onnx` with the `ConstantOfShape` feeding its mask chain
+    // made 7.9M elements: folding the chain took 3 s under the old limit.
+    let start = std::time::Instant::now();
+    let err = regression("constant_of_shape_7m_elements_chain.onnx").expect_err("refused").to_string();
+    assert!(err.contains("of shape [7864324], is larger than the fold limit"), "{err}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(1), "took {:?}", start.elapsed());
+}
+
+#[test]
 fn an_infinite_constant_in_a_fused_chain_prints_as_a_step_that_parses() {
     // `tiny_bert.onnx` with the GELU's `1.0` made +inf.
     let imported = regression("gelu_constant_inf_in_steps.onnx").expect("imports");

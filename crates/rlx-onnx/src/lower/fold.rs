@@ -14,15 +14,16 @@ use rlx_sched::{ActKind, BinaryOp, CmpOp, DType};
 use super::shape::{broadcast, broadcast_strides};
 use crate::tensor::{ConstData, ConstTensor};
 
-/// The most elements a folded constant may have: with every index table
-/// and copy the fold makes, folding this many takes about a second.
-pub(crate) const MAX_FOLDED_ELEMS: usize = 1 << 24;
+/// The most elements a folded constant may have (2^22: a 2048 x 2048
+/// attention mask): folding a chain of a few ops over this many takes a
+/// fraction of a second.
+pub(crate) const MAX_FOLDED_ELEMS: usize = 1 << 22;
 
-/// The most bytes a folded constant may have (64 MiB). A model that asks
+/// The most bytes a folded constant may have (32 MiB). A model that asks
 /// for more (a `ConstantOfShape`, `Range` or broadcast of absurd size)
 /// gets an error naming the node before anything is allocated, instead
 /// of exhausting memory or time at import.
-pub(crate) const MAX_FOLDED_BYTES: usize = 64 << 20;
+pub(crate) const MAX_FOLDED_BYTES: usize = 32 << 20;
 
 /// Whether a constant of `shape` and `dtype` is small enough to fold.
 pub(crate) fn fits(shape: &[usize], dtype: DType) -> bool {
@@ -68,6 +69,36 @@ pub(crate) fn broadcast_indices(shape: &[usize], out: &[usize]) -> Vec<usize> {
     result
 }
 
+/// Where each output element of a broadcast reads its operand: the common
+/// cases (the same shape, one element) without an index table, which is
+/// most of a fold's time on large constants.
+enum Source {
+    Same,
+    One,
+    Table(Vec<usize>),
+}
+
+impl Source {
+    fn new(shape: &[usize], out: &[usize]) -> Source {
+        if shape == out {
+            Source::Same
+        } else if shape.iter().product::<usize>() == 1 {
+            Source::One
+        } else {
+            Source::Table(broadcast_indices(shape, out))
+        }
+    }
+
+    /// The operand element output element `k` reads.
+    fn at(&self, k: usize) -> usize {
+        match self {
+            Source::Same => k,
+            Source::One => 0,
+            Source::Table(t) => t[k],
+        }
+    }
+}
+
 /// `a` broadcast to `out` (which must be a broadcast of its shape).
 pub(crate) fn expand(a: &ConstTensor, out: &[usize]) -> ConstTensor {
     ConstTensor { shape: out.to_vec(), data: a.data.select(broadcast_indices(&a.shape, out)) }
@@ -111,14 +142,14 @@ fn f32_binary(op: BinaryOp, x: f32, y: f32) -> Option<f32> {
 /// thunk), or the shapes do not broadcast (the caller reports it).
 pub(crate) fn binary(op: BinaryOp, a: &ConstTensor, b: &ConstTensor) -> Option<ConstTensor> {
     let out = broadcast(&a.shape, &b.shape).filter(|out| fits(out, a.data.dtype()))?;
-    let (ia, ib) = (broadcast_indices(&a.shape, &out), broadcast_indices(&b.shape, &out));
+    let (ia, ib, n) = (Source::new(&a.shape, &out), Source::new(&b.shape, &out), out.iter().product::<usize>());
     let data = match (&a.data, &b.data) {
         (ConstData::F32(x), ConstData::F32(y)) => {
-            ConstData::F32(ia.iter().zip(&ib).map(|(&i, &j)| f32_binary(op, x[i], y[j])).collect::<Option<_>>()?)
+            ConstData::F32((0..n).map(|k| f32_binary(op, x[ia.at(k)], y[ib.at(k)])).collect::<Option<_>>()?)
         }
         (x, y) if x.dtype() == y.dtype() && x.dtype() != DType::F32 => {
             let (x, y) = (x.ints()?, y.ints()?);
-            let v: Vec<i64> = ia.iter().zip(&ib).map(|(&i, &j)| int_binary(op, x[i], y[j])).collect::<Option<_>>()?;
+            let v: Vec<i64> = (0..n).map(|k| int_binary(op, x[ia.at(k)], y[ib.at(k)])).collect::<Option<_>>()?;
             ConstData::from_ints(a.data.dtype(), v)?
         }
         _ => return None,
@@ -158,7 +189,7 @@ pub(crate) fn compare(op: CmpOp, a: &ConstTensor, b: &ConstTensor) -> Option<Con
         return None;
     }
     let out = broadcast(&a.shape, &b.shape).filter(|out| fits(out, DType::Bool))?;
-    let (ia, ib) = (broadcast_indices(&a.shape, &out), broadcast_indices(&b.shape, &out));
+    let (ia, ib, n) = (Source::new(&a.shape, &out), Source::new(&b.shape, &out), out.iter().product::<usize>());
     fn cmp<T: PartialOrd>(op: CmpOp, x: T, y: T) -> bool {
         match op {
             CmpOp::Eq => x == y,
@@ -170,10 +201,10 @@ pub(crate) fn compare(op: CmpOp, a: &ConstTensor, b: &ConstTensor) -> Option<Con
         }
     }
     let v: Vec<bool> = match (&a.data, &b.data) {
-        (ConstData::F32(x), ConstData::F32(y)) => ia.iter().zip(&ib).map(|(&i, &j)| cmp(op, x[i], y[j])).collect(),
+        (ConstData::F32(x), ConstData::F32(y)) => (0..n).map(|k| cmp(op, x[ia.at(k)], y[ib.at(k)])).collect(),
         (x, y) => {
             let (x, y) = (x.ints()?, y.ints()?);
-            ia.iter().zip(&ib).map(|(&i, &j)| cmp(op, x[i], y[j])).collect()
+            (0..n).map(|k| cmp(op, x[ia.at(k)], y[ib.at(k)])).collect()
         }
     };
     Some(ConstTensor { shape: out, data: ConstData::Bool(v) })
@@ -186,12 +217,12 @@ pub(crate) fn select(cond: &ConstTensor, x: &ConstTensor, y: &ConstTensor) -> Op
     }
     let out = broadcast(&broadcast(&cond.shape, &x.shape)?, &y.shape).filter(|out| fits(out, x.data.dtype()))?;
     let c = cond.data.ints()?;
-    let (ic, ix, iy) =
-        (broadcast_indices(&cond.shape, &out), broadcast_indices(&x.shape, &out), broadcast_indices(&y.shape, &out));
-    let pick = |k: usize| if c[ic[k]] != 0 { (0, ix[k]) } else { (1, iy[k]) };
+    let (ic, ix, iy) = (Source::new(&cond.shape, &out), Source::new(&x.shape, &out), Source::new(&y.shape, &out));
+    let n = out.iter().product::<usize>();
+    let pick = |k: usize| if c[ic.at(k)] != 0 { (0, ix.at(k)) } else { (1, iy.at(k)) };
     let data = match (&x.data, &y.data) {
         (ConstData::F32(a), ConstData::F32(b)) => ConstData::F32(
-            (0..ic.len())
+            (0..n)
                 .map(|k| match pick(k) {
                     (0, i) => a[i],
                     (_, i) => b[i],
@@ -200,7 +231,7 @@ pub(crate) fn select(cond: &ConstTensor, x: &ConstTensor, y: &ConstTensor) -> Op
         ),
         (a, b) => {
             let (a, b) = (a.ints()?, b.ints()?);
-            let v = (0..ic.len()).map(|k| match pick(k) {
+            let v = (0..n).map(|k| match pick(k) {
                 (0, i) => a[i],
                 (_, i) => b[i],
             });
@@ -278,8 +309,8 @@ mod tests {
         assert!(compare(CmpOp::Eq, &col, &row).is_none());
         let cond = ConstTensor { shape: vec![1], data: ConstData::Bool(vec![true]) };
         assert!(select(&cond, &col, &row).is_none());
-        // 2^24 i64 elements are 128 MiB: over the byte limit though under the element one.
-        assert!(!fits(&[1 << 24], DType::I64) && fits(&[1 << 24], DType::F32) && !fits(&[(1 << 24) + 1], DType::Bool));
+        // 2^22 i64 elements are 32 MiB: at both limits; one more is over.
+        assert!(fits(&[1 << 22], DType::I64) && fits(&[1 << 22], DType::F32) && !fits(&[(1 << 22) + 1], DType::Bool));
     }
 
     #[test]
