@@ -65,12 +65,50 @@ impl Conv2dShape {
     pub fn out_plane(&self) -> usize {
         self.h_out * self.w_out
     }
+
+    /// The grid the convolution's product runs on (`kernels::conv`), or
+    /// `None` when a size overflows.
+    pub fn grid(&self) -> Option<ConvGrid> {
+        let pitch = self.w_out.checked_add(self.kw.saturating_sub(1).checked_mul(self.dw)? / self.sw.max(1))?;
+        let rows = self.h_out.checked_add(self.kh.saturating_sub(1).checked_mul(self.dh)? / self.sh.max(1))?;
+        Some(ConvGrid {
+            pitch,
+            cols: self.h_out.checked_mul(pitch)?,
+            plane_len: rows.checked_add(1)?.checked_mul(pitch)?,
+            phases: self.sh.checked_mul(self.sw)?,
+        })
+    }
+}
+
+/// A convolution's output on a grid of `h_out` rows of `pitch >= w_out`
+/// columns, flattened: column `f = ho * pitch + wo` of the product. The
+/// input is split into `phases = sh * sw` zero-padded phase planes (phase
+/// `(a, b)` holds padded input rows `r * sh + a` and columns `c * sw + b`,
+/// `plane_len` values at row pitch `pitch`), so that each window position
+/// `(ki, kj)` reads a contiguous run of one phase plane for every `f`:
+/// the patch matrix is never built, only sliced pass by pass. Columns
+/// `wo >= w_out` are computed and dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvGrid {
+    /// Columns per grid row: `w_out + (kw - 1) * dw / sw`.
+    pub pitch: usize,
+    /// Columns of the product: `h_out * pitch`.
+    pub cols: usize,
+    /// Values per phase plane: `(h_out + (kh - 1) * dh / sh + 1) * pitch`.
+    pub plane_len: usize,
+    /// Phase planes per input channel: `sh * sw`.
+    pub phases: usize,
 }
 
 /// How a `Conv2D` runs; decided by [`crate::plan::conv2d_path`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConvPath {
-    /// Unfold patches into scratch, then one GEMM per image and group.
+    /// One GEMM per image and group on the phase-plane grid
+    /// ([`Conv2dShape::grid`]): the input split once into phase planes in
+    /// scratch, each pass's patches sliced from them.
+    PhaseGemm,
+    /// One GEMM per image and group, each pass's patches unfolded from the
+    /// input (outputs too narrow for the grid's extra columns).
     Im2colGemm,
     /// 1x1, stride 1, no padding, same size: one GEMM per image and group
     /// on the input itself.
@@ -187,6 +225,6 @@ impl PoolKind {
     }
 }
 
-unit_variants!(ConvPath at "::rlx_runtime::kernels::conv::ConvPath" { Im2colGemm, Pointwise, Depthwise });
+unit_variants!(ConvPath at "::rlx_runtime::kernels::conv::ConvPath" { PhaseGemm, Im2colGemm, Pointwise, Depthwise });
 unit_variants!(AttentionPath at "::rlx_runtime::kernels::attention::AttentionPath" { Direct, Gemm });
 unit_variants!(PoolKind at "::rlx_runtime::kernels::pool::PoolKind" { Max, Mean });

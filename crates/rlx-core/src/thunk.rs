@@ -325,11 +325,12 @@ macro_rules! thunk_table {
     TopK { src: Op<O>, dst: Op<O>, values: OptOp<O>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool }
     /// NCHW convolution with OIHW weights `[c_out, c_in/groups, kh, kw]`,
     /// stride, leading padding `ph`/`pw` (trailing padding is implied by
-    /// `h_out`/`w_out`), dilation and groups; `bias: none` adds nothing.
+    /// `h_out`/`w_out`), dilation and groups; `bias: none` adds nothing;
+    /// `act` applied to the result (`identity` for none).
     Conv2D {
         x: Op<O>, w: Op<O>, bias: OptOp<O>, out: Op<O>, n: usize, c_in: usize, h: usize, w_in: usize,
         c_out: usize, h_out: usize, w_out: usize, kh: usize, kw: usize, sh: usize, sw: usize,
-        ph: usize, pw: usize, dh: usize, dw: usize, groups: usize,
+        ph: usize, pw: usize, dh: usize, dw: usize, groups: usize, act: ActKind,
     }
     /// NCHW max / mean pooling. Window positions outside the input
     /// (padding, or a ceil-mode overhang) are skipped; `mean` divides by the

@@ -15,6 +15,8 @@ pub struct Interpreter<'w> {
     weights: &'w [u8],
     /// One lowered call per node (`None`: the thunk does nothing).
     calls: Vec<Option<KernelCall>>,
+    /// Whether any call may use the thread pool.
+    parallel: bool,
 }
 
 /// Why an interpreter could not be built.
@@ -45,7 +47,8 @@ impl<'w> Interpreter<'w> {
         // has, and that is an error naming the bytes, not an abort.
         let arena = Arena::try_new_for("arena", schedule.arena_size())?;
         let scratch = Arena::try_new_for("scratch", scratch_len)?;
-        Ok(Interpreter { arena, scratch, calls, schedule, weights })
+        let parallel = calls.iter().flatten().any(KernelCall::parallel);
+        Ok(Interpreter { arena, scratch, calls, schedule, weights, parallel })
     }
 
     pub fn schedule(&self) -> &Schedule {
@@ -89,8 +92,19 @@ impl<'w> Interpreter<'w> {
 
     /// Runs every thunk in order.
     pub fn run(&mut self) {
-        for index in 0..self.calls.len() {
-            self.run_node(index);
+        let parallel = self.parallel;
+        let mut all = || {
+            for index in 0..self.calls.len() {
+                self.run_node(index);
+            }
+        };
+        // Inside the pool when a call is parallel, as generated code does.
+        if parallel {
+            // SAFETY: the closure borrows `self`, which outlives the call,
+            // and touches no thread-local state.
+            unsafe { rlx_runtime::threads::run_in_pool(&mut all) }
+        } else {
+            all();
         }
     }
 

@@ -192,6 +192,48 @@ fn matmul_bias_and_gelu_become_one_fused_product() {
     assert_close(&f, &u, GELU_TOL * 1.5, "y");
 }
 
+#[test]
+fn conv_and_its_activation_become_one_conv_with_the_same_bits() {
+    let (w, b) = (values(4 * 3 * 3 * 3, 931), values(4, 932));
+    let conv = |y: &str| {
+        node(
+            "Conv",
+            "conv",
+            &["x", "w", "b"],
+            &[y],
+            vec![attr_ints("pads", &[1, 1, 1, 1]), attr_ints("strides", &[2, 2])],
+        )
+    };
+    let m = model(
+        vec![conv("h"), node("Clip", "relu6", &["h", "lo", "hi"], &["y"], vec![])],
+        vec![init_raw("w", &[4, 3, 3, 3], &w), init_raw("b", &[4], &b), scalar("lo", 0.0), scalar("hi", 6.0)],
+        vec![vi("x", &[1, 3, 9, 8])],
+        vec![vi("y", &[1, 4, 5, 4])],
+        17,
+    );
+    let (fused, unfused) = import_fused_and_unfused(&m);
+    assert_eq!(count_kind(&fused.sched_text, "Conv2D"), 1, "{}", fused.sched_text);
+    assert!(fused.sched_text.contains("groups: 1, act: clip(0.0, 6.0) }"), "{}", fused.sched_text);
+    assert_eq!(fused.report.thunks, 1, "{}", fused.sched_text);
+    let x: Vec<f32> = values(3 * 9 * 8, 933).iter().map(|v| v * 8.0).collect();
+    let [f, u] = run_both("conv-clip", &fused, &unfused, &[("x", &x)], "y");
+    // The activation runs on the same values through the same kernel.
+    assert_same_bits(&f, &u, "y");
+
+    // A convolution whose raw result is also an output keeps its
+    // activation separate.
+    let m = model(
+        vec![conv("h"), node("Relu", "relu", &["h"], &["y"], vec![])],
+        vec![init_raw("w", &[4, 3, 3, 3], &w), init_raw("b", &[4], &b)],
+        vec![vi("x", &[1, 3, 9, 8])],
+        vec![vi("y", &[1, 4, 5, 4]), vi("h", &[1, 4, 5, 4])],
+        17,
+    );
+    let (fused, _) = import_fused_and_unfused(&m);
+    assert!(fused.sched_text.contains("groups: 1, act: identity }"), "{}", fused.sched_text);
+    assert_eq!(count_kind(&fused.sched_text, "Activation"), 1, "{}", fused.sched_text);
+}
+
 // ---------------------------------------------------- elementwise chains
 
 #[test]

@@ -79,3 +79,31 @@ fn a_transposed_weight_and_a_shared_one_are_packed_once_each() {
         assert_close(&p[i], &u[i], 1e-5, name);
     }
 }
+
+#[test]
+fn a_gemm_with_bias_and_relu_is_one_packed_product() {
+    // Gemm(transB) lowers to a product and an in-place bias add; the Relu
+    // after it becomes in place too: all three become one PackedGemm.
+    let (wt, b) = (values(6 * 5, 21), values(6, 22));
+    let nodes = vec![
+        node("Gemm", "fc", &["x", "wt", "b"], &["h"], vec![attr_i("transB", 1)]),
+        node("Relu", "relu", &["h"], &["y"], vec![]),
+    ];
+    let m = model(
+        nodes,
+        vec![init_raw("wt", &[6, 5], &wt), init_raw("b", &[6], &b)],
+        vec![vi("x", &[2, 5])],
+        vec![vi("y", &[2, 6])],
+        17,
+    );
+    let (packed, plain) = import_both(&m);
+    let text = &packed.sched_text;
+    assert_eq!(count_kind(text, "PackedGemm"), 1, "{text}");
+    assert!(text.contains("m: 2, k: 5, n: 6, act: relu }"), "{text}");
+    assert_eq!(packed.report.thunks, 1, "{text}");
+    let x = values(10, 23);
+    let p = run("prepack-gemm-relu", &packed, &[("x", &x)], &["y"]);
+    let u = run("prepack-gemm-relu-plain", &plain, &[("x", &x)], &["y"]);
+    assert_close(&p[0], &u[0], 1e-5, "y");
+    assert!(p[0].iter().all(|v| *v >= 0.0));
+}

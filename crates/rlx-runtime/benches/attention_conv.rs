@@ -159,6 +159,7 @@ fn bench_conv_pool(c: &mut Criterion) {
                         out.as_mut_ptr(),
                         &s,
                         path,
+                        rlx_core::ActKind::Identity,
                         scratch.as_mut_ptr(),
                         par,
                     )

@@ -111,6 +111,46 @@ pub(crate) fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     pool().install(f)
 }
 
+/// Runs `f` on a worker of the rlx pool while the caller waits, when the
+/// pool has more than one thread (else on the calling thread).
+///
+/// A model's `run()` goes through this once, so every parallel kernel it
+/// calls forks from inside the pool: a `par_for` then splits with
+/// `rayon::join` on the current worker instead of injecting a job from
+/// outside and sleeping until a worker wakes, which on cheap thunks cost
+/// more than the second core saved.
+///
+/// # Safety
+///
+/// `f` runs on another thread: it must be sound to call there, which holds
+/// when it captures only raw pointers to memory the caller keeps alive and
+/// unaliased until this returns (the arena, weights and scratch), and
+/// `Sync` data.
+pub unsafe fn run_in_pool(f: &mut (dyn FnMut() + '_)) {
+    // `pool()`, not `num_threads()`: before the pool exists the latter
+    // reads the environment, which allocates.
+    let pool = pool();
+    if pool.current_num_threads() <= 1 {
+        f();
+        return;
+    }
+    /// The closure, sent to the worker that runs it.
+    struct Job<'a, 'f>(&'a mut (dyn FnMut() + 'f));
+    // SAFETY: the caller's contract: `f` may run on another thread; the
+    // caller blocks in `install` until it returns, so the borrow outlives
+    // the call.
+    unsafe impl Send for Job<'_, '_> {}
+    impl Job<'_, '_> {
+        /// Calls the closure; a method so the `install` closure captures
+        /// the `Send` wrapper, not its field.
+        fn call(self) {
+            (self.0)()
+        }
+    }
+    let job = Job(f);
+    pool.install(move || job.call());
+}
+
 /// Threads kernels may use.
 pub fn num_threads() -> usize {
     match POOL.get() {

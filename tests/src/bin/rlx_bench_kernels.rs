@@ -121,12 +121,9 @@ fn main() {
         mask_neg_inf: -1e9,
         score_skip: 0.0,
     };
-    let mut scratch = vec![0.0f32; 4 * 128 * 128];
-    let path = if rlx_sched::plan::attention_uses_gemm(128, 128, 64, 64) {
-        attention::AttentionPath::Gemm
-    } else {
-        attention::AttentionPath::Direct
-    };
+    // The plan's size: the scores and, on the GEMM path, K^T and V packed.
+    let mut scratch = vec![0.0f32; rlx_sched::plan::attention_scratch_bytes(&shape) / 4];
+    let path = rlx_sched::plan::attention_path(&shape);
     let apar = rlx_sched::plan::parallel(4 * 128 * 128);
     let d = time(|| unsafe {
         attention::attention_f32(
@@ -163,7 +160,7 @@ fn main() {
         groups: 1,
     };
     let w = vec![0.01f32; 64 * 32 * 9];
-    let mut col = vec![0.0f32; 32 * 9 * 32 * 32];
+    let mut col = vec![0.0f32; conv::conv2d_scratch_bytes(&cs, conv::conv2d_path(&cs)) / 4];
     let cpar = rlx_sched::plan::parallel(64 * 32 * 32);
     let d = time(|| unsafe {
         conv::conv2d_f32(
@@ -172,7 +169,8 @@ fn main() {
             std::ptr::null(),
             dst.as_mut_ptr(),
             &cs,
-            conv::ConvPath::Im2colGemm,
+            conv::conv2d_path(&cs),
+            ActKind::Identity,
             col.as_mut_ptr(),
             cpar,
         )
@@ -180,7 +178,7 @@ fn main() {
     fl("conv2d 3x3 32->64 on 32x32", 2.0 * 64.0 * 32.0 * 9.0 * 32.0 * 32.0, d);
     let cs = conv::Conv2dShape { c_in: 64, h: 56, w_in: 56, h_out: 56, w_out: 56, ..cs };
     let w = vec![0.01f32; 64 * 64 * 9];
-    let mut col = vec![0.0f32; conv::conv2d_scratch_bytes(&cs, conv::ConvPath::Im2colGemm) / 4];
+    let mut col = vec![0.0f32; conv::conv2d_scratch_bytes(&cs, conv::conv2d_path(&cs)) / 4];
     let cpar = rlx_sched::plan::parallel(64 * 56 * 56);
     let d = time(|| unsafe {
         conv::conv2d_f32(
@@ -189,7 +187,8 @@ fn main() {
             std::ptr::null(),
             dst.as_mut_ptr(),
             &cs,
-            conv::ConvPath::Im2colGemm,
+            conv::conv2d_path(&cs),
+            ActKind::Identity,
             col.as_mut_ptr(),
             cpar,
         )
@@ -227,6 +226,7 @@ fn main() {
                 dst.as_mut_ptr(),
                 &ds,
                 conv::ConvPath::Depthwise,
+                ActKind::Identity,
                 std::ptr::null_mut(),
                 dpar,
             )

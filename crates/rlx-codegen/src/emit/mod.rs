@@ -60,6 +60,9 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     // they share.
     let calls: Vec<_> = s.nodes().iter().map(|n| rlx_sched::lower::lower(&n.thunk, &s.params())).collect();
     let scratch_bytes = calls.iter().flatten().map(|c| c.scratch_bytes()).max().unwrap_or(0).div_ceil(64) * 64;
+    // A model with a parallel call runs inside the pool (one hand-off per
+    // run rather than one per parallel call); one without never touches it.
+    let in_pool = calls.iter().flatten().any(|c| c.parallel());
     let weights_len = s.weights().as_ref().map_or(0, |w| w.data_len);
 
     let offsets = s.buffers().iter().zip(&const_names).map(|(b, name)| {
@@ -214,7 +217,29 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     let scratch_lit = usize_lit(scratch_bytes);
     let weights_lit = usize_lit(weights_len);
     let doc = format!(" The `{}` model, compiled from `{}`.", s.model(), opts.sched_path);
-    let run_safety = comment(opts, "SAFETY: the validator proved every access in bounds and aligned.");
+    let run_safety = comment(
+        opts,
+        if in_pool {
+            "SAFETY: the validator proved every access in bounds and aligned; the parts capture only pointers that outlive the call."
+        } else {
+            "SAFETY: the validator proved every access in bounds and aligned."
+        },
+    );
+    let run_body = if in_pool {
+        quote! {
+            unsafe {
+                ::rlx_runtime::threads::run_in_pool(&mut || {
+                    #(#part_names(a, w, s);)*
+                });
+            }
+        }
+    } else {
+        quote! {
+            unsafe {
+                #(#part_names(a, w, s);)*
+            }
+        }
+    };
     let offsets_title = comment(opts, "Byte offsets of every buffer in its segment.");
     let asserts_title = comment(opts, "The plan, checked by the compiler: editing an offset by hand fails the build.");
 
@@ -269,9 +294,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
                 #[cfg(feature = "profile")]
                 ::rlx_runtime::profile::start();
                 #run_safety
-                unsafe {
-                    #(#part_names(a, w, s);)*
-                }
+                #run_body
             }
 
             fn arena(&self) -> &[u8] {

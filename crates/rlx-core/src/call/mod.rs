@@ -174,7 +174,7 @@ macro_rules! kernel_call_table {
             TopKF32 = reduce::top_k_f32 <> (src: In<f32>, dst: Out<u8>, values: NullOut<f32>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool, scratch: Scratch<u32>);
 
             // ---- convolution and pooling ----
-            Conv2dF32 = conv::conv2d_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, path: Val<ConvPath>, scratch: Scratch<f32>, par: bool);
+            Conv2dF32 = conv::conv2d_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, path: Val<ConvPath>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
             Pool2dF32 = pool::pool2d_f32 <> (src: In<f32>, dst: Out<f32>, shape: Ref<Pool2dShape>, kind: Val<PoolKind>, count_include_pad: bool, par: bool);
         }
     };
@@ -199,6 +199,17 @@ macro_rules! field_type {
 }
 
 /// The bytes of scratch one argument needs (0 unless it is `Scratch`).
+/// Whether an argument is a `par: bool` that is set.
+macro_rules! parallel_of {
+    (par, $v:ident) => {
+        *$v
+    };
+    ($name:ident, $v:ident) => {{
+        let _ = $v;
+        false
+    }};
+}
+
 macro_rules! scratch_of {
     ($v:ident, Scratch) => {
         *$v
@@ -230,6 +241,14 @@ macro_rules! define_kernel_calls {
             /// The entry's path under `rlx_runtime::kernels`.
             pub fn entry(&self) -> &'static str {
                 match self { $( KernelCall::$name { .. } => stringify!($($path)::+), )* }
+            }
+
+            /// Whether the call may split its work over the thread pool.
+            #[allow(unused_variables)]
+            pub fn parallel(&self) -> bool {
+                match self {
+                    $( KernelCall::$name { $( $arg, )* .. } => false $( || parallel_of!($arg, $arg) )*, )*
+                }
             }
 
             /// Bytes of the shared scratch buffer the call uses.

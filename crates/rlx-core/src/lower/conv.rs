@@ -3,7 +3,7 @@
 use super::not_in_family;
 use crate::call::KernelCall as K;
 use crate::operand::Operand;
-use crate::plan::{conv2d_path, conv2d_scratch_bytes, parallel};
+use crate::plan::{conv2d_parallel, conv2d_path, conv2d_scratch_bytes, parallel};
 use crate::shapes::{Conv2dShape, Pool2dShape, PoolKind};
 use crate::thunk::Thunk;
 
@@ -30,12 +30,13 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             dh,
             dw,
             groups,
+            act,
         } => {
             let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
             let path = conv2d_path(&shape);
             let scratch = conv2d_scratch_bytes(&shape, path);
-            let par = parallel(n * c_out * h_out * w_out);
-            K::Conv2dF32 { x, w, bias, out, shape, path, scratch, par }
+            let par = conv2d_parallel(&shape);
+            K::Conv2dF32 { x, w, bias, out, shape, path, act, scratch, par }
         }
         Thunk::Pool2D { src, dst, n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw, kind, count_include_pad } => {
             let shape = Pool2dShape { n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw };

@@ -28,19 +28,52 @@ pub fn conv2d_path(s: &Conv2dShape) -> ConvPath {
         && s.w_out == s.w_in
     {
         ConvPath::Pointwise
+    } else if s.grid().is_some_and(|g| (g.pitch - s.w_out) * GRID_WASTE_DENOMINATOR <= g.pitch) {
+        ConvPath::PhaseGemm
     } else {
         ConvPath::Im2colGemm
     }
 }
 
-/// Scratch bytes a convolution on `path` needs: the patches of one group
-/// of one image (the input channels for `Pointwise`), in the tiled GEMM's
-/// panel layout (`crate::pack`: columns rounded up to 16).
-pub fn conv2d_scratch_bytes(s: &Conv2dShape, path: ConvPath) -> usize {
+/// The phase-plane grid is used while its dropped columns are at most
+/// `1 / GRID_WASTE_DENOMINATOR` of it. Slicing the planes is so much
+/// cheaper than unfolding that the grid wins even where a fifth of it is
+/// dropped: on ResNet-18's 3x3 layers at 7x7 (9-wide grid, 22% dropped)
+/// 77 against 72 GF/s, at 56x56 (3.4%) 92 against 76
+/// (`product_paths_timing`, one thread). Unfolding is for the degenerate
+/// shapes: a kernel much wider than the output.
+pub const GRID_WASTE_DENOMINATOR: usize = 2;
+
+/// Scratch bytes a convolution on `path` needs (`kernels::conv`): for
+/// `PhaseGemm`, one group's phase planes ([`Conv2dShape::grid`]) and,
+/// when the grid is wider than the output, the product on the grid before
+/// its dropped columns are squeezed out. `Im2colGemm` and `Pointwise`
+/// read their input in place; `Depthwise` works on the stack. `None` when a size overflows.
+pub fn conv2d_scratch_bytes_checked(s: &Conv2dShape, path: ConvPath) -> Option<usize> {
     match path {
-        ConvPath::Im2colGemm | ConvPath::Pointwise => s.patch_len() * s.out_plane().div_ceil(PANEL) * PANEL * 4,
-        ConvPath::Depthwise => 0,
+        ConvPath::PhaseGemm => {
+            let g = s.grid()?;
+            let planes = s.c_in_g().checked_mul(g.phases)?.checked_mul(g.plane_len)?;
+            let product = if g.pitch == s.w_out { 0 } else { s.c_out_g().checked_mul(g.cols)? };
+            planes.checked_add(product)?.checked_mul(4)
+        }
+        ConvPath::Im2colGemm | ConvPath::Pointwise | ConvPath::Depthwise => Some(0),
     }
+}
+
+/// [`conv2d_scratch_bytes_checked`] of a validated shape (which cannot
+/// overflow).
+pub fn conv2d_scratch_bytes(s: &Conv2dShape, path: ConvPath) -> usize {
+    conv2d_scratch_bytes_checked(s, path).expect("the validator bounds a convolution's scratch")
+}
+
+/// Whether a convolution is worth splitting across threads: by its
+/// multiply-adds, like a GEMM ([`super::PACKED_GEMM_PAR_MIN_MACS`]), not by
+/// its outputs. A late ResNet layer has only 25K outputs but 115M
+/// multiply-adds, and ran on one core under an output-count rule.
+pub fn conv2d_parallel(s: &Conv2dShape) -> bool {
+    let macs = s.n.saturating_mul(s.c_out).saturating_mul(s.out_plane()).saturating_mul(s.patch_len());
+    macs >= super::PACKED_GEMM_PAR_MIN_MACS
 }
 
 /// The attention path for a shape ([`attention_uses_gemm`]).

@@ -1,6 +1,6 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rlx_sched::{Operand, Params, ReduceOp, Segment, Thunk};
+use rlx_sched::{ActKind, Operand, Params, ReduceOp, Segment, Thunk};
 
 use rlx_runtime::arena::Arena;
 
@@ -79,6 +79,7 @@ fn conv2d_on_each_path_with_weights_segment() {
             dh,
             dw,
             groups: g,
+            act: ActKind::Identity,
         };
         run(&mut arena, &weights, &t);
         let got = get(&arena, out_off, n * co * ho * wo);

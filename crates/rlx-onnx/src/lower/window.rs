@@ -2,7 +2,7 @@
 //! `Global*Pool` in 2-D (one kernel call), 1-D (as 2-D over a height of 1)
 //! and, through [`super::pool_nd`], N-d and dilated pooling.
 
-use rlx_sched::{ReduceOp, Thunk};
+use rlx_sched::{ActKind, ReduceOp, Thunk};
 
 use super::nn::only_first_output;
 use super::ops::R;
@@ -235,6 +235,7 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             dh,
             dw,
             groups,
+            act: ActKind::Identity,
         },
     );
     lw.define(ctx, 0, Value::Data { storage: out, shape })

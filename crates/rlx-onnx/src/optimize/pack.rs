@@ -3,7 +3,7 @@
 //! `PackedGemm` reading that weight in the microkernel's panel layout
 //! (`rlx_sched::pack`), written here once, so the model never packs at run
 //! time. An in-place bias add right after a product without a bias moves
-//! into it. A weight that several products read is packed once; the unpacked
+//! into it, and so does an in-place activation right after. A weight that several products read is packed once; the unpacked
 //! original is dropped by the final prune when nothing else reads it.
 
 use std::collections::HashMap;
@@ -62,6 +62,23 @@ fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
                 let lt = &mut lowered.thunks[t];
                 lt.comment = format!("{} + {}", lt.comment, next_comment);
             }
+        }
+    }
+    let mut act = act;
+    // An activation of the output in place right after (a `Gemm` + `Relu`
+    // whose bias came in just above) runs in the product's epilogue: the
+    // pre-activation values were overwritten at once, so nothing read them.
+    if let (ActKind::Identity, Some(next)) = (act, lowered.thunks.get(t + 1)) {
+        let in_place = match next.thunk {
+            Thunk::Activation { src, dst, len, act } if src == c && dst == c && len == m * n => Some(act),
+            Thunk::ActivationInPlace { data, len, act } if data == c && len == m * n => Some(act),
+            _ => None,
+        };
+        if let Some(next_act) = in_place {
+            act = next_act;
+            let next_comment = lowered.thunks.remove(t + 1).comment;
+            let lt = &mut lowered.thunks[t];
+            lt.comment = format!("{} + {}", lt.comment, next_comment);
         }
     }
     lowered.thunks[t].thunk = Thunk::PackedGemm { a, w, bias, c, m, k, n, act };

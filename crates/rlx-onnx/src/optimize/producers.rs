@@ -3,9 +3,9 @@
 //! - **bias**: an `Sgemm` followed by the flat-form `Add` of a row bias of
 //!   `n` elements to its result, when nothing else reads the product,
 //!   becomes a `FusedMmBiasAct` (ONNX `MatMul` + `Add`);
-//! - **activation**: `FusedMmBiasAct` (identity) followed by an
-//!   `Activation` of its result, when nothing else reads that result,
-//!   becomes one `FusedMmBiasAct` with the activation;
+//! - **activation**: `FusedMmBiasAct` or `Conv2D` (identity) followed by
+//!   an `Activation` of its result, when nothing else reads that result,
+//!   becomes one `FusedMmBiasAct` / `Conv2D` with the activation;
 //! - **residual + LayerNorm**: the `Add` of two full-length tensors
 //!   followed by a `LayerNorm` (with a shift) of the sum, when nothing else
 //!   reads the sum, becomes one `FusedResidualLN`.
@@ -29,8 +29,13 @@ pub(super) fn fuse_into_producers(lowered: &mut Lowered) {
     for (t, mut lt) in std::mem::take(&mut lowered.thunks).into_iter().enumerate() {
         lt.thunk = remap(lt.thunk, &alias);
         if let (Thunk::Activation { src, dst, act, .. }, Some(prev)) = (&lt.thunk, kept.last_mut()) {
-            if let Thunk::FusedMmBiasAct { c, act: prev_act @ ActKind::Identity, .. } = &mut prev.thunk {
-                if *c == *src && mergeable(&lowered.storages, &live, t, *src, *dst) {
+            let produced = match &mut prev.thunk {
+                Thunk::FusedMmBiasAct { c, act: prev_act @ ActKind::Identity, .. } => Some((*c, prev_act)),
+                Thunk::Conv2D { out, act: prev_act @ ActKind::Identity, .. } => Some((*out, prev_act)),
+                _ => None,
+            };
+            if let Some((c, prev_act)) = produced {
+                if c == *src && mergeable(&lowered.storages, &live, t, *src, *dst) {
                     *prev_act = *act;
                     prev.comment = format!("{} + {}", prev.comment, lt.comment);
                     merge(lowered, &mut alias, &mut live, *src, *dst);

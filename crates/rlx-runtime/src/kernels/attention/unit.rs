@@ -111,11 +111,6 @@ pub(super) unsafe fn run_unit(p: &Ptrs, s: &AttentionShape, sc: &AttentionScores
             unsafe {
                 pack_transposed_f32(o.k, o.k_rs, s.head_dim, kv, k_packed);
                 packed_gemm_strided_f32(o.q, o.q_rs, k_packed, scores, kv, (seq, s.head_dim, kv));
-                // One rounded product by the scale after the sum, as
-                // BLAS's `alpha` does.
-                for x in std::slice::from_raw_parts_mut(scores, seq * kv) {
-                    *x *= sc.scale;
-                }
             }
         }
     }
@@ -124,26 +119,39 @@ pub(super) unsafe fn run_unit(p: &Ptrs, s: &AttentionShape, sc: &AttentionScores
     // reference to it exists while the slice lives.
     let sm = unsafe { std::slice::from_raw_parts_mut(scores, seq * kv) };
 
-    // 2. softcap, on the raw scores (see the module docs).
-    if sc.softcap > 0.0 {
-        for x in sm.iter_mut() {
-            *x = sc.softcap * (*x / sc.softcap).tanh();
-        }
-    }
-
-    // 3. the mask.
-    // SAFETY: `sm` is this unit's own score matrix; the caller guarantees the
-    // mask extent documented on `attention_f32` for the kinds that read it,
-    // which is what `apply_mask` requires.
-    unsafe { apply_mask(sm, p.mask, s, sc, b, h) };
-
-    // 4. softmax, row by row, in place.
+    // 2-4, one score row at a time while it is in L1 (each step is per
+    // element, so the order of rows changes nothing).
     let softmax = row_kernel();
-    for i in 0..seq {
-        let row = sm[i * kv..].as_mut_ptr();
-        // SAFETY: one row of `kv` inside the slice; the kernel accepts an
-        // exact alias and goes through the raw pointer only.
-        unsafe { softmax(row, row, kv) };
+    for (i, row) in sm.chunks_exact_mut(kv).enumerate() {
+        if path == AttentionPath::Gemm {
+            // One rounded product by the scale after the sum, as BLAS's
+            // `alpha` does (the direct path scaled each dot product).
+            for x in row.iter_mut() {
+                *x *= sc.scale;
+            }
+        }
+        // 2. softcap, on the raw scores (see the module docs).
+        if sc.softcap > 0.0 {
+            for x in row.iter_mut() {
+                *x = sc.softcap * (*x / sc.softcap).tanh();
+            }
+        }
+        // 3. the mask.
+        // SAFETY: the caller guarantees the mask extent documented on
+        // `attention_f32` for the kinds that read it.
+        unsafe { mask_row(row, i, p.mask, s, sc, b, h) };
+        // 4. softmax, in place.
+        // SAFETY: one row of `kv`; the kernel accepts an exact alias and
+        // goes through the raw pointer only.
+        unsafe { softmax(row.as_mut_ptr(), row.as_mut_ptr(), kv) };
+        if path == AttentionPath::Gemm {
+            for x in row.iter_mut() {
+                // NaN is zeroed too: the direct path's `p > skip` skips it.
+                if x.is_nan() || *x <= sc.score_skip {
+                    *x = 0.0;
+                }
+            }
+        }
     }
 
     // 5. out = P V, skipping p <= score_skip.
@@ -165,12 +173,6 @@ pub(super) unsafe fn run_unit(p: &Ptrs, s: &AttentionShape, sc: &AttentionScores
             }
         }
         AttentionPath::Gemm => {
-            for x in sm.iter_mut() {
-                // NaN is zeroed too: the direct path's `p > skip` skips it.
-                if x.is_nan() || *x <= sc.score_skip {
-                    *x = 0.0;
-                }
-            }
             // SAFETY: P is `seq x kv` dense, V is `kv x dv` with stride
             // `v_rs`, packed into this unit's scratch; the output head is
             // `seq x dv` with stride `out_rs` and overlaps neither.
@@ -182,31 +184,37 @@ pub(super) unsafe fn run_unit(p: &Ptrs, s: &AttentionShape, sc: &AttentionScores
     }
 }
 
-/// Applies the mask kind to one unit's `seq x kv_seq` scores.
+/// Applies the mask kind to row `i` of one unit's `seq x kv_seq` scores.
 ///
 /// # Safety
 ///
 /// For `Custom` and `Bias`, `mask` must be valid for the extent documented
 /// on [`super::attention_f32`].
-unsafe fn apply_mask(sm: &mut [f32], mask: *const f32, s: &AttentionShape, sc: &AttentionScores, b: usize, h: usize) {
+unsafe fn mask_row(
+    row: &mut [f32],
+    i: usize,
+    mask: *const f32,
+    s: &AttentionShape,
+    sc: &AttentionScores,
+    b: usize,
+    h: usize,
+) {
     let (seq, kv) = (s.seq, s.kv_seq);
     match sc.mask_kind {
         MaskKind::None => {}
         MaskKind::Custom => {
             // SAFETY: batch `b`'s row of `kv` key flags.
             let keep = unsafe { std::slice::from_raw_parts(mask.add(b * kv), kv) };
-            for row in sm.chunks_exact_mut(kv.max(1)) {
-                for (x, &m) in row.iter_mut().zip(keep) {
-                    if m < sc.mask_threshold {
-                        *x = sc.mask_neg_inf;
-                    }
+            for (x, &m) in row.iter_mut().zip(keep) {
+                if m < sc.mask_threshold {
+                    *x = sc.mask_neg_inf;
                 }
             }
         }
         MaskKind::Bias => {
-            // SAFETY: head `(b, h)`'s `seq x kv` bias block.
-            let bias = unsafe { std::slice::from_raw_parts(mask.add((b * s.heads + h) * seq * kv), seq * kv) };
-            for (x, &m) in sm.iter_mut().zip(bias) {
+            // SAFETY: row `i` of head `(b, h)`'s `seq x kv` bias block.
+            let bias = unsafe { std::slice::from_raw_parts(mask.add(((b * s.heads + h) * seq + i) * kv), kv) };
+            for (x, &m) in row.iter_mut().zip(bias) {
                 *x += m;
             }
         }
@@ -215,12 +223,10 @@ unsafe fn apply_mask(sm: &mut [f32], mask: *const f32, s: &AttentionShape, sc: &
                 MaskKind::SlidingWindow(w) => Some(w),
                 _ => None,
             };
-            for (i, row) in sm.chunks_exact_mut(kv.max(1)).enumerate() {
-                let (lo, hi) = visible_keys(i, seq, kv, window);
-                for (j, x) in row.iter_mut().enumerate() {
-                    if j < lo || j >= hi {
-                        *x = f32::NEG_INFINITY;
-                    }
+            let (lo, hi) = visible_keys(i, seq, kv, window);
+            for (j, x) in row.iter_mut().enumerate() {
+                if j < lo || j >= hi {
+                    *x = f32::NEG_INFINITY;
                 }
             }
         }

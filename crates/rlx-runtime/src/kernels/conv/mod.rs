@@ -6,34 +6,39 @@
 //! leading padding is `ph`/`pw`; trailing padding is whatever `h_out` /
 //! `w_out` imply).
 //!
-//! Three paths, chosen at gen time by [`conv2d_path`]:
-//! - `Im2colGemm`: per image and group, the input patches are unfolded
-//!   into a `[(c_in/groups)*kh*kw, h_out*w_out]` matrix in scratch,
-//!   written in the tiled GEMM's panel layout, then one product of the
-//!   group's weights by it (`kernels::gemm::tiled`: the weights are the left
-//!   operand, read in place; each output starts from its channel's bias and
-//!   takes one fused multiply-add per patch element in order);
-//! - `Pointwise`: a 1x1, stride-1, unpadded convolution is already a GEMM
-//!   on the input: no unfolding, only the input packed into panels in
-//!   scratch;
-//! - `Depthwise` (`groups == c_in == c_out`): direct per-plane FMAs, each
-//!   output accumulating its window in `(ki, kj)` order.
-//!
-//! The SIMD work is in the tiled GEMM's microkernels and in the shared
-//! `axpy` (`kernels::attention`), so this family has no per-ISA files.
+//! Four paths, chosen at gen time by [`conv2d_path`] (details in
+//! `docs/kernels/conv.md`). Three are one product per image and group of
+//! the group's weights (the left operand, read in place) by the patch
+//! matrix, which is never stored: the tiled GEMM asks for each pass's
+//! slice (`kernels::gemm::tiled::run_produced`) and each output starts
+//! from its channel's bias and takes one fused multiply-add per patch
+//! element in order, the same bits on every path:
+//! - `PhaseGemm`: the input split once into phase planes in scratch, the
+//!   product run on a grid slightly wider than the output, each slice a
+//!   stream of 64-byte copies (`phases`);
+//! - `Im2colGemm`: each slice unfolded from the input (`im2col`), for
+//!   outputs too narrow for the grid;
+//! - `Pointwise`: a 1x1, stride-1, unpadded convolution, whose input is
+//!   the grid's one plane per channel;
+//! - `Depthwise` (`groups == c_in == c_out`): direct, per-ISA
+//!   (`depthwise`).
 
 mod depthwise;
 mod im2col;
+mod phases;
 
 #[cfg(test)]
 mod tests;
 
 use std::ops::Range;
 
-use crate::kernels::gemm::{pack_rows_f32, packed_gemm_row_bias_f32};
+use rlx_core::ActKind;
+
+use crate::kernels::gemm::packed_gemm_row_bias_produced_f32;
+use phases::Planes;
 
 pub use rlx_core::plan::{conv2d_path, conv2d_scratch_bytes};
-pub use rlx_core::shapes::{Conv2dShape, ConvPath};
+pub use rlx_core::shapes::{Conv2dShape, ConvGrid, ConvPath};
 
 /// The outputs `o < out_len` whose input index `o * stride + offset` falls
 /// inside `[0, in_len)`: always one contiguous range (empty possibly).
@@ -67,8 +72,10 @@ impl<T> SendPtr<T> {
 
 /// The convolution of the module docs, on `path` (from [`conv2d_path`]).
 ///
-/// `par` (the caller's `rlx_core::plan::parallel(n * c_out * h_out *
-/// w_out)`) parallelises the unfolding and the product's tiles, or the
+/// `act` is applied to every output after its bias, through the
+/// activation family's kernel, so the result has the bits of a separate
+/// `Activation`. `par` (the caller's `rlx_core::plan::conv2d_parallel`)
+/// parallelises the phase planes and the product's tasks, or the
 /// depthwise planes; results are bit-identical either way.
 ///
 /// # Safety
@@ -88,6 +95,7 @@ pub unsafe fn conv2d_f32(
     out: *mut f32,
     s: &Conv2dShape,
     path: ConvPath,
+    act: ActKind,
     scratch: *mut f32,
     par: bool,
 ) {
@@ -96,36 +104,121 @@ pub unsafe fn conv2d_f32(
     }
     match path {
         // SAFETY: forwarded contract.
-        ConvPath::Depthwise => unsafe { depthwise::depthwise(x, w, bias, out, s, par) },
-        ConvPath::Pointwise | ConvPath::Im2colGemm => {
-            let (k, p) = (s.patch_len(), s.out_plane());
-            let in_plane = s.h * s.w_in;
-            for b in 0..s.n {
-                for g in 0..s.groups {
-                    // SAFETY: image `b`, group `g`: its input channels,
-                    // weights rows and output channels lie inside the
-                    // extents; the patch matrix fills the scratch.
-                    unsafe {
-                        let x_g = x.add((b * s.c_in + g * s.c_in_g()) * in_plane);
-                        if path == ConvPath::Pointwise {
-                            pack_rows_f32(x_g, p, k, p, scratch, par);
-                        } else {
-                            im2col::im2col(x_g, s, scratch, par);
-                        }
-                        let bias_g = (!bias.is_null()).then(|| bias.add(g * s.c_out_g()));
-                        packed_gemm_row_bias_f32(
-                            w.add(g * s.c_out_g() * k),
-                            k,
-                            scratch,
-                            bias_g,
-                            out.add((b * s.c_out + g * s.c_out_g()) * p),
-                            p,
-                            (s.c_out_g(), k, p),
-                            par,
-                        );
+        ConvPath::Depthwise => unsafe { depthwise::depthwise(x, w, bias, out, s, act, par) },
+        ConvPath::PhaseGemm | ConvPath::Pointwise | ConvPath::Im2colGemm => {
+            // SAFETY: forwarded contract.
+            unsafe { gemm_path(x, w, bias, out, s, path, act, scratch, par) }
+        }
+    }
+}
+
+/// The product paths of [`conv2d_f32`]: per image and group, the input
+/// split into phase planes in scratch (`PhaseGemm`; `Pointwise` reads it in
+/// place), one product whose passes slice them (or unfold the input:
+/// `Im2colGemm`), and, when the grid is wider than the output, its rows
+/// squeezed into `out`.
+///
+/// # Safety
+///
+/// As [`conv2d_f32`], `path` one of the three.
+unsafe fn gemm_path(
+    x: *const f32,
+    w: *const f32,
+    bias: *const f32,
+    out: *mut f32,
+    s: &Conv2dShape,
+    path: ConvPath,
+    act: ActKind,
+    scratch: *mut f32,
+    par: bool,
+) {
+    let grid = match path {
+        ConvPath::PhaseGemm => s.grid().expect("the validator bounds a convolution's grid"),
+        // The output itself: no dropped columns.
+        _ => ConvGrid { pitch: s.w_out, cols: s.out_plane(), plane_len: s.h * s.w_in, phases: 1 },
+    };
+    let (k, p) = (s.patch_len(), s.out_plane());
+    let in_plane = s.h * s.w_in;
+    let planes_len = if path == ConvPath::PhaseGemm { s.c_in_g() * grid.phases * grid.plane_len } else { 0 };
+    // The product goes straight to `out` when the grid is the output,
+    // else to scratch after the planes.
+    let squeeze = grid.pitch != s.w_out;
+    for b in 0..s.n {
+        for g in 0..s.groups {
+            // Image `b`, group `g`: its input channels, weights rows and
+            // output channels lie inside the extents.
+            let x_g = x.wrapping_add((b * s.c_in + g * s.c_in_g()) * in_plane);
+            let bias_g = (!bias.is_null()).then(|| bias.wrapping_add(g * s.c_out_g()));
+            let w_g = w.wrapping_add(g * s.c_out_g() * k);
+            let out_g = out.wrapping_add((b * s.c_out + g * s.c_out_g()) * p);
+            let planes = match path {
+                ConvPath::PhaseGemm => {
+                    // SAFETY: the group's channels; the planes fill the front
+                    // of the scratch.
+                    unsafe { phases::build_phases(x_g, s, &grid, scratch, par) };
+                    Planes::phases(scratch, &grid)
+                }
+                _ => Planes::input(x_g, s),
+            };
+            let x_g = SendPtr(x_g.cast_mut());
+            let produce = |p0: usize, kc: usize, cols: Range<usize>, dst: *mut f32| {
+                // SAFETY: the planes (or the input) are complete and
+                // unchanged during the product; the product asks for rows
+                // and columns inside it.
+                unsafe {
+                    if path == ConvPath::Im2colGemm {
+                        im2col::unfold_pass(x_g.get(), s, p0, kc, cols, dst)
+                    } else {
+                        planes.produce(s, p0, kc, cols, dst)
                     }
                 }
+            };
+            let (c, ldc) = if squeeze { (scratch.wrapping_add(planes_len), grid.cols) } else { (out_g, p) };
+            // SAFETY: weights and bias of the group; `c` holds
+            // `c_out / groups` rows of `ldc` (the output, or the scratch
+            // after the planes).
+            unsafe {
+                packed_gemm_row_bias_produced_f32(
+                    w_g,
+                    k,
+                    &produce,
+                    bias_g,
+                    c,
+                    ldc,
+                    (s.c_out_g(), k, grid.cols),
+                    act,
+                    par,
+                )
+            };
+            if squeeze {
+                // SAFETY: the grid product just written, and the group's
+                // output channels.
+                unsafe { squeeze_grid(c, out_g, s, grid.pitch, par) };
             }
         }
+    }
+}
+
+/// Copies the first `w_out` columns of each grid row of `c_out / groups`
+/// channels (`h_out * pitch` values each) to `out`.
+///
+/// # Safety
+///
+/// `grid` valid for the channels' grid values, `out` for their outputs,
+/// not overlapping.
+unsafe fn squeeze_grid(grid: *const f32, out: *mut f32, s: &Conv2dShape, pitch: usize, par: bool) {
+    let (grid, out) = (SendPtr(grid.cast_mut()), SendPtr(out));
+    let rows = s.c_out_g() * s.h_out;
+    let run = |first: usize, count: usize| {
+        for r in first..first + count {
+            // SAFETY: grid row `r` and output row `r`, inside the caller's
+            // extents; each written by this iteration only.
+            unsafe { std::ptr::copy_nonoverlapping(grid.get().add(r * pitch), out.get().add(r * s.w_out), s.w_out) };
+        }
+    };
+    if par {
+        crate::threads::par_for(rows, crate::kernels::reduce::units_per_chunk(s.w_out), &run);
+    } else {
+        run(0, rows);
     }
 }

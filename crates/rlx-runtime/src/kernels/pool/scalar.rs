@@ -20,9 +20,14 @@ fn padded_taps(o: usize, stride: usize, kernel: usize, pad: usize, in_len: usize
     (in_len + 2 * pad).saturating_sub(o * stride).min(kernel)
 }
 
+/// Window columns a stack table holds; wider windows compute each range.
+const MAX_TABLE_KW: usize = 32;
+
 /// Pools one plane into `dst`, one output row at a time: the row is the
 /// accumulator; each real window row and column offset `(ki, kj)` updates
-/// the contiguous run of outputs it touches.
+/// the contiguous run of outputs it touches (strided inputs at `sw > 1`).
+/// A plane with one output (a global pooling) is one pass over its window.
+/// Both take the real elements of each window in `(ki, kj)` order.
 ///
 /// # Safety
 ///
@@ -38,52 +43,95 @@ pub(crate) unsafe fn pool_plane(
 ) {
     // SAFETY: the caller's output plane; no other reference to it.
     let dst = unsafe { std::slice::from_raw_parts_mut(dst, s.h_out * s.w_out) };
+    let init = match kind {
+        PoolKind::Max => f32::NEG_INFINITY,
+        PoolKind::Mean => 0.0,
+    };
+    if s.h_out == 1 && s.w_out == 1 {
+        let rows = real_taps(0, s.sh, s.kh, s.ph, s.h);
+        let cols = real_taps(0, s.sw, s.kw, s.pw, s.w);
+        let mut acc = init;
+        for ki in rows.clone() {
+            let start = (ki - s.ph) * s.w + cols.start - s.pw;
+            // SAFETY: the window's real elements of input row `ki - ph`.
+            let xs = unsafe { std::slice::from_raw_parts(src.add(start), cols.len()) };
+            acc = match kind {
+                PoolKind::Max => xs.iter().fold(acc, |a, &x| max_nan(a, x)),
+                PoolKind::Mean => xs.iter().fold(acc, |a, &x| a + x),
+            };
+        }
+        dst[0] = acc;
+        if kind == PoolKind::Mean {
+            finish_mean_row(&mut dst[..1], 0, s, rows.len(), count_include_pad);
+        }
+        return;
+    }
+    // The outputs each window column touches depend only on `kj`.
+    let mut table = [(0usize, 0usize); MAX_TABLE_KW];
+    let tabled = s.kw <= MAX_TABLE_KW;
+    if tabled {
+        for (kj, r) in table[..s.kw].iter_mut().enumerate() {
+            let v = valid_outputs(s.w_out, s.sw, kj as isize - s.pw as isize, s.w);
+            *r = (v.start, v.end);
+        }
+    }
+    let cols_of = |kj: usize| {
+        if tabled {
+            table[kj].0..table[kj].1
+        } else {
+            valid_outputs(s.w_out, s.sw, kj as isize - s.pw as isize, s.w)
+        }
+    };
     for (ho, acc) in dst.chunks_exact_mut(s.w_out).enumerate() {
-        acc.fill(match kind {
-            PoolKind::Max => f32::NEG_INFINITY,
-            PoolKind::Mean => 0.0,
-        });
+        acc.fill(init);
         let rows = real_taps(ho, s.sh, s.kh, s.ph, s.h);
         for ki in rows.clone() {
             let hi = ho * s.sh + ki - s.ph;
             let in_row = src.wrapping_add(hi * s.w);
             for kj in 0..s.kw {
-                let off = kj as isize - s.pw as isize;
-                let cols = valid_outputs(s.w_out, s.sw, off, s.w);
-                // Input index of output column 0; only `cols` are read.
-                let base = in_row.wrapping_offset(off);
+                let cols = cols_of(kj);
+                if cols.is_empty() {
+                    continue;
+                }
                 let out = &mut acc[cols.clone()];
-                if s.sw == 1 {
-                    // SAFETY: columns `cols` map inside input row `hi`.
-                    let xs = unsafe { std::slice::from_raw_parts(base.wrapping_add(cols.start), cols.len()) };
-                    match kind {
-                        PoolKind::Max => out.iter_mut().zip(xs).for_each(|(a, &x)| *a = max_nan(*a, x)),
-                        PoolKind::Mean => out.iter_mut().zip(xs).for_each(|(a, &x)| *a += x),
-                    }
+                let xs: &[f32] = if s.sw == 1 {
+                    // SAFETY: columns `cols` of input row `hi`, shifted by
+                    // `kj - pw`, map inside the row.
+                    unsafe { std::slice::from_raw_parts(in_row.add(cols.start + kj - s.pw), cols.len()) }
                 } else {
                     for (a, wo) in out.iter_mut().zip(cols.clone()) {
-                        // SAFETY: as above, strided.
-                        let x = unsafe { *base.wrapping_add(wo * s.sw) };
-                        match kind {
-                            PoolKind::Max => *a = max_nan(*a, x),
-                            PoolKind::Mean => *a += x,
-                        }
+                        // SAFETY: column `wo * sw + kj - pw` of row `hi`, inside.
+                        let x = unsafe { *in_row.add(wo * s.sw + kj - s.pw) };
+                        *a = match kind {
+                            PoolKind::Max => max_nan(*a, x),
+                            PoolKind::Mean => *a + x,
+                        };
                     }
+                    continue;
+                };
+                match kind {
+                    PoolKind::Max => out.iter_mut().zip(xs).for_each(|(a, &x)| *a = max_nan(*a, x)),
+                    PoolKind::Mean => out.iter_mut().zip(xs).for_each(|(a, &x)| *a += x),
                 }
             }
         }
         if kind == PoolKind::Mean {
-            let rows_counted = if count_include_pad { padded_taps(ho, s.sh, s.kh, s.ph, s.h) } else { rows.len() };
-            for (wo, a) in acc.iter_mut().enumerate() {
-                let cols_counted = if count_include_pad {
-                    padded_taps(wo, s.sw, s.kw, s.pw, s.w)
-                } else {
-                    real_taps(wo, s.sw, s.kw, s.pw, s.w).len()
-                };
-                let count = rows_counted * cols_counted;
-                *a = if count > 0 { *a / count as f32 } else { 0.0 };
-            }
+            finish_mean_row(acc, ho, s, rows.len(), count_include_pad);
         }
+    }
+}
+
+/// Divides a mean row's sums by their counts.
+fn finish_mean_row(acc: &mut [f32], ho: usize, s: &Pool2dShape, real_rows: usize, count_include_pad: bool) {
+    let rows_counted = if count_include_pad { padded_taps(ho, s.sh, s.kh, s.ph, s.h) } else { real_rows };
+    for (wo, a) in acc.iter_mut().enumerate() {
+        let cols_counted = if count_include_pad {
+            padded_taps(wo, s.sw, s.kw, s.pw, s.w)
+        } else {
+            real_taps(wo, s.sw, s.kw, s.pw, s.w).len()
+        };
+        let count = rows_counted * cols_counted;
+        *a = if count > 0 { *a / count as f32 } else { 0.0 };
     }
 }
 

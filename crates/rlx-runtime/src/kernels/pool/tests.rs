@@ -228,3 +228,51 @@ proptest! {
         check(&x, &s, "prop");
     }
 }
+
+#[test]
+fn global_windows_wide_windows_and_strides_match_naive() {
+    let mut rng = StdRng::seed_from_u64(93);
+    let shapes = [
+        // Global pooling (one window per plane), with and without padding.
+        pool_shape(1, 3, (7, 7), (7, 7), (1, 1), (0, 0), false),
+        pool_shape(2, 2, (5, 6), (6, 7), (1, 1), (1, 1), false),
+        // A window wider than the column table (40 > 32).
+        pool_shape(1, 2, (3, 50), (2, 40), (1, 5), (0, 3), true),
+        // Strides 2 and 3 on the deinterleaved path, and a row too long for
+        // it (2049 columns at stride 2).
+        pool_shape(1, 2, (9, 112), (3, 3), (2, 2), (1, 1), false),
+        pool_shape(1, 1, (8, 31), (3, 4), (2, 3), (1, 2), true),
+        pool_shape(1, 1, (3, 2049), (2, 3), (2, 2), (0, 1), false),
+    ];
+    for s in shapes {
+        let x = random(&mut rng, s.n * s.c * s.h * s.w);
+        check(&x, &s, "global/wide/strided");
+    }
+}
+
+/// Timing of the models' poolings (`cargo test --release -p rlx-runtime
+/// pooling_timing -- --ignored --nocapture`); prints only.
+#[test]
+#[ignore]
+fn pooling_timing() {
+    let shapes = [
+        ("LeNet max 2x2/2 6x28x28", pool_shape(1, 6, (28, 28), (2, 2), (2, 2), (0, 0), false)),
+        ("ResNet max 3x3/2 64x112x112", pool_shape(1, 64, (112, 112), (3, 3), (2, 2), (1, 1), false)),
+        ("global mean 1280x7x7", pool_shape(1, 1280, (7, 7), (7, 7), (1, 1), (0, 0), false)),
+    ];
+    let mut rng = StdRng::seed_from_u64(5);
+    for (name, s) in shapes {
+        let x = random(&mut rng, s.n * s.c * s.h * s.w);
+        let mut out = vec![0.0f32; s.n * s.c * s.h_out * s.w_out];
+        let kind = if name.contains("mean") { PoolKind::Mean } else { PoolKind::Max };
+        let mut best = f64::MAX;
+        for _ in 0..50 {
+            let t = std::time::Instant::now();
+            // SAFETY: buffers sized for the shape.
+            unsafe { pool2d_f32(x.as_ptr(), out.as_mut_ptr(), &s, kind, false, false) };
+            best = best.min(t.elapsed().as_secs_f64());
+            std::hint::black_box(&out);
+        }
+        println!("{name:30} {:8.2} us", best * 1e6);
+    }
+}

@@ -1,6 +1,6 @@
 //! NCHW convolution and pooling, with the output-size rules.
 
-use super::{product, Rules};
+use super::Rules;
 use crate::ops::ReduceOp;
 use crate::thunk::Thunk;
 use crate::validate::access::F32;
@@ -104,6 +104,7 @@ pub(super) fn conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
         dh,
         dw,
         groups,
+        act: _,
     } = t
     else {
         unreachable!("conv2d called on {:?}", t.kind())
@@ -120,11 +121,32 @@ pub(super) fn conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.read("w", w, F32, &[*c_out, c_per_group, *kh, *kw], "c_out*(c_in/groups)*kh*kw");
     r.read_opt("bias", bias, F32, &[*c_out], "c_out");
     r.write("out", out, F32, &[*n, *c_out, *h_out, *w_out], "n*c_out*h_out*w_out");
-    // The packed patches of one group of one image (columns rounded up to
-    // a panel of 16).
-    let padded_plane = h_out.checked_mul(*w_out).and_then(|p| p.div_ceil(16).checked_mul(16));
-    let bytes = padded_plane.and_then(|p| product(&[c_per_group, *kh, *kw, p, 4]));
-    r.scratch("h_out", bytes, "(c_in/groups)*kh*kw*ceil(h_out*w_out/16)*16*4");
+    // One group's phase planes and grid product (`plan::conv2d_scratch_bytes`).
+    let shape = rlx_core::shapes::Conv2dShape {
+        n: *n,
+        c_in: *c_in,
+        h: *h,
+        w_in: *w_in,
+        c_out: *c_out,
+        h_out: *h_out,
+        w_out: *w_out,
+        kh: *kh,
+        kw: *kw,
+        sh: *sh,
+        sw: *sw,
+        ph: *ph,
+        pw: *pw,
+        dh: *dh,
+        dw: *dw,
+        groups: *groups,
+    };
+    let path = rlx_core::plan::conv2d_path(&shape);
+    let bytes = rlx_core::plan::conv2d_scratch_bytes_checked(&shape, path);
+    r.scratch(
+        "h_out",
+        bytes,
+        "(c_in/groups)*sh*sw*(h_out+(kh-1)*dh/sh+1)*pitch*4 (+ c_out/groups*h_out*pitch*4), pitch = w_out+(kw-1)*dw/sw",
+    );
 }
 
 pub(super) fn pool2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {

@@ -175,7 +175,7 @@ fn attention_extents_follow_the_layout() {
 #[test]
 fn convolution_and_pooling_shapes() {
     let conv = |fields: &str| {
-        format!("Conv2D {{ x: a, w: b, bias: none, out: c, n: 1, c_in: 2, h: 4, w_in: 4, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, {fields} }}")
+        format!("Conv2D {{ x: a, w: b, bias: none, out: c, n: 1, c_in: 2, h: 4, w_in: 4, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, act: identity, {fields} }}")
     };
     clean(&conv("c_out: 2, h_out: 4, w_out: 4, ph: 1, pw: 1, groups: 2"));
     // Ceil mode: windows start at 0, 2, 4 of a padded 5.

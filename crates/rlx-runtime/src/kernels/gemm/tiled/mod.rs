@@ -33,6 +33,7 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use rlx_core::pack::PANEL;
@@ -262,6 +263,31 @@ pub unsafe fn packed_gemm_row_bias_f32(
     unsafe { run(kernel(), &g, par) }
 }
 
+/// [`packed_gemm_row_bias_f32`], then `act` (as [`packed_gemm_f32`]'s), with `B` stored nowhere: `produce` writes
+/// each pass's slice just before the microkernels read it (see
+/// [`run_produced`]). Same bits.
+///
+/// # Safety
+///
+/// As [`packed_gemm_row_bias_f32`] without the rule for `b`, and
+/// [`run_produced`]'s contract for `produce`.
+pub(crate) unsafe fn packed_gemm_row_bias_produced_f32(
+    a: *const f32,
+    lda: usize,
+    produce: Producer<'_>,
+    bias: Option<*const f32>,
+    c: *mut f32,
+    ldc: usize,
+    (m, k, n): (usize, usize, usize),
+    act: ActKind,
+    par: bool,
+) {
+    let bias = bias.map_or(Bias::None, Bias::Rows);
+    let g = Gemm { m, k, n, a, lda, b: std::ptr::null(), c, ldc, bias, act };
+    // SAFETY: forwarded contract.
+    unsafe { run_produced(kernel(), &g, produce, par) }
+}
+
 /// `c[m,n] (stride ldc) = a[m,k] (stride lda) @ B` with `B` packed at `b`,
 /// on the calling thread (attention runs one head per thread).
 ///
@@ -334,9 +360,13 @@ pub(crate) unsafe fn run(kernel: &Kernel, g: &Gemm, par: bool) {
     let work = |first: usize, count: usize| {
         for task in first..first + count {
             let (pg, rg) = (task / row_tasks, task % row_tasks);
+            let i_start = rg * TASK_ROWS * mr;
+            let j_start = pg * TASK_PANELS * PANEL;
+            let rows = i_start..(i_start + TASK_ROWS * mr).min(g.m);
+            let cols = j_start..(j_start + TASK_PANELS * PANEL).min(g.n);
             // SAFETY: the task's tiles lie inside `g`'s extents, and
             // different tasks write disjoint tiles of `c`.
-            unsafe { run_task(kernel, g, mr, rg * TASK_ROWS * mr, pg * TASK_PANELS * PANEL) }
+            unsafe { run_task(kernel, g, mr, rows, cols, None) }
         }
     };
     if par {
@@ -346,26 +376,98 @@ pub(crate) unsafe fn run(kernel: &Kernel, g: &Gemm, par: bool) {
     }
 }
 
-/// The tiles (strips of `mr <= kernel.mr` rows) of the task whose first
-/// row is `i_start` and first column `j_start`: every `k` pass, then the
-/// activation.
+/// Writes the slice of `B` a pass reads: rows `p0..p0 + kc` of the
+/// panels covering columns `cols` (`cols.start` a multiple of [`PANEL`]),
+/// to `dst` in the panel layout of a `kc`-row matrix (panel `q` of the
+/// range at `dst + q * kc * PANEL`), every value of every panel written,
+/// columns past `cols.end` included (as anything finite: they are never
+/// stored). Calls for different tasks run at once.
+pub(crate) type Producer<'a> = &'a (dyn Fn(usize, usize, Range<usize>, *mut f32) + Sync);
+
+/// The values of one pass's slice of a produced `B`: 64 KiB, on the
+/// stack of the thread running the task.
+const LOCAL_B: usize = KC * TASK_PANELS * PANEL;
+
+/// Runs `g` whose `B` is not stored anywhere (`g.b` is unused): `produce`
+/// writes each pass's slice to a buffer on the task's stack right before
+/// the microkernels read it, so a convolution's patches go from its input
+/// to the registers through L1 instead of through a patch matrix in
+/// memory. A task is a group of [`TASK_PANELS`] panels by a group of row
+/// strips; rows are split only when there are too few column groups for
+/// the threads (each row group then produces its slices again, a copy
+/// that is small next to the product). Same bits as [`run`].
 ///
 /// # Safety
 ///
-/// As [`run`].
-unsafe fn run_task(kernel: &Kernel, g: &Gemm, mr: usize, i_start: usize, j_start: usize) {
-    let i_end = (i_start + TASK_ROWS * mr).min(g.m);
-    let j_end = (j_start + TASK_PANELS * PANEL).min(g.n);
+/// As [`run`] without the rule for `b`, and `produce` must write what
+/// [`Producer`] says, reading only memory nothing writes meanwhile.
+pub(crate) unsafe fn run_produced(kernel: &Kernel, g: &Gemm, produce: Producer<'_>, par: bool) {
+    if g.m == 0 || g.n == 0 {
+        return;
+    }
+    let strips = g.m.div_ceil(kernel.mr);
+    let mr = g.m.div_ceil(strips);
+    let col_tasks = g.n.div_ceil(PANEL).div_ceil(TASK_PANELS);
+    // At least four tasks per thread, so an uneven last column group
+    // (196 columns are 64 + 64 + 64 + 4) does not leave a thread idle.
+    let row_groups = if par { (4 * crate::threads::num_threads()).div_ceil(col_tasks).clamp(1, strips) } else { 1 };
+    let strips_per_task = strips.div_ceil(row_groups);
+    let row_tasks = strips.div_ceil(strips_per_task);
+    let work = |first: usize, count: usize| {
+        for task in first..first + count {
+            let (cg, rg) = (task / row_tasks, task % row_tasks);
+            let i_start = rg * strips_per_task * mr;
+            let j_start = cg * TASK_PANELS * PANEL;
+            let rows = i_start..(i_start + strips_per_task * mr).min(g.m);
+            let cols = j_start..(j_start + TASK_PANELS * PANEL).min(g.n);
+            // SAFETY: the task's tiles lie inside `g`'s extents; tasks
+            // write disjoint tiles of `c`.
+            unsafe { run_task(kernel, g, mr, rows, cols, Some(produce)) }
+        }
+    };
+    if par {
+        par_for(row_tasks * col_tasks, 1, &work);
+    } else {
+        work(0, row_tasks * col_tasks);
+    }
+}
+
+/// The tiles (strips of `mr <= kernel.mr` rows) of one task, rows `rows`
+/// by columns `cols`: every `k` pass (each slice of `B` produced first
+/// when `produce` is given), then the activation.
+///
+/// # Safety
+///
+/// As [`run`] / [`run_produced`].
+unsafe fn run_task(
+    kernel: &Kernel,
+    g: &Gemm,
+    mr: usize,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    produce: Option<Producer<'_>>,
+) {
+    let (i_start, i_end) = (rows.start, rows.end);
+    let (j_start, j_end) = (cols.start, cols.end);
+    // A produced `B`'s pass slice; written in full before each read.
+    let mut local = std::mem::MaybeUninit::<[f32; LOCAL_B]>::uninit();
     let mut p0 = 0;
     loop {
         let kc = KC.min(g.k - p0);
+        if let Some(produce) = produce {
+            produce(p0, kc, cols.clone(), local.as_mut_ptr().cast());
+        }
         // A GEMV-like strip over a task's full group of panels takes one
         // wide call instead of one call per panel.
         let wide = kernel.wide.filter(|&(rows, _)| mr <= rows && j_end - j_start == WIDE_PANELS * PANEL);
         let step = if wide.is_some() { WIDE_PANELS * PANEL } else { PANEL };
         for j0 in (j_start..j_end).step_by(step) {
-            // SAFETY: panel `j0 / PANEL`, rows `p0..p0 + kc`, inside `B`.
-            let b = unsafe { g.b.add(j0 * g.k + p0 * PANEL) };
+            let (b, panel_stride) = match produce {
+                // Panel `(j0 - j_start) / PANEL` of the pass slice.
+                Some(_) => (local.as_ptr().cast::<f32>().wrapping_add((j0 - j_start) * kc), kc * PANEL),
+                // SAFETY: panel `j0 / PANEL`, rows `p0..p0 + kc`, inside `B`.
+                None => (unsafe { g.b.add(j0 * g.k + p0 * PANEL) }, g.k * PANEL),
+            };
             for i0 in (i_start..i_end).step_by(mr) {
                 let init = match (p0, g.bias) {
                     (0, Bias::None) => Init::Zero,
@@ -382,7 +484,7 @@ unsafe fn run_task(kernel: &Kernel, g: &Gemm, mr: usize, i_start: usize, j_start
                     a: unsafe { g.a.add(i0 * g.lda + p0) },
                     lda: g.lda,
                     b,
-                    panel_stride: g.k * PANEL,
+                    panel_stride,
                     // SAFETY: row `i0`, column `j0` of `c`.
                     c: unsafe { g.c.add(i0 * g.ldc + j0) },
                     ldc: g.ldc,

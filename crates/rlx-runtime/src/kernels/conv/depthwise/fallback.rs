@@ -1,22 +1,27 @@
-//! Depthwise convolution (`groups == c_in == c_out`): one `kh x kw` filter
-//! per channel, applied directly.
+//! The depthwise path for shapes the banded kernel cannot stage on the
+//! stack (a filter of more than `MAX_TAPS` taps, or a window so dilated
+//! that one output row's phase planes overflow the budget): per plane and
+//! tap, one `axpy` over each output row segment.
 //!
-//! Each output plane starts at 0 and takes one fused multiply-add per
-//! window position in `(ki, kj)` order, a whole output row segment at a
-//! time through the shared `axpy` (strided inputs are first gathered into
-//! a stack buffer, so every position goes through the same fused `axpy`);
-//! then the bias is added.
+//! Each output plane starts at +0 and takes one fused multiply-add per tap
+//! in `(ki, kj)` order, then the bias: the banded kernel's function. A tap
+//! that falls in the padding multiplies a zero; with a finite weight that
+//! adds a signed zero to an accumulator that is never -0 (it starts at +0,
+//! and a fused multiply-add only returns -0 from -0 + -0), so it is
+//! skipped; a non-finite weight takes it through `axpy` on zeros, so even
+//! the NaNs are where the banded kernel puts them.
 
-use super::{valid_outputs, Conv2dShape, SendPtr};
+use super::super::{valid_outputs, Conv2dShape, SendPtr};
 use crate::kernels::attention::axpy_f32;
 
-/// Strided inputs gathered per `axpy`.
+/// Strided inputs gathered per `axpy`, and the zeros a non-finite weight
+/// multiplies in the padding.
 const GATHER: usize = 256;
 
 /// # Safety
 ///
-/// As [`super::conv2d_f32`] with `groups == c_in == c_out`.
-pub(super) unsafe fn depthwise(
+/// As [`super::depthwise`].
+pub(super) unsafe fn depthwise_rows(
     x: *const f32,
     w: *const f32,
     bias: *const f32,
@@ -39,9 +44,25 @@ pub(super) unsafe fn depthwise(
     }
 }
 
+/// `y[..len] = fma(wv, 0, y)` in `axpy` steps.
+///
 /// # Safety
 ///
-/// As [`depthwise`]; `plane < n * c_out`, written by this call only.
+/// `y` valid for reads and writes of `len` f32.
+unsafe fn axpy_zeros(wv: f32, y: *mut f32, len: usize) {
+    let zeros = [0.0f32; GATHER];
+    let mut i = 0;
+    while i < len {
+        let step = GATHER.min(len - i);
+        // SAFETY: `i + step <= len`; the zeros are a separate buffer.
+        unsafe { axpy_f32(wv, zeros.as_ptr(), y.add(i), step) };
+        i += step;
+    }
+}
+
+/// # Safety
+///
+/// As [`depthwise_rows`]; `plane < n * c_out`, written by this call only.
 unsafe fn one_plane(x: *const f32, w: *const f32, bias: *const f32, out: *mut f32, s: &Conv2dShape, plane: usize) {
     let c = plane % s.c_out;
     let in_plane = x.wrapping_add(plane * s.h * s.w_in);
@@ -56,16 +77,28 @@ unsafe fn one_plane(x: *const f32, w: *const f32, bias: *const f32, out: *mut f3
         for kj in 0..s.kw {
             let w_off = (kj * s.dw) as isize - s.pw as isize;
             let cols = valid_outputs(s.w_out, s.sw, w_off, s.w_in);
-            if cols.is_empty() {
-                continue;
-            }
             // SAFETY: filter `c`, position `(ki, kj)`.
             let wv = unsafe { *w.add((c * s.kh + ki) * s.kw + kj) };
-            for ho in rows.clone() {
+            let pad_taps = !wv.is_finite();
+            for ho in 0..s.h_out {
+                let out_row = dst[ho * s.w_out..].as_mut_ptr();
+                if !rows.contains(&ho) || cols.is_empty() {
+                    if pad_taps {
+                        // SAFETY: output row `ho` of this plane.
+                        unsafe { axpy_zeros(wv, out_row, s.w_out) };
+                    }
+                    continue;
+                }
+                if pad_taps {
+                    // SAFETY: the row's columns outside `cols`.
+                    unsafe {
+                        axpy_zeros(wv, out_row, cols.start);
+                        axpy_zeros(wv, out_row.add(cols.end), s.w_out - cols.end);
+                    }
+                }
                 let hi = (ho * s.sh) as isize + h_off;
                 // Input index of output column 0; only `cols` are read.
                 let base = in_plane.wrapping_offset(hi * s.w_in as isize + w_off);
-                let out_row = dst[ho * s.w_out..].as_mut_ptr();
                 if s.sw == 1 {
                     // SAFETY: columns `cols` map inside input row `hi`;
                     // the output row segment is inside this plane.
