@@ -4,7 +4,7 @@
 /// Arena bytes.
 pub const ARENA_BYTES: usize = 4992;
 /// Scratch bytes (aliasing temporaries, attention scores, im2col).
-pub const SCRATCH_BYTES: usize = 3008;
+pub const SCRATCH_BYTES: usize = 0;
 /// Bytes of the weights' data section.
 pub const WEIGHTS_BYTES: usize = 5608;
 
@@ -198,7 +198,7 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                 dw: 1,
                 groups: 1,
             },
-            ::rlx_runtime::kernels::conv::ConvPath::PhaseGemm,
+            ::rlx_runtime::kernels::conv::ConvPath::Depthwise,
             ::rlx_runtime::ActKind::Identity,
             s.cast::<f32>(),
             false,

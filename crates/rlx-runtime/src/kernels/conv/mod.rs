@@ -20,7 +20,8 @@
 //!   outputs too narrow for the grid;
 //! - `Pointwise`: a 1x1, stride-1, unpadded convolution, whose input is
 //!   the grid's one plane per channel;
-//! - `Depthwise` (`groups == c_in == c_out`): direct, per-ISA
+//! - `Depthwise` (`groups == c_in`, at most 8 filters per input channel):
+//!   direct, per-ISA
 //!   (`depthwise`).
 
 mod depthwise;

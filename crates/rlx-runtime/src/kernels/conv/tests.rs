@@ -125,7 +125,7 @@ impl Case {
         {
             paths.push(ConvPath::Pointwise);
         }
-        if s.groups == s.c_in && s.c_out == s.c_in {
+        if s.c_in > 0 && s.groups == s.c_in && s.c_out.is_multiple_of(s.c_in) {
             paths.push(ConvPath::Depthwise);
         }
         assert!(paths.contains(&conv2d_path(s)), "{what}: chosen path not applicable");
@@ -388,7 +388,9 @@ fn depthwise_reference(case: &Case) -> Vec<f32> {
                             let wi = (wo * s.sw + kj * s.dw) as isize - s.pw as isize;
                             let inside = hi >= 0 && wi >= 0 && hi < s.h as isize && wi < s.w_in as isize;
                             let xv = if inside {
-                                case.x[((b * s.c_in + c) * s.h + hi as usize) * s.w_in + wi as usize]
+                                // Input channel `c / m`, `m` filters per channel.
+                                let ci = c / (s.c_out / s.c_in);
+                                case.x[((b * s.c_in + ci) * s.h + hi as usize) * s.w_in + wi as usize]
                             } else {
                                 0.0
                             };
@@ -514,6 +516,29 @@ fn depthwise_bit_exact_on_model_shapes() {
         let s = shape(1, c, c, c, (hw, hw), (k, k), (st, st), (p, p), (p, p), (1, 1));
         check_depthwise(&Case::new(s, i % 2 == 0, 100 + i as u64), &format!("model shape {i}"));
     }
+}
+
+#[test]
+fn depthwise_with_a_channel_multiplier() {
+    // `groups == c_in`, `m` filters per input channel: output channel `c`
+    // reads input channel `c / m`. LeNet's first layer (1 -> 6) and a
+    // grouped 2 -> 6.
+    let shapes = [
+        shape(1, 1, 6, 1, (32, 32), (5, 5), (1, 1), (0, 0), (0, 0), (1, 1)),
+        shape(2, 2, 6, 2, (9, 11), (3, 3), (2, 1), (1, 1), (0, 1), (1, 1)),
+        shape(1, 3, 24, 3, (7, 7), (3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
+    ];
+    for (i, s) in shapes.into_iter().enumerate() {
+        assert_eq!(conv2d_path(&s), ConvPath::Depthwise, "{s:?}");
+        let case = Case::new(s, i != 1, 140 + i as u64);
+        check_depthwise(&case, &format!("multiplier {i}"));
+        // And against the exact result, as every path is.
+        case.check(&format!("multiplier {i}"));
+    }
+    // Nine filters per channel is past `DEPTHWISE_MAX_MULTIPLIER`: a product.
+    let wide = shape(1, 2, 18, 2, (7, 7), (3, 3), (1, 1), (1, 1), (1, 1), (1, 1));
+    assert_eq!(conv2d_path(&wide), ConvPath::PhaseGemm);
+    Case::new(wide, true, 150).check("multiplier 9");
 }
 
 #[test]

@@ -65,7 +65,7 @@ unsafe fn axpy_zeros(wv: f32, y: *mut f32, len: usize) {
 /// As [`depthwise_rows`]; `plane < n * c_out`, written by this call only.
 unsafe fn one_plane(x: *const f32, w: *const f32, bias: *const f32, out: *mut f32, s: &Conv2dShape, plane: usize) {
     let c = plane % s.c_out;
-    let in_plane = x.wrapping_add(plane * s.h * s.w_in);
+    let in_plane = x.wrapping_add(super::input_plane(s, plane) * s.h * s.w_in);
     let p = s.h_out * s.w_out;
     // SAFETY: this call's output plane; nothing else references it.
     let dst = unsafe { std::slice::from_raw_parts_mut(out.add(plane * p), p) };

@@ -1,5 +1,6 @@
-//! Depthwise convolution (`groups == c_in == c_out`): one `kh x kw` filter
-//! per channel, applied directly.
+//! Depthwise convolution (`groups == c_in`, `c_out` a multiple `m` of it):
+//! one `kh x kw` filter per output channel `c`, applied directly to input
+//! channel `c / m` ([`input_plane`]).
 //!
 //! Every output is `acc = +0; for ki { for kj { acc = fma(w[c, ki, kj],
 //! xpad, acc) } }; out = acc + bias[c]` (no add without a bias), where
@@ -334,14 +335,22 @@ fn plan(s: &Conv2dShape, budget: Budget) -> Option<Plan> {
     Some(Plan { rows, cols, bands, tiles, ext_h, ext_w, pitch, plane, acc })
 }
 
+/// The input plane output plane `plane` (image `b`, channel `c` of
+/// `c_out`) reads: channel `c / m` of image `b`, with `m = c_out / c_in`
+/// filters per input channel (1 for a plain depthwise convolution).
+pub(super) fn input_plane(s: &Conv2dShape, plane: usize) -> usize {
+    let m = (s.c_out / s.c_in.max(1)).max(1);
+    plane / s.c_out * s.c_in + plane % s.c_out / m
+}
+
 /// The depthwise convolution of [`super::conv2d_f32`], then `act` (each
 /// unit's outputs while they are in cache, through the activation
 /// family's kernel: the bits of a separate `Activation`).
 ///
 /// # Safety
 ///
-/// As [`super::conv2d_f32`] with `groups == c_in == c_out` and no empty
-/// dimension of the output.
+/// As [`super::conv2d_f32`] with `groups == c_in` dividing `c_out` and no
+/// empty dimension of the output.
 pub(super) unsafe fn depthwise(
     x: *const f32,
     w: *const f32,

@@ -75,7 +75,9 @@ pub(super) unsafe fn run_units<I: Isa>(job: &Job<'_>, start: usize, len: usize) 
             t.w = unsafe { *job.w.get().add(c * n_taps + i) };
         }
         // SAFETY: input plane `plane`; the layout is this block's.
-        unsafe { fill::<I>(job.x.get().add(plane * s.h * s.w_in), s, p, &layout, fresh, phases) };
+        unsafe {
+            fill::<I>(job.x.get().add(super::input_plane(s, plane) * s.h * s.w_in), s, p, &layout, fresh, phases)
+        };
         let bias = job.bias.get();
         // SAFETY: bias `c` when there is a bias.
         let bias = (!bias.is_null()).then(|| unsafe { *bias.add(c) });
