@@ -20,6 +20,7 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod blocked;
 pub mod call;
 pub mod dtype;
 pub mod expr;
