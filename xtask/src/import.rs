@@ -26,6 +26,8 @@ pub struct ImportArgs<'a> {
     pub consts: &'a [String],
     /// Prepack product weights (not `--no-prepack`).
     pub prepack: bool,
+    /// Blocked convolution chains (not `--no-blocked`).
+    pub blocked: bool,
     /// `--new-model NAME`: scaffold `models/NAME` instead of writing to `out_dir`.
     pub new_model: Option<&'a str>,
 }
@@ -81,6 +83,7 @@ pub fn import(root: &Path, args: &ImportArgs<'_>) -> Result<()> {
     let target = args.new_model.map(|name| scaffold::Target::check(root, name)).transpose()?;
     opts.model_name = args.name.or(args.new_model).map(str::to_string);
     opts.prepack = args.prepack;
+    opts.blocked = args.blocked;
     let imported = rlx_onnx::import(args.onnx, &opts).map_err(|e| anyhow!("{e}"))?;
     print_warnings(&imported);
     if let Some(target) = target {

@@ -96,6 +96,11 @@ enum Command {
         /// project's GEMM kernels (`PackedGemm`, the default).
         #[arg(long)]
         no_prepack: bool,
+        /// Keep every convolution in NCHW (`Conv2D`) instead of running
+        /// convolution chains in the blocked channel layout
+        /// (`BlockedConv2D`, the default).
+        #[arg(long)]
+        no_blocked: bool,
         /// Scaffold a model crate models/NAME (model.sched, weights,
         /// generated code) and add it to the workspace.
         #[arg(long, value_name = "NAME", conflicts_with = "out_dir")]
@@ -221,7 +226,7 @@ fn main() -> ExitCode {
             done(run::run(&root(), path, &args))
         }
         Command::Demo => done(demo::demo(&root())),
-        Command::Import { path, out_dir, name, shapes, consts, no_prepack, new_model, root: root_dir } => {
+        Command::Import { path, out_dir, name, shapes, consts, no_prepack, no_blocked, new_model, root: root_dir } => {
             let args = import::ImportArgs {
                 onnx: path,
                 out_dir: out_dir.as_deref(),
@@ -229,6 +234,7 @@ fn main() -> ExitCode {
                 shapes,
                 consts,
                 prepack: !*no_prepack,
+                blocked: !*no_blocked,
                 new_model: new_model.as_deref(),
             };
             done(import::import(&root_dir.clone().unwrap_or_else(root), &args))

@@ -110,15 +110,21 @@ pub struct PaddedPlane {
 }
 
 impl PaddedPlane {
-    /// The plane of `s` (an empty output reads nothing: 0 x 0).
-    pub fn of(s: &Conv2dShape) -> PaddedPlane {
+    /// The plane of `s` (an empty output reads nothing: 0 x 0); `None` on
+    /// overflow.
+    pub fn checked(s: &Conv2dShape) -> Option<PaddedPlane> {
         if s.h_out == 0 || s.w_out == 0 || s.kh == 0 || s.kw == 0 {
-            return PaddedPlane { rows: 0, cols: 0 };
+            return Some(PaddedPlane { rows: 0, cols: 0 });
         }
-        PaddedPlane {
-            rows: (s.h_out - 1) * s.sh + (s.kh - 1) * s.dh + 1,
-            cols: (s.w_out - 1) * s.sw + (s.kw - 1) * s.dw + 1,
-        }
+        let extent = |out: usize, stride: usize, kernel: usize, dilation: usize| {
+            (out - 1).checked_mul(stride)?.checked_add((kernel - 1).checked_mul(dilation)?)?.checked_add(1)
+        };
+        Some(PaddedPlane { rows: extent(s.h_out, s.sh, s.kh, s.dh)?, cols: extent(s.w_out, s.sw, s.kw, s.dw)? })
+    }
+
+    /// [`PaddedPlane::checked`] of a shape the validator accepted.
+    pub fn of(s: &Conv2dShape) -> PaddedPlane {
+        Self::checked(s).expect("validated shapes have a padded plane")
     }
 
     /// Whether the input itself is that plane's top-left part: no padding,
@@ -133,7 +139,7 @@ impl PaddedPlane {
 /// image's padded input (`c_in` blocks of the [`PaddedPlane`]), or nothing
 /// when it reads the input in place. `None` on overflow.
 pub fn conv_blocked_scratch_bytes_checked(s: &Conv2dShape) -> Option<usize> {
-    let plane = PaddedPlane::of(s);
+    let plane = PaddedPlane::checked(s)?;
     if plane.reads_input_in_place(s) {
         return Some(0);
     }

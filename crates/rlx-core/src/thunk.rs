@@ -341,6 +341,27 @@ macro_rules! thunk_table {
         kh: usize, kw: usize, sh: usize, sw: usize, ph: usize, pw: usize, kind: ReduceOp,
         count_include_pad: bool,
     }
+    /// Convolution in the blocked channel layout (`x` `[n, ceil(c_in/16),
+    /// h, w_in, 16]`, `out` likewise; `rlx_core::blocked`): one group with a
+    /// filter packed by `pack_conv_filter`, or depthwise (`groups == c_in ==
+    /// c_out`) with one packed by `pack_depthwise_filter`; `bias` padded to
+    /// whole blocks. Same fields and bits as `Conv2D`.
+    BlockedConv2D {
+        x: Op<O>, w: Op<O>, bias: OptOp<O>, out: Op<O>, n: usize, c_in: usize, h: usize, w_in: usize,
+        c_out: usize, h_out: usize, w_out: usize, kh: usize, kw: usize, sh: usize, sw: usize,
+        ph: usize, pw: usize, dh: usize, dw: usize, groups: usize, act: ActKind,
+    }
+    /// `Pool2D` in the blocked channel layout.
+    BlockedPool2D {
+        src: Op<O>, dst: Op<O>, n: usize, c: usize, h: usize, w: usize, h_out: usize, w_out: usize,
+        kh: usize, kw: usize, sh: usize, sw: usize, ph: usize, pw: usize, kind: ReduceOp,
+        count_include_pad: bool,
+    }
+    /// Converts `[n, c, hw]` into the blocked channel layout (padded lanes
+    /// zero).
+    ToBlocked { src: Op<O>, dst: Op<O>, n: usize, c: usize, hw: usize }
+    /// Converts a blocked `[n, c, hw]` back to NCHW.
+    FromBlocked { src: Op<O>, dst: Op<O>, n: usize, c: usize, hw: usize }
     /// Writes `src` `[batch, new_len, row]` into `cache` `[batch, max_len, row]`
     /// at sequence position `pos`.
     KvAppend { src: Op<O>, cache: Op<O>, batch: usize, new_len: usize, max_len: usize, row: usize, pos: usize, elem_bytes: usize }

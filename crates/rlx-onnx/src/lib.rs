@@ -52,6 +52,9 @@ pub struct ImportOptions {
     /// of the project's GEMM microkernels (`PackedGemm`; default). Off,
     /// products stay `Sgemm`/`FusedMmBiasAct` over the BLAS backend.
     pub prepack: bool,
+    /// Run convolution chains in the blocked channel layout (NCHW16c,
+    /// `BlockedConv2D`; default). Off, every convolution stays NCHW.
+    pub blocked: bool,
 }
 
 impl ImportOptions {
@@ -64,6 +67,7 @@ impl ImportOptions {
             consts: Vec::new(),
             optimize: true,
             prepack: true,
+            blocked: true,
         }
     }
 }
@@ -142,6 +146,9 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
     }
     if opts.prepack {
         optimize::prepack(&mut lowered);
+    }
+    if opts.blocked {
+        optimize::block_channels(&mut lowered);
     }
     let raw_name = opts.model_name.clone().unwrap_or_else(|| graph.name.clone());
     let model_name = names::sanitize(if raw_name.is_empty() { "model" } else { &raw_name });

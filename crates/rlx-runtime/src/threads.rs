@@ -77,17 +77,23 @@ pub fn set_num_threads(n: usize) -> Result<bool, ThreadsError> {
 
 fn requested() -> usize {
     match REQUESTED.load(Ordering::Relaxed) {
-        0 => match threads_from_env() {
-            Ok(Some(n)) => n,
-            Ok(None) => all_cores(),
-            Err(e) => {
-                static WARNED: std::sync::Once = std::sync::Once::new();
-                WARNED.call_once(|| eprintln!("rlx: warning: {e}; using all {} cores", all_cores()));
-                all_cores()
-            }
-        },
+        0 => default_threads(),
         n => n,
     }
+}
+
+/// The environment's thread count (or every core), read once: reading the
+/// environment allocates, and kernels ask on every run.
+fn default_threads() -> usize {
+    static DEFAULT: OnceLock<usize> = OnceLock::new();
+    *DEFAULT.get_or_init(|| match threads_from_env() {
+        Ok(Some(n)) => n,
+        Ok(None) => all_cores(),
+        Err(e) => {
+            eprintln!("rlx: warning: {e}; using all {} cores", all_cores());
+            all_cores()
+        }
+    })
 }
 
 fn all_cores() -> usize {

@@ -1,6 +1,8 @@
-//! `Conv2D` (path from `plan::conv2d_path`) and `Pool2D`.
+//! `Conv2D` (path from `plan::conv2d_path`), `Pool2D`, their blocked
+//! forms and the conversions into and out of the blocked layout.
 
 use super::not_in_family;
+use crate::blocked::conv_blocked_scratch_bytes;
 use crate::call::KernelCall as K;
 use crate::operand::Operand;
 use crate::plan::{conv2d_parallel, conv2d_path, conv2d_scratch_bytes, parallel};
@@ -44,6 +46,68 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
                 .unwrap_or_else(|| unreachable!("the validator admits only max and mean pooling, not {}", kind.name()));
             let par = parallel(n * c * h_out * w_out * kh * kw);
             K::Pool2dF32 { src, dst, shape, kind, count_include_pad, par }
+        }
+        Thunk::BlockedConv2D {
+            x,
+            w,
+            bias,
+            out,
+            n,
+            c_in,
+            h,
+            w_in,
+            c_out,
+            h_out,
+            w_out,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            groups,
+            act,
+        } => {
+            let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
+            let scratch = conv_blocked_scratch_bytes(&shape);
+            let par = conv2d_parallel(&shape);
+            if groups == 1 {
+                K::Conv2dBlockedF32 { x, w, bias, out, shape, act, scratch, par }
+            } else {
+                K::DepthwiseBlockedF32 { x, w, bias, out, shape, act, scratch, par }
+            }
+        }
+        Thunk::BlockedPool2D {
+            src,
+            dst,
+            n,
+            c,
+            h,
+            w,
+            h_out,
+            w_out,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            kind,
+            count_include_pad,
+        } => {
+            let shape = Pool2dShape { n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw };
+            let kind = PoolKind::from_reduce_op(kind)
+                .unwrap_or_else(|| unreachable!("the validator admits only max and mean pooling, not {}", kind.name()));
+            let par = parallel(n * c * h_out * w_out * kh * kw);
+            K::Pool2dBlockedF32 { src, dst, shape, kind, count_include_pad, par }
+        }
+        Thunk::ToBlocked { src, dst, n, c, hw } => {
+            K::NchwToBlockedF32 { src, dst, n, c, hw, par: parallel(n * c * hw) }
+        }
+        Thunk::FromBlocked { src, dst, n, c, hw } => {
+            K::BlockedToNchwF32 { src, dst, n, c, hw, par: parallel(n * c * hw) }
         }
         _ => not_in_family("conv", t),
     }

@@ -185,3 +185,159 @@ fn pool2d_count_include_pad() {
         assert_eq!(out[1], if cip { 6.0 / 9.0 } else { 1.0 }, "cip={cip}");
     }
 }
+
+/// Runs `thunks` in order on one arena.
+fn run_all(arena: &mut Arena, weights: &Arena, thunks: &[Thunk<Operand>]) {
+    for t in thunks {
+        run(arena, weights, t);
+    }
+}
+
+#[test]
+fn blocked_convolutions_and_poolings_give_the_nchw_bits() {
+    use rlx_core::blocked::{blocked_len, pack_conv_filter, pack_depthwise_filter, pad_channels};
+    let cases: [(Dims, bool, ActKind); 4] = [
+        // 3x3, stride 2, padding 1, a partial output block.
+        ([2, 3, 7, 8, 20, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1], true, ActKind::Relu),
+        // Pointwise across two input blocks, no bias.
+        ([1, 17, 3, 5, 16, 3, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1], false, ActKind::Identity),
+        // Dilated, trailing pad implied by w_out.
+        ([1, 16, 6, 6, 18, 4, 7, 2, 2, 1, 1, 0, 1, 2, 1, 1], true, ActKind::Gelu),
+        // Depthwise 5x5, stride 2.
+        ([1, 18, 9, 9, 18, 5, 5, 5, 5, 2, 2, 2, 2, 1, 1, 18], true, ActKind::Relu),
+    ];
+    for (case, &(d, with_bias, act)) in cases.iter().enumerate() {
+        let [n, ci, h, wi, co, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw, g] = d;
+        let x = random(n * ci * h * wi, 40 + case as u64);
+        let w = random(co * (ci / g) * kh * kw, 50 + case as u64);
+        let b = random(co, 60 + case as u64);
+        let packed = if g == 1 { pack_conv_filter(&w, co, ci, kh, kw) } else { pack_depthwise_filter(&w, co, kh, kw) };
+        let padded_bias = pad_channels(&b);
+        // Weights: NCHW filter, bias, packed filter, padded bias.
+        let mut weights = Arena::new((w.len() + b.len() + packed.len() + padded_bias.len()) * 4);
+        let (w_off, b_off, pw_off) = (0, w.len() * 4, (w.len() + b.len()) * 4);
+        let pb_off = pw_off + packed.len() * 4;
+        put(&mut weights, w_off, &w);
+        put(&mut weights, b_off, &b);
+        put(&mut weights, pw_off, &packed);
+        put(&mut weights, pb_off, &padded_bias);
+        // Arena: x, NCHW out, blocked x, blocked out, out read back,
+        // pooled NCHW, pooled blocked, pooled read back.
+        let out_len = n * co * ho * wo;
+        let (po_h, po_w) = (ho.div_ceil(2), wo.div_ceil(2));
+        let pool_len = n * co * po_h * po_w;
+        let sizes = [
+            x.len(),
+            out_len,
+            blocked_len(n, ci, h * wi).unwrap(),
+            blocked_len(n, co, ho * wo).unwrap(),
+            out_len,
+            pool_len,
+            blocked_len(n, co, po_h * po_w).unwrap(),
+            pool_len,
+        ];
+        let offs: Vec<usize> = sizes.iter().scan(0, |acc, &len| Some(std::mem::replace(acc, *acc + len * 4))).collect();
+        let mut arena = Arena::new(sizes.iter().sum::<usize>() * 4);
+        put(&mut arena, 0, &x);
+        let a = |i: usize| at(Segment::Arena, offs[i]);
+        let bias = |off: usize| with_bias.then(|| at(Segment::Weights, off));
+        let conv = |x, w, bias, out| Thunk::Conv2D {
+            x,
+            w,
+            bias,
+            out,
+            n,
+            c_in: ci,
+            h,
+            w_in: wi,
+            c_out: co,
+            h_out: ho,
+            w_out: wo,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            groups: g,
+            act,
+        };
+        let blocked = Thunk::BlockedConv2D {
+            x: a(2),
+            w: at(Segment::Weights, pw_off),
+            bias: bias(pb_off),
+            out: a(3),
+            n,
+            c_in: ci,
+            h,
+            w_in: wi,
+            c_out: co,
+            h_out: ho,
+            w_out: wo,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            groups: g,
+            act,
+        };
+        let pool = |src, dst| Thunk::Pool2D {
+            src,
+            dst,
+            n,
+            c: co,
+            h: ho,
+            w: wo,
+            h_out: po_h,
+            w_out: po_w,
+            kh: 2,
+            kw: 2,
+            sh: 2,
+            sw: 2,
+            ph: 0,
+            pw: 0,
+            kind: ReduceOp::Max,
+            count_include_pad: false,
+        };
+        let blocked_pool = Thunk::BlockedPool2D {
+            src: a(3),
+            dst: a(6),
+            n,
+            c: co,
+            h: ho,
+            w: wo,
+            h_out: po_h,
+            w_out: po_w,
+            kh: 2,
+            kw: 2,
+            sh: 2,
+            sw: 2,
+            ph: 0,
+            pw: 0,
+            kind: ReduceOp::Max,
+            count_include_pad: false,
+        };
+        run_all(
+            &mut arena,
+            &weights,
+            &[
+                conv(a(0), at(Segment::Weights, w_off), bias(b_off), a(1)),
+                pool(a(1), a(5)),
+                Thunk::ToBlocked { src: a(0), dst: a(2), n, c: ci, hw: h * wi },
+                blocked,
+                Thunk::FromBlocked { src: a(3), dst: a(4), n, c: co, hw: ho * wo },
+                blocked_pool,
+                Thunk::FromBlocked { src: a(6), dst: a(7), n, c: co, hw: po_h * po_w },
+            ],
+        );
+        let bits = |off, len| get(&arena, off, len).into_iter().map(f32::to_bits).collect::<Vec<_>>();
+        assert_eq!(bits(offs[4], out_len), bits(offs[1], out_len), "case {case}: convolution");
+        assert_eq!(bits(offs[7], pool_len), bits(offs[5], pool_len), "case {case}: pooling");
+    }
+}

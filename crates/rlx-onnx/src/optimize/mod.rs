@@ -22,11 +22,16 @@
 //! rewrites products with a weight into `PackedGemm` ([`pack`]); it runs
 //! after the fusions, so a fused bias and activation move into it.
 //!
+//! And [`blocked`] (on by default, `ImportOptions::blocked`) moves
+//! convolution chains to the blocked channel layout, after everything
+//! else, so it sees the fused convolutions and residual adds.
+//!
 //! Storages no thunk touches any more (the intermediates of fused
 //! patterns, constants only they read) are dropped at the end, so the
 //! planner and the weights file never see them.
 
 mod attention;
+mod blocked;
 mod elementwise;
 mod gelu;
 mod in_place;
@@ -41,6 +46,13 @@ use crate::lower::{Lowered, LoweredThunk, Storage};
 /// the unpacked originals nothing reads any more.
 pub(crate) fn prepack(lowered: &mut Lowered) {
     pack::pack_weights(lowered);
+    prune(lowered);
+}
+
+/// Moves convolution chains to the blocked channel layout ([`blocked`]),
+/// then drops the NCHW filters nothing reads any more.
+pub(crate) fn block_channels(lowered: &mut Lowered) {
+    blocked::block_channels(lowered);
     prune(lowered);
 }
 

@@ -473,6 +473,10 @@ pub(super) fn groups_divide(field: &str, value: usize, groups: usize) -> String 
     format!("`groups` {groups} does not divide `{field}` {value}")
 }
 
+pub(super) fn blocked_groups(groups: usize, c_in: usize, c_out: usize) -> String {
+    format!("a blocked convolution has one group or is depthwise; `groups` {groups} with `c_in` {c_in} and `c_out` {c_out} is neither")
+}
+
 /// `axis` names the fields of one spatial axis: out, in, pad, kernel,
 /// stride, dilation.
 pub(super) fn conv_window(out_field: &str, out: usize, last: usize, inside: usize, axis: [&str; 6]) -> String {

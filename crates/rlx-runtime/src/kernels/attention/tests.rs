@@ -531,3 +531,25 @@ proptest! {
         c.check_all("prop");
     }
 }
+
+/// MiniLM-L6's attention (seq 128, 12 heads of 32, a per-head bias mask),
+/// one thread: `cargo test --release -p rlx-runtime attention_timing --
+/// --ignored --nocapture`.
+#[test]
+#[ignore = "timing; run by hand"]
+fn attention_timing() {
+    let shape = dense_shape(1, 128, 128, 12, 12, 32, 32, false);
+    let sc = scores(MaskKind::Bias, 32f32.sqrt().recip());
+    let case = Case::new(shape, sc, 7);
+    for path in [AttentionPath::Gemm, AttentionPath::Direct] {
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            for _ in 0..20 {
+                std::hint::black_box(case.run(path, false));
+            }
+            best = best.min(t.elapsed().as_secs_f64() / 20.0);
+        }
+        println!("{path:?}: {:.1} us per call", best * 1e6);
+    }
+}

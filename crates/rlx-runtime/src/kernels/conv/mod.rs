@@ -24,7 +24,9 @@
 //!   direct, per-ISA
 //!   (`depthwise`).
 
+mod blocked;
 mod depthwise;
+mod depthwise_blocked;
 mod im2col;
 mod phases;
 
@@ -38,6 +40,8 @@ use rlx_core::ActKind;
 use crate::kernels::gemm::packed_gemm_row_bias_produced_f32;
 use phases::Planes;
 
+pub use blocked::conv2d_blocked_f32;
+pub use depthwise_blocked::depthwise_blocked_f32;
 pub use rlx_core::plan::{conv2d_path, conv2d_scratch_bytes};
 pub use rlx_core::shapes::{Conv2dShape, ConvGrid, ConvPath};
 

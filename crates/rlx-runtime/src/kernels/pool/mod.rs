@@ -19,6 +19,7 @@
 //! compiles the same body with AVX2 enabled (vectorised across `wo` when
 //! `sw == 1`), so it equals the reference bit for bit.
 
+mod blocked;
 pub(crate) mod scalar;
 
 #[cfg(target_arch = "x86_64")]
@@ -29,6 +30,7 @@ mod tests;
 
 use std::sync::OnceLock;
 
+pub use blocked::pool2d_blocked_f32;
 pub use rlx_core::shapes::{Pool2dShape, PoolKind};
 
 type PlaneFn = unsafe fn(*const f32, *mut f32, &Pool2dShape, PoolKind, bool);

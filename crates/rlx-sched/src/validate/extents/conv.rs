@@ -1,4 +1,8 @@
-//! NCHW convolution and pooling, with the output-size rules.
+//! Convolution and pooling (NCHW and blocked), with the output-size
+//! rules, and the conversions between the two layouts.
+
+use rlx_core::blocked::{channel_blocks, conv_blocked_scratch_bytes_checked, CHANNEL_BLOCK};
+use rlx_core::shapes::Conv2dShape;
 
 use super::Rules;
 use crate::ops::ReduceOp;
@@ -82,66 +86,40 @@ fn pool_window<O>(
     );
 }
 
-pub(super) fn conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
-    let Thunk::Conv2D {
-        x,
-        w,
-        bias,
-        out,
-        n,
-        c_in,
-        h,
-        w_in,
-        c_out,
-        h_out,
-        w_out,
-        kh,
-        kw,
-        sh,
-        sw,
-        ph,
-        pw,
-        dh,
-        dw,
-        groups,
-        act: _,
-    } = t
-    else {
-        unreachable!("conv2d called on {:?}", t.kind())
-    };
-    positive(r, &[("groups", *groups), ("kh", *kh), ("kw", *kw), ("sh", *sh), ("sw", *sw), ("dh", *dh), ("dw", *dw)]);
-    if *groups > 0 {
-        r.require(c_in % groups == 0, "groups", || messages::groups_divide("c_in", *c_in, *groups));
-        r.require(c_out % groups == 0, "groups", || messages::groups_divide("c_out", *c_out, *groups));
+/// The fields `Conv2D` and `BlockedConv2D` share, as a shape.
+fn conv_shape<O>(t: &Thunk<O>) -> Conv2dShape {
+    match *t {
+        Thunk::Conv2D { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, .. }
+        | Thunk::BlockedConv2D {
+            n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, ..
+        } => Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups },
+        _ => unreachable!("conv_shape called on {:?}", t.kind()),
     }
-    conv_window(r, "h_out", *h_out, *h, *ph, *kh, *sh, *dh, ["h_out", "h", "ph", "kh", "sh", "dh"]);
-    conv_window(r, "w_out", *w_out, *w_in, *pw, *kw, *sw, *dw, ["w_out", "w_in", "pw", "kw", "sw", "dw"]);
-    let c_per_group = c_in / (*groups).max(1);
-    r.read("x", x, F32, &[*n, *c_in, *h, *w_in], "n*c_in*h*w_in");
-    r.read("w", w, F32, &[*c_out, c_per_group, *kh, *kw], "c_out*(c_in/groups)*kh*kw");
-    r.read_opt("bias", bias, F32, &[*c_out], "c_out");
-    r.write("out", out, F32, &[*n, *c_out, *h_out, *w_out], "n*c_out*h_out*w_out");
+}
+
+/// The rules on a convolution's sizes, whatever its layout.
+fn conv_geometry<O>(r: &mut Rules<'_, O>, s: &Conv2dShape) {
+    let Conv2dShape { c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, .. } = *s;
+    positive(r, &[("groups", groups), ("kh", kh), ("kw", kw), ("sh", sh), ("sw", sw), ("dh", dh), ("dw", dw)]);
+    if groups > 0 {
+        r.require(c_in % groups == 0, "groups", || messages::groups_divide("c_in", c_in, groups));
+        r.require(c_out % groups == 0, "groups", || messages::groups_divide("c_out", c_out, groups));
+    }
+    conv_window(r, "h_out", h_out, h, ph, kh, sh, dh, ["h_out", "h", "ph", "kh", "sh", "dh"]);
+    conv_window(r, "w_out", w_out, w_in, pw, kw, sw, dw, ["w_out", "w_in", "pw", "kw", "sw", "dw"]);
+}
+
+pub(super) fn conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::Conv2D { x, w, bias, out, .. } = t else { unreachable!("conv2d called on {:?}", t.kind()) };
+    let s = conv_shape(t);
+    conv_geometry(r, &s);
+    r.read("x", x, F32, &[s.n, s.c_in, s.h, s.w_in], "n*c_in*h*w_in");
+    r.read("w", w, F32, &[s.c_out, s.c_in_g(), s.kh, s.kw], "c_out*(c_in/groups)*kh*kw");
+    r.read_opt("bias", bias, F32, &[s.c_out], "c_out");
+    r.write("out", out, F32, &[s.n, s.c_out, s.h_out, s.w_out], "n*c_out*h_out*w_out");
     // One group's phase planes and grid product (`plan::conv2d_scratch_bytes`).
-    let shape = rlx_core::shapes::Conv2dShape {
-        n: *n,
-        c_in: *c_in,
-        h: *h,
-        w_in: *w_in,
-        c_out: *c_out,
-        h_out: *h_out,
-        w_out: *w_out,
-        kh: *kh,
-        kw: *kw,
-        sh: *sh,
-        sw: *sw,
-        ph: *ph,
-        pw: *pw,
-        dh: *dh,
-        dw: *dw,
-        groups: *groups,
-    };
-    let path = rlx_core::plan::conv2d_path(&shape);
-    let bytes = rlx_core::plan::conv2d_scratch_bytes_checked(&shape, path);
+    let path = rlx_core::plan::conv2d_path(&s);
+    let bytes = rlx_core::plan::conv2d_scratch_bytes_checked(&s, path);
     r.scratch(
         "h_out",
         bytes,
@@ -149,8 +127,31 @@ pub(super) fn conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     );
 }
 
+pub(super) fn conv2d_blocked<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::BlockedConv2D { x, w, bias, out, .. } = t else {
+        unreachable!("conv2d_blocked called on {:?}", t.kind())
+    };
+    let s = conv_shape(t);
+    conv_geometry(r, &s);
+    let depthwise = s.groups > 1;
+    r.require(s.groups <= 1 || (s.groups == s.c_in && s.groups == s.c_out), "groups", || {
+        messages::blocked_groups(s.groups, s.c_in, s.c_out)
+    });
+    let (ib, ob) = (channel_blocks(s.c_in), channel_blocks(s.c_out));
+    r.read("x", x, F32, &[s.n, ib, s.h, s.w_in, CHANNEL_BLOCK], "n*ceil(c_in/16)*h*w_in*16");
+    if depthwise {
+        r.read("w", w, F32, &[ob, s.kh, s.kw, CHANNEL_BLOCK], "ceil(c_out/16)*kh*kw*16");
+    } else {
+        r.read("w", w, F32, &[ob, s.c_in, s.kh, s.kw, CHANNEL_BLOCK], "ceil(c_out/16)*c_in*kh*kw*16");
+    }
+    r.read_opt("bias", bias, F32, &[ob, CHANNEL_BLOCK], "ceil(c_out/16)*16");
+    r.write("out", out, F32, &[s.n, ob, s.h_out, s.w_out, CHANNEL_BLOCK], "n*ceil(c_out/16)*h_out*w_out*16");
+    r.scratch("h_out", conv_blocked_scratch_bytes_checked(&s), "ceil(c_in/16)*padded_rows*padded_cols*16*4");
+}
+
 pub(super) fn pool2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
-    let Thunk::Pool2D { src, dst, n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw, kind, count_include_pad } = t
+    let (Thunk::Pool2D { src, dst, n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw, kind, count_include_pad }
+    | Thunk::BlockedPool2D { src, dst, n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw, kind, count_include_pad }) = t
     else {
         unreachable!("pool2d called on {:?}", t.kind())
     };
@@ -159,6 +160,29 @@ pub(super) fn pool2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     positive(r, &[("kh", *kh), ("kw", *kw), ("sh", *sh), ("sw", *sw)]);
     pool_window(r, "h_out", *h_out, *h, "ph", *ph, *kh, *sh, ["h_out", "h", "ph", "kh", "sh", "dh"]);
     pool_window(r, "w_out", *w_out, *w, "pw", *pw, *kw, *sw, ["w_out", "w", "pw", "kw", "sw", "dw"]);
-    r.read("src", src, F32, &[*n, *c, *h, *w], "n*c*h*w");
-    r.write("dst", dst, F32, &[*n, *c, *h_out, *w_out], "n*c*h_out*w_out");
+    if matches!(t, Thunk::BlockedPool2D { .. }) {
+        let cb = channel_blocks(*c);
+        r.read("src", src, F32, &[*n, cb, *h, *w, CHANNEL_BLOCK], "n*ceil(c/16)*h*w*16");
+        r.write("dst", dst, F32, &[*n, cb, *h_out, *w_out, CHANNEL_BLOCK], "n*ceil(c/16)*h_out*w_out*16");
+    } else {
+        r.read("src", src, F32, &[*n, *c, *h, *w], "n*c*h*w");
+        r.write("dst", dst, F32, &[*n, *c, *h_out, *w_out], "n*c*h_out*w_out");
+    }
+}
+
+/// `ToBlocked` / `FromBlocked`: `[n, c, hw]` plain on one side, blocked on
+/// the other.
+pub(super) fn reorder<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let (Thunk::ToBlocked { src, dst, n, c, hw } | Thunk::FromBlocked { src, dst, n, c, hw }) = t else {
+        unreachable!("reorder called on {:?}", t.kind())
+    };
+    let plain = [*n, *c, *hw];
+    let blocked = [*n, channel_blocks(*c), *hw, CHANNEL_BLOCK];
+    if matches!(t, Thunk::ToBlocked { .. }) {
+        r.read("src", src, F32, &plain, "n*c*hw");
+        r.write("dst", dst, F32, &blocked, "n*ceil(c/16)*hw*16");
+    } else {
+        r.read("src", src, F32, &blocked, "n*ceil(c/16)*hw*16");
+        r.write("dst", dst, F32, &plain, "n*c*hw");
+    }
 }

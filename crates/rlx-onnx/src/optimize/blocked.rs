@@ -1,0 +1,363 @@
+//! The blocked channel layout (`rlx_sched::blocked`, NCHW16c) for
+//! convolution chains.
+//!
+//! Convolutions worth it (below) become `BlockedConv2D` with their filters
+//! packed here, once. Each tensor then lives in one layout or both: a
+//! blocked convolution writes the blocked form only; a pooling or a
+//! same-length elementwise thunk whose inputs are all blocked runs on the
+//! blocked forms; any other reader gets the plain form, converted by a
+//! `FromBlocked` just before its first such reader, and a blocked
+//! convolution reading a plain tensor gets a `ToBlocked` first. A chain of
+//! convolutions, poolings and residual adds therefore never changes
+//! layout between its layers: conversions sit only at its edges. A thunk
+//! that writes a tensor in one layout makes the other form stale.
+//!
+//! Blocked: a one-group convolution with at least [`MIN_BLOCKED_CHANNELS`]
+//! output channels, or a depthwise one (multiplier 1) with as many
+//! channels, whose filter (and bias) are f32 constants. Fewer channels
+//! would compute mostly padding lanes (LeNet's 6-channel layer stays NCHW).
+
+use std::collections::HashMap;
+
+use rlx_sched::blocked::{channel_blocks, pack_conv_filter, pack_depthwise_filter, pad_channels, CHANNEL_BLOCK};
+use rlx_sched::{DType, Role, Thunk};
+
+use super::written;
+use crate::lower::{Lowered, LoweredThunk, Storage};
+
+/// Output channels below which a convolution stays NCHW.
+pub(crate) const MIN_BLOCKED_CHANNELS: usize = 16;
+
+/// How a constant is rewritten for the blocked kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Packing {
+    Filter,
+    DepthwiseFilter,
+    Bias,
+}
+
+/// `(n, c, hw)` of a tensor that has a blocked form.
+type Dims3 = (usize, usize, usize);
+
+/// Where each form of a tensor is and whether it holds the current value.
+#[derive(Clone, Copy, Debug, Default)]
+struct Forms {
+    /// The blocked storage and the tensor's `(n, c, hw)`.
+    blocked: Option<(usize, Dims3)>,
+    blocked_current: bool,
+    /// `false` only while the blocked form alone is current.
+    plain_stale: bool,
+}
+
+struct Pass<'a> {
+    lowered: &'a mut Lowered,
+    forms: HashMap<usize, Forms>,
+    /// Packed filters and padded biases already written, by source.
+    packed: HashMap<(usize, Packing), usize>,
+    out: Vec<LoweredThunk>,
+}
+
+/// Rewrites convolution chains into the blocked layout.
+pub(crate) fn block_channels(lowered: &mut Lowered) {
+    let thunks = std::mem::take(&mut lowered.thunks);
+    let mut pass = Pass { lowered, forms: HashMap::new(), packed: HashMap::new(), out: Vec::new() };
+    for lt in thunks {
+        pass.thunk(lt);
+    }
+    // The caller reads outputs in NCHW.
+    let outputs: Vec<usize> =
+        (0..pass.lowered.storages.len()).filter(|&id| pass.lowered.storages[id].role == Role::Output).collect();
+    for id in outputs {
+        pass.make_plain_current(id);
+    }
+    pass.lowered.thunks = pass.out;
+}
+
+impl Pass<'_> {
+    fn thunk(&mut self, lt: LoweredThunk) {
+        if let Some(rewritten) = self.conv(&lt).or_else(|| self.pool(&lt)).or_else(|| self.elementwise(&lt)) {
+            self.out.push(rewritten);
+            return;
+        }
+        // A plain thunk: every tensor it names in its plain form.
+        for (_, &id) in lt.thunk.operands() {
+            let root = self.root(id);
+            self.make_plain_current(root);
+        }
+        for id in written(&lt.thunk) {
+            let root = self.root(id);
+            let storages = &self.lowered.storages;
+            for (&named, f) in self.forms.iter_mut() {
+                if storages[named].view.map_or(named, |(base, _)| base) == root {
+                    f.blocked_current = false;
+                }
+            }
+        }
+        self.out.push(lt);
+    }
+
+    fn root(&self, id: usize) -> usize {
+        self.lowered.storages[id].view.map_or(id, |(base, _)| base)
+    }
+
+    /// Converts the blocked form back when only it is current.
+    fn make_plain_current(&mut self, id: usize) {
+        let Some(f) = self.forms.get_mut(&id) else { return };
+        if !f.plain_stale {
+            return;
+        }
+        f.plain_stale = false;
+        let (src, (n, c, hw)) = f.blocked.expect("a stale plain form has a blocked one");
+        let comment = format!("{} back to NCHW", self.lowered.storages[id].name);
+        self.out.push(LoweredThunk { thunk: Thunk::FromBlocked { src, dst: id, n, c, hw }, comment });
+    }
+
+    /// The blocked storage of tensor `id` (`(n, c, hw)`), created on first use.
+    fn blocked_storage(&mut self, id: usize, dims: Dims3) -> usize {
+        if let Some((b, d)) = self.forms.get(&id).and_then(|f| f.blocked) {
+            debug_assert_eq!(d, dims, "one tensor, one shape");
+            return b;
+        }
+        let (n, c, hw) = dims;
+        let source = &self.lowered.storages[id];
+        let storage = Storage {
+            name: format!("{}.blocked", source.name),
+            shape: vec![n, channel_blocks(c), hw, CHANNEL_BLOCK],
+            dtype: DType::F32,
+            role: Role::Scratch,
+            data: None,
+            view: None,
+            viewed: false,
+        };
+        self.lowered.storages.push(storage);
+        let b = self.lowered.storages.len() - 1;
+        self.forms.entry(id).or_default().blocked = Some((b, dims));
+        b
+    }
+
+    /// The blocked form of input `id`, converted first if it is not current.
+    fn blocked_input(&mut self, id: usize, dims: Dims3) -> usize {
+        if let Some((b, d)) = self.current_blocked(id) {
+            if d == dims {
+                return b;
+            }
+        }
+        let root = self.root(id);
+        self.make_plain_current(root);
+        let b = self.blocked_storage(id, dims);
+        let (n, c, hw) = dims;
+        let comment = format!("{} to the blocked layout", self.lowered.storages[id].name);
+        self.out.push(LoweredThunk { thunk: Thunk::ToBlocked { src: id, dst: b, n, c, hw }, comment });
+        self.forms.get_mut(&id).expect("just created").blocked_current = true;
+        b
+    }
+
+    fn current_blocked(&self, id: usize) -> Option<(usize, Dims3)> {
+        self.forms.get(&id).filter(|f| f.blocked_current).and_then(|f| f.blocked)
+    }
+
+    /// Records that a blocked thunk wrote tensor `id`'s blocked form.
+    fn wrote_blocked(&mut self, id: usize) {
+        let f = self.forms.get_mut(&id).expect("the output's blocked form exists");
+        f.blocked_current = true;
+        f.plain_stale = true;
+    }
+
+    /// A packed copy of constant `id`, written once.
+    fn packed_param(&mut self, id: usize, key: Packing, pack: impl FnOnce(&[f32]) -> Vec<f32>) -> usize {
+        if let Some(&p) = self.packed.get(&(id, key)) {
+            return p;
+        }
+        let source = &self.lowered.storages[id];
+        let values = f32_values(source).expect("checked constant");
+        let bytes: Vec<u8> = pack(&values).into_iter().flat_map(f32::to_le_bytes).collect();
+        let storage = Storage {
+            name: format!("{}.blocked", source.name),
+            shape: vec![bytes.len() / 4],
+            dtype: DType::F32,
+            role: Role::Param,
+            data: Some(bytes),
+            view: None,
+            viewed: false,
+        };
+        self.lowered.storages.push(storage);
+        let p = self.lowered.storages.len() - 1;
+        self.packed.insert((id, key), p);
+        p
+    }
+
+    fn conv(&mut self, lt: &LoweredThunk) -> Option<LoweredThunk> {
+        let Thunk::Conv2D {
+            x,
+            w,
+            bias,
+            out,
+            n,
+            c_in,
+            h,
+            w_in,
+            c_out,
+            h_out,
+            w_out,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            groups,
+            act,
+        } = lt.thunk
+        else {
+            return None;
+        };
+        let depthwise = groups > 1 && groups == c_in && groups == c_out;
+        let constants = f32_values(&self.lowered.storages[w]).is_some()
+            && bias.is_none_or(|b| f32_values(&self.lowered.storages[b]).is_some_and(|v| v.len() == c_out));
+        if !(groups == 1 || depthwise) || c_out < MIN_BLOCKED_CHANNELS || !constants || self.out_is_viewed(out) {
+            return None;
+        }
+        let x = self.blocked_input(x, (n, c_in, h * w_in));
+        let w = if depthwise {
+            self.packed_param(w, Packing::DepthwiseFilter, |v| pack_depthwise_filter(v, c_out, kh, kw))
+        } else {
+            self.packed_param(w, Packing::Filter, |v| pack_conv_filter(v, c_out, c_in, kh, kw))
+        };
+        let bias = bias.map(|b| self.packed_param(b, Packing::Bias, pad_channels));
+        let blocked_out = self.blocked_storage(out, (n, c_out, h_out * w_out));
+        self.wrote_blocked(out);
+        let thunk = Thunk::BlockedConv2D {
+            x,
+            w,
+            bias,
+            out: blocked_out,
+            n,
+            c_in,
+            h,
+            w_in,
+            c_out,
+            h_out,
+            w_out,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            groups,
+            act,
+        };
+        Some(LoweredThunk { thunk, comment: lt.comment.clone() })
+    }
+
+    /// A storage whose bytes some view reads stays NCHW: views name byte
+    /// ranges of the plain layout.
+    fn out_is_viewed(&self, id: usize) -> bool {
+        let s = &self.lowered.storages[id];
+        s.viewed || s.view.is_some()
+    }
+
+    fn pool(&mut self, lt: &LoweredThunk) -> Option<LoweredThunk> {
+        let Thunk::Pool2D { src, dst, n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw, kind, count_include_pad } =
+            lt.thunk
+        else {
+            return None;
+        };
+        let (src_b, dims) = self.current_blocked(src)?;
+        if dims != (n, c, h * w) || self.out_is_viewed(dst) {
+            return None;
+        }
+        let dst_b = self.blocked_storage(dst, (n, c, h_out * w_out));
+        self.wrote_blocked(dst);
+        let thunk = Thunk::BlockedPool2D {
+            src: src_b,
+            dst: dst_b,
+            n,
+            c,
+            h,
+            w,
+            h_out,
+            w_out,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            kind,
+            count_include_pad,
+        };
+        Some(LoweredThunk { thunk, comment: lt.comment.clone() })
+    }
+
+    /// A same-length f32 elementwise thunk whose inputs all have a current
+    /// blocked form of one shape runs on those forms (lane by lane, so the
+    /// layout does not matter), over the padded length.
+    fn elementwise(&mut self, lt: &LoweredThunk) -> Option<LoweredThunk> {
+        let (inputs, dst): (Vec<usize>, usize) = match &lt.thunk {
+            Thunk::Activation { src, dst, .. } => (vec![*src], *dst),
+            Thunk::ActivationInPlace { data, .. } => (vec![*data], *data),
+            Thunk::ElementwiseRegion { inputs, dst, .. } => (inputs.clone(), *dst),
+            Thunk::BinaryFull { lhs, rhs, dst, len, lhs_len, rhs_len, elem_bytes: 4, out_dims_bcast, .. }
+                if lhs_len == len && rhs_len == len && out_dims_bcast.is_empty() =>
+            {
+                (vec![*lhs, *rhs], *dst)
+            }
+            _ => return None,
+        };
+        let blocked: Vec<(usize, Dims3)> = inputs.iter().map(|&id| self.current_blocked(id)).collect::<Option<_>>()?;
+        let dims = blocked[0].1;
+        if blocked.iter().any(|&(_, d)| d != dims) || self.out_is_viewed(dst) {
+            return None;
+        }
+        let len = dims.0 * channel_blocks(dims.1) * dims.2 * CHANNEL_BLOCK;
+        let map: HashMap<usize, usize> = inputs.iter().zip(&blocked).map(|(&id, &(b, _))| (id, b)).collect();
+        let dst_b = match map.get(&dst) {
+            Some(&b) => b,
+            None => self.blocked_storage(dst, dims),
+        };
+        let thunk = match lt.thunk.clone() {
+            Thunk::Activation { src, act, .. } => Thunk::Activation { src: map[&src], dst: dst_b, len, act },
+            Thunk::ActivationInPlace { act, .. } => Thunk::ActivationInPlace { data: dst_b, len, act },
+            Thunk::ElementwiseRegion { inputs, steps, .. } => {
+                Thunk::ElementwiseRegion { inputs: inputs.iter().map(|i| map[i]).collect(), dst: dst_b, len, steps }
+            }
+            Thunk::BinaryFull {
+                lhs,
+                rhs,
+                op,
+                out_dims_bcast,
+                bcast_lhs_strides,
+                bcast_rhs_strides,
+                elem_bytes,
+                ..
+            } => Thunk::BinaryFull {
+                lhs: map[&lhs],
+                rhs: map[&rhs],
+                dst: dst_b,
+                len,
+                lhs_len: len,
+                rhs_len: len,
+                op,
+                out_dims_bcast,
+                bcast_lhs_strides,
+                bcast_rhs_strides,
+                elem_bytes,
+            },
+            _ => unreachable!("matched above"),
+        };
+        self.wrote_blocked(dst);
+        Some(LoweredThunk { thunk, comment: lt.comment.clone() })
+    }
+}
+
+/// The values of an f32 constant of its own (not a view).
+fn f32_values(s: &Storage) -> Option<Vec<f32>> {
+    let data = s.data.as_deref()?;
+    (s.role == Role::Param && s.dtype == DType::F32 && s.view.is_none())
+        .then(|| data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect())
+}

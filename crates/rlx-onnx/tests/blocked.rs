@@ -1,0 +1,67 @@
+//! The blocked channel layout: the importer runs a chain of convolutions,
+//! poolings and residual adds in it with conversions only at the chain's
+//! edges, and the model gives the bits of the NCHW import.
+
+mod common;
+
+use common::*;
+use rlx_onnx::ImportOptions;
+
+/// `x` [1, 3, 8, 8] -> Conv 3x3 (16, ReLU) -> depthwise 3x3 -> + the ReLU
+/// output -> MaxPool 2x2 -> Conv 1x1 (20) -> GlobalAveragePool -> Flatten
+/// -> Gemm (5); the pooled tensor is also a model output, and a 4-channel
+/// Conv reads `x` too (too few channels to block).
+fn cnn() -> rlx_onnx::proto::ModelProto {
+    let pads = || attr_ints("pads", &[1, 1, 1, 1]);
+    let nodes = vec![
+        node("Conv", "c1", &["x", "w1", "b1"], &["c1"], vec![pads()]),
+        node("Relu", "r1", &["c1"], &["r1"], vec![]),
+        node("Conv", "dw", &["r1", "w2", "b2"], &["d"], vec![pads(), attr_i("group", 16)]),
+        node("Add", "res", &["d", "r1"], &["s"], vec![]),
+        node("MaxPool", "mp", &["s"], &["p"], vec![attr_ints("kernel_shape", &[2, 2]), attr_ints("strides", &[2, 2])]),
+        node("Conv", "pw", &["p", "w3"], &["c3"], vec![]),
+        node("GlobalAveragePool", "gap", &["c3"], &["g"], vec![]),
+        node("Flatten", "fl", &["g"], &["f"], vec![]),
+        node("Gemm", "fc", &["f", "w4", "b4"], &["y"], vec![attr_i("transB", 1)]),
+        node("Conv", "small", &["x", "w5"], &["z"], vec![pads()]),
+    ];
+    let inits = vec![
+        init_raw("w1", &[16, 3, 3, 3], &values(16 * 27, 1)),
+        init_raw("b1", &[16], &values(16, 2)),
+        init_raw("w2", &[16, 1, 3, 3], &values(16 * 9, 3)),
+        init_raw("b2", &[16], &values(16, 4)),
+        init_raw("w3", &[20, 16, 1, 1], &values(20 * 16, 5)),
+        init_raw("w4", &[5, 20], &values(100, 6)),
+        init_raw("b4", &[5], &values(5, 7)),
+        init_raw("w5", &[4, 3, 3, 3], &values(4 * 27, 8)),
+    ];
+    let outputs = vec![vi("y", &[1, 5]), vi("p", &[1, 16, 4, 4]), vi("z", &[1, 4, 8, 8])];
+    model(nodes, inits, vec![vi("x", &[1, 3, 8, 8])], outputs, 17)
+}
+
+#[test]
+fn a_convolution_chain_changes_layout_only_at_its_edges() {
+    let m = cnn();
+    let blocked = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import, blocked");
+    let mut opts = ImportOptions::new(WEIGHTS);
+    opts.blocked = false;
+    let plain = import_model(&m, &opts).expect("import, NCHW");
+    let text = &blocked.sched_text;
+    assert_eq!(count_kind(text, "BlockedConv2D"), 3, "{text}");
+    assert_eq!(count_kind(text, "Conv2D"), 1, "the 4-channel convolution stays NCHW: {text}");
+    assert_eq!(count_kind(text, "BlockedPool2D"), 2, "{text}");
+    // In: `x` once. Out: the pooled output `p` (a model output) and the
+    // global pooling (read by the product).
+    assert_eq!(count_kind(text, "ToBlocked"), 1, "{text}");
+    assert_eq!(count_kind(text, "FromBlocked"), 2, "{text}");
+    assert!(text.contains("param   w1.blocked: f32[432] @"), "one output block x 3 x 3 x 3 x 16: {text}");
+    assert_eq!(count_kind(&plain.sched_text, "ToBlocked"), 0, "{}", plain.sched_text);
+    let x = values(3 * 64, 9);
+    let outs = ["y", "p", "z"];
+    let got = run("blocked-cnn", &blocked, &[("x", &x)], &outs);
+    let want = run("blocked-cnn-nchw", &plain, &[("x", &x)], &outs);
+    for (i, name) in outs.iter().enumerate() {
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got[i]), bits(&want[i]), "{name}: the blocked kernels give the NCHW bits");
+    }
+}

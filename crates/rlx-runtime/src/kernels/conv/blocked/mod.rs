@@ -1,0 +1,487 @@
+//! Direct convolution in the blocked channel layout (NCHW16c, one group):
+//! no patch matrix, no GEMM, the filter read as packed by
+//! [`rlx_core::blocked::pack_conv_filter`].
+//!
+//! Each image's input is copied once into the zero-padded plane of
+//! [`PaddedPlane`] in scratch (or read in place when it already is that
+//! plane), so a microkernel never checks bounds. A microkernel call (a
+//! [`Tile`]) keeps `r` output pixels of one output row by `q` output
+//! blocks in registers and walks the reduction in the order that defines
+//! the bits: input channel, kernel row, kernel column, one fused
+//! multiply-add of a broadcast input value by a vector of 16 output
+//! channels' weights each. That is the order of the NCHW product paths,
+//! so both layouts, every microkernel (scalar, AVX2+FMA, AVX-512, NEON),
+//! every tiling and every thread count give the same bits. The
+//! activation then runs on each finished row segment through the
+//! activation family's kernel, so it rounds as a separate `Activation`.
+//!
+//! Rows split into tiles of nearly equal width (a 7-pixel row is one
+//! 7-pixel tile, not 6 + 1; rows that narrow run two at a time). A
+//! stride-1 convolution with one-column windows whose plane rows are as
+//! wide as its output rows (a pointwise one read in place) runs on the
+//! plane as one long row, so tiles cross row ends. Threads split an image into tasks of one group
+//! of output blocks (the blocks one tile covers) by a band of rows.
+
+#[cfg(target_arch = "aarch64")]
+mod neon;
+mod scalar;
+#[cfg(test)]
+mod tests;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+use std::sync::OnceLock;
+
+use rlx_core::blocked::{channel_blocks, PaddedPlane, CHANNEL_BLOCK};
+use rlx_core::shapes::Conv2dShape;
+use rlx_core::ActKind;
+
+use super::SendPtr;
+use crate::kernels::activation::act_f32_slice;
+use crate::threads::par_for;
+
+const B: usize = CHANNEL_BLOCK;
+
+/// Pixels per segment of a plane run as one long row: a multiple of every
+/// tile width the kernels prefer, short enough to split over threads.
+const FLAT_SEGMENT: usize = 96;
+
+/// Filter bytes of one pass over input channels for one group of output
+/// blocks: passes keep it in L1 while it serves every tile of a task (a
+/// 512-channel 3x3 group of three blocks is 885 KiB, more than L2 with
+/// the input: streamed from L3 once per row without passes). A pass
+/// boundary only stores and reloads the accumulators: same bits.
+const PASS_BYTES: usize = 24 * 1024;
+
+/// One microkernel call: `r` output pixels (`r / rows` on each of `rows`
+/// output rows) by `q` output blocks.
+///
+/// Output pixel `i < r` (row `y = i / (r / rows)`, column
+/// `c = i % (r / rows)`) of block `j < q` is the 16 values at
+/// `out + j * out_block + y * out_row + c * 16`, each lane starting from its bias (or
+/// +0.0, or its own value when `load`) and taking, for `ci < c_in`, `ki < kh`, `kj < kw` in that order,
+/// `fma(x[(ci / 16) * x_block + y * x_row + c * x_step + ki * x_dh + kj * x_dw + ci % 16],
+/// w[j * w_block + ((ci * kh + ki) * kw + kj) * 16 + lane], acc)`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tile {
+    pub r: usize,
+    pub q: usize,
+    /// Output rows: 1, or 2 (when the kernel's `pair_r` allows).
+    pub rows: usize,
+    /// Floats from one row's windows to the next's (`sh * pitch * 16`).
+    pub x_row: usize,
+    /// Floats from one output row to the next (`w_out * 16`).
+    pub out_row: usize,
+    pub c_in: usize,
+    pub kh: usize,
+    pub kw: usize,
+    /// The top-left tap of pixel 0's window, input block 0.
+    pub x: *const f32,
+    /// Floats from one input block to the next.
+    pub x_block: usize,
+    /// Floats from one pixel's window to the next (`sw * 16`).
+    pub x_step: usize,
+    /// Floats from one kernel row to the next (`dh * pitch * 16`).
+    pub x_dh: usize,
+    /// Floats from one kernel column to the next (`dw * 16`).
+    pub x_dw: usize,
+    /// The packed filter of the first output block.
+    pub w: *const f32,
+    /// Floats from one output block's filter to the next.
+    pub w_block: usize,
+    /// Null, or the first output block's 16 biases.
+    pub bias: *const f32,
+    /// Start from the outputs instead (a later pass over input channels).
+    pub load: bool,
+    pub out: *mut f32,
+    /// Floats from one output block to the next.
+    pub out_block: usize,
+}
+
+/// A microkernel.
+///
+/// # Safety
+///
+/// Every read and write of [`Tile`]'s formula is inside valid memory,
+/// outputs overlap no input, `(r, q)` is one the kernel takes (see
+/// [`Kernel`]), and the CPU has the kernel's instruction set.
+pub(crate) type Microkernel = unsafe fn(t: &Tile);
+
+/// One instruction set's microkernel and the tiles it takes: one row of
+/// `r` in `1..=max_r` pixels by `q` in `1..=q_for(r)` blocks, or two rows
+/// of `r / 2 <= pair_r` pixels by `q <= pair_q(r)` blocks.
+#[derive(Clone, Copy)]
+pub(crate) struct Kernel {
+    /// For test messages and the timing.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) name: &'static str,
+    pub(crate) max_r: usize,
+    /// Accumulator blocks (`r * q`) a tile may hold.
+    pub(crate) max_acc: usize,
+    pub(crate) max_q: usize,
+    /// The widest row a two-row tile takes (0: none). Rows of 7 (ResNet's
+    /// last stage) as one-row tiles of 7 x 3 blocks load one weight vector
+    /// per 7 multiply-adds; as two-row tiles of 14 x 2, per 14.
+    pub(crate) pair_r: usize,
+    /// Accumulator blocks a two-row tile may hold.
+    pub(crate) pair_acc: usize,
+    pub(crate) micro: Microkernel,
+}
+
+impl Kernel {
+    /// The most output blocks a tile of `r` pixels takes.
+    pub(crate) fn q_for(&self, r: usize) -> usize {
+        (self.max_acc / r.max(1)).clamp(1, self.max_q)
+    }
+
+    /// The most output blocks a two-row tile of `r` pixels takes.
+    pub(crate) fn pair_q(&self, r: usize) -> usize {
+        (self.pair_acc / r.max(1)).clamp(1, self.max_q)
+    }
+}
+
+const SCALAR: Kernel =
+    Kernel { name: "scalar", max_r: 12, max_acc: 24, max_q: 4, pair_r: 7, pair_acc: 28, micro: scalar::micro };
+
+/// The microkernels this CPU can run, best first; scalar is always last.
+pub(crate) fn supported_kernels() -> Vec<Kernel> {
+    #[allow(unused_mut)]
+    let mut out = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            out.push(x86::AVX512);
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            out.push(x86::AVX2);
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    if std::arch::is_aarch64_feature_detected!("neon") {
+        out.push(neon::NEON);
+    }
+    out.push(SCALAR);
+    out
+}
+
+/// The best microkernel, detected once per process.
+fn kernel() -> &'static Kernel {
+    static KERNEL: OnceLock<Kernel> = OnceLock::new();
+    KERNEL.get_or_init(|| supported_kernels()[0])
+}
+
+/// A direct convolution of blocked tensors (one group), bias and `act`
+/// fused: `out[img, co, y, x] = act(acc)`, `acc` starting from `bias[co]`
+/// (+0.0 when `bias` is null) and taking, for the real input channels
+/// `ci` ascending, then `ki < kh`, then `kj < kw`, one
+/// `fma(xpad[img, ci, y*sh + ki*dh, x*sw + kj*dw], w[co, ci, ki, kj], acc)`
+/// with `xpad` the input zero-padded by `ph`/`pw`: bit-identical to
+/// [`super::conv2d_f32`]'s product paths on the same data in NCHW.
+/// `act` rounds as the activation kernel. Padded input lanes are never
+/// read into a real output; every lane of every output block is written.
+/// `par` splits the work over the thread pool; same bits either way. No
+/// allocation.
+///
+/// # Safety
+///
+/// - `s.groups == 1`;
+/// - `x` valid for reads of `n * ceil(c_in / 16) * h * w_in * 16` f32
+///   (the blocked input), `w` of
+///   [`rlx_core::blocked::conv_filter_len`] (packed by
+///   [`rlx_core::blocked::pack_conv_filter`]), `bias` null or valid for
+///   `ceil(c_out / 16) * 16`;
+/// - `out` valid for writes of `n * ceil(c_out / 16) * h_out * w_out * 16`
+///   f32, overlapping no input;
+/// - `scratch` valid for writes of
+///   [`rlx_core::blocked::conv_blocked_scratch_bytes`] bytes, 4-byte
+///   aligned, overlapping nothing else (null allowed when that is 0).
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn conv2d_blocked_f32(
+    x: *const f32,
+    w: *const f32,
+    bias: *const f32,
+    out: *mut f32,
+    s: &Conv2dShape,
+    act: ActKind,
+    scratch: *mut f32,
+    par: bool,
+) {
+    // SAFETY: forwarded contract; `kernel()` is one this CPU runs.
+    unsafe { run(kernel(), x, w, bias, out, s, act, scratch, par) }
+}
+
+/// How one image's work is cut: output rows (or segments of the plane run
+/// as one row), tiles, output block groups.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    /// Input pixels per padded row (the input's own when read in place).
+    pitch: usize,
+    /// Floats per input block of the plane read.
+    x_block: usize,
+    /// Whether the plane runs as one long row (1x1 columns, stride 1, input
+    /// pitch == `w_out`).
+    flat: bool,
+    /// Output rows per segment: 2 when the rows are narrow enough for
+    /// two-row tiles, else 1.
+    pair: bool,
+    /// Segments: output rows (or row pairs), or `FLAT_SEGMENT`-pixel runs
+    /// when flat.
+    segments: usize,
+    /// Output blocks per group (one tile's `q`).
+    q: usize,
+    groups: usize,
+    /// Segments per task.
+    band: usize,
+    bands: usize,
+    /// Input channels per pass (a multiple of 16 unless it is all).
+    pass_c: usize,
+}
+
+impl Plan {
+    fn new(kernel: &Kernel, s: &Conv2dShape, par: bool) -> Plan {
+        let plane = PaddedPlane::of(s);
+        let (rows, pitch) = if plane.reads_input_in_place(s) { (s.h, s.w_in) } else { (plane.rows, plane.cols) };
+        let flat = s.kw == 1 && s.sw == 1 && s.sh == 1 && pitch == s.w_out;
+        let pixels = s.h_out * s.w_out;
+        let seg_len = if flat { FLAT_SEGMENT.min(pixels) } else { s.w_out };
+        // The widest tile, then as many blocks per tile as it has room for,
+        // spread evenly over the groups (4 blocks as 2 + 2, not 3 + 1).
+        let r = seg_len.div_ceil(seg_len.div_ceil(kernel.max_r));
+        let pair = !flat && s.h_out >= 2 && r <= kernel.pair_r;
+        let segments = match (flat, pair) {
+            (true, _) => pixels.div_ceil(FLAT_SEGMENT),
+            (false, true) => s.h_out.div_ceil(2),
+            (false, false) => s.h_out,
+        };
+        let q_max = if pair { kernel.pair_q(2 * r) } else { kernel.q_for(r) };
+        let blocks = channel_blocks(s.c_out);
+        let groups = blocks.div_ceil(q_max.min(blocks));
+        let q = blocks.div_ceil(groups);
+        // At least four tasks per thread, so uneven tasks still balance.
+        let want = if par { 4 * crate::threads::num_threads() } else { 1 };
+        let bands = want.div_ceil(groups).clamp(1, segments);
+        let band = segments.div_ceil(bands);
+        let per_channel = (q * s.kh * s.kw * B * 4).max(1);
+        let pass_c = (PASS_BYTES / per_channel / B * B).max(B);
+        let pass_c = if pass_c >= s.c_in {
+            s.c_in.max(1)
+        } else {
+            // Even passes: 96 channels as 48 + 48, not 64 + 32.
+            s.c_in.div_ceil(s.c_in.div_ceil(pass_c)).next_multiple_of(B)
+        };
+        let bands = segments.div_ceil(band);
+        Plan { pitch, x_block: rows * pitch * B, flat, pair, segments, q, groups, band, bands, pass_c }
+    }
+
+    /// Segment `i`: its first output pixel (plane index), its pixels per
+    /// row, its rows, and its first window's input pixel (plane index).
+    fn segment(&self, s: &Conv2dShape, i: usize) -> (usize, usize, usize, usize) {
+        if self.flat {
+            let p0 = i * FLAT_SEGMENT;
+            (p0, FLAT_SEGMENT.min(s.h_out * s.w_out - p0), 1, p0)
+        } else if self.pair {
+            let y = 2 * i;
+            (y * s.w_out, s.w_out, (s.h_out - y).min(2), y * s.sh * self.pitch)
+        } else {
+            (i * s.w_out, s.w_out, 1, i * s.sh * self.pitch)
+        }
+    }
+}
+
+/// [`conv2d_blocked_f32`] with a given microkernel (the tests run each).
+///
+/// # Safety
+///
+/// As [`conv2d_blocked_f32`], and the CPU has `kernel`'s instruction set.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn run(
+    kernel: &Kernel,
+    x: *const f32,
+    w: *const f32,
+    bias: *const f32,
+    out: *mut f32,
+    s: &Conv2dShape,
+    act: ActKind,
+    scratch: *mut f32,
+    par: bool,
+) {
+    debug_assert_eq!(s.groups, 1, "conv2d_blocked_f32 takes one group");
+    if s.n == 0 || s.c_out == 0 || s.h_out == 0 || s.w_out == 0 {
+        return;
+    }
+    let plan = Plan::new(kernel, s, par);
+    let in_place = PaddedPlane::of(s).reads_input_in_place(s);
+    let in_img = channel_blocks(s.c_in) * s.h * s.w_in * B;
+    let out_img = channel_blocks(s.c_out) * s.h_out * s.w_out * B;
+    for img in 0..s.n {
+        let x_img = x.wrapping_add(img * in_img);
+        let src = if in_place {
+            x_img
+        } else {
+            // SAFETY: image `img` of the input; the scratch holds one
+            // padded image.
+            unsafe { pad_image(x_img, s, scratch, par) };
+            scratch.cast_const()
+        };
+        let (src, out_img) = (SendPtr(src.cast_mut()), SendPtr(out.wrapping_add(img * out_img)));
+        let (w, bias) = (SendPtr(w.cast_mut()), SendPtr(bias.cast_mut()));
+        let work = |first: usize, count: usize| {
+            for task in first..first + count {
+                // SAFETY: the plane is complete and unchanged; tasks write
+                // disjoint blocks x segments of the image's output.
+                unsafe { run_task(kernel, &plan, s, src.get(), w.get(), bias.get(), out_img.get(), act, task) }
+            }
+        };
+        let tasks = plan.groups * plan.bands;
+        if par {
+            par_for(tasks, 1, &work);
+        } else {
+            work(0, tasks);
+        }
+    }
+}
+
+/// One task: group `task / bands` of output blocks over band
+/// `task % bands` of segments, group-major so consecutive tasks reuse the
+/// group's filter; each segment's activation right after its tiles.
+///
+/// # Safety
+///
+/// As [`run`]; `x` is the image's plane (`plan.pitch`, `plan.x_block`),
+/// `out` the image's output.
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_task(
+    kernel: &Kernel,
+    plan: &Plan,
+    s: &Conv2dShape,
+    x: *const f32,
+    w: *const f32,
+    bias: *const f32,
+    out: *mut f32,
+    act: ActKind,
+    task: usize,
+) {
+    let (group, band) = (task / plan.bands, task % plan.bands);
+    let blocks = channel_blocks(s.c_out);
+    let b0 = group * plan.q;
+    let q = plan.q.min(blocks - b0);
+    let w_block = s.c_in * s.kh * s.kw * B;
+    let out_block = s.h_out * s.w_out * B;
+    let segs = band * plan.band..((band + 1) * plan.band).min(plan.segments);
+    let taps = s.kh * s.kw;
+    // Pass over input channels `c0..c0 + pass_c`, every segment, before the
+    // next pass; at least one pass, so `c_in == 0` still writes the bias.
+    let mut c0 = 0;
+    loop {
+        let c_in = plan.pass_c.min(s.c_in - c0);
+        let last = c0 + c_in == s.c_in;
+        for seg in segs.clone() {
+            let (o0, len, rows, i0) = plan.segment(s, seg);
+            // Tiles of nearly equal width: `len / tiles`, the first `extra`
+            // one wider.
+            let tiles = len.div_ceil(kernel.max_r);
+            let (base, extra) = (len / tiles, len % tiles);
+            let mut x0 = 0;
+            for t in 0..tiles {
+                let r = base + usize::from(t < extra);
+                let tile = Tile {
+                    r: r * rows,
+                    q,
+                    rows,
+                    x_row: s.sh * plan.pitch * B,
+                    out_row: s.w_out * B,
+                    c_in,
+                    kh: s.kh,
+                    kw: s.kw,
+                    x: x.wrapping_add((c0 / B) * plan.x_block + (i0 + x0 * s.sw) * B),
+                    x_block: plan.x_block,
+                    x_step: s.sw * B,
+                    x_dh: s.dh * plan.pitch * B,
+                    x_dw: s.dw * B,
+                    w: w.wrapping_add(b0 * w_block + c0 * taps * B),
+                    w_block,
+                    bias: if bias.is_null() { bias } else { bias.wrapping_add(b0 * B) },
+                    load: c0 > 0,
+                    out: out.wrapping_add(b0 * out_block + (o0 + x0) * B),
+                    out_block,
+                };
+                // SAFETY: `r <= max_r` and `q <= q_for(r)`, or `r <= pair_r`
+                // and `q <= pair_q(2r)` (the plan's `q` is for the widest
+                // tile, a pair if any; `pair_q(2r) <= q_for(r)`); the padded plane holds every
+                // window of the segment, the filter and bias blocks
+                // `b0..b0 + q` and channels `c0..c0 + c_in` exist (`c0` a
+                // multiple of 16), and the outputs are this task's,
+                // written by the previous pass when `load`.
+                unsafe { (kernel.micro)(&tile) };
+                x0 += r;
+            }
+            if last {
+                // SAFETY: as `run_task`'s, for the segment just finished.
+                unsafe { finish_segment(out.wrapping_add(b0 * out_block + o0 * B), out_block, q, rows * len, act) };
+            }
+        }
+        c0 += c_in;
+        if last {
+            break;
+        }
+    }
+}
+
+/// Applies `act` to a finished segment: `len` pixels of `q` blocks.
+///
+/// # Safety
+///
+/// `out` valid for `q` runs of `len * 16` reads and writes, `out_block`
+/// apart.
+unsafe fn finish_segment(out: *mut f32, out_block: usize, q: usize, len: usize, act: ActKind) {
+    if matches!(act, ActKind::Identity) {
+        return;
+    }
+    for j in 0..q {
+        let o = out.wrapping_add(j * out_block);
+        // SAFETY: the segment's outputs of block `j`, inside the caller's
+        // extents.
+        unsafe { act_f32_slice(act, o, o, len * B, false) };
+    }
+}
+
+/// Copies one image's blocked input into the zero-padded plane at
+/// `plane` (every block, every lane: padded lanes stay unread).
+///
+/// # Safety
+///
+/// `x` valid for one blocked input image, `plane` for
+/// `conv_blocked_scratch_bytes(s)` bytes of writes, not overlapping.
+unsafe fn pad_image(x: *const f32, s: &Conv2dShape, plane: *mut f32, par: bool) {
+    let p = PaddedPlane::of(s);
+    let lines = channel_blocks(s.c_in) * p.rows;
+    // Columns `pw..pw + copied` hold the input row; zeros around them.
+    let left = s.pw.min(p.cols);
+    let copied = s.w_in.min(p.cols - left);
+    let (x, plane) = (SendPtr(x.cast_mut()), SendPtr(plane));
+    let run = |first: usize, count: usize| {
+        for line in first..first + count {
+            let (blk, row) = (line / p.rows, line % p.rows);
+            let dst = plane.get().wrapping_add(line * p.cols * B);
+            // SAFETY: padded row `row` of block `blk` (`cols * 16` values,
+            // written by this iteration only) and, when it is an input
+            // row, that row of the input.
+            unsafe {
+                match row.checked_sub(s.ph).filter(|&r| r < s.h) {
+                    Some(r) => {
+                        std::ptr::write_bytes(dst, 0, left * B);
+                        let src = x.get().add((blk * s.h + r) * s.w_in * B);
+                        std::ptr::copy_nonoverlapping(src, dst.add(left * B), copied * B);
+                        std::ptr::write_bytes(dst.add((left + copied) * B), 0, (p.cols - left - copied) * B);
+                    }
+                    None => std::ptr::write_bytes(dst, 0, p.cols * B),
+                }
+            }
+        }
+    };
+    if par {
+        par_for(lines, (4096 / (p.cols * B).max(1)).max(1), &run);
+    } else {
+        run(0, lines);
+    }
+}

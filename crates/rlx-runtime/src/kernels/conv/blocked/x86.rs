@@ -1,0 +1,230 @@
+//! x86_64 microkernels. AVX-512: up to 12 pixels x 2 blocks, 8 x 3 or 6 x 4
+//! (at most 24 accumulators, plus the `q` weight vectors and a broadcast:
+//! 29 of the 32 zmm registers), or two rows of up to 7 pixels x 2 blocks
+//! (28 + 2 + 1). AVX2+FMA: up to 6 pixels x 1 block, two
+//! ymm each (12 accumulators of 16). Each lane takes the scalar
+//! reference's fused multiply-adds in the same order, so the results are
+//! bit-identical to it. A stride-1 or -2 (AVX-512) tile's pixel offsets
+//! are constants.
+
+use std::arch::x86_64::*;
+
+use super::{Kernel, Tile, B};
+
+/// The AVX-512 kernel.
+pub(super) const AVX512: Kernel =
+    Kernel { name: "avx512", max_r: 12, max_acc: 24, max_q: 4, pair_r: 7, pair_acc: 28, micro: micro_avx512 };
+/// The AVX2+FMA kernel.
+pub(super) const AVX2: Kernel =
+    Kernel { name: "avx2", max_r: 6, max_acc: 6, max_q: 1, pair_r: 0, pair_acc: 0, micro: micro_avx2 };
+
+/// Calls `$f::<R, Q, $sw, $one, $rows>` for the tile's `(r, q)`, one arm
+/// per pair listed (`r => [q, ..]`).
+macro_rules! dispatch {
+    ($t:expr, $f:ident, $sw:ident, $one:ident, $rows:ident; $($r:literal => [$($q:literal),*]),* $(,)?) => {
+        match ($t.r, $t.q) {
+            $($(($r, $q) => $f::<$r, $q, $sw, $one, $rows>($t),)*)*
+            (r, q) => unreachable!("no {r} x {q} tile"),
+        }
+    };
+}
+
+/// See [`super::Microkernel`].
+///
+/// # Safety
+///
+/// As [`super::Microkernel`] with `r <= 12`, `q <= AVX512.q_for(r)` (or
+/// two rows, `r <= 14`, `q <= AVX512.pair_q(r)`); the CPU must support
+/// AVX-512F.
+unsafe fn micro_avx512(t: &Tile) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        if t.rows == 2 {
+            return match t.x_step / B {
+                1 => pairs_rows2::<1>(t),
+                2 => pairs_rows2::<2>(t),
+                _ => pairs_rows2::<0>(t),
+            };
+        }
+        match (t.x_step / B, t.kh * t.kw) {
+            (1, 1) => pairs_avx512::<1, true>(t),
+            (1, _) => pairs_avx512::<1, false>(t),
+            (2, _) => pairs_avx512::<2, false>(t),
+            _ => pairs_avx512::<0, false>(t),
+        }
+    }
+}
+
+/// # Safety
+///
+/// As [`micro_avx512`], with `SW` the stride (1 or 2) or 0 (any stride),
+/// `ONE` only for a 1x1 window.
+unsafe fn pairs_avx512<const SW: usize, const ONE: bool>(t: &Tile) {
+    // SAFETY: forwarded contract; the pairs are those `q_for` allows.
+    unsafe {
+        dispatch!(t, tile_avx512, SW, ONE, ROW1;
+            1 => [1, 2, 3, 4], 2 => [1, 2, 3, 4], 3 => [1, 2, 3, 4],
+            4 => [1, 2, 3, 4], 5 => [1, 2, 3, 4], 6 => [1, 2, 3, 4],
+            7 => [1, 2, 3], 8 => [1, 2, 3],
+            9 => [1, 2], 10 => [1, 2], 11 => [1, 2], 12 => [1, 2],
+        )
+    }
+}
+
+/// Two-row tiles, as [`pairs_avx512`] without `ONE`.
+///
+/// # Safety
+///
+/// As [`micro_avx512`] with `rows == 2`.
+unsafe fn pairs_rows2<const SW: usize>(t: &Tile) {
+    // SAFETY: forwarded contract; the pairs are those `pair_q` allows.
+    unsafe {
+        dispatch!(t, tile_avx512, SW, NOT_ONE, ROW2;
+            2 => [1, 2, 3, 4], 4 => [1, 2, 3, 4], 6 => [1, 2, 3, 4],
+            8 => [1, 2, 3], 10 => [1, 2], 12 => [1, 2], 14 => [1, 2],
+        )
+    }
+}
+
+const NOT_ONE: bool = false;
+const ROW1: usize = 1;
+const ROW2: usize = 2;
+
+/// `R` pixels (`R / ROWS` on each of `ROWS` rows) x `Q` blocks; pixel
+/// windows `SW * 16` floats apart, or `x_step` when `SW == 0`; `ONE`: a
+/// 1x1 window, no tap loops.
+///
+/// # Safety
+///
+/// As [`micro_avx512`] with `r == R`, `q == Q`, `rows == ROWS`, and
+/// `kh == kw == 1` when `ONE`.
+#[target_feature(enable = "avx512f")]
+unsafe fn tile_avx512<const R: usize, const Q: usize, const SW: usize, const ONE: bool, const ROWS: usize>(t: &Tile) {
+    let step = if SW == 0 { t.x_step } else { SW * B };
+    // Pixel `i`: row `i / per_row`, column `i % per_row`.
+    let per_row = R / ROWS;
+    let x_at = |i: usize| (i / per_row) * t.x_row + (i % per_row) * step;
+    let out_at = |i: usize, j: usize| j * t.out_block + (i / per_row) * t.out_row + (i % per_row) * B;
+    let (kh, kw) = if ONE { (1, 1) } else { (t.kh, t.kw) };
+    let taps = kh * kw;
+    let mut acc = [[_mm512_setzero_ps(); Q]; R];
+    // SAFETY: every address is one of the tile's formula (the caller's
+    // extents): input channel `ci` of pixel `i` at each tap, weights of
+    // block `j`, the bias and outputs of blocks `j < Q`, pixels `i < R`.
+    unsafe {
+        if t.load {
+            for (i, row) in acc.iter_mut().enumerate() {
+                for (j, a) in row.iter_mut().enumerate() {
+                    *a = _mm512_loadu_ps(t.out.add(out_at(i, j)));
+                }
+            }
+        } else if !t.bias.is_null() {
+            let mut b = [_mm512_setzero_ps(); Q];
+            for (j, v) in b.iter_mut().enumerate() {
+                *v = _mm512_loadu_ps(t.bias.add(j * B));
+            }
+            acc = [b; R];
+        }
+        for ci in 0..t.c_in {
+            let xc = t.x.add((ci / B) * t.x_block + ci % B);
+            let mut wp = t.w.add(ci * taps * B);
+            for ki in 0..kh {
+                let xr = xc.add(ki * t.x_dh);
+                for kj in 0..kw {
+                    let xp = xr.add(kj * t.x_dw);
+                    let mut wv = [_mm512_setzero_ps(); Q];
+                    for (j, v) in wv.iter_mut().enumerate() {
+                        *v = _mm512_loadu_ps(wp.add(j * t.w_block));
+                    }
+                    for (i, row) in acc.iter_mut().enumerate() {
+                        let xv = _mm512_set1_ps(*xp.add(x_at(i)));
+                        for (a, &wj) in row.iter_mut().zip(&wv) {
+                            *a = _mm512_fmadd_ps(xv, wj, *a);
+                        }
+                    }
+                    wp = wp.add(B);
+                }
+            }
+        }
+        for (i, row) in acc.iter().enumerate() {
+            for (j, a) in row.iter().enumerate() {
+                _mm512_storeu_ps(t.out.add(out_at(i, j)), *a);
+            }
+        }
+    }
+}
+
+/// See [`super::Microkernel`].
+///
+/// # Safety
+///
+/// As [`super::Microkernel`] with `r <= 6`, `q == 1`; the CPU must
+/// support AVX2 and FMA.
+unsafe fn micro_avx2(t: &Tile) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        match (t.x_step / B, t.kh * t.kw) {
+            (1, 1) => pairs_avx2::<1, true>(t),
+            (1, _) => pairs_avx2::<1, false>(t),
+            _ => pairs_avx2::<0, false>(t),
+        }
+    }
+}
+
+/// # Safety
+///
+/// As [`micro_avx2`], with `SW` 1 (stride 1) or 0 (any stride), `ONE`
+/// only for a 1x1 window.
+unsafe fn pairs_avx2<const SW: usize, const ONE: bool>(t: &Tile) {
+    // SAFETY: forwarded contract; the pairs are those `q_for` allows.
+    unsafe { dispatch!(t, tile_avx2, SW, ONE, ROW1; 1 => [1], 2 => [1], 3 => [1], 4 => [1], 5 => [1], 6 => [1]) }
+}
+
+/// `R` pixels x one block as two 8-lane halves.
+///
+/// # Safety
+///
+/// As [`micro_avx2`] with `r == R`, `Q == q == 1`, `ROWS == rows == 1`, and `kh == kw == 1`
+/// when `ONE`.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tile_avx2<const R: usize, const Q: usize, const SW: usize, const ONE: bool, const ROWS: usize>(t: &Tile) {
+    debug_assert!(Q == 1 && ROWS == 1 && t.rows == 1);
+    let step = if SW == 0 { t.x_step } else { SW * B };
+    let (kh, kw) = if ONE { (1, 1) } else { (t.kh, t.kw) };
+    let taps = kh * kw;
+    let mut lo = [_mm256_setzero_ps(); R];
+    let mut hi = [_mm256_setzero_ps(); R];
+    // SAFETY: as in `tile_avx512`, for block 0.
+    unsafe {
+        if t.load {
+            for i in 0..R {
+                lo[i] = _mm256_loadu_ps(t.out.add(i * B));
+                hi[i] = _mm256_loadu_ps(t.out.add(i * B + 8));
+            }
+        } else if !t.bias.is_null() {
+            lo = [_mm256_loadu_ps(t.bias); R];
+            hi = [_mm256_loadu_ps(t.bias.add(8)); R];
+        }
+        for ci in 0..t.c_in {
+            let xc = t.x.add((ci / B) * t.x_block + ci % B);
+            let mut wp = t.w.add(ci * taps * B);
+            for ki in 0..kh {
+                let xr = xc.add(ki * t.x_dh);
+                for kj in 0..kw {
+                    let xp = xr.add(kj * t.x_dw);
+                    let (w0, w1) = (_mm256_loadu_ps(wp), _mm256_loadu_ps(wp.add(8)));
+                    for i in 0..R {
+                        let xv = _mm256_broadcast_ss(&*xp.add(i * step));
+                        lo[i] = _mm256_fmadd_ps(xv, w0, lo[i]);
+                        hi[i] = _mm256_fmadd_ps(xv, w1, hi[i]);
+                    }
+                    wp = wp.add(B);
+                }
+            }
+        }
+        for i in 0..R {
+            _mm256_storeu_ps(t.out.add(i * B), lo[i]);
+            _mm256_storeu_ps(t.out.add(i * B + 8), hi[i]);
+        }
+    }
+}

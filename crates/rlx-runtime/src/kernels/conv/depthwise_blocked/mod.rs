@@ -1,0 +1,488 @@
+//! Depthwise convolution on the blocked channel layout (NCHW16c,
+//! `rlx_core::blocked`), one filter per channel (`groups == c_in ==
+//! c_out`).
+//!
+//! Every output lane is `acc = +0; for ki { for kj { acc = fma(w, xpad,
+//! acc) } }; out = acc + bias` (no add without a bias), then the
+//! activation through the activation family's kernel: the operations of
+//! the NCHW depthwise path (`super::depthwise`), in its order, so each lane
+//! has its bits. `xpad` is read from the zero-padded plane
+//! (`PaddedPlane`) the input is copied into in scratch, or from the input
+//! itself when no pixel read lies outside it: a padding tap multiplies a
+//! real +0 as the NCHW phase planes do.
+//!
+//! A pixel's 16 channels are one vector, so nothing is broadcast: the
+//! microkernel holds `R` output pixels of one row as `R` accumulators and
+//! per tap loads the tap's weight vector once and `R` input vectors. Rows
+//! are cut into nearly equal chunks of at most the variant's `R`, so any
+//! row length runs at full width but for the last, shorter chunk.
+//!
+//! [`Lanes16`] is one 16-lane block per ISA: `scalar` (the reference,
+//! `[f32; 16]` with `mul_add`), `x86` (AVX-512F: one zmm; AVX2+FMA: two
+//! ymm), `neon` (four q registers). Each variant's entry is the one
+//! generic driver compiled with its target features, chosen once per
+//! process. Work is split into (block, output row) tasks per image;
+//! results are the same bits on every variant and thread count.
+
+mod scalar;
+
+#[cfg(target_arch = "aarch64")]
+mod neon;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::OnceLock;
+
+use rlx_core::blocked::{channel_blocks, PaddedPlane, CHANNEL_BLOCK};
+use rlx_core::ActKind;
+
+use super::{Conv2dShape, SendPtr};
+
+const L: usize = CHANNEL_BLOCK;
+
+/// One block of 16 lanes in an ISA's registers; every operation is
+/// lane-wise.
+pub(super) trait Lanes16: Copy {
+    /// Output pixels a microkernel call keeps in registers, at most.
+    const R: usize;
+
+    /// All lanes +0.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has the ISA's features.
+    unsafe fn zero() -> Self;
+
+    /// 16 f32 from `p` (unaligned).
+    ///
+    /// # Safety
+    ///
+    /// `p` valid for reads of 16 f32; the CPU has the ISA's features.
+    unsafe fn load(p: *const f32) -> Self;
+
+    /// 16 f32 to `p` (unaligned).
+    ///
+    /// # Safety
+    ///
+    /// `p` valid for writes of 16 f32; the CPU has the ISA's features.
+    unsafe fn store(self, p: *mut f32);
+
+    /// `w * x + acc`, one rounding per lane.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has the ISA's features.
+    unsafe fn fma(w: Self, x: Self, acc: Self) -> Self;
+
+    /// `self + b` per lane.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has the ISA's features.
+    unsafe fn add(self, b: Self) -> Self;
+}
+
+/// Where a job's input planes are and what each task computes.
+pub(super) struct Job<'a> {
+    /// Block 0's padded plane (the scratch, or the input in place).
+    src: SendPtr<f32>,
+    /// When set, tasks are whole blocks that fill their padded plane (at
+    /// `src`) from this image's input, row by row as they need it.
+    fill: Option<(SendPtr<f32>, PaddedPlane)>,
+    /// Pixels between two blocks' planes and between two rows of one.
+    block_stride: usize,
+    pitch: usize,
+    w: SendPtr<f32>,
+    bias: SendPtr<f32>,
+    /// Image's block 0 of the output.
+    out: SendPtr<f32>,
+    s: &'a Conv2dShape,
+    act: ActKind,
+}
+
+/// Runs tasks `start..start + len` of a job: task `t` is output row `t %
+/// h_out` of block `t / h_out`.
+///
+/// # Safety
+///
+/// As [`run_tasks`].
+type TasksFn = unsafe fn(job: &Job<'_>, start: usize, len: usize);
+
+/// One variant.
+#[derive(Clone, Copy)]
+pub(super) struct Kernel {
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(super) name: &'static str,
+    tasks: TasksFn,
+}
+
+const SCALAR: Kernel = Kernel { name: "scalar", tasks: scalar::scalar_tasks };
+
+/// Every variant this CPU can run, best first; scalar last.
+fn supported() -> ([Option<Kernel>; 3], usize) {
+    #[allow(unused_mut)]
+    let (mut out, mut n) = ([None; 3], 0);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f") {
+            out[n] = Some(Kernel { name: "avx512", tasks: x86::avx512_tasks });
+            n += 1;
+        }
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            out[n] = Some(Kernel { name: "avx2", tasks: x86::avx2_tasks });
+            n += 1;
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    if std::arch::is_aarch64_feature_detected!("neon") {
+        out[n] = Some(Kernel { name: "neon", tasks: neon::neon_tasks });
+        n += 1;
+    }
+    out[n] = Some(SCALAR);
+    (out, n + 1)
+}
+
+/// The best variant, detected once per process.
+fn kernel() -> Kernel {
+    static KERNEL: OnceLock<Kernel> = OnceLock::new();
+    *KERNEL.get_or_init(|| supported().0[0].unwrap_or(SCALAR))
+}
+
+/// Every variant this CPU can run, scalar last.
+#[cfg(test)]
+pub(super) fn supported_kernels() -> Vec<Kernel> {
+    let (k, n) = supported();
+    k[..n].iter().flatten().copied().collect()
+}
+
+/// The depthwise convolution of the module docs on blocked tensors.
+///
+/// `x` is `[n, cb, h, w_in, 16]`, `out` `[n, cb, h_out, w_out, 16]` with
+/// `cb = ceil(c / 16)` (every lane of it written), `w` packed by
+/// `rlx_core::blocked::pack_depthwise_filter`, `bias` null or `cb * 16`
+/// values (`pad_channels`). Per lane the result has the bits of
+/// `conv2d_f32` on `ConvPath::Depthwise`, `act` included; `par` splits
+/// tasks over the pool, with the same bits.
+///
+/// # Safety
+///
+/// - `s.groups == s.c_in == s.c_out`; `sh`, `sw`, `dh`, `dw` >= 1;
+/// - `x` valid for reads of `n * cb * h * w_in * 16` f32, `w` of `cb * kh
+///   * kw * 16`, `bias` null or valid for `cb * 16`;
+/// - `out` valid for writes of `n * cb * h_out * w_out * 16` f32,
+///   overlapping no input;
+/// - `scratch` valid for `conv_blocked_scratch_bytes(s)` bytes (4-byte
+///   aligned, overlapping nothing else) when that is non-zero.
+pub unsafe fn depthwise_blocked_f32(
+    x: *const f32,
+    w: *const f32,
+    bias: *const f32,
+    out: *mut f32,
+    s: &Conv2dShape,
+    act: ActKind,
+    scratch: *mut f32,
+    par: bool,
+) {
+    // SAFETY: forwarded contract; the selected kernel runs on this CPU.
+    unsafe { depthwise_blocked_with(x, w, bias, out, s, act, scratch, par, kernel()) }
+}
+
+/// [`depthwise_blocked_f32`] on a given variant.
+///
+/// # Safety
+///
+/// As [`depthwise_blocked_f32`]; `kernel` from [`supported_kernels`] (or
+/// the selected one).
+pub(super) unsafe fn depthwise_blocked_with(
+    x: *const f32,
+    w: *const f32,
+    bias: *const f32,
+    out: *mut f32,
+    s: &Conv2dShape,
+    act: ActKind,
+    scratch: *mut f32,
+    par: bool,
+    kernel: Kernel,
+) {
+    debug_assert!(s.groups == s.c_in && s.c_in == s.c_out, "depthwise_blocked_f32: multiplier 1 only");
+    if s.n == 0 || s.c_out == 0 || s.h_out == 0 || s.w_out == 0 {
+        return;
+    }
+    let cb = channel_blocks(s.c_in);
+    let plane = PaddedPlane::of(s);
+    let in_place = plane.reads_input_in_place(s);
+    let (in_img, out_img) = (cb * s.h * s.w_in * L, cb * s.h_out * s.w_out * L);
+    let (block_stride, pitch) = if in_place { (s.h * s.w_in, s.w_in) } else { (plane.rows * plane.cols, plane.cols) };
+    let work = s.w_out * L * s.kh * s.kw;
+    // With padding and enough blocks for the pool, a task is one block:
+    // it fills each padded row just before its first reader, so the copy
+    // stays in cache. Otherwise tasks are (block, row), after one fill of
+    // the whole image.
+    let threads = if par { crate::threads::num_threads() } else { 1 };
+    let by_block = !in_place && cb >= threads;
+    let (tasks, per_task) = if by_block { (cb, s.h_out * work) } else { (cb * s.h_out, work) };
+    for img in 0..s.n {
+        let x_img = x.wrapping_add(img * in_img);
+        let src = if in_place {
+            x_img
+        } else {
+            if !by_block {
+                // SAFETY: image `img`'s blocks; the scratch holds `cb` padded
+                // planes (`conv_blocked_scratch_bytes`).
+                unsafe { fill_padded(x_img, scratch, s, plane, cb, par) };
+            }
+            scratch.cast_const()
+        };
+        let job = Job {
+            src: SendPtr(src.cast_mut()),
+            fill: by_block.then_some((SendPtr(x_img.cast_mut()), plane)),
+            block_stride,
+            pitch,
+            w: SendPtr(w.cast_mut()),
+            bias: SendPtr(bias.cast_mut()),
+            out: SendPtr(out.wrapping_add(img * out_img)),
+            s,
+            act,
+        };
+        // SAFETY: tasks write disjoint output rows (and padded planes) and
+        // read the planes, complete up to what they read and unchanged
+        // while they run; the caller vouches for the kernel.
+        let run = |start: usize, len: usize| unsafe { (kernel.tasks)(&job, start, len) };
+        if par {
+            crate::threads::par_for(tasks, crate::kernels::reduce::units_per_chunk(per_task), &run);
+        } else {
+            run(0, tasks);
+        }
+    }
+}
+
+/// Copies one image's `cb` input planes into the zero-padded planes at
+/// `dst` (padded pixel `(r, q)` is input `(r - ph, q - pw)`, or 0
+/// outside), in (block, row) tasks.
+///
+/// # Safety
+///
+/// `x` valid for reads of `cb * h * w_in * 16` f32, `dst` for writes of
+/// `cb * plane.rows * plane.cols * 16`, not overlapping.
+unsafe fn fill_padded(x: *const f32, dst: *mut f32, s: &Conv2dShape, plane: PaddedPlane, cb: usize, par: bool) {
+    let (x, dst) = (SendPtr(x.cast_mut()), SendPtr(dst));
+    let run = |start: usize, len: usize| {
+        for t in start..start + len {
+            // SAFETY: row `t % rows` of block `t / rows`, inside both.
+            unsafe { fill_row(x.get(), dst.get().add(t * plane.cols * L), s, plane, t / plane.rows, t % plane.rows) };
+        }
+    };
+    let rows = cb * plane.rows;
+    if par {
+        crate::threads::par_for(rows, crate::kernels::reduce::units_per_chunk(plane.cols * L), &run);
+    } else {
+        run(0, rows);
+    }
+}
+
+/// Padded row `r` of block `b` (see [`fill_padded`]) to `row`.
+///
+/// # Safety
+///
+/// `x` as in [`fill_padded`], `row` valid for writes of `plane.cols * 16`
+/// f32, `b < cb`, `r < plane.rows`.
+#[inline(always)]
+unsafe fn fill_row(x: *const f32, row: *mut f32, s: &Conv2dShape, plane: PaddedPlane, b: usize, r: usize) {
+    // Input columns that land in the plane, and where the first goes.
+    let lead = s.pw.min(plane.cols);
+    let copied = s.w_in.min(plane.cols - lead);
+    let hi = r.wrapping_sub(s.ph);
+    // SAFETY: the padded row's `cols` pixels; input row `hi` of block `b`
+    // when inside, `copied` pixels from column 0.
+    unsafe {
+        if hi < s.h {
+            row.write_bytes(0, lead * L);
+            std::ptr::copy_nonoverlapping(x.add((b * s.h + hi) * s.w_in * L), row.add(lead * L), copied * L);
+            let done = lead + copied;
+            row.add(done * L).write_bytes(0, (plane.cols - done) * L);
+        } else {
+            row.write_bytes(0, plane.cols * L);
+        }
+    }
+}
+
+/// Tasks `start..start + len` of `job` on variant `V`: whole blocks
+/// (filling their padded rows just ahead of the output rows that read
+/// them) when the job fills, else (block, output row) pairs.
+///
+/// # Safety
+///
+/// As [`depthwise_blocked_with`], whose job this is; no other call runs
+/// these tasks; the CPU has `V`'s features (this is inlined into a
+/// function that enables them).
+#[inline(always)]
+pub(super) unsafe fn run_tasks<V: Lanes16>(job: &Job<'_>, start: usize, len: usize) {
+    let s = job.s;
+    if let Some((x, plane)) = job.fill {
+        // A window's rows: padded row `r` lives in slot `r % span` of the
+        // block's plane, so the rows in use stay in cache.
+        let span = (s.kh - 1) * s.dh + 1;
+        for b in start..start + len {
+            let ring = job.src.get().wrapping_add(b * job.block_stride * L);
+            let mut filled = 0;
+            for ho in 0..s.h_out {
+                // Padded rows this output row reads, filled first (the
+                // rows before them are read by no later output row).
+                let need = ho * s.sh + span;
+                for r in filled.max(ho * s.sh)..need {
+                    // SAFETY: a slot of block `b`'s plane (`span <=
+                    // plane.rows`), written by this task only.
+                    unsafe { fill_row(x.get(), ring.add(r % span * job.pitch * L), s, plane, b, r) };
+                }
+                filled = need;
+                // SAFETY: forwarded contract; the rows read are in their slots.
+                unsafe { output_row::<V>(job, b, ho, ring, span) };
+            }
+        }
+        return;
+    }
+    for t in start..start + len {
+        // SAFETY: forwarded contract.
+        let b = t / s.h_out;
+        let plane = job.src.get().wrapping_add(b * job.block_stride * L);
+        // SAFETY: forwarded contract.
+        unsafe { output_row::<V>(job, b, t % s.h_out, plane, usize::MAX) };
+    }
+}
+
+/// Output row `ho` of block `b`: chunks of at most `V::R` pixels (nearly
+/// equal), then the activation. Padded row `r` of the block is row `r %
+/// slots` at `plane`.
+///
+/// # Safety
+///
+/// As [`run_tasks`]; the padded rows the row reads are written there.
+#[inline(always)]
+unsafe fn output_row<V: Lanes16>(job: &Job<'_>, b: usize, ho: usize, plane: *const f32, slots: usize) {
+    let s = job.s;
+    let chunks = s.w_out.div_ceil(V::R);
+    let (base, extra) = (s.w_out / chunks, s.w_out % chunks);
+    let taps = s.kh * s.kw;
+    let bias = job.bias.get();
+    // SAFETY: block `b`'s padded bias lanes.
+    let bias = (!bias.is_null()).then(|| unsafe { V::load(bias.add(b * L)) });
+    let p = Geometry {
+        plane,
+        first: ho * s.sh,
+        dh: s.dh,
+        slots,
+        row_pitch: job.pitch * L,
+        col_step: s.sw * L,
+        tap_step: s.dw * L,
+        w: job.w.get().wrapping_add(b * taps * L),
+        kh: s.kh,
+        kw: s.kw,
+    };
+    let out = job.out.get().wrapping_add((b * s.h_out + ho) * s.w_out * L);
+    let mut wo = 0;
+    for c in 0..chunks {
+        let r = base + usize::from(c < extra);
+        // SAFETY: outputs `wo..wo + r` of this row; their windows lie in
+        // the padded plane (`PaddedPlane`).
+        unsafe { chunk::<V>(&p, wo, r, bias, out.add(wo * L)) };
+        wo += r;
+    }
+    if job.act != ActKind::Identity {
+        // SAFETY: the row just written, in place.
+        unsafe { crate::kernels::activation::act_f32_slice(job.act, out, out, s.w_out * L, false) };
+    }
+}
+
+/// One output row's reads: filter row `ki` reads padded row `first +
+/// ki * dh`, stored at `plane` plus its slot (that row modulo `slots`)
+/// times `row_pitch` f32; the steps (f32) to the next output column and
+/// filter column; the block's filter.
+struct Geometry {
+    plane: *const f32,
+    first: usize,
+    dh: usize,
+    slots: usize,
+    row_pitch: usize,
+    col_step: usize,
+    tap_step: usize,
+    w: *const f32,
+    kh: usize,
+    kw: usize,
+}
+
+/// `r` outputs from column `wo` (`1 <= r <= 16`), one monomorphised
+/// microkernel per count.
+///
+/// # Safety
+///
+/// As [`microkernel`].
+#[inline(always)]
+unsafe fn chunk<V: Lanes16>(p: &Geometry, wo: usize, r: usize, bias: Option<V>, out: *mut f32) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        match r {
+            1 => microkernel::<V, 1>(p, wo, bias, out),
+            2 => microkernel::<V, 2>(p, wo, bias, out),
+            3 => microkernel::<V, 3>(p, wo, bias, out),
+            4 => microkernel::<V, 4>(p, wo, bias, out),
+            5 => microkernel::<V, 5>(p, wo, bias, out),
+            6 => microkernel::<V, 6>(p, wo, bias, out),
+            7 => microkernel::<V, 7>(p, wo, bias, out),
+            8 => microkernel::<V, 8>(p, wo, bias, out),
+            9 => microkernel::<V, 9>(p, wo, bias, out),
+            10 => microkernel::<V, 10>(p, wo, bias, out),
+            11 => microkernel::<V, 11>(p, wo, bias, out),
+            12 => microkernel::<V, 12>(p, wo, bias, out),
+            13 => microkernel::<V, 13>(p, wo, bias, out),
+            14 => microkernel::<V, 14>(p, wo, bias, out),
+            15 => microkernel::<V, 15>(p, wo, bias, out),
+            16 => microkernel::<V, 16>(p, wo, bias, out),
+            _ => unreachable!("chunks hold at most 16 outputs"),
+        }
+    }
+}
+
+/// `R` output pixels in registers: per tap in `(ki, kj)` order one weight
+/// vector and `R` loads and FMAs; then the bias; then the stores.
+///
+/// # Safety
+///
+/// Every tap of outputs `wo..wo + R` inside the plane `p` describes, the
+/// filter's `kh * kw` vectors, `out` valid for `R * 16` writes; the CPU
+/// has `V`'s features.
+#[inline(always)]
+unsafe fn microkernel<V: Lanes16, const R: usize>(p: &Geometry, wo: usize, bias: Option<V>, out: *mut f32) {
+    // SAFETY: the caller's extents and features.
+    unsafe {
+        let mut acc = [V::zero(); R];
+        // The slot of padded row `first + ki * dh`, stepped without a
+        // division (`dh < slots` whenever a second filter row exists).
+        let mut slot = p.first % p.slots;
+        for ki in 0..p.kh {
+            let row = p.plane.add(slot * p.row_pitch + wo * p.col_step);
+            slot += p.dh;
+            if slot >= p.slots {
+                slot -= p.slots;
+            }
+            let w = p.w.add(ki * p.kw * L);
+            for kj in 0..p.kw {
+                let wv = V::load(w.add(kj * L));
+                let x = row.add(kj * p.tap_step);
+                for (i, a) in acc.iter_mut().enumerate() {
+                    *a = V::fma(wv, V::load(x.add(i * p.col_step)), *a);
+                }
+            }
+        }
+        if let Some(b) = bias {
+            for a in &mut acc {
+                *a = a.add(b);
+            }
+        }
+        for (i, a) in acc.iter().enumerate() {
+            a.store(out.add(i * L));
+        }
+    }
+}
