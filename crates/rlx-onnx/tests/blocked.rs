@@ -9,8 +9,8 @@ use rlx_onnx::ImportOptions;
 
 /// `x` [1, 3, 8, 8] -> Conv 3x3 (16, ReLU) -> depthwise 3x3 -> + the ReLU
 /// output -> MaxPool 2x2 -> Conv 1x1 (20) -> GlobalAveragePool -> Flatten
-/// -> Gemm (5); the pooled tensor is also a model output, and a 4-channel
-/// Conv reads `x` too (too few channels to block).
+/// -> Gemm (5); the pooled tensor is also a model output, and a grouped
+/// (not depthwise) Conv reads `x` too: it stays NCHW.
 fn cnn() -> rlx_onnx::proto::ModelProto {
     let pads = || attr_ints("pads", &[1, 1, 1, 1]);
     let nodes = vec![
@@ -23,7 +23,7 @@ fn cnn() -> rlx_onnx::proto::ModelProto {
         node("GlobalAveragePool", "gap", &["c3"], &["g"], vec![]),
         node("Flatten", "fl", &["g"], &["f"], vec![]),
         node("Gemm", "fc", &["f", "w4", "b4"], &["y"], vec![attr_i("transB", 1)]),
-        node("Conv", "small", &["x", "w5"], &["z"], vec![pads()]),
+        node("Conv", "grouped", &["r1", "w5"], &["z"], vec![pads(), attr_i("group", 4)]),
     ];
     let inits = vec![
         init_raw("w1", &[16, 3, 3, 3], &values(16 * 27, 1)),
@@ -33,9 +33,9 @@ fn cnn() -> rlx_onnx::proto::ModelProto {
         init_raw("w3", &[20, 16, 1, 1], &values(20 * 16, 5)),
         init_raw("w4", &[5, 20], &values(100, 6)),
         init_raw("b4", &[5], &values(5, 7)),
-        init_raw("w5", &[4, 3, 3, 3], &values(4 * 27, 8)),
+        init_raw("w5", &[8, 4, 3, 3], &values(8 * 36, 8)),
     ];
-    let outputs = vec![vi("y", &[1, 5]), vi("p", &[1, 16, 4, 4]), vi("z", &[1, 4, 8, 8])];
+    let outputs = vec![vi("y", &[1, 5]), vi("p", &[1, 16, 4, 4]), vi("z", &[1, 8, 8, 8])];
     model(nodes, inits, vec![vi("x", &[1, 3, 8, 8])], outputs, 17)
 }
 
@@ -48,12 +48,14 @@ fn a_convolution_chain_changes_layout_only_at_its_edges() {
     let plain = import_model(&m, &opts).expect("import, NCHW");
     let text = &blocked.sched_text;
     assert_eq!(count_kind(text, "BlockedConv2D"), 3, "{text}");
-    assert_eq!(count_kind(text, "Conv2D"), 1, "the 4-channel convolution stays NCHW: {text}");
+    assert_eq!(count_kind(text, "Conv2D"), 1, "the grouped convolution stays NCHW: {text}");
     assert_eq!(count_kind(text, "BlockedPool2D"), 2, "{text}");
-    // In: `x` once. Out: the pooled output `p` (a model output) and the
-    // global pooling (read by the product).
-    assert_eq!(count_kind(text, "ToBlocked"), 1, "{text}");
-    assert_eq!(count_kind(text, "FromBlocked"), 2, "{text}");
+    // In: nothing (the first convolution reads the 3-channel `x` as NCHW).
+    // Out: the ReLU output for the grouped convolution, the pooled output
+    // `p` (a model output) and the global pooling (read by the product).
+    assert_eq!(count_kind(text, "ToBlocked"), 0, "{text}");
+    assert_eq!(count_kind(text, "FromBlocked"), 3, "{text}");
+    assert_eq!(text.matches("x_nchw: true").count(), 1, "{text}");
     assert!(text.contains("param   w1.blocked: f32[432] @"), "one output block x 3 x 3 x 3 x 16: {text}");
     assert_eq!(count_kind(&plain.sched_text, "ToBlocked"), 0, "{}", plain.sched_text);
     let x = values(3 * 64, 9);

@@ -212,9 +212,11 @@ fn conv_and_its_activation_become_one_conv_with_the_same_bits() {
         17,
     );
     let (fused, unfused) = import_fused_and_unfused(&m);
-    assert_eq!(count_kind(&fused.sched_text, "Conv2D"), 1, "{}", fused.sched_text);
-    assert!(fused.sched_text.contains("groups: 1, act: clip(0.0, 6.0) }"), "{}", fused.sched_text);
-    assert_eq!(fused.report.thunks, 1, "{}", fused.sched_text);
+    // One blocked convolution (reading the 3-channel input as NCHW) with
+    // the clip inside, and the read-back of the model output.
+    assert_eq!(count_kind(&fused.sched_text, "BlockedConv2D"), 1, "{}", fused.sched_text);
+    assert!(fused.sched_text.contains("groups: 1, act: clip(0.0, 6.0), x_nchw: true }"), "{}", fused.sched_text);
+    assert_eq!(fused.report.thunks, 2, "{}", fused.sched_text);
     let x: Vec<f32> = values(3 * 9 * 8, 933).iter().map(|v| v * 8.0).collect();
     let [f, u] = run_both("conv-clip", &fused, &unfused, &[("x", &x)], "y");
     // The activation runs on the same values through the same kernel.
@@ -230,7 +232,7 @@ fn conv_and_its_activation_become_one_conv_with_the_same_bits() {
         17,
     );
     let (fused, _) = import_fused_and_unfused(&m);
-    assert!(fused.sched_text.contains("groups: 1, act: identity }"), "{}", fused.sched_text);
+    assert!(fused.sched_text.contains("groups: 1, act: identity, x_nchw: true }"), "{}", fused.sched_text);
     assert_eq!(count_kind(&fused.sched_text, "Activation"), 1, "{}", fused.sched_text);
 }
 

@@ -69,11 +69,14 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             dw,
             groups,
             act,
+            x_nchw,
         } => {
             let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
             let scratch = conv_blocked_scratch_bytes(&shape);
             let par = conv2d_parallel(&shape);
-            if groups == 1 {
+            if x_nchw {
+                K::Conv2dNchwBlockedF32 { x, w, bias, out, shape, act, scratch, par }
+            } else if groups == 1 {
                 K::Conv2dBlockedF32 { x, w, bias, out, shape, act, scratch, par }
             } else {
                 K::DepthwiseBlockedF32 { x, w, bias, out, shape, act, scratch, par }

@@ -235,6 +235,8 @@ fn blocked_convolutions_and_poolings_give_the_nchw_bits() {
             pool_len,
             blocked_len(n, co, po_h * po_w).unwrap(),
             pool_len,
+            blocked_len(n, co, ho * wo).unwrap(),
+            out_len,
         ];
         let offs: Vec<usize> = sizes.iter().scan(0, |acc, &len| Some(std::mem::replace(acc, *acc + len * 4))).collect();
         let mut arena = Arena::new(sizes.iter().sum::<usize>() * 4);
@@ -286,7 +288,33 @@ fn blocked_convolutions_and_poolings_give_the_nchw_bits() {
             dw,
             groups: g,
             act,
+            x_nchw: false,
         };
+        // The same convolution reading the NCHW input (one group only).
+        let from_nchw = (g == 1).then(|| Thunk::BlockedConv2D {
+            x: a(0),
+            w: at(Segment::Weights, pw_off),
+            bias: bias(pb_off),
+            out: a(8),
+            n,
+            c_in: ci,
+            h,
+            w_in: wi,
+            c_out: co,
+            h_out: ho,
+            w_out: wo,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            groups: g,
+            act,
+            x_nchw: true,
+        });
         let pool = |src, dst| Thunk::Pool2D {
             src,
             dst,
@@ -336,8 +364,15 @@ fn blocked_convolutions_and_poolings_give_the_nchw_bits() {
                 Thunk::FromBlocked { src: a(6), dst: a(7), n, c: co, hw: po_h * po_w },
             ],
         );
+        let one_group = from_nchw.is_some();
+        if let Some(t) = from_nchw {
+            run_all(&mut arena, &weights, &[t, Thunk::FromBlocked { src: a(8), dst: a(9), n, c: co, hw: ho * wo }]);
+        }
         let bits = |off, len| get(&arena, off, len).into_iter().map(f32::to_bits).collect::<Vec<_>>();
         assert_eq!(bits(offs[4], out_len), bits(offs[1], out_len), "case {case}: convolution");
         assert_eq!(bits(offs[7], pool_len), bits(offs[5], pool_len), "case {case}: pooling");
+        if one_group {
+            assert_eq!(bits(offs[9], out_len), bits(offs[1], out_len), "case {case}: convolution from NCHW");
+        }
     }
 }

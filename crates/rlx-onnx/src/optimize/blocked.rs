@@ -12,10 +12,18 @@
 //! layout between its layers: conversions sit only at its edges. A thunk
 //! that writes a tensor in one layout makes the other form stale.
 //!
-//! Blocked: a one-group convolution with at least [`MIN_BLOCKED_CHANNELS`]
-//! output channels, or a depthwise one (multiplier 1) with as many
-//! channels, whose filter (and bias) are f32 constants. Fewer channels
-//! would compute mostly padding lanes (LeNet's 6-channel layer stays NCHW).
+//! A one-group convolution with fewer than 16 input channels whose input
+//! is current only in NCHW (a network's image) reads that input directly
+//! (`x_nchw`), so the first layer needs no conversion at all.
+//!
+//! Blocked: every one-group or depthwise (multiplier 1) convolution whose
+//! filter (and bias) are f32 constants, whatever its channel count. With
+//! few output channels most lanes are padding, but the NCHW products are
+//! no better there (a 12-row microkernel on 6 rows), and staying blocked
+//! spares the conversions and keeps the poolings on the blocked kernel:
+//! LeNet-5's 6-channel first layer blocked runs the model about 7% faster
+//! than NCHW (measured, `docs/benchmarks.md`). Grouped convolutions that
+//! are not depthwise stay NCHW.
 
 use std::collections::HashMap;
 
@@ -24,9 +32,6 @@ use rlx_sched::{DType, Role, Thunk};
 
 use super::written;
 use crate::lower::{Lowered, LoweredThunk, Storage};
-
-/// Output channels below which a convolution stays NCHW.
-pub(crate) const MIN_BLOCKED_CHANNELS: usize = 16;
 
 /// How a constant is rewritten for the blocked kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -216,10 +221,20 @@ impl Pass<'_> {
         let depthwise = groups > 1 && groups == c_in && groups == c_out;
         let constants = f32_values(&self.lowered.storages[w]).is_some()
             && bias.is_none_or(|b| f32_values(&self.lowered.storages[b]).is_some_and(|v| v.len() == c_out));
-        if !(groups == 1 || depthwise) || c_out < MIN_BLOCKED_CHANNELS || !constants || self.out_is_viewed(out) {
+        if !(groups == 1 || depthwise) || !constants || self.out_is_viewed(out) {
             return None;
         }
-        let x = self.blocked_input(x, (n, c_in, h * w_in));
+        // A one-group convolution of fewer than 16 channels whose input is
+        // current only in NCHW (a network's image) reads it as it is: a
+        // blocked copy would be mostly padding lanes.
+        let x_nchw = groups == 1 && c_in < CHANNEL_BLOCK && self.current_blocked(x).is_none();
+        let x = if x_nchw {
+            let root = self.root(x);
+            self.make_plain_current(root);
+            x
+        } else {
+            self.blocked_input(x, (n, c_in, h * w_in))
+        };
         let w = if depthwise {
             self.packed_param(w, Packing::DepthwiseFilter, |v| pack_depthwise_filter(v, c_out, kh, kw))
         } else {
@@ -250,6 +265,7 @@ impl Pass<'_> {
             dw,
             groups,
             act,
+            x_nchw,
         };
         Some(LoweredThunk { thunk, comment: lt.comment.clone() })
     }

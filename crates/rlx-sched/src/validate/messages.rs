@@ -473,6 +473,10 @@ pub(super) fn groups_divide(field: &str, value: usize, groups: usize) -> String 
     format!("`groups` {groups} does not divide `{field}` {value}")
 }
 
+pub(super) fn blocked_nchw_groups(groups: usize) -> String {
+    format!("`x_nchw` reads an NCHW input for a one-group convolution; `groups` is {groups}")
+}
+
 pub(super) fn blocked_groups(groups: usize, c_in: usize, c_out: usize) -> String {
     format!("a blocked convolution has one group or is depthwise; `groups` {groups} with `c_in` {c_in} and `c_out` {c_out} is neither")
 }

@@ -128,7 +128,7 @@ pub(super) fn conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
 }
 
 pub(super) fn conv2d_blocked<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
-    let Thunk::BlockedConv2D { x, w, bias, out, .. } = t else {
+    let Thunk::BlockedConv2D { x, w, bias, out, x_nchw, .. } = t else {
         unreachable!("conv2d_blocked called on {:?}", t.kind())
     };
     let s = conv_shape(t);
@@ -137,8 +137,13 @@ pub(super) fn conv2d_blocked<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.require(s.groups <= 1 || (s.groups == s.c_in && s.groups == s.c_out), "groups", || {
         messages::blocked_groups(s.groups, s.c_in, s.c_out)
     });
+    r.require(!*x_nchw || s.groups == 1, "x_nchw", || messages::blocked_nchw_groups(s.groups));
     let (ib, ob) = (channel_blocks(s.c_in), channel_blocks(s.c_out));
-    r.read("x", x, F32, &[s.n, ib, s.h, s.w_in, CHANNEL_BLOCK], "n*ceil(c_in/16)*h*w_in*16");
+    if *x_nchw {
+        r.read("x", x, F32, &[s.n, s.c_in, s.h, s.w_in], "n*c_in*h*w_in");
+    } else {
+        r.read("x", x, F32, &[s.n, ib, s.h, s.w_in, CHANNEL_BLOCK], "n*ceil(c_in/16)*h*w_in*16");
+    }
     if depthwise {
         r.read("w", w, F32, &[ob, s.kh, s.kw, CHANNEL_BLOCK], "ceil(c_out/16)*kh*kw*16");
     } else {

@@ -60,7 +60,7 @@ const PASS_BYTES: usize = 24 * 1024;
 /// `c = i % (r / rows)`) of block `j < q` is the 16 values at
 /// `out + j * out_block + y * out_row + c * 16`, each lane starting from its bias (or
 /// +0.0, or its own value when `load`) and taking, for `ci < c_in`, `ki < kh`, `kj < kw` in that order,
-/// `fma(x[(ci / 16) * x_block + y * x_row + c * x_step + ki * x_dh + kj * x_dw + ci % 16],
+/// `fma(x[(ci / 16) * x_block + y * x_row + c * x_step + ki * x_dh + kj * x_dw + (ci % 16) * x_lane],
 /// w[j * w_block + ((ci * kh + ki) * kw + kj) * 16 + lane], acc)`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Tile {
@@ -79,6 +79,9 @@ pub(crate) struct Tile {
     pub x: *const f32,
     /// Floats from one input block to the next.
     pub x_block: usize,
+    /// Floats from one input channel of a block to the next: 1 in the
+    /// blocked layout, a plane for an NCHW input.
+    pub x_lane: usize,
     /// Floats from one pixel's window to the next (`sw * 16`).
     pub x_step: usize,
     /// Floats from one kernel row to the next (`dh * pitch * 16`).
@@ -207,7 +210,47 @@ pub unsafe fn conv2d_blocked_f32(
     par: bool,
 ) {
     // SAFETY: forwarded contract; `kernel()` is one this CPU runs.
-    unsafe { run(kernel(), x, w, bias, out, s, act, scratch, par) }
+    unsafe { run(kernel(), Input::Blocked, x, w, bias, out, s, act, scratch, par) }
+}
+
+/// [`conv2d_blocked_f32`] from an NCHW input (`x` `[n, c_in, h, w_in]`):
+/// a network's first layer reads its image as it comes (3 channels would
+/// fill 3 of 16 lanes of a blocked copy), same bits.
+///
+/// # Safety
+///
+/// As [`conv2d_blocked_f32`] with `x` valid for reads of `n * c_in * h *
+/// w_in` f32.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn conv2d_nchw_blocked_f32(
+    x: *const f32,
+    w: *const f32,
+    bias: *const f32,
+    out: *mut f32,
+    s: &Conv2dShape,
+    act: ActKind,
+    scratch: *mut f32,
+    par: bool,
+) {
+    // SAFETY: forwarded contract; `kernel()` is one this CPU runs.
+    unsafe { run(kernel(), Input::Nchw, x, w, bias, out, s, act, scratch, par) }
+}
+
+/// The layout of a convolution's input (its output is always blocked).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Input {
+    Blocked,
+    Nchw,
+}
+
+impl Input {
+    /// Floats per pixel of one channel block.
+    fn pixel(self) -> usize {
+        match self {
+            Input::Blocked => B,
+            Input::Nchw => 1,
+        }
+    }
 }
 
 /// How one image's work is cut: output rows (or segments of the plane run
@@ -218,6 +261,10 @@ struct Plan {
     pitch: usize,
     /// Floats per input block of the plane read.
     x_block: usize,
+    /// See [`Tile::x_lane`].
+    x_lane: usize,
+    /// Floats per input pixel of one block.
+    pixel: usize,
     /// Whether the plane runs as one long row (1x1 columns, stride 1, input
     /// pitch == `w_out`).
     flat: bool,
@@ -238,10 +285,11 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(kernel: &Kernel, s: &Conv2dShape, par: bool) -> Plan {
+    fn new(kernel: &Kernel, input: Input, s: &Conv2dShape, par: bool) -> Plan {
         let plane = PaddedPlane::of(s);
         let (rows, pitch) = if plane.reads_input_in_place(s) { (s.h, s.w_in) } else { (plane.rows, plane.cols) };
-        let flat = s.kw == 1 && s.sw == 1 && s.sh == 1 && pitch == s.w_out;
+        // An NCHW plane's pixels are single floats: no long-row tiles.
+        let flat = input == Input::Blocked && s.kw == 1 && s.sw == 1 && s.sh == 1 && pitch == s.w_out;
         let pixels = s.h_out * s.w_out;
         let seg_len = if flat { FLAT_SEGMENT.min(pixels) } else { s.w_out };
         // The widest tile, then as many blocks per tile as it has room for,
@@ -270,7 +318,11 @@ impl Plan {
             s.c_in.div_ceil(s.c_in.div_ceil(pass_c)).next_multiple_of(B)
         };
         let bands = segments.div_ceil(band);
-        Plan { pitch, x_block: rows * pitch * B, flat, pair, segments, q, groups, band, bands, pass_c }
+        let (x_block, x_lane) = match input {
+            Input::Blocked => (rows * pitch * B, 1),
+            Input::Nchw => (B * rows * pitch, rows * pitch),
+        };
+        Plan { pitch, x_block, x_lane, pixel: input.pixel(), flat, pair, segments, q, groups, band, bands, pass_c }
     }
 
     /// Segment `i`: its first output pixel (plane index), its pixels per
@@ -296,6 +348,7 @@ impl Plan {
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn run(
     kernel: &Kernel,
+    input: Input,
     x: *const f32,
     w: *const f32,
     bias: *const f32,
@@ -309,9 +362,12 @@ pub(crate) unsafe fn run(
     if s.n == 0 || s.c_out == 0 || s.h_out == 0 || s.w_out == 0 {
         return;
     }
-    let plan = Plan::new(kernel, s, par);
+    let plan = Plan::new(kernel, input, s, par);
     let in_place = PaddedPlane::of(s).reads_input_in_place(s);
-    let in_img = channel_blocks(s.c_in) * s.h * s.w_in * B;
+    let in_img = match input {
+        Input::Blocked => channel_blocks(s.c_in) * s.h * s.w_in * B,
+        Input::Nchw => s.c_in * s.h * s.w_in,
+    };
     let out_img = channel_blocks(s.c_out) * s.h_out * s.w_out * B;
     for img in 0..s.n {
         let x_img = x.wrapping_add(img * in_img);
@@ -320,7 +376,7 @@ pub(crate) unsafe fn run(
         } else {
             // SAFETY: image `img` of the input; the scratch holds one
             // padded image.
-            unsafe { pad_image(x_img, s, scratch, par) };
+            unsafe { pad_image(x_img, s, input, scratch, par) };
             scratch.cast_const()
         };
         let (src, out_img) = (SendPtr(src.cast_mut()), SendPtr(out.wrapping_add(img * out_img)));
@@ -388,16 +444,17 @@ unsafe fn run_task(
                     r: r * rows,
                     q,
                     rows,
-                    x_row: s.sh * plan.pitch * B,
+                    x_row: s.sh * plan.pitch * plan.pixel,
                     out_row: s.w_out * B,
                     c_in,
                     kh: s.kh,
                     kw: s.kw,
-                    x: x.wrapping_add((c0 / B) * plan.x_block + (i0 + x0 * s.sw) * B),
+                    x: x.wrapping_add((c0 / B) * plan.x_block + (i0 + x0 * s.sw) * plan.pixel),
                     x_block: plan.x_block,
-                    x_step: s.sw * B,
-                    x_dh: s.dh * plan.pitch * B,
-                    x_dw: s.dw * B,
+                    x_lane: plan.x_lane,
+                    x_step: s.sw * plan.pixel,
+                    x_dh: s.dh * plan.pitch * plan.pixel,
+                    x_dw: s.dw * plan.pixel,
                     w: w.wrapping_add(b0 * w_block + c0 * taps * B),
                     w_block,
                     bias: if bias.is_null() { bias } else { bias.wrapping_add(b0 * B) },
@@ -445,16 +502,23 @@ unsafe fn finish_segment(out: *mut f32, out_block: usize, q: usize, len: usize, 
     }
 }
 
-/// Copies one image's blocked input into the zero-padded plane at
-/// `plane` (every block, every lane: padded lanes stay unread).
+/// Copies one image's input into the zero-padded plane at `plane`: per
+/// block every lane (padded lanes stay unread), or per channel for an
+/// NCHW input.
 ///
 /// # Safety
 ///
-/// `x` valid for one blocked input image, `plane` for
+/// `x` valid for one input image, `plane` for
 /// `conv_blocked_scratch_bytes(s)` bytes of writes, not overlapping.
-unsafe fn pad_image(x: *const f32, s: &Conv2dShape, plane: *mut f32, par: bool) {
+unsafe fn pad_image(x: *const f32, s: &Conv2dShape, input: Input, plane: *mut f32, par: bool) {
     let p = PaddedPlane::of(s);
-    let lines = channel_blocks(s.c_in) * p.rows;
+    // Planes of 16 floats per pixel (blocks), or of one (channels).
+    let planes = match input {
+        Input::Blocked => channel_blocks(s.c_in),
+        Input::Nchw => s.c_in,
+    };
+    let pixel = input.pixel();
+    let lines = planes * p.rows;
     // Columns `pw..pw + copied` hold the input row; zeros around them.
     let left = s.pw.min(p.cols);
     let copied = s.w_in.min(p.cols - left);
@@ -462,25 +526,25 @@ unsafe fn pad_image(x: *const f32, s: &Conv2dShape, plane: *mut f32, par: bool) 
     let run = |first: usize, count: usize| {
         for line in first..first + count {
             let (blk, row) = (line / p.rows, line % p.rows);
-            let dst = plane.get().wrapping_add(line * p.cols * B);
-            // SAFETY: padded row `row` of block `blk` (`cols * 16` values,
+            let dst = plane.get().wrapping_add(line * p.cols * pixel);
+            // SAFETY: padded row `row` of plane `blk` (`cols * pixel` values,
             // written by this iteration only) and, when it is an input
             // row, that row of the input.
             unsafe {
                 match row.checked_sub(s.ph).filter(|&r| r < s.h) {
                     Some(r) => {
-                        std::ptr::write_bytes(dst, 0, left * B);
-                        let src = x.get().add((blk * s.h + r) * s.w_in * B);
-                        std::ptr::copy_nonoverlapping(src, dst.add(left * B), copied * B);
-                        std::ptr::write_bytes(dst.add((left + copied) * B), 0, (p.cols - left - copied) * B);
+                        std::ptr::write_bytes(dst, 0, left * pixel);
+                        let src = x.get().add((blk * s.h + r) * s.w_in * pixel);
+                        std::ptr::copy_nonoverlapping(src, dst.add(left * pixel), copied * pixel);
+                        std::ptr::write_bytes(dst.add((left + copied) * pixel), 0, (p.cols - left - copied) * pixel);
                     }
-                    None => std::ptr::write_bytes(dst, 0, p.cols * B),
+                    None => std::ptr::write_bytes(dst, 0, p.cols * pixel),
                 }
             }
         }
     };
     if par {
-        par_for(lines, (4096 / (p.cols * B).max(1)).max(1), &run);
+        par_for(lines, (4096 / (p.cols * pixel).max(1)).max(1), &run);
     } else {
         run(0, lines);
     }

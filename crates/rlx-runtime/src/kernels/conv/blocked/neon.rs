@@ -55,7 +55,7 @@ unsafe fn tile<const R: usize>(t: &Tile) {
             acc = [b; R];
         }
         for ci in 0..t.c_in {
-            let xc = t.x.add((ci / B) * t.x_block + ci % B);
+            let xc = t.x.add((ci / B) * t.x_block + (ci % B) * t.x_lane);
             let mut wp = t.w.add(ci * taps * B);
             for ki in 0..t.kh {
                 let xr = xc.add(ki * t.x_dh);

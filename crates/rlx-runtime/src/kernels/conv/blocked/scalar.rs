@@ -25,7 +25,7 @@ pub(super) unsafe fn micro(t: &Tile) {
                         (false, false) => *t.bias.add(j * B + lane),
                     };
                     for ci in 0..t.c_in {
-                        let x = t.x.add((ci / B) * t.x_block + y * t.x_row + c * t.x_step + ci % B);
+                        let x = t.x.add((ci / B) * t.x_block + y * t.x_row + c * t.x_step + (ci % B) * t.x_lane);
                         for ki in 0..t.kh {
                             for kj in 0..t.kw {
                                 let xv = *x.add(ki * t.x_dh + kj * t.x_dw);

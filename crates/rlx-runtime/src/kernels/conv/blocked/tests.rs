@@ -2,7 +2,7 @@
 //! product paths, bit for bit, over awkward shapes (channel and block
 //! tails, narrow and odd rows, every window kind, padding on one side,
 //! several images, empty outputs), with and without bias and activation,
-//! serial and split; padded input lanes full of NaN; and the semantics
+//! serial and split, from blocked and NCHW inputs; padded input lanes full of NaN; and the semantics
 //! against an independent f64 reference. Plus the timing against NCHW.
 
 use rand::rngs::StdRng;
@@ -97,8 +97,16 @@ impl Case {
     /// The blocked output (padded lanes included) of `kernel`, padded
     /// input lanes set to `fill`.
     fn run_blocked(&self, kernel: &Kernel, par: bool, fill: f32) -> Vec<f32> {
+        self.run_input(kernel, Input::Blocked, par, fill)
+    }
+
+    /// As [`Case::run_blocked`], from the input in the layout `input`.
+    fn run_input(&self, kernel: &Kernel, input: Input, par: bool, fill: f32) -> Vec<f32> {
         let s = &self.s;
-        let x = to_blocked(&self.x, s.n, s.c_in, s.h * s.w_in, fill);
+        let x = match input {
+            Input::Blocked => to_blocked(&self.x, s.n, s.c_in, s.h * s.w_in, fill),
+            Input::Nchw => self.x.clone(),
+        };
         let w = pack_conv_filter(&self.w, s.c_out, s.c_in, s.kh, s.kw);
         let bias = self.bias.as_ref().map(|b| pad_channels(b));
         let mut out = vec![f32::NAN; s.n * channel_blocks(s.c_out) * s.out_plane() * B];
@@ -108,6 +116,7 @@ impl Case {
         unsafe {
             run(
                 kernel,
+                input,
                 x.as_ptr(),
                 w.as_ptr(),
                 bias.as_ref().map_or(std::ptr::null(), |b| b.as_ptr()),
@@ -202,6 +211,8 @@ impl Case {
             for par in [false, true] {
                 let got = self.run_blocked(&kernel, par, 0.0);
                 assert_eq!(bits(&got), bits(&reference), "{what}: {} par {par} vs scalar", kernel.name);
+                let got = self.run_input(&kernel, Input::Nchw, par, 0.0);
+                assert_eq!(bits(&got), bits(&reference), "{what}: {} par {par} NCHW input vs scalar", kernel.name);
             }
         }
         if matches!(self.act, ActKind::Identity) {
@@ -278,6 +289,7 @@ fn empty_outputs_write_nothing() {
             unsafe {
                 run(
                     &kernel,
+                    Input::Blocked,
                     x.as_ptr(),
                     w.as_ptr(),
                     std::ptr::null(),
@@ -361,6 +373,7 @@ fn blocked_conv_timing() {
                 unsafe {
                     run(
                         k,
+                        Input::Blocked,
                         xb.as_ptr(),
                         wb.as_ptr(),
                         bb.as_ptr(),

@@ -4,8 +4,8 @@
 //! (28 + 2 + 1). AVX2+FMA: up to 6 pixels x 1 block, two
 //! ymm each (12 accumulators of 16). Each lane takes the scalar
 //! reference's fused multiply-adds in the same order, so the results are
-//! bit-identical to it. A stride-1 or -2 (AVX-512) tile's pixel offsets
-//! are constants.
+//! bit-identical to it. A stride-1 or -2 (AVX-512; and an NCHW input's
+//! stride 2) tile's pixel offsets are constants.
 
 use std::arch::x86_64::*;
 
@@ -18,12 +18,12 @@ pub(super) const AVX512: Kernel =
 pub(super) const AVX2: Kernel =
     Kernel { name: "avx2", max_r: 6, max_acc: 6, max_q: 1, pair_r: 0, pair_acc: 0, micro: micro_avx2 };
 
-/// Calls `$f::<R, Q, $sw, $one, $rows>` for the tile's `(r, q)`, one arm
+/// Calls `$f::<R, Q, $step, $one, $rows>` for the tile's `(r, q)`, one arm
 /// per pair listed (`r => [q, ..]`).
 macro_rules! dispatch {
-    ($t:expr, $f:ident, $sw:ident, $one:ident, $rows:ident; $($r:literal => [$($q:literal),*]),* $(,)?) => {
+    ($t:expr, $f:ident, $step:ident, $one:ident, $rows:ident; $($r:literal => [$($q:literal),*]),* $(,)?) => {
         match ($t.r, $t.q) {
-            $($(($r, $q) => $f::<$r, $q, $sw, $one, $rows>($t),)*)*
+            $($(($r, $q) => $f::<$r, $q, $step, $one, $rows>($t),)*)*
             (r, q) => unreachable!("no {r} x {q} tile"),
         }
     };
@@ -40,15 +40,17 @@ unsafe fn micro_avx512(t: &Tile) {
     // SAFETY: forwarded contract.
     unsafe {
         if t.rows == 2 {
-            return match t.x_step / B {
-                1 => pairs_rows2::<1>(t),
-                2 => pairs_rows2::<2>(t),
+            return match t.x_step {
+                B => pairs_rows2::<B>(t),
+                STEP2 => pairs_rows2::<STEP2>(t),
                 _ => pairs_rows2::<0>(t),
             };
         }
-        match (t.x_step / B, t.kh * t.kw) {
-            (1, 1) => pairs_avx512::<1, true>(t),
-            (1, _) => pairs_avx512::<1, false>(t),
+        match (t.x_step, t.kh * t.kw) {
+            (B, 1) => pairs_avx512::<B, true>(t),
+            (B, _) => pairs_avx512::<B, false>(t),
+            (STEP2, _) => pairs_avx512::<STEP2, false>(t),
+            // An NCHW input's stride-2 first layer.
             (2, _) => pairs_avx512::<2, false>(t),
             _ => pairs_avx512::<0, false>(t),
         }
@@ -57,12 +59,13 @@ unsafe fn micro_avx512(t: &Tile) {
 
 /// # Safety
 ///
-/// As [`micro_avx512`], with `SW` the stride (1 or 2) or 0 (any stride),
+/// As [`micro_avx512`], with `STEP` the floats from one pixel's window to
+/// the next (the tile's `x_step`) or 0 (read from the tile),
 /// `ONE` only for a 1x1 window.
-unsafe fn pairs_avx512<const SW: usize, const ONE: bool>(t: &Tile) {
+unsafe fn pairs_avx512<const STEP: usize, const ONE: bool>(t: &Tile) {
     // SAFETY: forwarded contract; the pairs are those `q_for` allows.
     unsafe {
-        dispatch!(t, tile_avx512, SW, ONE, ROW1;
+        dispatch!(t, tile_avx512, STEP, ONE, ROW1;
             1 => [1, 2, 3, 4], 2 => [1, 2, 3, 4], 3 => [1, 2, 3, 4],
             4 => [1, 2, 3, 4], 5 => [1, 2, 3, 4], 6 => [1, 2, 3, 4],
             7 => [1, 2, 3], 8 => [1, 2, 3],
@@ -76,10 +79,10 @@ unsafe fn pairs_avx512<const SW: usize, const ONE: bool>(t: &Tile) {
 /// # Safety
 ///
 /// As [`micro_avx512`] with `rows == 2`.
-unsafe fn pairs_rows2<const SW: usize>(t: &Tile) {
+unsafe fn pairs_rows2<const STEP: usize>(t: &Tile) {
     // SAFETY: forwarded contract; the pairs are those `pair_q` allows.
     unsafe {
-        dispatch!(t, tile_avx512, SW, NOT_ONE, ROW2;
+        dispatch!(t, tile_avx512, STEP, NOT_ONE, ROW2;
             2 => [1, 2, 3, 4], 4 => [1, 2, 3, 4], 6 => [1, 2, 3, 4],
             8 => [1, 2, 3], 10 => [1, 2], 12 => [1, 2], 14 => [1, 2],
         )
@@ -87,11 +90,13 @@ unsafe fn pairs_rows2<const SW: usize>(t: &Tile) {
 }
 
 const NOT_ONE: bool = false;
+/// The pixel step of a stride-2 blocked input, in floats.
+const STEP2: usize = 2 * B;
 const ROW1: usize = 1;
 const ROW2: usize = 2;
 
 /// `R` pixels (`R / ROWS` on each of `ROWS` rows) x `Q` blocks; pixel
-/// windows `SW * 16` floats apart, or `x_step` when `SW == 0`; `ONE`: a
+/// windows `STEP` floats apart, or `x_step` when `STEP == 0`; `ONE`: a
 /// 1x1 window, no tap loops.
 ///
 /// # Safety
@@ -99,8 +104,8 @@ const ROW2: usize = 2;
 /// As [`micro_avx512`] with `r == R`, `q == Q`, `rows == ROWS`, and
 /// `kh == kw == 1` when `ONE`.
 #[target_feature(enable = "avx512f")]
-unsafe fn tile_avx512<const R: usize, const Q: usize, const SW: usize, const ONE: bool, const ROWS: usize>(t: &Tile) {
-    let step = if SW == 0 { t.x_step } else { SW * B };
+unsafe fn tile_avx512<const R: usize, const Q: usize, const STEP: usize, const ONE: bool, const ROWS: usize>(t: &Tile) {
+    let step = if STEP == 0 { t.x_step } else { STEP };
     // Pixel `i`: row `i / per_row`, column `i % per_row`.
     let per_row = R / ROWS;
     let x_at = |i: usize| (i / per_row) * t.x_row + (i % per_row) * step;
@@ -126,7 +131,7 @@ unsafe fn tile_avx512<const R: usize, const Q: usize, const SW: usize, const ONE
             acc = [b; R];
         }
         for ci in 0..t.c_in {
-            let xc = t.x.add((ci / B) * t.x_block + ci % B);
+            let xc = t.x.add((ci / B) * t.x_block + (ci % B) * t.x_lane);
             let mut wp = t.w.add(ci * taps * B);
             for ki in 0..kh {
                 let xr = xc.add(ki * t.x_dh);
@@ -163,9 +168,9 @@ unsafe fn tile_avx512<const R: usize, const Q: usize, const SW: usize, const ONE
 unsafe fn micro_avx2(t: &Tile) {
     // SAFETY: forwarded contract.
     unsafe {
-        match (t.x_step / B, t.kh * t.kw) {
-            (1, 1) => pairs_avx2::<1, true>(t),
-            (1, _) => pairs_avx2::<1, false>(t),
+        match (t.x_step, t.kh * t.kw) {
+            (B, 1) => pairs_avx2::<B, true>(t),
+            (B, _) => pairs_avx2::<B, false>(t),
             _ => pairs_avx2::<0, false>(t),
         }
     }
@@ -173,11 +178,12 @@ unsafe fn micro_avx2(t: &Tile) {
 
 /// # Safety
 ///
-/// As [`micro_avx2`], with `SW` 1 (stride 1) or 0 (any stride), `ONE`
+/// As [`micro_avx2`], with `STEP` the tile's `x_step` or 0 (read from the
+/// tile), `ONE`
 /// only for a 1x1 window.
-unsafe fn pairs_avx2<const SW: usize, const ONE: bool>(t: &Tile) {
+unsafe fn pairs_avx2<const STEP: usize, const ONE: bool>(t: &Tile) {
     // SAFETY: forwarded contract; the pairs are those `q_for` allows.
-    unsafe { dispatch!(t, tile_avx2, SW, ONE, ROW1; 1 => [1], 2 => [1], 3 => [1], 4 => [1], 5 => [1], 6 => [1]) }
+    unsafe { dispatch!(t, tile_avx2, STEP, ONE, ROW1; 1 => [1], 2 => [1], 3 => [1], 4 => [1], 5 => [1], 6 => [1]) }
 }
 
 /// `R` pixels x one block as two 8-lane halves.
@@ -187,9 +193,9 @@ unsafe fn pairs_avx2<const SW: usize, const ONE: bool>(t: &Tile) {
 /// As [`micro_avx2`] with `r == R`, `Q == q == 1`, `ROWS == rows == 1`, and `kh == kw == 1`
 /// when `ONE`.
 #[target_feature(enable = "avx2,fma")]
-unsafe fn tile_avx2<const R: usize, const Q: usize, const SW: usize, const ONE: bool, const ROWS: usize>(t: &Tile) {
+unsafe fn tile_avx2<const R: usize, const Q: usize, const STEP: usize, const ONE: bool, const ROWS: usize>(t: &Tile) {
     debug_assert!(Q == 1 && ROWS == 1 && t.rows == 1);
-    let step = if SW == 0 { t.x_step } else { SW * B };
+    let step = if STEP == 0 { t.x_step } else { STEP };
     let (kh, kw) = if ONE { (1, 1) } else { (t.kh, t.kw) };
     let taps = kh * kw;
     let mut lo = [_mm256_setzero_ps(); R];
@@ -206,7 +212,7 @@ unsafe fn tile_avx2<const R: usize, const Q: usize, const SW: usize, const ONE: 
             hi = [_mm256_loadu_ps(t.bias.add(8)); R];
         }
         for ci in 0..t.c_in {
-            let xc = t.x.add((ci / B) * t.x_block + ci % B);
+            let xc = t.x.add((ci / B) * t.x_block + (ci % B) * t.x_lane);
             let mut wp = t.w.add(ci * taps * B);
             for ki in 0..kh {
                 let xr = xc.add(ki * t.x_dh);
