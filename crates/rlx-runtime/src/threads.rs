@@ -1,7 +1,7 @@
 //! The thread pool: a rayon pool whose size is set once by API or by
 //! `RLX_NUM_THREADS`, and a `par_for` that splits a range over it.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 static REQUESTED: AtomicUsize = AtomicUsize::new(0);
@@ -124,7 +124,9 @@ pub(crate) fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 /// calls forks from inside the pool: a `par_for` then splits with
 /// `rayon::join` on the current worker instead of injecting a job from
 /// outside and sleeping until a worker wakes, which on cheap thunks cost
-/// more than the second core saved.
+/// more than the second core saved. Meanwhile the other workers spin
+/// ([`spin`]): they take each fork at once instead of sleeping between
+/// parallel thunks.
 ///
 /// # Safety
 ///
@@ -154,7 +156,53 @@ pub unsafe fn run_in_pool(f: &mut (dyn FnMut() + '_)) {
         }
     }
     let job = Job(f);
-    pool.install(move || job.call());
+    let spinners = pool.current_num_threads() - 1;
+    let done = &AtomicBool::new(false);
+    pool.install(move || {
+        with_spinners(spinners, done, move || {
+            // Set even if the model panics, so the spinners stop.
+            let _stop = Stop(done);
+            job.call();
+        })
+    });
+}
+
+/// Runs `main` on this worker while `spinners` other workers poll the
+/// pool for work until `done` (see [`spin`]). Each spinner is the second
+/// half of a `rayon::join` (on the stack: no allocation), pushed before
+/// `main` runs, so idle workers steal the spinners first.
+fn with_spinners(spinners: usize, done: &AtomicBool, main: impl FnOnce() + Send) {
+    if spinners == 0 {
+        main();
+    } else {
+        rayon::join(|| with_spinners(spinners - 1, done, main), || spin(done));
+    }
+}
+
+/// Keeps a worker awake for one run: it runs whatever work the run's
+/// kernels fork (stealing it as soon as it exists) instead of going to
+/// sleep between two parallel thunks and paying a wake-up (tens of
+/// microseconds on a VM) at the next one. onnxruntime's pool spins the
+/// same way during a run.
+fn spin(done: &AtomicBool) {
+    while !done.load(Ordering::Acquire) {
+        if rayon::yield_now() != Some(rayon::Yield::Executed) {
+            // Back off a little between steal attempts: each one touches
+            // the running worker's deque.
+            for _ in 0..32 {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+/// Sets its flag when dropped.
+struct Stop<'a>(&'a AtomicBool);
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 /// Threads kernels may use.

@@ -17,6 +17,14 @@
 //! are cut into nearly equal chunks of at most the variant's `R`, so any
 //! row length runs at full width but for the last, shorter chunk.
 //!
+//! AVX-512F has a second, sliding microkernel for filter widths 3, 5, 7,
+//! column stride 1 or 2 and column dilation 1 (the depthwise layers of
+//! MobileNet / EfficientNet): per filter row it keeps the `kw` weight
+//! vectors in registers and loads each input column once for all the
+//! outputs that read it; it reads the input in place, a padding row or
+//! column being a +0 vector (same bits as the padded plane's), so no
+//! padded copy is made.
+//!
 //! [`Lanes16`] is one 16-lane block per ISA: `scalar` (the reference,
 //! `[f32; 16]` with `mul_add`), `x86` (AVX-512F: one zmm; AVX2+FMA: two
 //! ymm), `neon` (four q registers). Each variant's entry is the one
@@ -117,9 +125,12 @@ pub(super) struct Kernel {
     #[cfg_attr(not(test), allow(dead_code))]
     pub(super) name: &'static str,
     tasks: TasksFn,
+    /// Its tasks on [`microkernel_slide`], for the shapes that takes
+    /// ([`sliding`]), reading the unpadded input.
+    slide: Option<TasksFn>,
 }
 
-const SCALAR: Kernel = Kernel { name: "scalar", tasks: scalar::scalar_tasks };
+const SCALAR: Kernel = Kernel { name: "scalar", tasks: scalar::scalar_tasks, slide: None };
 
 /// Every variant this CPU can run, best first; scalar last.
 fn supported() -> ([Option<Kernel>; 3], usize) {
@@ -128,17 +139,21 @@ fn supported() -> ([Option<Kernel>; 3], usize) {
     #[cfg(target_arch = "x86_64")]
     {
         if is_x86_feature_detected!("avx512f") {
-            out[n] = Some(Kernel { name: "avx512", tasks: x86::avx512_tasks });
+            out[n] = Some(Kernel {
+                name: "avx512",
+                tasks: x86::avx512_tasks::<false>,
+                slide: Some(x86::avx512_tasks::<true>),
+            });
             n += 1;
         }
         if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            out[n] = Some(Kernel { name: "avx2", tasks: x86::avx2_tasks });
+            out[n] = Some(Kernel { name: "avx2", tasks: x86::avx2_tasks, slide: None });
             n += 1;
         }
     }
     #[cfg(target_arch = "aarch64")]
     if std::arch::is_aarch64_feature_detected!("neon") {
-        out[n] = Some(Kernel { name: "neon", tasks: neon::neon_tasks });
+        out[n] = Some(Kernel { name: "neon", tasks: neon::neon_tasks, slide: None });
         n += 1;
     }
     out[n] = Some(SCALAR);
@@ -213,11 +228,13 @@ pub(super) unsafe fn depthwise_blocked_with(
     }
     let cb = channel_blocks(s.c_in);
     let plane = PaddedPlane::of(s);
-    let in_place = plane.reads_input_in_place(s);
+    let slide = kernel.slide.filter(|_| sliding(s));
+    let direct = slide.is_some();
+    let in_place = direct || plane.reads_input_in_place(s);
     let (in_img, out_img) = (cb * s.h * s.w_in * L, cb * s.h_out * s.w_out * L);
     let (block_stride, pitch) = if in_place { (s.h * s.w_in, s.w_in) } else { (plane.rows * plane.cols, plane.cols) };
     let work = s.w_out * L * s.kh * s.kw;
-    // With padding and enough blocks for the pool, a task is one block:
+    // With padding (not sliding) and enough blocks for the pool, a task is one block:
     // it fills each padded row just before its first reader, so the copy
     // stays in cache. Otherwise tasks are (block, row), after one fill of
     // the whole image.
@@ -250,7 +267,7 @@ pub(super) unsafe fn depthwise_blocked_with(
         // SAFETY: tasks write disjoint output rows (and padded planes) and
         // read the planes, complete up to what they read and unchanged
         // while they run; the caller vouches for the kernel.
-        let run = |start: usize, len: usize| unsafe { (kernel.tasks)(&job, start, len) };
+        let run = |start: usize, len: usize| unsafe { (slide.unwrap_or(kernel.tasks))(&job, start, len) };
         if par {
             crate::threads::par_for(tasks, crate::kernels::reduce::units_per_chunk(per_task), &run);
         } else {
@@ -317,9 +334,10 @@ unsafe fn fill_row(x: *const f32, row: *mut f32, s: &Conv2dShape, plane: PaddedP
 ///
 /// As [`depthwise_blocked_with`], whose job this is; no other call runs
 /// these tasks; the CPU has `V`'s features (this is inlined into a
-/// function that enables them).
+/// function that enables them); `SLIDE` only for a job that reads the
+/// input in place, of a shape `sliding` accepts.
 #[inline(always)]
-pub(super) unsafe fn run_tasks<V: Lanes16>(job: &Job<'_>, start: usize, len: usize) {
+pub(super) unsafe fn run_tasks<V: Lanes16, const SLIDE: bool>(job: &Job<'_>, start: usize, len: usize) {
     let s = job.s;
     if let Some((x, plane)) = job.fill {
         // A window's rows: padded row `r` lives in slot `r % span` of the
@@ -339,7 +357,7 @@ pub(super) unsafe fn run_tasks<V: Lanes16>(job: &Job<'_>, start: usize, len: usi
                 }
                 filled = need;
                 // SAFETY: forwarded contract; the rows read are in their slots.
-                unsafe { output_row::<V>(job, b, ho, ring, span) };
+                unsafe { output_row::<V, SLIDE>(job, b, ho, ring, span) };
             }
         }
         return;
@@ -349,21 +367,29 @@ pub(super) unsafe fn run_tasks<V: Lanes16>(job: &Job<'_>, start: usize, len: usi
         let b = t / s.h_out;
         let plane = job.src.get().wrapping_add(b * job.block_stride * L);
         // SAFETY: forwarded contract.
-        unsafe { output_row::<V>(job, b, t % s.h_out, plane, usize::MAX) };
+        unsafe { output_row::<V, SLIDE>(job, b, t % s.h_out, plane, usize::MAX) };
     }
 }
 
 /// Output row `ho` of block `b`: chunks of at most `V::R` pixels (nearly
 /// equal), then the activation. Padded row `r` of the block is row `r %
-/// slots` at `plane`.
+/// slots` at `plane`. With `SLIDE`, chunks of at most `R_SLIDE` on
+/// [`microkernel_slide`], `plane` being the block's unpadded input.
 ///
 /// # Safety
 ///
-/// As [`run_tasks`]; the padded rows the row reads are written there.
+/// As [`run_tasks`]; the padded rows the row reads are written there;
+/// with `SLIDE`, `sliding(job.s)` and the job reads the input in place.
 #[inline(always)]
-unsafe fn output_row<V: Lanes16>(job: &Job<'_>, b: usize, ho: usize, plane: *const f32, slots: usize) {
+unsafe fn output_row<V: Lanes16, const SLIDE: bool>(
+    job: &Job<'_>,
+    b: usize,
+    ho: usize,
+    plane: *const f32,
+    slots: usize,
+) {
     let s = job.s;
-    let chunks = s.w_out.div_ceil(V::R);
+    let chunks = s.w_out.div_ceil(if SLIDE { R_SLIDE } else { V::R });
     let (base, extra) = (s.w_out / chunks, s.w_out % chunks);
     let taps = s.kh * s.kw;
     let bias = job.bias.get();
@@ -380,14 +406,25 @@ unsafe fn output_row<V: Lanes16>(job: &Job<'_>, b: usize, ho: usize, plane: *con
         w: job.w.get().wrapping_add(b * taps * L),
         kh: s.kh,
         kw: s.kw,
+        h: s.h,
+        w_in: s.w_in,
+        ph: s.ph,
+        pw: s.pw,
     };
     let out = job.out.get().wrapping_add((b * s.h_out + ho) * s.w_out * L);
     let mut wo = 0;
     for c in 0..chunks {
         let r = base + usize::from(c < extra);
         // SAFETY: outputs `wo..wo + r` of this row; their windows lie in
-        // the padded plane (`PaddedPlane`).
-        unsafe { chunk::<V>(&p, wo, r, bias, out.add(wo * L)) };
+        // the padded plane (`PaddedPlane`), or (sliding) are clipped to the
+        // input.
+        unsafe {
+            if SLIDE {
+                chunk_slide::<V>(&p, wo, r, bias, out.add(wo * L))
+            } else {
+                chunk::<V>(&p, wo, r, bias, out.add(wo * L))
+            }
+        };
         wo += r;
     }
     if job.act != ActKind::Identity {
@@ -411,6 +448,12 @@ struct Geometry {
     w: *const f32,
     kh: usize,
     kw: usize,
+    /// The input plane's size and padding, for [`microkernel_slide`]
+    /// (which reads the input itself: `plane` is the block's input).
+    h: usize,
+    w_in: usize,
+    ph: usize,
+    pw: usize,
 }
 
 /// `r` outputs from column `wo` (`1 <= r <= 16`), one monomorphised
@@ -475,6 +518,132 @@ unsafe fn microkernel<V: Lanes16, const R: usize>(p: &Geometry, wo: usize, bias:
                     *a = V::fma(wv, V::load(x.add(i * p.col_step)), *a);
                 }
             }
+        }
+        if let Some(b) = bias {
+            for a in &mut acc {
+                *a = a.add(b);
+            }
+        }
+        for (i, a) in acc.iter().enumerate() {
+            a.store(out.add(i * L));
+        }
+    }
+}
+
+/// Output pixels of a [`microkernel_slide`] call, at most.
+const R_SLIDE: usize = 16;
+
+/// The +0 vector [`microkernel_slide`] reads for a padding column.
+#[repr(align(64))]
+struct Zero([f32; L]);
+static ZERO: Zero = Zero([0.0; L]);
+
+/// Whether [`microkernel_slide`] covers `s`: filter width 3, 5 or 7,
+/// column stride 1 or 2, column dilation 1.
+fn sliding(s: &Conv2dShape) -> bool {
+    s.dw == 1 && matches!(s.sw, 1 | 2) && matches!(s.kw, 3 | 5 | 7)
+}
+
+/// [`chunk`] for [`microkernel_slide`]: one per filter width, stride and
+/// count.
+///
+/// # Safety
+///
+/// As [`microkernel_slide`] with `KW == p.kw`, `S == p.col_step / 16` in
+/// the `sliding` set; `1 <= r <= 16`.
+#[inline(always)]
+unsafe fn chunk_slide<V: Lanes16>(p: &Geometry, wo: usize, r: usize, bias: Option<V>, out: *mut f32) {
+    macro_rules! by_count {
+        ($kw:literal, $s:literal) => {
+            match r {
+                1 => microkernel_slide::<V, $kw, $s, 1>(p, wo, bias, out),
+                2 => microkernel_slide::<V, $kw, $s, 2>(p, wo, bias, out),
+                3 => microkernel_slide::<V, $kw, $s, 3>(p, wo, bias, out),
+                4 => microkernel_slide::<V, $kw, $s, 4>(p, wo, bias, out),
+                5 => microkernel_slide::<V, $kw, $s, 5>(p, wo, bias, out),
+                6 => microkernel_slide::<V, $kw, $s, 6>(p, wo, bias, out),
+                7 => microkernel_slide::<V, $kw, $s, 7>(p, wo, bias, out),
+                8 => microkernel_slide::<V, $kw, $s, 8>(p, wo, bias, out),
+                9 => microkernel_slide::<V, $kw, $s, 9>(p, wo, bias, out),
+                10 => microkernel_slide::<V, $kw, $s, 10>(p, wo, bias, out),
+                11 => microkernel_slide::<V, $kw, $s, 11>(p, wo, bias, out),
+                12 => microkernel_slide::<V, $kw, $s, 12>(p, wo, bias, out),
+                13 => microkernel_slide::<V, $kw, $s, 13>(p, wo, bias, out),
+                14 => microkernel_slide::<V, $kw, $s, 14>(p, wo, bias, out),
+                15 => microkernel_slide::<V, $kw, $s, 15>(p, wo, bias, out),
+                16 => microkernel_slide::<V, $kw, $s, 16>(p, wo, bias, out),
+                _ => unreachable!("chunks hold at most 16 outputs"),
+            }
+        };
+    }
+    // SAFETY: forwarded contract.
+    unsafe {
+        match (p.kw, p.col_step / L) {
+            (3, 1) => by_count!(3, 1),
+            (5, 1) => by_count!(5, 1),
+            (7, 1) => by_count!(7, 1),
+            (3, 2) => by_count!(3, 2),
+            (5, 2) => by_count!(5, 2),
+            (7, 2) => by_count!(7, 2),
+            _ => unreachable!("see `sliding`"),
+        }
+    }
+}
+
+/// [`microkernel`] on the unpadded input for `kw == KW`, `sw == S`, `dw
+/// == 1`. Per filter row the `KW` weight vectors are loaded once, then the
+/// `S * (R - 1) + KW` input columns the row's outputs read, each once,
+/// feeding every output that reads it (output `i` takes column `S * i +
+/// kj` with tap `kj`, so each accumulator still sees its taps in `(ki,
+/// kj)` order). A column or row outside the input is a +0 vector, as the
+/// padded plane's, so the padding taps keep their bits.
+///
+/// # Safety
+///
+/// `p.plane` is the block's unpadded input (`p.h` rows of `p.w_in` pixels,
+/// `p.row_pitch` f32 apart), `p.kw == KW`, `p.col_step == S * 16`, `p.dh
+/// >= 1`; outputs `wo..wo + R` exist; the filter's `kh * KW` vectors, `out`
+/// valid for `R * 16` writes; the CPU has `V`'s features.
+#[inline(always)]
+unsafe fn microkernel_slide<V: Lanes16, const KW: usize, const S: usize, const R: usize>(
+    p: &Geometry,
+    wo: usize,
+    bias: Option<V>,
+    out: *mut f32,
+) {
+    // Window column `j` is input column `col0 + j`: inside for `j` in
+    // `lo..hi`.
+    let cols = S * (R - 1) + KW;
+    let lo = p.pw.saturating_sub(wo * S);
+    let hi = (p.w_in + p.pw).saturating_sub(wo * S).min(cols);
+    let col0 = (wo * S).wrapping_sub(p.pw);
+    // SAFETY: the caller's extents and features; only inside columns of
+    // inside rows are read from the input, the others from `ZERO`.
+    unsafe {
+        let mut acc = [V::zero(); R];
+        for ki in 0..p.kh {
+            let r = (p.first + ki * p.dh).wrapping_sub(p.ph);
+            let row = p.plane.wrapping_add(r.wrapping_mul(p.row_pitch)).wrapping_add(col0.wrapping_mul(L));
+            let (lo, hi) = if r < p.h { (lo, hi) } else { (0, 0) };
+            let wr = p.w.add(ki * KW * L);
+            let w: [V; KW] = std::array::from_fn(|kj| V::load(wr.add(kj * L)));
+            // Window column `j` (unrolled: `acc` must stay in registers);
+            // `cols <= 2 * 15 + 7`, so the list covers every column.
+            macro_rules! column {
+                ($($j:literal)*) => {$(
+                    if $j < cols {
+                        let inside = $j >= lo && $j < hi;
+                        let x = V::load(if inside { row.wrapping_add($j * L) } else { ZERO.0.as_ptr() });
+                        for (kj, wv) in w.iter().enumerate() {
+                            let d = usize::wrapping_sub($j, kj);
+                            if d % S == 0 && d / S < R {
+                                acc[d / S] = V::fma(*wv, x, acc[d / S]);
+                            }
+                        }
+                    }
+                )*};
+            }
+            column!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36);
         }
         if let Some(b) = bias {
             for a in &mut acc {

@@ -58,5 +58,5 @@ impl Lanes16 for Neon {
 #[target_feature(enable = "neon")]
 pub(super) unsafe fn neon_tasks(job: &Job<'_>, start: usize, len: usize) {
     // SAFETY: forwarded contract.
-    unsafe { run_tasks::<Neon>(job, start, len) }
+    unsafe { run_tasks::<Neon, false>(job, start, len) }
 }

@@ -45,5 +45,5 @@ impl Lanes16 for Scalar {
 /// As [`run_tasks`].
 pub(super) unsafe fn scalar_tasks(job: &Job<'_>, start: usize, len: usize) {
     // SAFETY: forwarded contract.
-    unsafe { run_tasks::<Scalar>(job, start, len) }
+    unsafe { run_tasks::<Scalar, false>(job, start, len) }
 }

@@ -1,5 +1,5 @@
 //! x86_64 variants: AVX-512F (a block is one zmm; 12 outputs in
-//! registers) and AVX2+FMA (a block is two ymm; 6 outputs, 12
+//! registers, 16 on the sliding microkernel) and AVX2+FMA (a block is two ymm; 6 outputs, 12
 //! accumulators). `_mm*_fmadd_ps(w, x, acc)` rounds once per lane, as the
 //! reference's `mul_add`, so every lane has its bits.
 
@@ -47,15 +47,16 @@ impl Lanes16 for Avx512 {
     }
 }
 
-/// See [`super::TasksFn`].
+/// See [`super::TasksFn`]; `SLIDE` on the sliding microkernel (its own
+/// function, so the other one's code stays as without it).
 ///
 /// # Safety
 ///
 /// As [`run_tasks`]; the CPU must support AVX-512F.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn avx512_tasks(job: &Job<'_>, start: usize, len: usize) {
+pub(super) unsafe fn avx512_tasks<const SLIDE: bool>(job: &Job<'_>, start: usize, len: usize) {
     // SAFETY: forwarded contract.
-    unsafe { run_tasks::<Avx512>(job, start, len) }
+    unsafe { run_tasks::<Avx512, SLIDE>(job, start, len) }
 }
 
 /// AVX2 and FMA: lanes 0..8 and 8..16.
@@ -109,5 +110,5 @@ impl Lanes16 for Avx2 {
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn avx2_tasks(job: &Job<'_>, start: usize, len: usize) {
     // SAFETY: forwarded contract.
-    unsafe { run_tasks::<Avx2>(job, start, len) }
+    unsafe { run_tasks::<Avx2, false>(job, start, len) }
 }
