@@ -100,11 +100,18 @@ fn all_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Stack of each pool worker: the main thread's usual 8 MiB, not rayon's
+/// 2 MiB. Kernels keep per-task buffers on the stack (a GEMM pass's 64 KiB
+/// slice), and an unoptimised build spills every SIMD temporary: the
+/// depthwise CNN's interpreter run in a debug build needed more than 2 MiB.
+const WORKER_STACK_BYTES: usize = 8 << 20;
+
 fn pool() -> &'static rayon::ThreadPool {
     POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(requested())
             .thread_name(|i| format!("rlx-worker-{i}"))
+            .stack_size(WORKER_STACK_BYTES)
             .build()
             .expect("failed to start the rlx thread pool")
     })
