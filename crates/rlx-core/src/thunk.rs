@@ -346,9 +346,11 @@ macro_rules! thunk_table {
     /// filter packed by `pack_conv_filter`, or depthwise (`groups == c_in ==
     /// c_out`) with one packed by `pack_depthwise_filter`; `bias` padded to
     /// whole blocks. Same fields and bits as `Conv2D`; with `x_nchw`, `x`
-    /// is NCHW instead (one group only: a network's first layer).
+    /// is NCHW instead (one group only: a network's first layer). A
+    /// `residual` (one group only; blocked, shaped as `out`) is added to
+    /// the convolution's result before `act`, rounding as a separate `Add`.
     BlockedConv2D {
-        x: Op<O>, w: Op<O>, bias: OptOp<O>, out: Op<O>, n: usize, c_in: usize, h: usize, w_in: usize,
+        x: Op<O>, w: Op<O>, bias: OptOp<O>, residual: OptOp<O>, out: Op<O>, n: usize, c_in: usize, h: usize, w_in: usize,
         c_out: usize, h_out: usize, w_out: usize, kh: usize, kw: usize, sh: usize, sw: usize,
         ph: usize, pw: usize, dh: usize, dw: usize, groups: usize, act: ActKind, x_nchw: bool,
     }

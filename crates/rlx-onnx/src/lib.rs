@@ -150,6 +150,9 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
     if opts.blocked {
         optimize::block_channels(&mut lowered);
     }
+    if opts.optimize {
+        optimize::work_in_place(&mut lowered);
+    }
     let raw_name = opts.model_name.clone().unwrap_or_else(|| graph.name.clone());
     let model_name = names::sanitize(if raw_name.is_empty() { "model" } else { &raw_name });
     let (sched_text, weights, report) = emit::emit(&lowered, &model_name, w)?;

@@ -67,3 +67,53 @@ fn a_convolution_chain_changes_layout_only_at_its_edges() {
         assert_eq!(bits(&got[i]), bits(&want[i]), "{name}: the blocked kernels give the NCHW bits");
     }
 }
+
+/// Two residual blocks: `Conv` + `Add` + `Relu`, then `Conv` (1x1) + `Add`
+/// whose convolution output is also a model output (not fused).
+fn residual_blocks() -> rlx_onnx::proto::ModelProto {
+    let pads = || attr_ints("pads", &[1, 1, 1, 1]);
+    let nodes = vec![
+        node("Conv", "c1", &["x", "w1", "b1"], &["c1"], vec![pads()]),
+        node("Relu", "r1", &["c1"], &["r1"], vec![]),
+        node("Conv", "c2", &["r1", "w2", "b2"], &["c2"], vec![pads()]),
+        node("Add", "add2", &["r1", "c2"], &["s2"], vec![]),
+        node("Relu", "r2", &["s2"], &["r2"], vec![]),
+        node("Conv", "c3", &["r2", "w3"], &["c3"], vec![]),
+        node("Add", "add3", &["c3", "r2"], &["s3"], vec![]),
+        node("Conv", "c4", &["s3", "w4"], &["c4"], vec![]),
+        node("Add", "add4", &["c4", "s3"], &["y"], vec![]),
+    ];
+    let inits = vec![
+        init_raw("w1", &[20, 3, 3, 3], &values(20 * 27, 1)),
+        init_raw("b1", &[20], &values(20, 2)),
+        init_raw("w2", &[20, 20, 3, 3], &values(20 * 180, 3)),
+        init_raw("b2", &[20], &values(20, 4)),
+        init_raw("w3", &[20, 20, 1, 1], &values(400, 5)),
+        init_raw("w4", &[20, 20, 1, 1], &values(400, 6)),
+    ];
+    let outputs = vec![vi("y", &[1, 20, 6, 7]), vi("c4", &[1, 20, 6, 7])];
+    model(nodes, inits, vec![vi("x", &[1, 3, 6, 7])], outputs, 17)
+}
+
+#[test]
+fn residual_adds_and_their_activation_fold_into_the_convolution() {
+    let m = residual_blocks();
+    let blocked = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import, blocked");
+    let mut opts = ImportOptions::new(WEIGHTS);
+    opts.blocked = false;
+    let plain = import_model(&m, &opts).expect("import, NCHW");
+    let text = &blocked.sched_text;
+    assert_eq!(count_kind(text, "BlockedConv2D"), 4, "{text}");
+    // c2 + Add + Relu and c3 + Add fused; c4 is a model output itself.
+    assert_eq!(text.matches("residual: none").count(), 2, "{text}");
+    assert_eq!(count_kind(text, "ElementwiseRegion") + count_kind(text, "BinaryFull"), 1, "{text}");
+    assert!(text.contains("act: relu, x_nchw: false"), "the ReLU after the add moved into c2: {text}");
+    let x = values(3 * 42, 9);
+    let outs = ["y", "c4"];
+    let got = run("blocked-residual", &blocked, &[("x", &x)], &outs);
+    let want = run("blocked-residual-nchw", &plain, &[("x", &x)], &outs);
+    for (i, name) in outs.iter().enumerate() {
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got[i]), bits(&want[i]), "{name}: fused residuals give the NCHW bits");
+    }
+}

@@ -51,6 +51,7 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             x,
             w,
             bias,
+            residual,
             out,
             n,
             c_in,
@@ -75,10 +76,11 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             let scratch = conv_blocked_scratch_bytes(&shape);
             let par = conv2d_parallel(&shape);
             if x_nchw {
-                K::Conv2dNchwBlockedF32 { x, w, bias, out, shape, act, scratch, par }
+                K::Conv2dNchwBlockedF32 { x, w, bias, residual, out, shape, act, scratch, par }
             } else if groups == 1 {
-                K::Conv2dBlockedF32 { x, w, bias, out, shape, act, scratch, par }
+                K::Conv2dBlockedF32 { x, w, bias, residual, out, shape, act, scratch, par }
             } else {
+                debug_assert!(residual.is_none(), "the validator admits a residual for one group only");
                 K::DepthwiseBlockedF32 { x, w, bias, out, shape, act, scratch, par }
             }
         }

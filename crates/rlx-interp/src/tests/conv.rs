@@ -267,6 +267,7 @@ fn blocked_convolutions_and_poolings_give_the_nchw_bits() {
             act,
         };
         let blocked = Thunk::BlockedConv2D {
+            residual: None,
             x: a(2),
             w: at(Segment::Weights, pw_off),
             bias: bias(pb_off),
@@ -292,6 +293,7 @@ fn blocked_convolutions_and_poolings_give_the_nchw_bits() {
         };
         // The same convolution reading the NCHW input (one group only).
         let from_nchw = (g == 1).then(|| Thunk::BlockedConv2D {
+            residual: None,
             x: a(0),
             w: at(Segment::Weights, pw_off),
             bias: bias(pb_off),

@@ -28,9 +28,9 @@
 use std::collections::HashMap;
 
 use rlx_sched::blocked::{channel_blocks, pack_conv_filter, pack_depthwise_filter, pad_channels, CHANNEL_BLOCK};
-use rlx_sched::{DType, Role, Thunk};
+use rlx_sched::{ActKind, BinaryOp, DType, Role, Step, StepArg, Thunk};
 
-use super::written;
+use super::{written, Rewrite, Uses};
 use crate::lower::{Lowered, LoweredThunk, Storage};
 
 /// How a constant is rewritten for the blocked kernels.
@@ -76,6 +76,72 @@ pub(crate) fn block_channels(lowered: &mut Lowered) {
         pass.make_plain_current(id);
     }
     pass.lowered.thunks = pass.out;
+    fuse_residuals(lowered);
+}
+
+/// Folds a residual add, and an activation right after it, into the
+/// one-group blocked convolution producing one of the add's operands
+/// (`BlockedConv2D`'s `residual`): a ResNet block's `Add` + `Relu` then
+/// cost nothing but a read of the skip tensor while the output is in L1.
+/// Same bits: the kernel rounds the add and the activation as the
+/// separate thunks do. Conditions: the convolution has no activation of
+/// its own, the add is the only reader of its output, the skip tensor is
+/// final when the convolution runs, and the add's destination is free
+/// from the convolution on (not the skip tensor itself).
+fn fuse_residuals(lowered: &mut Lowered) {
+    let uses = Uses::new(lowered);
+    let mut rewrite = Rewrite::new(lowered.thunks.len());
+    for i in 0..lowered.thunks.len() {
+        let Thunk::BlockedConv2D { out, residual: None, act: ActKind::Identity, groups: 1, .. } =
+            lowered.thunks[i].thunk
+        else {
+            continue;
+        };
+        let Some(j) = uses.sole_reader(out, i) else { continue };
+        let Some((skip, act, dst)) = residual_add(&lowered.thunks[j].thunk, out) else { continue };
+        let dst_free = dst == out || uses.touches[dst].iter().all(|&t| t >= j);
+        if skip == out || dst == skip || !dst_free || uses.written_within(skip, i, j) || !rewrite.free(&[i, j]) {
+            continue;
+        }
+        let mut thunk = lowered.thunks[i].thunk.clone();
+        if let Thunk::BlockedConv2D { residual, act: conv_act, out, .. } = &mut thunk {
+            *residual = Some(skip);
+            *conv_act = act;
+            *out = dst;
+        }
+        let comment = format!("{} + {}", lowered.thunks[i].comment, lowered.thunks[j].comment);
+        rewrite.remove(&[i, j]);
+        rewrite.insert_before(i, LoweredThunk { thunk, comment });
+    }
+    rewrite.apply(lowered);
+}
+
+/// When `thunk` adds blocked tensor `conv_out` to another (`Add`, or an
+/// `add` step then at most one activation): the other tensor, the
+/// activation and the destination.
+fn residual_add(thunk: &Thunk<usize>, conv_out: usize) -> Option<(usize, ActKind, usize)> {
+    let (a, b, act, dst) = match thunk {
+        Thunk::ElementwiseRegion { inputs, dst, steps, .. } => {
+            let [a, b] = inputs[..] else { return None };
+            let act = match steps[..] {
+                [Step::Binary { op: BinaryOp::Add, arg: StepArg::Input(1), reversed: false }] => ActKind::Identity,
+                [Step::Binary { op: BinaryOp::Add, arg: StepArg::Input(1), reversed: false }, Step::Act(act)] => act,
+                _ => return None,
+            };
+            (a, b, act, *dst)
+        }
+        Thunk::BinaryFull { lhs, rhs, dst, op: BinaryOp::Add, len, lhs_len, rhs_len, out_dims_bcast, .. }
+            if lhs_len == len && rhs_len == len && out_dims_bcast.is_empty() =>
+        {
+            (*lhs, *rhs, ActKind::Identity, *dst)
+        }
+        _ => return None,
+    };
+    match (a == conv_out, b == conv_out) {
+        (true, false) => Some((b, act, dst)),
+        (false, true) => Some((a, act, dst)),
+        _ => None,
+    }
 }
 
 impl Pass<'_> {
@@ -266,6 +332,7 @@ impl Pass<'_> {
             groups,
             act,
             x_nchw,
+            residual: None,
         };
         Some(LoweredThunk { thunk, comment: lt.comment.clone() })
     }

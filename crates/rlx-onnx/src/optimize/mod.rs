@@ -15,16 +15,19 @@
 //!    activations and same-length binaries becomes `ElementwiseRegion`s.
 //!    After step 3, so a chain never takes a bias, an activation or a
 //!    residual add that a fused kernel does better.
-//! 5. **in place** ([`in_place`]): elementwise kinds write over an input
-//!    read for the last time.
 //!
 //! Separately, [`prepack`] (on by default, `ImportOptions::prepack`)
 //! rewrites products with a weight into `PackedGemm` ([`pack`]); it runs
 //! after the fusions, so a fused bias and activation move into it.
 //!
 //! And [`blocked`] (on by default, `ImportOptions::blocked`) moves
-//! convolution chains to the blocked channel layout, after everything
-//! else, so it sees the fused convolutions and residual adds.
+//! convolution chains to the blocked channel layout, after the fusions,
+//! so it sees the fused convolutions and residual adds, and folds each
+//! residual add into the convolution before it.
+//!
+//! Last, with the fusions, **in place** ([`in_place`], [`work_in_place`]):
+//! elementwise kinds write over an input read for the last time. Last, so
+//! the passes before it see each value in a storage of its own.
 //!
 //! Storages no thunk touches any more (the intermediates of fused
 //! patterns, constants only they read) are dropped at the end, so the
@@ -62,6 +65,12 @@ pub(crate) fn optimize(lowered: &mut Lowered) {
     attention::fuse_attention(lowered);
     producers::fuse_into_producers(lowered);
     elementwise::fuse_chains(lowered);
+    prune(lowered);
+}
+
+/// Elementwise thunks write over an input read for the last time
+/// ([`in_place`]); after every other pass.
+pub(crate) fn work_in_place(lowered: &mut Lowered) {
     in_place::work_in_place(lowered);
     prune(lowered);
 }

@@ -3,7 +3,8 @@
 //! `PackedGemm` reading that weight in the microkernel's panel layout
 //! (`rlx_sched::pack`), written here once, so the model never packs at run
 //! time. An in-place bias add right after a product without a bias moves
-//! into it, and so does an in-place activation right after. A weight that several products read is packed once; the unpacked
+//! into it, and so does an activation right after (in place, or of an
+//! intermediate nothing else reads). A weight that several products read is packed once; the unpacked
 //! original is dropped by the final prune when nothing else reads it.
 
 use std::collections::HashMap;
@@ -64,24 +65,41 @@ fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
             }
         }
     }
-    let mut act = act;
-    // An activation of the output in place right after (a `Gemm` + `Relu`
-    // whose bias came in just above) runs in the product's epilogue: the
-    // pre-activation values were overwritten at once, so nothing read them.
+    let (mut act, mut c) = (act, c);
+    // An activation of the output right after (a `Gemm` + `Relu` whose
+    // bias came in just above) runs in the product's epilogue when nothing
+    // else reads the pre-activation values: in place, or into a new tensor
+    // from a private intermediate (the product then writes that tensor).
     if let (ActKind::Identity, Some(next)) = (act, lowered.thunks.get(t + 1)) {
-        let in_place = match next.thunk {
-            Thunk::Activation { src, dst, len, act } if src == c && dst == c && len == m * n => Some(act),
-            Thunk::ActivationInPlace { data, len, act } if data == c && len == m * n => Some(act),
+        let fused = match next.thunk {
+            Thunk::Activation { src, dst, len, act } if src == c && len == m * n => {
+                (dst == c || private_to(lowered, c, t)).then_some((act, dst))
+            }
+            Thunk::ActivationInPlace { data, len, act } if data == c && len == m * n => Some((act, c)),
             _ => None,
         };
-        if let Some(next_act) = in_place {
-            act = next_act;
+        if let Some((next_act, dst)) = fused {
+            (act, c) = (next_act, dst);
             let next_comment = lowered.thunks.remove(t + 1).comment;
             let lt = &mut lowered.thunks[t];
             lt.comment = format!("{} + {}", lt.comment, next_comment);
         }
     }
     lowered.thunks[t].thunk = Thunk::PackedGemm { a, w, bias, c, m, k, n, act };
+}
+
+/// Whether storage `id` is a plain f32 intermediate that only thunks `t`
+/// and `t + 1` name.
+fn private_to(lowered: &Lowered, id: usize, t: usize) -> bool {
+    let s = &lowered.storages[id];
+    s.role == Role::Scratch
+        && s.is_plain()
+        && s.dtype == DType::F32
+        && lowered
+            .thunks
+            .iter()
+            .enumerate()
+            .all(|(i, lt)| i == t || i == t + 1 || lt.thunk.operands().iter().all(|(_, &o)| o != id))
 }
 
 /// The `len` values of an f32 weight of its own (not a view).

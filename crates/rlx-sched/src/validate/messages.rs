@@ -477,6 +477,10 @@ pub(super) fn blocked_nchw_groups(groups: usize) -> String {
     format!("`x_nchw` reads an NCHW input for a one-group convolution; `groups` is {groups}")
 }
 
+pub(super) fn blocked_residual_groups(groups: usize) -> String {
+    format!("a `residual` is added by the one-group blocked convolution only; `groups` is {groups}")
+}
+
 pub(super) fn blocked_groups(groups: usize, c_in: usize, c_out: usize) -> String {
     format!("a blocked convolution has one group or is depthwise; `groups` {groups} with `c_in` {c_in} and `c_out` {c_out} is neither")
 }

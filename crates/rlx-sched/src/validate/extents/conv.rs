@@ -128,7 +128,7 @@ pub(super) fn conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
 }
 
 pub(super) fn conv2d_blocked<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
-    let Thunk::BlockedConv2D { x, w, bias, out, x_nchw, .. } = t else {
+    let Thunk::BlockedConv2D { x, w, bias, residual, out, x_nchw, .. } = t else {
         unreachable!("conv2d_blocked called on {:?}", t.kind())
     };
     let s = conv_shape(t);
@@ -138,6 +138,7 @@ pub(super) fn conv2d_blocked<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
         messages::blocked_groups(s.groups, s.c_in, s.c_out)
     });
     r.require(!*x_nchw || s.groups == 1, "x_nchw", || messages::blocked_nchw_groups(s.groups));
+    r.require(residual.is_none() || s.groups == 1, "residual", || messages::blocked_residual_groups(s.groups));
     let (ib, ob) = (channel_blocks(s.c_in), channel_blocks(s.c_out));
     if *x_nchw {
         r.read("x", x, F32, &[s.n, s.c_in, s.h, s.w_in], "n*c_in*h*w_in");
@@ -150,7 +151,9 @@ pub(super) fn conv2d_blocked<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
         r.read("w", w, F32, &[ob, s.c_in, s.kh, s.kw, CHANNEL_BLOCK], "ceil(c_out/16)*c_in*kh*kw*16");
     }
     r.read_opt("bias", bias, F32, &[ob, CHANNEL_BLOCK], "ceil(c_out/16)*16");
-    r.write("out", out, F32, &[s.n, ob, s.h_out, s.w_out, CHANNEL_BLOCK], "n*ceil(c_out/16)*h_out*w_out*16");
+    let out_dims = [s.n, ob, s.h_out, s.w_out, CHANNEL_BLOCK];
+    r.read_opt("residual", residual, F32, &out_dims, "n*ceil(c_out/16)*h_out*w_out*16");
+    r.write("out", out, F32, &out_dims, "n*ceil(c_out/16)*h_out*w_out*16");
     r.scratch("h_out", conv_blocked_scratch_bytes_checked(&s), "ceil(c_in/16)*padded_rows*padded_cols*16*4");
 }
 

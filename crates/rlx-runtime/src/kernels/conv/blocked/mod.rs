@@ -180,7 +180,9 @@ fn kernel() -> &'static Kernel {
 /// `fma(xpad[img, ci, y*sh + ki*dh, x*sw + kj*dw], w[co, ci, ki, kj], acc)`
 /// with `xpad` the input zero-padded by `ph`/`pw`: bit-identical to
 /// [`super::conv2d_f32`]'s product paths on the same data in NCHW.
-/// `act` rounds as the activation kernel. Padded input lanes are never
+/// A non-null `residual` (blocked, shaped as `out`) is then added, one
+/// f32 add per value, and `act` rounds as the activation kernel: the bits
+/// of a separate `Add` and `Activation`. Padded input lanes are never
 /// read into a real output; every lane of every output block is written.
 /// `par` splits the work over the thread pool; same bits either way. No
 /// allocation.
@@ -203,6 +205,7 @@ pub unsafe fn conv2d_blocked_f32(
     x: *const f32,
     w: *const f32,
     bias: *const f32,
+    residual: *const f32,
     out: *mut f32,
     s: &Conv2dShape,
     act: ActKind,
@@ -210,7 +213,7 @@ pub unsafe fn conv2d_blocked_f32(
     par: bool,
 ) {
     // SAFETY: forwarded contract; `kernel()` is one this CPU runs.
-    unsafe { run(kernel(), Input::Blocked, x, w, bias, out, s, act, scratch, par) }
+    unsafe { run(kernel(), Input::Blocked, x, w, bias, residual, out, s, act, scratch, par) }
 }
 
 /// [`conv2d_blocked_f32`] from an NCHW input (`x` `[n, c_in, h, w_in]`):
@@ -226,6 +229,7 @@ pub unsafe fn conv2d_nchw_blocked_f32(
     x: *const f32,
     w: *const f32,
     bias: *const f32,
+    residual: *const f32,
     out: *mut f32,
     s: &Conv2dShape,
     act: ActKind,
@@ -233,7 +237,7 @@ pub unsafe fn conv2d_nchw_blocked_f32(
     par: bool,
 ) {
     // SAFETY: forwarded contract; `kernel()` is one this CPU runs.
-    unsafe { run(kernel(), Input::Nchw, x, w, bias, out, s, act, scratch, par) }
+    unsafe { run(kernel(), Input::Nchw, x, w, bias, residual, out, s, act, scratch, par) }
 }
 
 /// The layout of a convolution's input (its output is always blocked).
@@ -352,6 +356,7 @@ pub(crate) unsafe fn run(
     x: *const f32,
     w: *const f32,
     bias: *const f32,
+    residual: *const f32,
     out: *mut f32,
     s: &Conv2dShape,
     act: ActKind,
@@ -379,13 +384,22 @@ pub(crate) unsafe fn run(
             unsafe { pad_image(x_img, s, input, scratch, par) };
             scratch.cast_const()
         };
-        let (src, out_img) = (SendPtr(src.cast_mut()), SendPtr(out.wrapping_add(img * out_img)));
+        let (src, out_img, res_img) = (
+            SendPtr(src.cast_mut()),
+            SendPtr(out.wrapping_add(img * out_img)),
+            SendPtr(if residual.is_null() {
+                residual.cast_mut()
+            } else {
+                residual.wrapping_add(img * out_img).cast_mut()
+            }),
+        );
         let (w, bias) = (SendPtr(w.cast_mut()), SendPtr(bias.cast_mut()));
         let work = |first: usize, count: usize| {
             for task in first..first + count {
+                let io = (src.get().cast_const(), res_img.get().cast_const(), out_img.get());
                 // SAFETY: the plane is complete and unchanged; tasks write
                 // disjoint blocks x segments of the image's output.
-                unsafe { run_task(kernel, &plan, s, src.get(), w.get(), bias.get(), out_img.get(), act, task) }
+                unsafe { run_task(kernel, &plan, s, io, w.get(), bias.get(), act, task) }
             }
         };
         let tasks = plan.groups * plan.bands;
@@ -403,17 +417,16 @@ pub(crate) unsafe fn run(
 ///
 /// # Safety
 ///
-/// As [`run`]; `x` is the image's plane (`plan.pitch`, `plan.x_block`),
-/// `out` the image's output.
+/// As [`run`]; `(x, residual, out)` are the image's plane (`plan.pitch`,
+/// `plan.x_block`), residual (or null) and output.
 #[allow(clippy::too_many_arguments)]
 unsafe fn run_task(
     kernel: &Kernel,
     plan: &Plan,
     s: &Conv2dShape,
-    x: *const f32,
+    (x, residual, out): (*const f32, *const f32, *mut f32),
     w: *const f32,
     bias: *const f32,
-    out: *mut f32,
     act: ActKind,
     task: usize,
 ) {
@@ -473,8 +486,10 @@ unsafe fn run_task(
                 x0 += r;
             }
             if last {
+                let first = b0 * out_block + o0 * B;
+                let res = if residual.is_null() { residual } else { residual.wrapping_add(first) };
                 // SAFETY: as `run_task`'s, for the segment just finished.
-                unsafe { finish_segment(out.wrapping_add(b0 * out_block + o0 * B), out_block, q, rows * len, act) };
+                unsafe { finish_segment(out.wrapping_add(first), res, out_block, q, rows * len, act) };
             }
         }
         c0 += c_in;
@@ -484,21 +499,36 @@ unsafe fn run_task(
     }
 }
 
-/// Applies `act` to a finished segment: `len` pixels of `q` blocks.
+/// Adds the residual (when not null) to a finished segment, `len` pixels
+/// of `q` blocks, then applies `act`, while the segment is in L1.
 ///
 /// # Safety
 ///
 /// `out` valid for `q` runs of `len * 16` reads and writes, `out_block`
-/// apart.
-unsafe fn finish_segment(out: *mut f32, out_block: usize, q: usize, len: usize, act: ActKind) {
-    if matches!(act, ActKind::Identity) {
-        return;
-    }
+/// apart; `residual` null or valid for reads at the same offsets, not
+/// overlapping `out`.
+unsafe fn finish_segment(out: *mut f32, residual: *const f32, out_block: usize, q: usize, len: usize, act: ActKind) {
     for j in 0..q {
         let o = out.wrapping_add(j * out_block);
-        // SAFETY: the segment's outputs of block `j`, inside the caller's
-        // extents.
-        unsafe { act_f32_slice(act, o, o, len * B, false) };
+        if !residual.is_null() {
+            // SAFETY: the segment's outputs of block `j` and the residual's
+            // values at the same offsets, inside the caller's extents and
+            // disjoint.
+            let (o, r) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(o, len * B),
+                    std::slice::from_raw_parts(residual.add(j * out_block), len * B),
+                )
+            };
+            for (o, r) in o.iter_mut().zip(r) {
+                *o += *r;
+            }
+        }
+        if !matches!(act, ActKind::Identity) {
+            // SAFETY: the segment's outputs of block `j`, inside the
+            // caller's extents.
+            unsafe { act_f32_slice(act, o, o, len * B, false) };
+        }
     }
 }
 

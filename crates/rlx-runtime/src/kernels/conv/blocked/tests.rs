@@ -80,6 +80,8 @@ struct Case {
     x: Vec<f32>,
     w: Vec<f32>,
     bias: Option<Vec<f32>>,
+    /// NCHW, shaped as the output.
+    residual: Option<Vec<f32>>,
     act: ActKind,
 }
 
@@ -91,7 +93,15 @@ impl Case {
         let x = r(s.n * s.c_in * s.h * s.w_in);
         let w = r(s.c_out * s.c_in * s.kh * s.kw);
         let bias = with_bias.then(|| r(s.c_out));
-        Case { s, x, w, bias, act }
+        Case { s, x, w, bias, residual: None, act }
+    }
+
+    /// The case with a residual added before the activation.
+    fn with_residual(mut self, seed: u64) -> Case {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let len = self.s.n * self.s.c_out * self.s.out_plane();
+        self.residual = Some((0..len).map(|_| rng.gen_range(-1.0f32..1.0)).collect());
+        self
     }
 
     /// The blocked output (padded lanes included) of `kernel`, padded
@@ -109,6 +119,7 @@ impl Case {
         };
         let w = pack_conv_filter(&self.w, s.c_out, s.c_in, s.kh, s.kw);
         let bias = self.bias.as_ref().map(|b| pad_channels(b));
+        let residual = self.residual.as_ref().map(|r| to_blocked(r, s.n, s.c_out, s.out_plane(), fill));
         let mut out = vec![f32::NAN; s.n * channel_blocks(s.c_out) * s.out_plane() * B];
         let mut scratch = vec![f32::NAN; conv_blocked_scratch_bytes(s) / 4];
         let scratch_ptr = if scratch.is_empty() { std::ptr::null_mut() } else { scratch.as_mut_ptr() };
@@ -120,6 +131,7 @@ impl Case {
                 x.as_ptr(),
                 w.as_ptr(),
                 bias.as_ref().map_or(std::ptr::null(), |b| b.as_ptr()),
+                residual.as_ref().map_or(std::ptr::null(), |r| r.as_ptr()),
                 out.as_mut_ptr(),
                 s,
                 self.act,
@@ -130,7 +142,8 @@ impl Case {
         out
     }
 
-    /// The NCHW product path's output.
+    /// The NCHW product path's output; with a residual, the convolution,
+    /// then the add, then the activation, as three thunks would run.
     fn run_nchw(&self, path: ConvPath) -> Vec<f32> {
         let s = &self.s;
         let mut out = vec![f32::NAN; s.n * s.c_out * s.out_plane()];
@@ -145,11 +158,20 @@ impl Case {
                 out.as_mut_ptr(),
                 s,
                 path,
-                self.act,
+                if self.residual.is_some() { ActKind::Identity } else { self.act },
                 scratch.as_mut_ptr(),
                 false,
             )
         };
+        if let Some(r) = &self.residual {
+            for (o, r) in out.iter_mut().zip(r) {
+                *o += *r;
+            }
+            // SAFETY: in place over the whole output.
+            unsafe {
+                crate::kernels::activation::act_f32_slice(self.act, out.as_ptr(), out.as_mut_ptr(), out.len(), false)
+            };
+        }
         out
     }
 
@@ -215,7 +237,7 @@ impl Case {
                 assert_eq!(bits(&got), bits(&reference), "{what}: {} par {par} NCHW input vs scalar", kernel.name);
             }
         }
-        if matches!(self.act, ActKind::Identity) {
+        if matches!(self.act, ActKind::Identity) && self.residual.is_none() {
             let (want, tol) = self.naive();
             let got = from_blocked(&reference, s.n, s.c_out, hw);
             for (i, (&g, (&w, &t))) in got.iter().zip(want.iter().zip(&tol)).enumerate() {
@@ -226,6 +248,25 @@ impl Case {
 }
 
 const ACTS: [ActKind; 4] = [ActKind::Identity, ActKind::Relu, ActKind::Gelu, ActKind::Clip { min: 0.0, max: 6.0 }];
+
+#[test]
+fn residual_is_added_before_the_activation() {
+    // 33 input channels of 3x3 windows take several passes: the residual
+    // waits for the last. A 1x1 plane read in place runs as one long row.
+    for (i, s) in [
+        same3(1, 33, 20, (6, 9)),
+        same3(2, 5, 16, (7, 7)),
+        shape(1, 16, 40, (4, 30), (1, 1), (1, 1), (0, 0), (0, 0), (1, 1)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for (j, act) in ACTS.into_iter().enumerate() {
+            let case = Case::new(s, j % 2 == 0, act, (40 + i * 4 + j) as u64).with_residual(7 + i as u64);
+            case.check(&format!("residual {s:?} {act:?}"));
+        }
+    }
+}
 
 #[test]
 fn channel_counts_and_block_tails() {
@@ -292,6 +333,7 @@ fn empty_outputs_write_nothing() {
                     Input::Blocked,
                     x.as_ptr(),
                     w.as_ptr(),
+                    std::ptr::null(),
                     std::ptr::null(),
                     out.as_mut_ptr(),
                     &s,
@@ -377,6 +419,7 @@ fn blocked_conv_timing() {
                         xb.as_ptr(),
                         wb.as_ptr(),
                         bb.as_ptr(),
+                        std::ptr::null(),
                         ob.as_mut_ptr(),
                         &s,
                         ActKind::Identity,
