@@ -263,15 +263,15 @@ pub(super) unsafe fn avx2_act_f32(act: ActKind, src: *const f32, dst: *mut f32, 
 /// polynomial; from it on, `erfc` as `exp(-x^2 / 2) * erfcx`. At 0.75,
 /// `1 + erf` is still above 0.45 for negative `x`, so the cancellation
 /// at most doubles erf's error.
-const GELU_SPLIT: f32 = 0.75;
+pub(super) const GELU_SPLIT: f32 = 0.75;
 /// `|x|` is clamped to this in the `erfc` route: at 15, `0.5 x erfc` is
 /// below 1e-48 (rounds to -0 for negative `x`) and `x - 0.5 x erfc` is
 /// `x`, so larger magnitudes (and infinities) give the limits.
-const GELU_CLAMP: f32 = 15.0;
+pub(super) const GELU_CLAMP: f32 = 15.0;
 /// `erf(x / sqrt 2) / x` as a polynomial in `x^2` on `|x| <= 0.75`,
 /// highest degree first: a weighted least-squares fit on Chebyshev-spaced
 /// points (relative error 3e-8 with the coefficients rounded to f32).
-const ERF_P: [f32; 6] =
+pub(super) const ERF_P: [f32; 6] =
     [-1.677_573_2e-5, 2.295_552_1e-4, -2.374_275_1e-3, 1.994_706_3e-2, -1.329_807_6e-1, 7.978_846e-1];
 /// `g(a) = 0.5 a erfcx(a / sqrt 2)` (where `erfcx(t) = exp(t^2) erfc(t)`)
 /// as a polynomial in `v = 1 / (1 + 0.75 a) - GELU_V0` on `0.75 <= a <= 15`,
@@ -279,7 +279,7 @@ const ERF_P: [f32; 6] =
 /// (relative error 1.7e-7 when evaluated in f32 with f32 coefficients,
 /// simulated). Folding `0.5 a` into `g` saves a rounding; centring `v`
 /// keeps the coefficients small.
-const GELU_G: [f32; 12] = [
+pub(super) const GELU_G: [f32; 12] = [
     -2.563_128_5,
     3.227_598,
     -5.785_254e-1,
@@ -294,12 +294,12 @@ const GELU_G: [f32; 12] = [
     3.493_310_8e-1,
 ];
 /// Centre of `1 / (1 + 0.75 a)` over `0.75 <= a <= 15`.
-const GELU_V0: f32 = 0.360_816_33;
+pub(super) const GELU_V0: f32 = 0.360_816_33;
 /// Cody-Waite split of `ln 2` (`n * LN2_HI` exact for `|n| <= 256`) and the
 /// Cephes `expf` polynomial, as in the softmax kernel's vector `exp`.
-const LN2_HI: f32 = 0.693_359_4;
-const LN2_LO: f32 = -2.121_944_4e-4;
-const EXP_P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5];
+pub(super) const LN2_HI: f32 = 0.693_359_4;
+pub(super) const LN2_LO: f32 = -2.121_944_4e-4;
+pub(super) const EXP_P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5];
 
 /// Horner evaluation of `c` (highest degree first) at `v`.
 #[inline(always)]
@@ -396,7 +396,7 @@ fn tail_mask(tail: usize) -> __m256i {
 /// AVX2 and FMA available; `src` readable and `dst` writable for `len`
 /// f32; `dst == src` or no overlap.
 #[target_feature(enable = "avx2,fma")]
-unsafe fn gelu_map(src: *const f32, dst: *mut f32, len: usize) {
+pub(super) unsafe fn gelu_map(src: *const f32, dst: *mut f32, len: usize) {
     let mut i = 0;
     while i + 8 <= len {
         // SAFETY: `i + 8 <= len` keeps the block inside both extents; AVX2 and FMA

@@ -693,3 +693,27 @@ fn avx2_gelu_does_not_depend_on_length_or_position() {
         }
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx512_gelu_gives_the_avx2_bits() {
+    use std::arch::is_x86_feature_detected as has;
+    if !(has!("avx512f") && has!("avx2") && has!("fma")) {
+        return;
+    }
+    let xs = gelu_sweep();
+    // Whole blocks and every tail length, at several offsets.
+    for (start, len) in [(0, xs.len()), (0, 1), (3, 15), (5, 16), (7, 17), (11, 31), (13, 33)] {
+        let x = &xs[start..start + len];
+        let (mut wide, mut narrow) = (vec![0f32; len], vec![0f32; len]);
+        // SAFETY: AVX-512F, AVX2 and FMA were detected; the buffers hold
+        // `len` f32 each and are distinct.
+        unsafe {
+            super::avx512::gelu_map(x.as_ptr(), wide.as_mut_ptr(), len);
+            super::avx2::gelu_map(x.as_ptr(), narrow.as_mut_ptr(), len);
+        }
+        for (i, (w, n)) in wide.iter().zip(&narrow).enumerate() {
+            assert!(same(*w, *n), "gelu({:e}): avx512 {w:e}, avx2 {n:e}", x[i]);
+        }
+    }
+}
