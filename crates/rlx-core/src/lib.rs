@@ -31,6 +31,7 @@ pub mod pack;
 pub mod plan;
 pub mod shapes;
 pub mod thunk;
+pub mod winograd;
 
 pub use call::{CastElem, CmpInput, CmpOutput, IndexElem, KernelCall, MoveElem, SelectCond, SelectValue, TypeArg};
 pub use dtype::DType;

@@ -29,6 +29,7 @@ mod depthwise;
 mod depthwise_blocked;
 mod im2col;
 mod phases;
+mod winograd;
 
 #[cfg(test)]
 mod tests;
@@ -42,6 +43,7 @@ use phases::Planes;
 
 pub use blocked::{conv2d_blocked_f32, conv2d_nchw_blocked_f32};
 pub use depthwise_blocked::depthwise_blocked_f32;
+pub use winograd::conv2d_winograd_f32;
 pub use rlx_core::plan::{conv2d_path, conv2d_scratch_bytes};
 pub use rlx_core::shapes::{Conv2dShape, ConvGrid, ConvPath};
 
