@@ -28,6 +28,8 @@ pub struct ImportArgs<'a> {
     pub prepack: bool,
     /// Blocked convolution chains (not `--no-blocked`).
     pub blocked: bool,
+    /// Winograd where it pays (not `--no-winograd`).
+    pub winograd: bool,
     /// `--new-model NAME`: scaffold `models/NAME` instead of writing to `out_dir`.
     pub new_model: Option<&'a str>,
 }
@@ -84,6 +86,7 @@ pub fn import(root: &Path, args: &ImportArgs<'_>) -> Result<()> {
     opts.model_name = args.name.or(args.new_model).map(str::to_string);
     opts.prepack = args.prepack;
     opts.blocked = args.blocked;
+    opts.winograd = args.winograd;
     let imported = rlx_onnx::import(args.onnx, &opts).map_err(|e| anyhow!("{e}"))?;
     print_warnings(&imported);
     if let Some(target) = target {

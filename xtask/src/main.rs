@@ -101,6 +101,12 @@ enum Command {
         /// (`BlockedConv2D`, the default).
         #[arg(long)]
         no_blocked: bool,
+        /// Keep the stride-1 3x3 convolutions on the direct blocked kernel
+        /// (`BlockedConv2D`, the bits of the NCHW kernels) instead of
+        /// Winograd F(4x4, 3x3) where it pays (`WinogradConv2D`, the
+        /// default).
+        #[arg(long)]
+        no_winograd: bool,
         /// Scaffold a model crate models/NAME (model.sched, weights,
         /// generated code) and add it to the workspace.
         #[arg(long, value_name = "NAME", conflicts_with = "out_dir")]
@@ -226,7 +232,18 @@ fn main() -> ExitCode {
             done(run::run(&root(), path, &args))
         }
         Command::Demo => done(demo::demo(&root())),
-        Command::Import { path, out_dir, name, shapes, consts, no_prepack, no_blocked, new_model, root: root_dir } => {
+        Command::Import {
+            path,
+            out_dir,
+            name,
+            shapes,
+            consts,
+            no_prepack,
+            no_blocked,
+            no_winograd,
+            new_model,
+            root: root_dir,
+        } => {
             let args = import::ImportArgs {
                 onnx: path,
                 out_dir: out_dir.as_deref(),
@@ -235,6 +252,7 @@ fn main() -> ExitCode {
                 consts,
                 prepack: !*no_prepack,
                 blocked: !*no_blocked,
+                winograd: !*no_winograd,
                 new_model: new_model.as_deref(),
             };
             done(import::import(&root_dir.clone().unwrap_or_else(root), &args))

@@ -49,6 +49,36 @@ const_struct! {
 }
 
 impl Conv2dShape {
+    /// The shape of a `WinogradConv2D`: a 3x3 window, stride 1, no
+    /// dilation, one group.
+    pub fn winograd(
+        n: usize,
+        c_in: usize,
+        (h, w_in): (usize, usize),
+        c_out: usize,
+        (h_out, w_out): (usize, usize),
+        (ph, pw): (usize, usize),
+    ) -> Conv2dShape {
+        Conv2dShape {
+            n,
+            c_in,
+            h,
+            w_in,
+            c_out,
+            h_out,
+            w_out,
+            kh: 3,
+            kw: 3,
+            sh: 1,
+            sw: 1,
+            ph,
+            pw,
+            dh: 1,
+            dw: 1,
+            groups: 1,
+        }
+    }
+
     pub fn c_in_g(&self) -> usize {
         self.c_in / self.groups.max(1)
     }

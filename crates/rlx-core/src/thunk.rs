@@ -354,6 +354,17 @@ macro_rules! thunk_table {
         c_out: usize, h_out: usize, w_out: usize, kh: usize, kw: usize, sh: usize, sw: usize,
         ph: usize, pw: usize, dh: usize, dw: usize, groups: usize, act: ActKind, x_nchw: bool,
     }
+    /// `BlockedConv2D` of one group with a 3x3 window, stride 1 and no
+    /// dilation (leading padding at most 2, trailing at most 2: the shapes
+    /// `rlx_core::winograd::winograd_applies` takes) by Winograd F(4x4,
+    /// 3x3): `w` transformed by `transform_winograd_filter`
+    /// (`[36, ceil(c_out/16), c_in, 16]`). Other fields as
+    /// `BlockedConv2D`; rounds differently from it (a bound in
+    /// `docs/kernels/conv-winograd.md`).
+    WinogradConv2D {
+        x: Op<O>, w: Op<O>, bias: OptOp<O>, residual: OptOp<O>, out: Op<O>, n: usize, c_in: usize, h: usize,
+        w_in: usize, c_out: usize, h_out: usize, w_out: usize, ph: usize, pw: usize, act: ActKind,
+    }
     /// `Pool2D` in the blocked channel layout.
     BlockedPool2D {
         src: Op<O>, dst: Op<O>, n: usize, c: usize, h: usize, w: usize, h_out: usize, w_out: usize,

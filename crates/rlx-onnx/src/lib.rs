@@ -55,6 +55,11 @@ pub struct ImportOptions {
     /// Run convolution chains in the blocked channel layout (NCHW16c,
     /// `BlockedConv2D`; default). Off, every convolution stays NCHW.
     pub blocked: bool,
+    /// With `blocked`, run the stride-1 3x3 convolutions where it pays
+    /// (`rlx_sched::winograd::winograd_pays`) by Winograd F(4x4, 3x3)
+    /// (`WinogradConv2D`; default). Off, they stay `BlockedConv2D`, whose
+    /// bits are those of the NCHW kernels.
+    pub winograd: bool,
 }
 
 impl ImportOptions {
@@ -68,6 +73,7 @@ impl ImportOptions {
             optimize: true,
             prepack: true,
             blocked: true,
+            winograd: true,
         }
     }
 }
@@ -148,7 +154,7 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
         optimize::prepack(&mut lowered);
     }
     if opts.blocked {
-        optimize::block_channels(&mut lowered);
+        optimize::block_channels(&mut lowered, opts.winograd);
     }
     if opts.optimize {
         optimize::work_in_place(&mut lowered);

@@ -117,3 +117,49 @@ fn residual_adds_and_their_activation_fold_into_the_convolution() {
         assert_eq!(bits(&got[i]), bits(&want[i]), "{name}: fused residuals give the NCHW bits");
     }
 }
+
+/// A 16x16 image through 3x3 `Conv` + `Relu`, 3x3 `Conv` + `Add` (skip) +
+/// `Relu`: 16 output tiles each, enough for Winograd.
+fn winograd_block() -> rlx_onnx::proto::ModelProto {
+    let pads = || attr_ints("pads", &[1, 1, 1, 1]);
+    let nodes = vec![
+        node("Conv", "c1", &["x", "w1", "b1"], &["c1"], vec![pads()]),
+        node("Relu", "r1", &["c1"], &["r1"], vec![]),
+        node("Conv", "c2", &["r1", "w2", "b2"], &["c2"], vec![pads()]),
+        node("Add", "add", &["c2", "x"], &["s"], vec![]),
+        node("Relu", "r2", &["s"], &["y"], vec![]),
+    ];
+    let inits = vec![
+        init_raw("w1", &[24, 24, 3, 3], &values(24 * 24 * 9, 1)),
+        init_raw("b1", &[24], &values(24, 2)),
+        init_raw("w2", &[24, 24, 3, 3], &values(24 * 24 * 9, 3)),
+        init_raw("b2", &[24], &values(24, 4)),
+    ];
+    model(nodes, inits, vec![vi("x", &[1, 24, 16, 16])], vec![vi("y", &[1, 24, 16, 16])], 17)
+}
+
+#[test]
+fn stride_one_3x3_convolutions_with_enough_tiles_run_by_winograd() {
+    let m = winograd_block();
+    let fast = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import");
+    let mut opts = ImportOptions::new(WEIGHTS);
+    opts.winograd = false;
+    let direct = import_model(&m, &opts).expect("import, no Winograd");
+    let text = &fast.sched_text;
+    assert_eq!(count_kind(text, "WinogradConv2D"), 2, "{text}");
+    assert_eq!(count_kind(text, "BlockedConv2D"), 0, "{text}");
+    assert_eq!(text.matches("residual: x.blocked").count(), 1, "the skip add fused: {text}");
+    assert!(text.contains("param   w1.winograd: f32[27648] @"), "36 points x 2 blocks x 24 x 16: {text}");
+    assert_eq!(count_kind(&direct.sched_text, "WinogradConv2D"), 0, "{}", direct.sched_text);
+    assert_eq!(count_kind(&direct.sched_text, "BlockedConv2D"), 2, "{}", direct.sched_text);
+    let x = values(24 * 256, 9);
+    let got = run("winograd-block", &fast, &[("x", &x)], &["y"]);
+    let want = run("winograd-block-direct", &direct, &[("x", &x)], &["y"]);
+    // Winograd rounds differently: its error is bounded relative to its
+    // own scale (`docs/kernels/conv-winograd.md`), about 1e-5 of the
+    // largest output here after two layers; a wiring mistake (layout,
+    // residual, activation) would be of the outputs' own size.
+    let scale = want[0].iter().fold(1f32, |m, v| m.max(v.abs()));
+    let worst = got[0].iter().zip(&want[0]).fold(0f32, |m, (g, w)| m.max((g - w).abs()));
+    assert!(worst <= 1e-4 * scale, "largest difference {worst} against outputs up to {scale}");
+}

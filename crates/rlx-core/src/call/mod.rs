@@ -178,6 +178,7 @@ macro_rules! kernel_call_table {
             Pool2dF32 = pool::pool2d_f32 <> (src: In<f32>, dst: Out<f32>, shape: Ref<Pool2dShape>, kind: Val<PoolKind>, count_include_pad: bool, par: bool);
             Conv2dBlockedF32 = conv::conv2d_blocked_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, residual: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
             Conv2dNchwBlockedF32 = conv::conv2d_nchw_blocked_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, residual: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
+            Conv2dWinogradF32 = conv::conv2d_winograd_f32 <> (x: In<f32>, u: In<f32>, bias: NullIn<f32>, residual: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
             DepthwiseBlockedF32 = conv::depthwise_blocked_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
             Pool2dBlockedF32 = pool::pool2d_blocked_f32 <> (src: In<f32>, dst: Out<f32>, shape: Ref<Pool2dShape>, kind: Val<PoolKind>, count_include_pad: bool, par: bool);
             NchwToBlockedF32 = movement::nchw_to_blocked_f32 <> (src: In<f32>, dst: Out<f32>, n: usize, c: usize, hw: usize, par: bool);

@@ -8,6 +8,7 @@ use crate::operand::Operand;
 use crate::plan::{conv2d_parallel, conv2d_path, conv2d_scratch_bytes, parallel};
 use crate::shapes::{Conv2dShape, Pool2dShape, PoolKind};
 use crate::thunk::Thunk;
+use crate::winograd::winograd_scratch_bytes;
 
 pub(super) fn lower(t: &Thunk<Operand>) -> K {
     match *t {
@@ -83,6 +84,12 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
                 debug_assert!(residual.is_none(), "the validator admits a residual for one group only");
                 K::DepthwiseBlockedF32 { x, w, bias, out, shape, act, scratch, par }
             }
+        }
+        Thunk::WinogradConv2D { x, w, bias, residual, out, n, c_in, h, w_in, c_out, h_out, w_out, ph, pw, act } => {
+            let shape = Conv2dShape::winograd(n, c_in, (h, w_in), c_out, (h_out, w_out), (ph, pw));
+            let scratch = winograd_scratch_bytes(&shape);
+            let par = conv2d_parallel(&shape);
+            K::Conv2dWinogradF32 { x, u: w, bias, residual, out, shape, act, scratch, par }
         }
         Thunk::BlockedPool2D {
             src,

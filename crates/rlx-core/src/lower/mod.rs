@@ -86,7 +86,11 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         | T::Attention { .. }
         | T::Rope { .. } => norm::lower(thunk, params),
         T::Reduce { .. } | T::ArgReduce { .. } | T::Cumsum { .. } | T::TopK { .. } => reduce::lower(thunk),
-        T::Conv2D { .. } | T::Pool2D { .. } | T::BlockedConv2D { .. } | T::BlockedPool2D { .. } => conv::lower(thunk),
+        T::Conv2D { .. }
+        | T::Pool2D { .. }
+        | T::BlockedConv2D { .. }
+        | T::WinogradConv2D { .. }
+        | T::BlockedPool2D { .. } => conv::lower(thunk),
         T::ToBlocked { .. } | T::FromBlocked { .. } => conv::lower(thunk),
         T::Nop {} => return None,
     })

@@ -28,6 +28,8 @@
 use std::collections::HashMap;
 
 use rlx_sched::blocked::{channel_blocks, pack_conv_filter, pack_depthwise_filter, pad_channels, CHANNEL_BLOCK};
+use rlx_sched::shapes::Conv2dShape;
+use rlx_sched::winograd::{transform_winograd_filter, winograd_pays};
 use rlx_sched::{ActKind, BinaryOp, DType, Role, Step, StepArg, Thunk};
 
 use super::{written, Rewrite, Uses};
@@ -38,6 +40,7 @@ use crate::lower::{Lowered, LoweredThunk, Storage};
 enum Packing {
     Filter,
     DepthwiseFilter,
+    WinogradFilter,
     Bias,
 }
 
@@ -56,16 +59,19 @@ struct Forms {
 
 struct Pass<'a> {
     lowered: &'a mut Lowered,
+    /// Winograd where it pays.
+    winograd: bool,
     forms: HashMap<usize, Forms>,
     /// Packed filters and padded biases already written, by source.
     packed: HashMap<(usize, Packing), usize>,
     out: Vec<LoweredThunk>,
 }
 
-/// Rewrites convolution chains into the blocked layout.
-pub(crate) fn block_channels(lowered: &mut Lowered) {
+/// Rewrites convolution chains into the blocked layout, the stride-1 3x3
+/// convolutions where it pays by Winograd when `winograd`.
+pub(crate) fn block_channels(lowered: &mut Lowered, winograd: bool) {
     let thunks = std::mem::take(&mut lowered.thunks);
-    let mut pass = Pass { lowered, forms: HashMap::new(), packed: HashMap::new(), out: Vec::new() };
+    let mut pass = Pass { lowered, winograd, forms: HashMap::new(), packed: HashMap::new(), out: Vec::new() };
     for lt in thunks {
         pass.thunk(lt);
     }
@@ -92,10 +98,10 @@ fn fuse_residuals(lowered: &mut Lowered) {
     let uses = Uses::new(lowered);
     let mut rewrite = Rewrite::new(lowered.thunks.len());
     for i in 0..lowered.thunks.len() {
-        let Thunk::BlockedConv2D { out, residual: None, act: ActKind::Identity, groups: 1, .. } =
-            lowered.thunks[i].thunk
-        else {
-            continue;
+        let out = match lowered.thunks[i].thunk {
+            Thunk::BlockedConv2D { out, residual: None, act: ActKind::Identity, groups: 1, .. }
+            | Thunk::WinogradConv2D { out, residual: None, act: ActKind::Identity, .. } => out,
+            _ => continue,
         };
         let Some(j) = uses.sole_reader(out, i) else { continue };
         let Some((skip, act, dst)) = residual_add(&lowered.thunks[j].thunk, out) else { continue };
@@ -104,7 +110,9 @@ fn fuse_residuals(lowered: &mut Lowered) {
             continue;
         }
         let mut thunk = lowered.thunks[i].thunk.clone();
-        if let Thunk::BlockedConv2D { residual, act: conv_act, out, .. } = &mut thunk {
+        if let Thunk::BlockedConv2D { residual, act: conv_act, out, .. }
+        | Thunk::WinogradConv2D { residual, act: conv_act, out, .. } = &mut thunk
+        {
             *residual = Some(skip);
             *conv_act = act;
             *out = dst;
@@ -243,7 +251,7 @@ impl Pass<'_> {
         let values = f32_values(source).expect("checked constant");
         let bytes: Vec<u8> = pack(&values).into_iter().flat_map(f32::to_le_bytes).collect();
         let storage = Storage {
-            name: format!("{}.blocked", source.name),
+            name: format!("{}.{}", source.name, if key == Packing::WinogradFilter { "winograd" } else { "blocked" }),
             shape: vec![bytes.len() / 4],
             dtype: DType::F32,
             role: Role::Param,
@@ -301,6 +309,31 @@ impl Pass<'_> {
         } else {
             self.blocked_input(x, (n, c_in, h * w_in))
         };
+        let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
+        if self.winograd && !x_nchw && winograd_pays(&shape) {
+            let w = self.packed_param(w, Packing::WinogradFilter, |v| transform_winograd_filter(v, c_out, c_in));
+            let bias = bias.map(|b| self.packed_param(b, Packing::Bias, pad_channels));
+            let blocked_out = self.blocked_storage(out, (n, c_out, h_out * w_out));
+            self.wrote_blocked(out);
+            let thunk = Thunk::WinogradConv2D {
+                x,
+                w,
+                bias,
+                residual: None,
+                out: blocked_out,
+                n,
+                c_in,
+                h,
+                w_in,
+                c_out,
+                h_out,
+                w_out,
+                ph,
+                pw,
+                act,
+            };
+            return Some(LoweredThunk { thunk, comment: lt.comment.clone() });
+        }
         let w = if depthwise {
             self.packed_param(w, Packing::DepthwiseFilter, |v| pack_depthwise_filter(v, c_out, kh, kw))
         } else {

@@ -53,9 +53,10 @@ pub(crate) fn prepack(lowered: &mut Lowered) {
 }
 
 /// Moves convolution chains to the blocked channel layout ([`blocked`]),
-/// then drops the NCHW filters nothing reads any more.
-pub(crate) fn block_channels(lowered: &mut Lowered) {
-    blocked::block_channels(lowered);
+/// Winograd where it pays when `winograd`, then drops the NCHW filters
+/// nothing reads any more.
+pub(crate) fn block_channels(lowered: &mut Lowered, winograd: bool) {
+    blocked::block_channels(lowered, winograd);
     prune(lowered);
 }
 

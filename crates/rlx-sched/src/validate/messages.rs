@@ -477,6 +477,29 @@ pub(super) fn blocked_nchw_groups(groups: usize) -> String {
     format!("`x_nchw` reads an NCHW input for a one-group convolution; `groups` is {groups}")
 }
 
+pub(super) fn winograd_shape(s: &rlx_core::shapes::Conv2dShape) -> String {
+    if s.h_out == 0 || s.w_out == 0 {
+        return format!("WinogradConv2D needs a non-empty output plane; `h_out` is {}, `w_out` {}", s.h_out, s.w_out);
+    }
+    format!(
+        "WinogradConv2D pads by at most 2 on each side: leading `ph` {} / `pw` {}, trailing {} / {} (implied by `h_out` {} / `w_out` {})",
+        s.ph,
+        s.pw,
+        (s.h_out + 2).saturating_sub(s.h + s.ph),
+        (s.w_out + 2).saturating_sub(s.w_in + s.pw),
+        s.h_out,
+        s.w_out
+    )
+}
+
+pub(super) fn winograd_shape_hint(s: &rlx_core::shapes::Conv2dShape) -> String {
+    if s.h_out == 0 || s.w_out == 0 {
+        "an empty output needs no kernel: drop the thunk".to_string()
+    } else {
+        "a wider padding only adds windows of zeros: run the layer as a BlockedConv2D".to_string()
+    }
+}
+
 pub(super) fn blocked_residual_groups(groups: usize) -> String {
     format!("a `residual` is added by the one-group blocked convolution only; `groups` is {groups}")
 }

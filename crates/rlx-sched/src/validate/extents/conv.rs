@@ -3,6 +3,7 @@
 
 use rlx_core::blocked::{channel_blocks, conv_blocked_scratch_bytes_checked, CHANNEL_BLOCK};
 use rlx_core::shapes::Conv2dShape;
+use rlx_core::winograd::{winograd_applies, winograd_scratch_bytes_checked, WINOGRAD_POINTS};
 
 use super::Rules;
 use crate::ops::ReduceOp;
@@ -155,6 +156,24 @@ pub(super) fn conv2d_blocked<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.read_opt("residual", residual, F32, &out_dims, "n*ceil(c_out/16)*h_out*w_out*16");
     r.write("out", out, F32, &out_dims, "n*ceil(c_out/16)*h_out*w_out*16");
     r.scratch("h_out", conv_blocked_scratch_bytes_checked(&s), "ceil(c_in/16)*padded_rows*padded_cols*16*4");
+}
+
+pub(super) fn conv2d_winograd<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::WinogradConv2D { x, w, bias, residual, out, n, c_in, h, w_in, c_out, h_out, w_out, ph, pw, .. } = t
+    else {
+        unreachable!("conv2d_winograd called on {:?}", t.kind())
+    };
+    let s = Conv2dShape::winograd(*n, *c_in, (*h, *w_in), *c_out, (*h_out, *w_out), (*ph, *pw));
+    conv_geometry(r, &s);
+    r.require_hint(winograd_applies(&s), "ph", || messages::winograd_shape(&s), || messages::winograd_shape_hint(&s));
+    let (ib, ob) = (channel_blocks(s.c_in), channel_blocks(s.c_out));
+    r.read("x", x, F32, &[s.n, ib, s.h, s.w_in, CHANNEL_BLOCK], "n*ceil(c_in/16)*h*w_in*16");
+    r.read("w", w, F32, &[WINOGRAD_POINTS, ob, s.c_in, CHANNEL_BLOCK], "36*ceil(c_out/16)*c_in*16");
+    r.read_opt("bias", bias, F32, &[ob, CHANNEL_BLOCK], "ceil(c_out/16)*16");
+    let out_dims = [s.n, ob, s.h_out, s.w_out, CHANNEL_BLOCK];
+    r.read_opt("residual", residual, F32, &out_dims, "n*ceil(c_out/16)*h_out*w_out*16");
+    r.write("out", out, F32, &out_dims, "n*ceil(c_out/16)*h_out*w_out*16");
+    r.scratch("h_out", winograd_scratch_bytes_checked(&s), "36*ceil(c_in/16)*ceil(h_out/4)*ceil(w_out/4)*16*4");
 }
 
 pub(super) fn pool2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {

@@ -228,14 +228,8 @@ pub(crate) struct Kernel {
     pub(crate) output: OutputFn,
 }
 
-const SCALAR: Kernel = Kernel {
-    name: "scalar",
-    max_r: 14,
-    max_q: 2,
-    gemm: scalar::gemm,
-    input: scalar::input,
-    output: scalar::output,
-};
+const SCALAR: Kernel =
+    Kernel { name: "scalar", max_r: 14, max_q: 2, gemm: scalar::gemm, input: scalar::input, output: scalar::output };
 
 /// The kernels this CPU can run, best first; scalar is always last.
 pub(crate) fn supported_kernels() -> Vec<Kernel> {
