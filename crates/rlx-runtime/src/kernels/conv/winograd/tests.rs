@@ -487,7 +487,11 @@ fn measure_error_constant() {
 fn winograd_timing() {
     let shapes = [same(1, 64, 64, (56, 56)), same(1, 128, 128, (28, 28)), same(1, 256, 256, (14, 14)), same(1, 512, 512, (7, 7))];
     println!("winograd kernel {}, {} threads", kernel().name, crate::threads::num_threads());
-    for s in shapes {
+    let only: Option<usize> = std::env::var("WINO_ONLY").ok().and_then(|v| v.parse().ok());
+    for (si, s) in shapes.into_iter().enumerate() {
+        if only.is_some_and(|o| o != si) {
+            continue;
+        }
         let case = Case::new(s, true, false, ActKind::Relu, 7);
         let flops = 2.0 * (s.c_out * s.out_plane() * s.patch_len()) as f64;
         let xb = to_blocked(&case.x, s.n, s.c_in, s.h * s.w_in, 0.0);
@@ -519,6 +523,25 @@ fn winograd_timing() {
                     std::hint::black_box(&out);
                 }
                 best[0] = best[0].min(t.elapsed().as_secs_f64() / 3.0);
+                if only.is_some() {
+                    for _ in 0..50 {
+                        // SAFETY: buffers sized for the shape.
+                        unsafe {
+                            conv2d_winograd_f32(
+                                xb.as_ptr(),
+                                u.as_ptr(),
+                                bias.as_ptr(),
+                                std::ptr::null(),
+                                out.as_mut_ptr(),
+                                &s,
+                                ActKind::Relu,
+                                ws.as_mut_ptr(),
+                                par,
+                            )
+                        };
+                    }
+                    continue;
+                }
                 let t = std::time::Instant::now();
                 for _ in 0..3 {
                     // SAFETY: buffers sized for the shape.
