@@ -55,6 +55,10 @@ const B: usize = CHANNEL_BLOCK;
 /// size of a task's products on its stack (36 x 28 x 64 bytes = 63 KiB).
 const MAX_ACC: usize = 28;
 
+/// The fewest tiles a group split for threads may have (see
+/// [`Plan::new`]).
+const MIN_SPLIT_R: usize = 6;
+
 
 /// The 1-D input transform `B^T d` of six values, as one expression of
 /// `$add(a, b)`, `$sub(a, b)` and `$fma(a, b, c) = a * b + c` (one
@@ -370,14 +374,23 @@ impl Plan {
         let tiles = tile_rows * tile_cols;
         let out_blocks = channel_blocks(s.c_out);
         let block_groups = out_blocks.div_ceil(kernel.max_q);
-        // The fewest groups of at most `max_r` tiles; split, the count
-        // rounded up to a multiple of the threads, so they share it evenly
-        // (56 x 56 on 2 threads: 14 groups of 14 tiles, 28 x 28: 4 of
-        // 12-13, 14 x 14: 2 of 8).
-        let mut groups = tiles.div_ceil(kernel.max_r);
+        // The fewest groups of at most `max_r` tiles; split, a count the
+        // threads share evenly: `par_for` cuts `n` items into `min(4 t, n)`
+        // chunks, so a multiple of `t` up to `4 t`, then of `4 t` (56 x 56
+        // on 2 threads: 16 groups of 12-13 tiles, not 14 of 14 in 7
+        // chunks of 2; 28 x 28: 4 of 12-13; 14 x 14: 2 of 8). Each group
+        // reads the whole filter, so none gets fewer than `MIN_SPLIT_R`
+        // tiles: idle threads rather than the filter streamed once more
+        // per thread.
+        let fewest = tiles.div_ceil(kernel.max_r);
+        let mut groups = fewest;
         if par {
             let threads = crate::threads::num_threads().max(1);
-            groups = groups.next_multiple_of(threads).min(tiles);
+            groups = groups.next_multiple_of(threads);
+            if groups > 4 * threads {
+                groups = groups.next_multiple_of(4 * threads);
+            }
+            groups = groups.min((tiles / MIN_SPLIT_R).max(fewest));
         }
         Plan {
             tile_cols,
