@@ -211,7 +211,10 @@ mod tests {
         let mut v = [[0.0f64; 6]; 6];
         for (a, row) in v.iter_mut().enumerate() {
             for (b, x) in row.iter_mut().enumerate() {
-                *x = (0..6).flat_map(|r| (0..6).map(move |c| (r, c))).map(|(r, c)| BT[a][r] * d[r * 6 + c] * BT[b][c]).sum();
+                *x = (0..6)
+                    .flat_map(|r| (0..6).map(move |c| (r, c)))
+                    .map(|(r, c)| BT[a][r] * d[r * 6 + c] * BT[b][c])
+                    .sum();
             }
         }
         for co in 0..c_out {

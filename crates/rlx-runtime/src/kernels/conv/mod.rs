@@ -43,9 +43,9 @@ use phases::Planes;
 
 pub use blocked::{conv2d_blocked_f32, conv2d_nchw_blocked_f32};
 pub use depthwise_blocked::depthwise_blocked_f32;
-pub use winograd::conv2d_winograd_f32;
 pub use rlx_core::plan::{conv2d_path, conv2d_scratch_bytes};
 pub use rlx_core::shapes::{Conv2dShape, ConvGrid, ConvPath};
+pub use winograd::conv2d_winograd_f32;
 
 /// The outputs `o < out_len` whose input index `o * stride + offset` falls
 /// inside `[0, in_len)`: always one contiguous range (empty possibly).

@@ -59,7 +59,6 @@ const MAX_ACC: usize = 28;
 /// [`Plan::new`]).
 const MIN_SPLIT_R: usize = 6;
 
-
 /// The 1-D input transform `B^T d` of six values, as one expression of
 /// `$add(a, b)`, `$sub(a, b)` and `$fma(a, b, c) = a * b + c` (one
 /// rounding) with `$k = (4, -4, -5)` splatted. Depth 2 per output, and
@@ -276,14 +275,8 @@ pub(crate) struct Kernel {
     pub(crate) output: OutputFn,
 }
 
-const SCALAR: Kernel = Kernel {
-    name: "scalar",
-    max_r: 14,
-    max_q: 2,
-    gemm: scalar::gemm,
-    input: scalar::input,
-    output: scalar::output,
-};
+const SCALAR: Kernel =
+    Kernel { name: "scalar", max_r: 14, max_q: 2, gemm: scalar::gemm, input: scalar::input, output: scalar::output };
 
 /// The kernels this CPU can run, best first; scalar is always last.
 pub(crate) fn supported_kernels() -> Vec<Kernel> {
@@ -554,7 +547,15 @@ unsafe fn run_group(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, io: &Io, act:
 /// # Safety
 ///
 /// As [`run`]; `x` is the image's input, `dst` valid for 36 x 16 writes.
-unsafe fn input_patch(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, x: *const f32, dst: *mut f32, blk: usize, tile: usize) {
+unsafe fn input_patch(
+    kernel: &Kernel,
+    plan: &Plan,
+    s: &Conv2dShape,
+    x: *const f32,
+    dst: *mut f32,
+    blk: usize,
+    tile: usize,
+) {
     let (y0, x0) = ((tile / plan.tile_cols) * T, (tile % plan.tile_cols) * T);
     let x_blk = x.wrapping_add(blk * s.h * s.w_in * B);
     // Patch rows and columns inside the input: `r0..r1`, `c0..c1`.

@@ -13,7 +13,8 @@ pub(super) const NEON: Kernel =
     Kernel { name: "neon", max_r: 6, max_q: 1, gemm: gemm_neon, input: input_neon, output: output_neon };
 
 /// `a * b + c`, one rounding, in the transform macros' argument order.
-#[inline(always)]
+#[inline]
+#[target_feature(enable = "neon")]
 fn fma(a: float32x4_t, b: float32x4_t, c: float32x4_t) -> float32x4_t {
     vfmaq_f32(c, a, b)
 }

@@ -47,7 +47,14 @@ const U: f64 = f32::EPSILON as f64 / 2.0;
 const WINO_K: f64 = 1.5;
 
 /// A 3x3, stride-1 shape from input size and leading and trailing padding.
-fn shape(n: usize, c_in: usize, c_out: usize, (h, w): (usize, usize), (ph, pw): (usize, usize), (eh, ew): (usize, usize)) -> Conv2dShape {
+fn shape(
+    n: usize,
+    c_in: usize,
+    c_out: usize,
+    (h, w): (usize, usize),
+    (ph, pw): (usize, usize),
+    (eh, ew): (usize, usize),
+) -> Conv2dShape {
     Conv2dShape {
         n,
         c_in,
@@ -187,7 +194,12 @@ impl Case {
                         for ci in 0..s.c_in {
                             for ki in 0..3 {
                                 for kj in 0..3 {
-                                    let xv = xat(b, ci, (ho + ki) as isize - s.ph as isize, (wo + kj) as isize - s.pw as isize);
+                                    let xv = xat(
+                                        b,
+                                        ci,
+                                        (ho + ki) as isize - s.ph as isize,
+                                        (wo + kj) as isize - s.pw as isize,
+                                    );
                                     let wv = self.w[(co * s.c_in + ci) * 9 + ki * 3 + kj] as f64;
                                     acc += xv * wv;
                                     mag += (xv * wv).abs();
@@ -280,7 +292,11 @@ impl Case {
         for (i, &g) in got.iter().enumerate() {
             let (err, want) = ((g as f64 - want[i]).abs(), want[i]);
             assert!(err <= gamma * yabs[i], "{what} at {i}: got {g} want {want} err {err:e} > {:e}", gamma * yabs[i]);
-            assert!(err <= measured * yabs[i], "{what} at {i}: got {g} want {want} err {err:e} > {:e}", measured * yabs[i]);
+            assert!(
+                err <= measured * yabs[i],
+                "{what} at {i}: got {g} want {want} err {err:e} > {:e}",
+                measured * yabs[i]
+            );
         }
     }
 }
