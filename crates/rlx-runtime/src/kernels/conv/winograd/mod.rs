@@ -55,8 +55,9 @@ const B: usize = CHANNEL_BLOCK;
 /// size of a task's products on its stack (36 x 28 x 64 bytes = 63 KiB).
 const MAX_ACC: usize = 28;
 
-/// Input patches per chunk of the parallel input transform.
-const INPUT_CHUNK: usize = 32;
+/// The fewest tiles a group split for threads may have (see
+/// [`Plan::new`]).
+const MIN_SPLIT_R: usize = 6;
 
 /// The 1-D input transform `B^T d` of six values, as one expression of
 /// `$add(a, b)`, `$sub(a, b)` and `$fma(a, b, c) = a * b + c` (one
@@ -143,13 +144,56 @@ macro_rules! wino_output {
     }};
 }
 
-pub(crate) use {wino_in_1d, wino_input, wino_out_1d, wino_output};
+/// A 6x6 grid `[[$e; 6]; 6]` with `$k` the element's row-major index,
+/// built element by element (no zero fill first).
+macro_rules! grid6 {
+    (|$k:ident| $e:expr) => {
+        [
+            grid6!(@row 0, $k, $e),
+            grid6!(@row 6, $k, $e),
+            grid6!(@row 12, $k, $e),
+            grid6!(@row 18, $k, $e),
+            grid6!(@row 24, $k, $e),
+            grid6!(@row 30, $k, $e),
+        ]
+    };
+    (@row $r:literal, $k:ident, $e:expr) => {
+        [
+            {
+                let $k = $r;
+                $e
+            },
+            {
+                let $k = $r + 1;
+                $e
+            },
+            {
+                let $k = $r + 2;
+                $e
+            },
+            {
+                let $k = $r + 3;
+                $e
+            },
+            {
+                let $k = $r + 4;
+                $e
+            },
+            {
+                let $k = $r + 5;
+                $e
+            },
+        ]
+    };
+}
+
+pub(crate) use {grid6, wino_in_1d, wino_input, wino_out_1d, wino_output};
 
 /// One product call: `r` tiles by `q` output blocks at one point.
 ///
 /// `m[(j * r + i) * 16 + lane]` (tile `i < r`, block `j < q`) is, from
-/// +0.0, for `ci < c_in` ascending, `fma(v[(ci / 16) * v_block + i * 16 +
-/// ci % 16], u[j * u_block + ci * 16 + lane], acc)`.
+/// +0.0, for `ci < c_in` ascending, `fma(v[(ci / 16) * v_block + i * v_tile
+/// + ci % 16], u[j * u_block + ci * 16 + lane], acc)`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Gemm {
     pub r: usize,
@@ -159,6 +203,8 @@ pub(crate) struct Gemm {
     pub v: *const f32,
     /// Floats from one input block of `v` to the next.
     pub v_block: usize,
+    /// Floats from one tile of `v` to the next.
+    pub v_tile: usize,
     /// The transformed filter of the first output block at this point.
     pub u: *const f32,
     /// Floats from one output block of `u` to the next (`c_in * 16`).
@@ -196,14 +242,15 @@ pub(crate) struct OutTile {
 pub(crate) type GemmFn = unsafe fn(g: &Gemm);
 
 /// An input transform: `V = B^T d B` of one channel block's 6x6 patch,
-/// `d[6 row + col]` the 16 lanes at `src[6 row + col]`, point `xi`'s 16
-/// lanes stored at `dst + xi * dst_step`.
+/// `d[row][col]` the 16 lanes at `src + row * src_row + col * 16`, point
+/// `xi`'s 16 lanes stored at `dst + xi * dst_step`.
 ///
 /// # Safety
 ///
-/// Each `src` valid for 16 reads, `dst` for the 36 runs of 16 writes,
-/// overlapping no source; the CPU has the kernel's instruction set.
-pub(crate) type InputFn = unsafe fn(src: &[*const f32; WINOGRAD_POINTS], dst: *mut f32, dst_step: usize);
+/// `src` valid for the patch's reads, `dst` for the 36 runs of 16
+/// writes, overlapping no source; the CPU has the kernel's instruction
+/// set.
+pub(crate) type InputFn = unsafe fn(src: *const f32, src_row: usize, dst: *mut f32, dst_step: usize);
 
 /// An output transform (see [`OutTile`]).
 ///
@@ -258,9 +305,6 @@ fn kernel() -> &'static Kernel {
     KERNEL.get_or_init(|| supported_kernels()[0])
 }
 
-/// Sixteen zeros: the lanes of a patch pixel outside the input.
-static ZEROS: [f32; B] = [0.0; B];
-
 /// A Winograd F(4x4, 3x3) convolution of blocked tensors (one group),
 /// bias, residual and `act` fused: `out = act((conv(x, w) + bias) +
 /// residual)` per lane, the convolution rounded as the module docs say,
@@ -305,12 +349,11 @@ pub unsafe fn conv2d_winograd_f32(
 /// How one image's work is cut.
 #[derive(Clone, Copy, Debug)]
 struct Plan {
-    tile_rows: usize,
     tile_cols: usize,
     tiles: usize,
-    /// Tile groups: `tiles / groups` tiles each, the first `extra` one
-    /// more (at most the kernel's `max_r`).
-    tile_groups: usize,
+    /// Tile groups: `tiles / groups` tiles each, the first `tiles %
+    /// groups` one more (at most the kernel's `max_r`).
+    groups: usize,
     /// Output blocks per block group (the last may have fewer).
     q: usize,
     block_groups: usize,
@@ -319,16 +362,33 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(kernel: &Kernel, s: &Conv2dShape) -> Plan {
+    fn new(kernel: &Kernel, s: &Conv2dShape, par: bool) -> Plan {
         let (tile_rows, tile_cols) = winograd_tiles(s);
         let tiles = tile_rows * tile_cols;
         let out_blocks = channel_blocks(s.c_out);
         let block_groups = out_blocks.div_ceil(kernel.max_q);
+        // The fewest groups of at most `max_r` tiles; split, a count the
+        // threads share evenly: `par_for` cuts `n` items into `min(4 t, n)`
+        // chunks, so a multiple of `t` up to `4 t`, then of `4 t` (56 x 56
+        // on 2 threads: 16 groups of 12-13 tiles, not 14 of 14 in 7
+        // chunks of 2; 28 x 28: 4 of 12-13; 14 x 14: 2 of 8). Each group
+        // reads the whole filter, so none gets fewer than `MIN_SPLIT_R`
+        // tiles: idle threads rather than the filter streamed once more
+        // per thread.
+        let fewest = tiles.div_ceil(kernel.max_r);
+        let mut groups = fewest;
+        if par {
+            let threads = crate::threads::num_threads().max(1);
+            groups = groups.next_multiple_of(threads);
+            if groups > 4 * threads {
+                groups = groups.next_multiple_of(4 * threads);
+            }
+            groups = groups.min((tiles / MIN_SPLIT_R).max(fewest));
+        }
         Plan {
-            tile_rows,
             tile_cols,
             tiles,
-            tile_groups: tiles.div_ceil(kernel.max_r),
+            groups,
             q: out_blocks.div_ceil(block_groups),
             block_groups,
             in_blocks: channel_blocks(s.c_in),
@@ -337,14 +397,9 @@ impl Plan {
     }
 
     /// Tile group `g`: its first tile and its tile count.
-    fn tile_group(&self, g: usize) -> (usize, usize) {
-        let (base, extra) = (self.tiles / self.tile_groups, self.tiles % self.tile_groups);
+    fn group(&self, g: usize) -> (usize, usize) {
+        let (base, extra) = (self.tiles / self.groups, self.tiles % self.groups);
         (g * base + g.min(extra), base + usize::from(g < extra))
-    }
-
-    /// Floats of one point of the transformed input.
-    fn v_point(&self) -> usize {
-        self.in_blocks * self.tiles * B
     }
 }
 
@@ -371,143 +426,169 @@ pub(crate) unsafe fn run(
     if s.n == 0 || s.c_out == 0 || s.h_out == 0 || s.w_out == 0 {
         return;
     }
-    let plan = Plan::new(kernel, s);
+    let plan = Plan::new(kernel, s, par);
     let in_img = plan.in_blocks * s.h * s.w_in * B;
     let out_img = plan.out_blocks * s.h_out * s.w_out * B;
-    let v = SendPtr(scratch);
+    let (v, u, bias) = (SendPtr(scratch), SendPtr(u.cast_mut()), SendPtr(bias.cast_mut()));
     for img in 0..s.n {
         let x_img = SendPtr(x.wrapping_add(img * in_img).cast_mut());
-        let units = plan.in_blocks * plan.tiles;
-        let transform = |first: usize, count: usize| {
-            for unit in first..first + count {
-                // SAFETY: patch `unit` of the image's input (zeros outside
-                // it) into its own lanes of the scratch.
-                unsafe { input_unit(kernel, &plan, s, x_img.get(), v.get(), unit) };
-            }
-        };
-        if par {
-            par_for(units, INPUT_CHUNK, &transform);
-        } else {
-            transform(0, units);
-        }
         let res = if residual.is_null() { residual } else { residual.wrapping_add(img * out_img) };
         let (res, out_img) = (SendPtr(res.cast_mut()), SendPtr(out.wrapping_add(img * out_img)));
-        let (u, bias) = (SendPtr(u.cast_mut()), SendPtr(bias.cast_mut()));
+        let io = Io { x: x_img.get(), v: v.get(), u: u.get(), bias: bias.get(), res: res.get(), out: out_img.get() };
         let work = |first: usize, count: usize| {
-            for task in first..first + count {
-                // SAFETY: the transformed input is complete and unchanged;
-                // tasks write disjoint tiles x blocks of the output.
-                unsafe {
-                    run_task(kernel, &plan, s, v.get(), u.get(), bias.get(), res.get(), out_img.get(), act, task)
-                };
+            for group in first..first + count {
+                // SAFETY: tile groups own disjoint parts of the scratch
+                // and of the output; the rest is read only.
+                unsafe { run_group(kernel, &plan, s, &io, act, group) };
             }
         };
-        let tasks = plan.tile_groups * plan.block_groups;
         if par {
-            par_for(tasks, 1, &work);
+            par_for(plan.groups, 1, &work);
         } else {
-            work(0, tasks);
+            work(0, plan.groups);
         }
     }
 }
 
-/// The input transform of patch `unit = block * tiles + tile`.
-///
-/// # Safety
-///
-/// As [`run`]; `x` is the image's input, `v` the scratch.
-unsafe fn input_unit(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, x: *const f32, v: *mut f32, unit: usize) {
-    let (blk, tile) = (unit / plan.tiles, unit % plan.tiles);
-    let (ty, tx) = (tile / plan.tile_cols, tile % plan.tile_cols);
-    let x_blk = x.wrapping_add(blk * s.h * s.w_in * B);
-    let mut src = [ZEROS.as_ptr(); WINOGRAD_POINTS];
-    for r in 0..P {
-        let Some(y) = (ty * T + r).checked_sub(s.ph).filter(|&y| y < s.h) else { continue };
-        for c in 0..P {
-            if let Some(xc) = (tx * T + c).checked_sub(s.pw).filter(|&xc| xc < s.w_in) {
-                src[r * P + c] = x_blk.wrapping_add((y * s.w_in + xc) * B);
-            }
-        }
-    }
-    // SAFETY: each source is an input pixel's block or the zeros; the
-    // destination is this unit's 16 lanes at each point of the scratch.
-    unsafe { (kernel.input)(&src, v.wrapping_add(unit * B), plan.v_point()) };
-}
-
-/// One task: block group `task / tile_groups` over tile group
-/// `task % tile_groups` (block-group-major, so consecutive tasks share
-/// their filter slice): the 36 products on the stack, the output
-/// transform, then the activation over the rows the task wrote.
-///
-/// # Safety
-///
-/// As [`run`]; `v` is the image's complete transformed input, `res` and
-/// `out` the image's residual (or null) and output.
-#[allow(clippy::too_many_arguments)]
-unsafe fn run_task(
-    kernel: &Kernel,
-    plan: &Plan,
-    s: &Conv2dShape,
-    v: *const f32,
+/// One image's buffers, as [`conv2d_winograd_f32`] takes them.
+#[derive(Clone, Copy)]
+struct Io {
+    x: *const f32,
+    v: *mut f32,
     u: *const f32,
     bias: *const f32,
     res: *const f32,
     out: *mut f32,
-    act: ActKind,
-    task: usize,
-) {
-    let (bg, tg) = (task / plan.tile_groups, task % plan.tile_groups);
-    let b0 = bg * plan.q;
-    let q = plan.q.min(plan.out_blocks - b0);
-    let (t0, r) = plan.tile_group(tg);
-    let mut m = [MaybeUninit::<f32>::uninit(); WINOGRAD_POINTS * MAX_ACC * B];
-    let m = m.as_mut_ptr().cast::<f32>();
-    let m_step = r * q * B;
-    let u_block = s.c_in * B;
-    for xi in 0..WINOGRAD_POINTS {
-        let g = Gemm {
-            r,
-            q,
-            c_in: s.c_in,
-            v: v.wrapping_add(xi * plan.v_point() + t0 * B),
-            v_block: plan.tiles * B,
-            u: u.wrapping_add((xi * plan.out_blocks + b0) * u_block),
-            u_block,
-            m: m.wrapping_add(xi * m_step),
-        };
-        // SAFETY: `r <= max_r`, `q <= max_q`; tiles `t0..t0 + r` and every
-        // input block of the point exist in the scratch, blocks `b0..b0 +
-        // q` in the filter, and `m` holds 36 x `r * q <= MAX_ACC` blocks.
-        unsafe { (kernel.gemm)(&g) };
-    }
-    let out_block = s.h_out * s.w_out * B;
-    let out_row = s.w_out * B;
-    for j in 0..q {
+}
+
+// SAFETY: shared by the tasks of one call, which write disjoint parts
+// (`run_group`).
+unsafe impl Sync for Io {}
+
+/// One tile group `t0..t0 + r`: its input transform into its own part
+/// of the scratch (`[c_in / 16][r][36][16]` from float `t0 * 36 *
+/// ceil(c_in / 16) * 16`: each patch's 36 points one contiguous run),
+/// then, for each group of `q` output blocks, the 36 products on the
+/// stack, the output transform and the activation over the rows written.
+///
+/// # Safety
+///
+/// As [`run`]; `io` holds the image's buffers.
+unsafe fn run_group(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, io: &Io, act: ActKind, group: usize) {
+    let (t0, r) = plan.group(group);
+    let v = io.v.wrapping_add(t0 * WINOGRAD_POINTS * plan.in_blocks * B);
+    let v_tile = WINOGRAD_POINTS * B;
+    for blk in 0..plan.in_blocks {
         for i in 0..r {
-            let tile = t0 + i;
-            let (y0, x0) = ((tile / plan.tile_cols) * T, (tile % plan.tile_cols) * T);
-            let at = (b0 + j) * out_block + y0 * out_row + x0 * B;
-            let o = OutTile {
-                m: m.wrapping_add((j * r + i) * B),
-                m_step,
-                bias: if bias.is_null() { bias } else { bias.wrapping_add((b0 + j) * B) },
-                out: out.wrapping_add(at),
-                res: if res.is_null() { res } else { res.wrapping_add(at) },
-                out_row,
-                rows: T.min(s.h_out - y0),
-                cols: T.min(s.w_out - x0),
-            };
-            // SAFETY: the 36 products of tile `i`, block `j` were written
-            // above; the tile's pixels inside the output, of block `b0 +
-            // j`, are this task's.
-            unsafe { (kernel.output)(&o) };
+            // SAFETY: tile `t0 + i` of input block `blk`, into this group's
+            // part of the scratch.
+            unsafe { input_patch(kernel, plan, s, io.x, v.wrapping_add((blk * r + i) * v_tile), blk, t0 + i) };
         }
     }
-    if matches!(act, ActKind::Identity) {
+    let mut m = [MaybeUninit::<f32>::uninit(); WINOGRAD_POINTS * MAX_ACC * B];
+    let m = m.as_mut_ptr().cast::<f32>();
+    let u_block = s.c_in * B;
+    let out_block = s.h_out * s.w_out * B;
+    let out_row = s.w_out * B;
+    for bg in 0..plan.block_groups {
+        let b0 = bg * plan.q;
+        let q = plan.q.min(plan.out_blocks - b0);
+        let m_step = r * q * B;
+        for xi in 0..WINOGRAD_POINTS {
+            let g = Gemm {
+                r,
+                q,
+                c_in: s.c_in,
+                v: v.wrapping_add(xi * B),
+                v_block: r * v_tile,
+                v_tile,
+                u: io.u.wrapping_add((xi * plan.out_blocks + b0) * u_block),
+                u_block,
+                m: m.wrapping_add(xi * m_step),
+            };
+            // SAFETY: `r <= max_r`, `q <= max_q`; the group's transformed
+            // input was written above, blocks `b0..b0 + q` exist in the
+            // filter, and `m` holds 36 x `r * q <= MAX_ACC` blocks.
+            unsafe { (kernel.gemm)(&g) };
+        }
+        for j in 0..q {
+            for i in 0..r {
+                let tile = t0 + i;
+                let (y0, x0) = ((tile / plan.tile_cols) * T, (tile % plan.tile_cols) * T);
+                let at = (b0 + j) * out_block + y0 * out_row + x0 * B;
+                let o = OutTile {
+                    m: m.wrapping_add((j * r + i) * B),
+                    m_step,
+                    bias: if io.bias.is_null() { io.bias } else { io.bias.wrapping_add((b0 + j) * B) },
+                    out: io.out.wrapping_add(at),
+                    res: if io.res.is_null() { io.res } else { io.res.wrapping_add(at) },
+                    out_row,
+                    rows: T.min(s.h_out - y0),
+                    cols: T.min(s.w_out - x0),
+                };
+                // SAFETY: the 36 products of tile `i`, block `j` were
+                // written above; the tile's pixels inside the output, of
+                // block `b0 + j`, are this group's.
+                unsafe { (kernel.output)(&o) };
+            }
+        }
+        if !matches!(act, ActKind::Identity) {
+            // SAFETY: blocks `b0..b0 + q` of the group's tiles, written
+            // just above.
+            unsafe { activate(plan, s, io.out.wrapping_add(b0 * out_block), q, t0, r, act) };
+        }
+    }
+}
+
+/// The input transform of tile `tile`, input block `blk`, into the 36
+/// runs of 16 floats at `dst`. A patch inside the input is read in place;
+/// one that crosses its edge is first copied, zero-padded, to the stack.
+///
+/// # Safety
+///
+/// As [`run`]; `x` is the image's input, `dst` valid for 36 x 16 writes.
+unsafe fn input_patch(
+    kernel: &Kernel,
+    plan: &Plan,
+    s: &Conv2dShape,
+    x: *const f32,
+    dst: *mut f32,
+    blk: usize,
+    tile: usize,
+) {
+    let (y0, x0) = ((tile / plan.tile_cols) * T, (tile % plan.tile_cols) * T);
+    let x_blk = x.wrapping_add(blk * s.h * s.w_in * B);
+    // Patch rows and columns inside the input: `r0..r1`, `c0..c1`.
+    let (r0, c0) = (s.ph.saturating_sub(y0), s.pw.saturating_sub(x0));
+    let r1 = (s.h + s.ph).saturating_sub(y0).min(P);
+    let c1 = (s.w_in + s.pw).saturating_sub(x0).min(P);
+    if (r0, c0, r1, c1) == (0, 0, P, P) {
+        let src = x_blk.wrapping_add(((y0 - s.ph) * s.w_in + x0 - s.pw) * B);
+        // SAFETY: the patch lies inside the input block.
+        unsafe { (kernel.input)(src, s.w_in * B, dst, B) };
         return;
     }
-    // The task's tiles cover, in each tile row they touch, one run of
-    // columns: the activation runs once per output row and block.
+    let mut patch = [0.0f32; WINOGRAD_POINTS * B];
+    if c0 < c1 {
+        for r in r0..r1 {
+            let src = x_blk.wrapping_add(((y0 + r - s.ph) * s.w_in + x0 + c0 - s.pw) * B);
+            // SAFETY: columns `c0..c1` of patch row `r` are input pixels of
+            // one row; the stack patch holds them.
+            unsafe { std::ptr::copy_nonoverlapping(src, patch.as_mut_ptr().add((r * P + c0) * B), (c1 - c0) * B) };
+        }
+    }
+    // SAFETY: the stack patch, rows of 6 pixels.
+    unsafe { (kernel.input)(patch.as_ptr(), P * B, dst, B) };
+}
+
+/// Applies `act` to the pixels of tiles `t0..t0 + r` in `q` blocks from
+/// `out` (the first block's plane): in each tile row they touch, the tiles
+/// cover one run of columns, one call per output row and block.
+///
+/// # Safety
+///
+/// `out` valid for `q` planes of the output, the tiles' pixels written.
+unsafe fn activate(plan: &Plan, s: &Conv2dShape, out: *mut f32, q: usize, t0: usize, r: usize, act: ActKind) {
     let (first, last) = (t0, t0 + r - 1);
     for ty in first / plan.tile_cols..=last / plan.tile_cols {
         let c0 = if ty == first / plan.tile_cols { first % plan.tile_cols } else { 0 };
@@ -515,9 +596,8 @@ unsafe fn run_task(
         let (x0, x1) = (c0 * T, ((c1 + 1) * T).min(s.w_out));
         for y in ty * T..((ty + 1) * T).min(s.h_out) {
             for j in 0..q {
-                let o = out.wrapping_add((b0 + j) * out_block + y * out_row + x0 * B);
-                // SAFETY: pixels `x0..x1` of row `y` of block `b0 + j`,
-                // written by this task's output transforms just above.
+                let o = out.wrapping_add(((j * s.h_out + y) * s.w_out + x0) * B);
+                // SAFETY: pixels `x0..x1` of row `y` of block `j`.
                 unsafe { act_f32_slice(act, o, o, (x1 - x0) * B, false) };
             }
         }

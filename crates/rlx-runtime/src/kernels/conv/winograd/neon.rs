@@ -6,14 +6,15 @@
 
 use std::arch::aarch64::*;
 
-use super::{wino_in_1d, wino_input, wino_out_1d, wino_output, Gemm, Kernel, OutTile, B, P, WINOGRAD_POINTS};
+use super::{grid6, wino_in_1d, wino_input, wino_out_1d, wino_output, Gemm, Kernel, OutTile, B, P};
 
 /// The NEON kernels.
 pub(super) const NEON: Kernel =
     Kernel { name: "neon", max_r: 6, max_q: 1, gemm: gemm_neon, input: input_neon, output: output_neon };
 
 /// `a * b + c`, one rounding, in the transform macros' argument order.
-#[inline(always)]
+#[inline]
+#[target_feature(enable = "neon")]
 fn fma(a: float32x4_t, b: float32x4_t, c: float32x4_t) -> float32x4_t {
     vfmaq_f32(c, a, b)
 }
@@ -60,7 +61,7 @@ unsafe fn product<const R: usize>(g: &Gemm) {
                 let w = u.add(l * B);
                 let wv = [vld1q_f32(w), vld1q_f32(w.add(4)), vld1q_f32(w.add(8)), vld1q_f32(w.add(12))];
                 for (i, row) in acc.iter_mut().enumerate() {
-                    let xv = vdupq_n_f32(*v.add(i * B + l));
+                    let xv = vdupq_n_f32(*v.add(i * g.v_tile + l));
                     for (a, &wq) in row.iter_mut().zip(&wv) {
                         *a = vfmaq_f32(*a, xv, wq);
                     }
@@ -82,13 +83,10 @@ unsafe fn product<const R: usize>(g: &Gemm) {
 ///
 /// As [`super::InputFn`]; the CPU must support NEON.
 #[target_feature(enable = "neon")]
-unsafe fn input_neon(src: &[*const f32; WINOGRAD_POINTS], dst: *mut f32, dst_step: usize) {
+unsafe fn input_neon(src: *const f32, src_row: usize, dst: *mut f32, dst_step: usize) {
     for quarter in [0, 4, 8, 12] {
-        let mut d = [[vdupq_n_f32(0.0); P]; P];
-        for (x, p) in d.iter_mut().flatten().zip(src) {
-            // SAFETY: each source holds 16 lanes.
-            *x = unsafe { vld1q_f32(p.add(quarter)) };
-        }
+        // SAFETY: the patch's pixels.
+        let d = unsafe { grid6!(|k| vld1q_f32(src.add((k / P) * src_row + (k % P) * B + quarter))) };
         let k = (vdupq_n_f32(4.0), vdupq_n_f32(-4.0), vdupq_n_f32(-5.0));
         let v = wino_input!(vaddq_f32, vsubq_f32, fma, k, d);
         for (i, x) in v.iter().flatten().enumerate() {
@@ -106,11 +104,8 @@ unsafe fn input_neon(src: &[*const f32; WINOGRAD_POINTS], dst: *mut f32, dst_ste
 #[target_feature(enable = "neon")]
 unsafe fn output_neon(o: &OutTile) {
     for quarter in [0, 4, 8, 12] {
-        let mut m = [[vdupq_n_f32(0.0); P]; P];
-        for (k, x) in m.iter_mut().flatten().enumerate() {
-            // SAFETY: the 36 products of the formula.
-            *x = unsafe { vld1q_f32(o.m.add(k * o.m_step + quarter)) };
-        }
+        // SAFETY: the 36 products of the formula.
+        let m = unsafe { grid6!(|k| vld1q_f32(o.m.add(k * o.m_step + quarter))) };
         let k = (vdupq_n_f32(2.0), vdupq_n_f32(4.0), vdupq_n_f32(8.0));
         let y = wino_output!(vaddq_f32, vsubq_f32, fma, k, m);
         // SAFETY: the bias block, and pixels `(i, j) < (rows, cols)` of the

@@ -2,7 +2,7 @@
 //! transform macros on `f32` and `f32::mul_add` wherever a vector kernel
 //! fuses. Every other kernel reproduces these bits.
 
-use super::{wino_in_1d, wino_input, wino_out_1d, wino_output, Gemm, OutTile, B, P, T, WINOGRAD_POINTS};
+use super::{wino_in_1d, wino_input, wino_out_1d, wino_output, Gemm, OutTile, B, P, T};
 
 fn add(a: f32, b: f32) -> f32 {
     a + b
@@ -31,7 +31,7 @@ pub(super) unsafe fn gemm(g: &Gemm) {
                 for lane in 0..B {
                     let mut acc = 0.0f32;
                     for ci in 0..g.c_in {
-                        let v = *g.v.add((ci / B) * g.v_block + i * B + ci % B);
+                        let v = *g.v.add((ci / B) * g.v_block + i * g.v_tile + ci % B);
                         let u = *g.u.add(j * g.u_block + ci * B + lane);
                         acc = v.mul_add(u, acc);
                     }
@@ -47,12 +47,12 @@ pub(super) unsafe fn gemm(g: &Gemm) {
 /// # Safety
 ///
 /// As [`super::InputFn`].
-pub(super) unsafe fn input(src: &[*const f32; WINOGRAD_POINTS], dst: *mut f32, dst_step: usize) {
+pub(super) unsafe fn input(src: *const f32, src_row: usize, dst: *mut f32, dst_step: usize) {
     for lane in 0..B {
         let mut d = [[0.0f32; P]; P];
-        for (k, p) in src.iter().enumerate() {
-            // SAFETY: each source holds 16 lanes.
-            d[k / P][k % P] = unsafe { *p.add(lane) };
+        for (k, x) in d.iter_mut().flatten().enumerate() {
+            // SAFETY: the patch's pixels.
+            *x = unsafe { *src.add((k / P) * src_row + (k % P) * B + lane) };
         }
         let v = wino_input!(add, sub, fma, (4.0f32, -4.0f32, -5.0f32), d);
         for (k, x) in v.iter().flatten().enumerate() {

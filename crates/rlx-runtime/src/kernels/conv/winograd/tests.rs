@@ -495,20 +495,38 @@ fn measure_error_constant() {
 
 /// Milliseconds and GF/s (direct-equivalent flops: `2 c_out h_out w_out
 /// 9 c_in`) of the Winograd and the direct blocked kernel, one thread and
-/// the pool (`cargo test --release -p rlx-runtime winograd_timing --
-/// --ignored --nocapture`); prints only. Interleaved, so a busy machine
-/// slows both alike.
+/// the pool, warm (best of 15 x 3 calls, interleaved, so a busy machine
+/// slows both alike) and cold (best of 5 single calls after writing 64 MiB,
+/// so filter, input and scratch come from memory, as in a network whose
+/// weights exceed the last-level cache): `cargo test --release -p
+/// rlx-runtime winograd_timing -- --ignored --nocapture`; prints only.
 #[test]
 #[ignore]
 fn winograd_timing() {
+    // ResNet-18's four 3x3 stages, then shapes that place `winograd_pays`.
     let shapes = [
         same(1, 64, 64, (56, 56)),
         same(1, 128, 128, (28, 28)),
         same(1, 256, 256, (14, 14)),
         same(1, 512, 512, (7, 7)),
+        same(1, 256, 256, (7, 7)),
+        same(1, 128, 128, (7, 7)),
+        same(1, 64, 64, (7, 7)),
+        same(1, 64, 64, (12, 12)),
+        same(1, 512, 512, (14, 14)),
+        same(1, 384, 384, (14, 14)),
+        same(1, 16, 16, (56, 56)),
+        same(1, 8, 8, (56, 56)),
+        same(1, 32, 32, (112, 112)),
+        same(1, 3, 16, (56, 56)),
     ];
-    println!("winograd kernel {}, {} threads", kernel().name, crate::threads::num_threads());
-    for s in shapes {
+    let only: Option<usize> = std::env::var("WINO_ONLY").ok().and_then(|v| v.parse().ok());
+    println!("winograd kernel {}, pool of {} threads", kernel().name, crate::threads::num_threads());
+    let mut flush = vec![0u8; 64 << 20];
+    for (si, s) in shapes.into_iter().enumerate() {
+        if only.is_some_and(|o| o != si) {
+            continue;
+        }
         let case = Case::new(s, true, false, ActKind::Relu, 7);
         let flops = 2.0 * (s.c_out * s.out_plane() * s.patch_len()) as f64;
         let xb = to_blocked(&case.x, s.n, s.c_in, s.h * s.w_in, 0.0);
@@ -518,59 +536,73 @@ fn winograd_timing() {
         let mut out = vec![0.0f32; s.n * channel_blocks(s.c_out) * s.out_plane() * B];
         let mut ws = vec![0.0f32; winograd_scratch_bytes(&s) / 4];
         let mut ds = vec![0.0f32; conv_blocked_scratch_bytes(&s) / 4 + 1];
+        let mut call = |wino: bool, par: bool| {
+            // SAFETY: buffers sized for the shape.
+            unsafe {
+                if wino {
+                    conv2d_winograd_f32(
+                        xb.as_ptr(),
+                        u.as_ptr(),
+                        bias.as_ptr(),
+                        std::ptr::null(),
+                        out.as_mut_ptr(),
+                        &s,
+                        ActKind::Relu,
+                        ws.as_mut_ptr(),
+                        par,
+                    )
+                } else {
+                    conv2d_blocked_f32(
+                        xb.as_ptr(),
+                        w.as_ptr(),
+                        bias.as_ptr(),
+                        out.as_mut_ptr(),
+                        &s,
+                        ActKind::Relu,
+                        ds.as_mut_ptr(),
+                        par,
+                    )
+                }
+            };
+            std::hint::black_box(&out);
+        };
+        let mut line = format!("[1,{},{},{}]->{:<3}", s.c_in, s.h, s.w_in, s.c_out);
         for par in [false, true] {
-            let mut best = [f64::MAX; 2];
+            let (mut warm, mut cold) = ([f64::MAX; 2], [f64::MAX; 2]);
             for _ in 0..15 {
-                let t = std::time::Instant::now();
-                for _ in 0..3 {
-                    // SAFETY: buffers sized for the shape.
-                    unsafe {
-                        conv2d_winograd_f32(
-                            xb.as_ptr(),
-                            u.as_ptr(),
-                            bias.as_ptr(),
-                            std::ptr::null(),
-                            out.as_mut_ptr(),
-                            &s,
-                            ActKind::Relu,
-                            ws.as_mut_ptr(),
-                            par,
-                        )
-                    };
-                    std::hint::black_box(&out);
+                for (k, wino) in [true, false].into_iter().enumerate() {
+                    if only.is_some() && !wino {
+                        continue;
+                    }
+                    let t = std::time::Instant::now();
+                    for _ in 0..3 {
+                        call(wino, par);
+                    }
+                    warm[k] = warm[k].min(t.elapsed().as_secs_f64() / 3.0);
                 }
-                best[0] = best[0].min(t.elapsed().as_secs_f64() / 3.0);
-                let t = std::time::Instant::now();
-                for _ in 0..3 {
-                    // SAFETY: buffers sized for the shape.
-                    unsafe {
-                        conv2d_blocked_f32(
-                            xb.as_ptr(),
-                            w.as_ptr(),
-                            bias.as_ptr(),
-                            out.as_mut_ptr(),
-                            &s,
-                            ActKind::Relu,
-                            ds.as_mut_ptr(),
-                            par,
-                        )
-                    };
-                    std::hint::black_box(&out);
-                }
-                best[1] = best[1].min(t.elapsed().as_secs_f64() / 3.0);
             }
-            println!(
-                "[1,{},{},{}]->{} par {par:5}: winograd {:6.3} ms {:6.1} GF/s   direct {:6.3} ms {:6.1} GF/s   x{:.2}",
-                s.c_in,
-                s.h,
-                s.w_in,
-                s.c_out,
-                best[0] * 1e3,
-                flops / best[0] / 1e9,
-                best[1] * 1e3,
-                flops / best[1] / 1e9,
-                best[1] / best[0]
+            for _ in 0..5 {
+                for (k, wino) in [true, false].into_iter().enumerate() {
+                    flush.iter_mut().for_each(|b| *b = b.wrapping_add(1));
+                    std::hint::black_box(&flush);
+                    let t = std::time::Instant::now();
+                    call(wino, par);
+                    cold[k] = cold[k].min(t.elapsed().as_secs_f64());
+                }
+            }
+            line += &format!(
+                " | {} thr: warm {:6.3} / {:6.3} ms ({:5.0} / {:4.0} GF/s) x{:.2}, cold {:6.3} / {:6.3} ms x{:.2}",
+                if par { crate::threads::num_threads() } else { 1 },
+                warm[0] * 1e3,
+                warm[1] * 1e3,
+                flops / warm[0] / 1e9,
+                flops / warm[1] / 1e9,
+                warm[1] / warm[0],
+                cold[0] * 1e3,
+                cold[1] * 1e3,
+                cold[1] / cold[0],
             );
         }
+        println!("{line}");
     }
 }

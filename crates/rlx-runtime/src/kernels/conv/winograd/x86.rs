@@ -10,7 +10,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{wino_in_1d, wino_input, wino_out_1d, wino_output, Gemm, Kernel, OutTile, B, P, WINOGRAD_POINTS};
+use super::{grid6, wino_in_1d, wino_input, wino_out_1d, wino_output, Gemm, Kernel, OutTile, B, P};
 
 /// The AVX-512 kernels.
 pub(super) const AVX512: Kernel =
@@ -67,7 +67,7 @@ unsafe fn product_avx512<const R: usize, const Q: usize>(g: &Gemm) {
                     *x = _mm512_loadu_ps(u.add(j * g.u_block + l * B));
                 }
                 for (i, row) in acc.iter_mut().enumerate() {
-                    let xv = _mm512_set1_ps(*v.add(i * B + l));
+                    let xv = _mm512_set1_ps(*v.add(i * g.v_tile + l));
                     for (a, &wj) in row.iter_mut().zip(&w) {
                         *a = _mm512_fmadd_ps(xv, wj, *a);
                     }
@@ -89,12 +89,9 @@ unsafe fn product_avx512<const R: usize, const Q: usize>(g: &Gemm) {
 ///
 /// As [`super::InputFn`]; the CPU must support AVX-512F.
 #[target_feature(enable = "avx512f")]
-unsafe fn input_avx512(src: &[*const f32; WINOGRAD_POINTS], dst: *mut f32, dst_step: usize) {
-    let mut d = [[_mm512_setzero_ps(); P]; P];
-    for (x, p) in d.iter_mut().flatten().zip(src) {
-        // SAFETY: each source holds 16 lanes.
-        *x = unsafe { _mm512_loadu_ps(*p) };
-    }
+unsafe fn input_avx512(src: *const f32, src_row: usize, dst: *mut f32, dst_step: usize) {
+    // SAFETY: the patch's pixels.
+    let d = unsafe { grid6!(|k| _mm512_loadu_ps(src.add((k / P) * src_row + (k % P) * B))) };
     let k = (_mm512_set1_ps(4.0), _mm512_set1_ps(-4.0), _mm512_set1_ps(-5.0));
     let v = wino_input!(_mm512_add_ps, _mm512_sub_ps, _mm512_fmadd_ps, k, d);
     for (i, x) in v.iter().flatten().enumerate() {
@@ -110,11 +107,8 @@ unsafe fn input_avx512(src: &[*const f32; WINOGRAD_POINTS], dst: *mut f32, dst_s
 /// As [`super::OutputFn`]; the CPU must support AVX-512F.
 #[target_feature(enable = "avx512f")]
 unsafe fn output_avx512(o: &OutTile) {
-    let mut m = [[_mm512_setzero_ps(); P]; P];
-    for (k, x) in m.iter_mut().flatten().enumerate() {
-        // SAFETY: the 36 products of the formula.
-        *x = unsafe { _mm512_loadu_ps(o.m.add(k * o.m_step)) };
-    }
+    // SAFETY: the 36 products of the formula.
+    let m = unsafe { grid6!(|k| _mm512_loadu_ps(o.m.add(k * o.m_step))) };
     let k = (_mm512_set1_ps(2.0), _mm512_set1_ps(4.0), _mm512_set1_ps(8.0));
     let y = wino_output!(_mm512_add_ps, _mm512_sub_ps, _mm512_fmadd_ps, k, m);
     // SAFETY: the bias block, and pixels `(i, j) < (rows, cols)` of the
@@ -163,7 +157,7 @@ unsafe fn product_avx2<const R: usize, const Q: usize>(g: &Gemm) {
             for l in 0..lanes {
                 let (w0, w1) = (_mm256_loadu_ps(u.add(l * B)), _mm256_loadu_ps(u.add(l * B + 8)));
                 for i in 0..R {
-                    let xv = _mm256_broadcast_ss(&*v.add(i * B + l));
+                    let xv = _mm256_broadcast_ss(&*v.add(i * g.v_tile + l));
                     lo[i] = _mm256_fmadd_ps(xv, w0, lo[i]);
                     hi[i] = _mm256_fmadd_ps(xv, w1, hi[i]);
                 }
@@ -183,13 +177,10 @@ unsafe fn product_avx2<const R: usize, const Q: usize>(g: &Gemm) {
 ///
 /// As [`super::InputFn`]; the CPU must support AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
-unsafe fn input_avx2(src: &[*const f32; WINOGRAD_POINTS], dst: *mut f32, dst_step: usize) {
+unsafe fn input_avx2(src: *const f32, src_row: usize, dst: *mut f32, dst_step: usize) {
     for half in [0, 8] {
-        let mut d = [[_mm256_setzero_ps(); P]; P];
-        for (x, p) in d.iter_mut().flatten().zip(src) {
-            // SAFETY: each source holds 16 lanes.
-            *x = unsafe { _mm256_loadu_ps(p.add(half)) };
-        }
+        // SAFETY: the patch's pixels.
+        let d = unsafe { grid6!(|k| _mm256_loadu_ps(src.add((k / P) * src_row + (k % P) * B + half))) };
         let k = (_mm256_set1_ps(4.0), _mm256_set1_ps(-4.0), _mm256_set1_ps(-5.0));
         let v = wino_input!(_mm256_add_ps, _mm256_sub_ps, _mm256_fmadd_ps, k, d);
         for (i, x) in v.iter().flatten().enumerate() {
@@ -207,11 +198,8 @@ unsafe fn input_avx2(src: &[*const f32; WINOGRAD_POINTS], dst: *mut f32, dst_ste
 #[target_feature(enable = "avx2,fma")]
 unsafe fn output_avx2(o: &OutTile) {
     for half in [0, 8] {
-        let mut m = [[_mm256_setzero_ps(); P]; P];
-        for (k, x) in m.iter_mut().flatten().enumerate() {
-            // SAFETY: the 36 products of the formula.
-            *x = unsafe { _mm256_loadu_ps(o.m.add(k * o.m_step + half)) };
-        }
+        // SAFETY: the 36 products of the formula.
+        let m = unsafe { grid6!(|k| _mm256_loadu_ps(o.m.add(k * o.m_step + half))) };
         let k = (_mm256_set1_ps(2.0), _mm256_set1_ps(4.0), _mm256_set1_ps(8.0));
         let y = wino_output!(_mm256_add_ps, _mm256_sub_ps, _mm256_fmadd_ps, k, m);
         // SAFETY: as in `output_avx512`, for one half.
