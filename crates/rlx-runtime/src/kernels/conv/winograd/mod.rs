@@ -4,19 +4,24 @@
 //! shapes it takes are in [`rlx_core::winograd`]; the design and its
 //! numbers in `docs/kernels/conv-winograd.md`.
 //!
-//! Per image, two passes:
+//! Tiles (4x4 output pixels each) are numbered row-major over an image
+//! and cut into groups of up to `max_r` consecutive ones; one task per
+//! group (per image, `par_for` over groups):
 //!
-//! 1. **Input transform** into scratch: for every 4x4 output tile and
-//!    input block, the 6x6 patch under it (zeros outside the input),
-//!    `V = B^T d B`, 16 channels per vector, stored `[36][c_in / 16]
-//!    [tiles][16]` (point, input block, tile, lane).
-//! 2. **Products and output transform**, one task per group of `r`
-//!    consecutive tiles (row-major over the image) by `q` output blocks:
-//!    for each of the 36 points, one register-blocked product `M[xi] =
-//!    V[xi] U[xi]` (r tiles x q blocks of accumulators, the reduction over
-//!    the real input channels in order), kept on the task's stack; then
-//!    `Y = A^T M A + bias + residual` written straight into `out`, and the
-//!    activation over the rows just written.
+//! 1. **Input transform** of the group's tiles into its own part of the
+//!    scratch: for each tile and input block, the 6x6 patch under it
+//!    (zeros outside the input), `V = B^T d B`, 16 channels per vector,
+//!    the patch's 36 points one contiguous run.
+//! 2. For each group of `q` output blocks: per point, one register-blocked
+//!    product `M[xi] = V[xi] U[xi]` (`r` tiles x `q` blocks of
+//!    accumulators, the reduction over the real input channels in order),
+//!    kept on the task's stack; then `Y = A^T M A + bias + residual`
+//!    written straight into `out`, and the activation over the rows just
+//!    written.
+//!
+//! The scratch holds one image's transformed input, so its size depends
+//! on the shape only, not on the thread count: each group writes its own
+//! part, and its products live on its own stack.
 //!
 //! **Bits.** Every lane takes the same operations in the same order on
 //! every path: the transforms are one op sequence (the macros below),

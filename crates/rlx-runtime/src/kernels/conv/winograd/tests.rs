@@ -43,6 +43,9 @@ use crate::kernels::conv::conv2d_blocked_f32;
 
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
+/// Values no kernel writes.
+const CANARY: [f32; 16] = [1234.5; 16];
+
 /// The measured bound's constant (see the module docs).
 const WINO_K: f64 = 1.5;
 
@@ -148,8 +151,14 @@ impl Case {
         let bias = self.bias.as_ref().map(|b| pad_channels(b));
         let residual = self.residual.as_ref().filter(|_| fused);
         let act = if fused { self.act } else { ActKind::Identity };
-        let mut out = vec![f32::NAN; s.n * channel_blocks(s.c_out) * s.out_plane() * B];
-        let mut scratch = vec![f32::NAN; winograd_scratch_bytes(s) / 4];
+        // Canaries past the output and the scratch: nothing is written
+        // outside their sizes.
+        let out_len = s.n * channel_blocks(s.c_out) * s.out_plane() * B;
+        let scratch_len = winograd_scratch_bytes(s) / 4;
+        let mut out = vec![f32::NAN; out_len + CANARY.len()];
+        out[out_len..].copy_from_slice(&CANARY);
+        let mut scratch = vec![f32::NAN; scratch_len + CANARY.len()];
+        scratch[scratch_len..].copy_from_slice(&CANARY);
         // SAFETY: buffers sized for the shape; `kernel` is supported.
         unsafe {
             run(
@@ -165,6 +174,9 @@ impl Case {
                 par,
             )
         };
+        assert_eq!(bits(&out[out_len..]), bits(&CANARY), "{}: write past the output", kernel.name);
+        assert_eq!(bits(&scratch[scratch_len..]), bits(&CANARY), "{}: write past the scratch", kernel.name);
+        out.truncate(out_len);
         out
     }
 
