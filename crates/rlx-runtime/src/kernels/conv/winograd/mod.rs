@@ -51,6 +51,7 @@ use rlx_core::winograd::{winograd_tiles, WINOGRAD_PATCH as P, WINOGRAD_POINTS, W
 use rlx_core::ActKind;
 
 use super::SendPtr;
+
 use crate::kernels::activation::act_f32_slice;
 use crate::threads::par_for;
 
@@ -434,12 +435,16 @@ pub(crate) unsafe fn run(
     let plan = Plan::new(kernel, s, par);
     let in_img = plan.in_blocks * s.h * s.w_in * B;
     let out_img = plan.out_blocks * s.h_out * s.w_out * B;
-    let (v, u, bias) = (SendPtr(scratch), SendPtr(u.cast_mut()), SendPtr(bias.cast_mut()));
     for img in 0..s.n {
-        let x_img = SendPtr(x.wrapping_add(img * in_img).cast_mut());
         let res = if residual.is_null() { residual } else { residual.wrapping_add(img * out_img) };
-        let (res, out_img) = (SendPtr(res.cast_mut()), SendPtr(out.wrapping_add(img * out_img)));
-        let io = Io { x: x_img.get(), v: v.get(), u: u.get(), bias: bias.get(), res: res.get(), out: out_img.get() };
+        let io = Io {
+            x: SendPtr(x.wrapping_add(img * in_img).cast_mut()),
+            v: SendPtr(scratch),
+            u: SendPtr(u.cast_mut()),
+            bias: SendPtr(bias.cast_mut()),
+            res: SendPtr(res.cast_mut()),
+            out: SendPtr(out.wrapping_add(img * out_img)),
+        };
         let work = |first: usize, count: usize| {
             for group in first..first + count {
                 // SAFETY: tile groups own disjoint parts of the scratch
@@ -455,20 +460,18 @@ pub(crate) unsafe fn run(
     }
 }
 
-/// One image's buffers, as [`conv2d_winograd_f32`] takes them.
+/// One image's buffers, as [`conv2d_winograd_f32`] takes them, shared by
+/// the tasks of one call: they write disjoint parts of the scratch and the
+/// output (`run_group`) and only read the rest.
 #[derive(Clone, Copy)]
 struct Io {
-    x: *const f32,
-    v: *mut f32,
-    u: *const f32,
-    bias: *const f32,
-    res: *const f32,
-    out: *mut f32,
+    x: SendPtr<f32>,
+    v: SendPtr<f32>,
+    u: SendPtr<f32>,
+    bias: SendPtr<f32>,
+    res: SendPtr<f32>,
+    out: SendPtr<f32>,
 }
-
-// SAFETY: shared by the tasks of one call, which write disjoint parts
-// (`run_group`).
-unsafe impl Sync for Io {}
 
 /// One tile group `t0..t0 + r`: its input transform into its own part
 /// of the scratch (`[c_in / 16][r][36][16]` from float `t0 * 36 *
@@ -481,13 +484,13 @@ unsafe impl Sync for Io {}
 /// As [`run`]; `io` holds the image's buffers.
 unsafe fn run_group(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, io: &Io, act: ActKind, group: usize) {
     let (t0, r) = plan.group(group);
-    let v = io.v.wrapping_add(t0 * WINOGRAD_POINTS * plan.in_blocks * B);
+    let v = io.v.get().wrapping_add(t0 * WINOGRAD_POINTS * plan.in_blocks * B);
     let v_tile = WINOGRAD_POINTS * B;
     for blk in 0..plan.in_blocks {
         for i in 0..r {
             // SAFETY: tile `t0 + i` of input block `blk`, into this group's
             // part of the scratch.
-            unsafe { input_patch(kernel, plan, s, io.x, v.wrapping_add((blk * r + i) * v_tile), blk, t0 + i) };
+            unsafe { input_patch(kernel, plan, s, io.x.get(), v.wrapping_add((blk * r + i) * v_tile), blk, t0 + i) };
         }
     }
     let mut m = [MaybeUninit::<f32>::uninit(); WINOGRAD_POINTS * MAX_ACC * B];
@@ -507,7 +510,7 @@ unsafe fn run_group(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, io: &Io, act:
                 v: v.wrapping_add(xi * B),
                 v_block: r * v_tile,
                 v_tile,
-                u: io.u.wrapping_add((xi * plan.out_blocks + b0) * u_block),
+                u: io.u.get().wrapping_add((xi * plan.out_blocks + b0) * u_block),
                 u_block,
                 m: m.wrapping_add(xi * m_step),
             };
@@ -524,9 +527,9 @@ unsafe fn run_group(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, io: &Io, act:
                 let o = OutTile {
                     m: m.wrapping_add((j * r + i) * B),
                     m_step,
-                    bias: if io.bias.is_null() { io.bias } else { io.bias.wrapping_add((b0 + j) * B) },
-                    out: io.out.wrapping_add(at),
-                    res: if io.res.is_null() { io.res } else { io.res.wrapping_add(at) },
+                    bias: if io.bias.get().is_null() { io.bias.get() } else { io.bias.get().wrapping_add((b0 + j) * B) },
+                    out: io.out.get().wrapping_add(at),
+                    res: if io.res.get().is_null() { io.res.get() } else { io.res.get().wrapping_add(at) },
                     out_row,
                     rows: T.min(s.h_out - y0),
                     cols: T.min(s.w_out - x0),
@@ -540,7 +543,7 @@ unsafe fn run_group(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, io: &Io, act:
         if !matches!(act, ActKind::Identity) {
             // SAFETY: blocks `b0..b0 + q` of the group's tiles, written
             // just above.
-            unsafe { activate(plan, s, io.out.wrapping_add(b0 * out_block), q, t0, r, act) };
+            unsafe { activate(plan, s, io.out.get().wrapping_add(b0 * out_block), q, t0, r, act) };
         }
     }
 }
