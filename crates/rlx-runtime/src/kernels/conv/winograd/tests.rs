@@ -397,6 +397,10 @@ fn paddings_and_cropped_outputs() {
         ("one pixel", same(1, 33, 17, (1, 1))),
         // 15 tiles: groups of 8 + 7 (AVX-512), 5 x 3 (AVX2, NEON).
         ("15 tiles", same(1, 20, 48, (12, 20))),
+        // 4 tiles, 7 output blocks: 4 parts (AVX-512: 1 block group each,
+        // AVX2: 2, 2, 2, 1).
+        ("split output blocks", same(1, 20, 100, (7, 7))),
+        ("split output blocks, two images", same(2, 33, 100, (5, 6))),
     ];
     for (i, (name, s)) in cases.into_iter().enumerate() {
         for (a, act) in [ActKind::Identity, ActKind::Gelu].into_iter().enumerate() {
