@@ -93,14 +93,37 @@ pub fn winograd_tiles(s: &Conv2dShape) -> (usize, usize) {
     (s.h_out.div_ceil(WINOGRAD_TILE), s.w_out.div_ceil(WINOGRAD_TILE))
 }
 
+/// Into how many parts the kernel splits each group of tiles' output
+/// blocks (each part one task with its own copy of the group's
+/// transformed input): enough for about 4 tasks when an image has fewer
+/// than 4 groups of 14 tiles (a 12x12 output is one group; alone, one
+/// thread would run it), at most one part per 2 output blocks. A
+/// function of the shape only, as the scratch it sizes.
+pub fn winograd_block_splits(s: &Conv2dShape) -> usize {
+    let (rows, cols) = winograd_tiles(s);
+    let groups = (rows * cols).div_ceil(SPLIT_GROUP_TILES).max(1);
+    if groups >= SPLIT_TASKS {
+        return 1;
+    }
+    SPLIT_TASKS.div_ceil(groups).min(channel_blocks(s.c_out).div_ceil(2)).max(1)
+}
+
+/// See [`winograd_block_splits`]: the widest kernel's tile group.
+const SPLIT_GROUP_TILES: usize = 14;
+
+/// See [`winograd_block_splits`].
+const SPLIT_TASKS: usize = 4;
+
 /// Scratch bytes of [`winograd_applies`] shapes: one image's transformed
-/// input, `36 * ceil(c_in / 16) * tiles * 16` f32 with `tiles =
-/// ceil(h_out / 4) * ceil(w_out / 4)`. A function of the shape only: the
-/// same scratch serves any thread count (each task keeps its products on
-/// its own stack). `None` on overflow.
+/// input per block split ([`winograd_block_splits`]), `splits * 36 *
+/// ceil(c_in / 16) * tiles * 16` f32 with `tiles = ceil(h_out / 4) *
+/// ceil(w_out / 4)`. A function of the shape only: the same scratch
+/// serves any thread count (each task writes its own part and keeps its
+/// products on its own stack). `None` on overflow.
 pub fn winograd_scratch_bytes_checked(s: &Conv2dShape) -> Option<usize> {
     let (rows, cols) = winograd_tiles(s);
-    WINOGRAD_POINTS
+    winograd_block_splits(s)
+        .checked_mul(WINOGRAD_POINTS)?
         .checked_mul(channel_blocks(s.c_in))?
         .checked_mul(rows)?
         .checked_mul(cols)?
@@ -313,9 +336,16 @@ mod tests {
         let s = same3(64, 56);
         assert!(winograd_applies(&s));
         assert_eq!(winograd_tiles(&s), (14, 14));
+        assert_eq!(winograd_block_splits(&s), 1);
         assert_eq!(winograd_scratch_bytes(&s), 36 * 4 * 196 * 16 * 4);
-        // Partial tiles: 7 -> 2.
+        // Partial tiles: 7 -> 2; 2 output blocks: one split.
+        assert_eq!(winograd_block_splits(&same3(17, 7)), 1);
         assert_eq!(winograd_scratch_bytes(&same3(17, 7)), 36 * 2 * 4 * 16 * 4);
+        // 16 tiles, 2 groups: 2 splits; 4 tiles: 4 splits.
+        assert_eq!(winograd_block_splits(&same3(256, 14)), 2);
+        assert_eq!(winograd_scratch_bytes(&same3(256, 14)), 2 * 36 * 16 * 16 * 16 * 4);
+        assert_eq!(winograd_block_splits(&same3(512, 7)), 4);
+        assert_eq!(winograd_block_splits(&same3(64, 28)), 1);
         assert!(!winograd_applies(&Conv2dShape { sh: 2, h_out: 28, ..s }));
         assert!(!winograd_applies(&Conv2dShape { kh: 1, kw: 1, ph: 0, pw: 0, ..s }));
         assert!(!winograd_applies(&Conv2dShape { dh: 2, ..s }));

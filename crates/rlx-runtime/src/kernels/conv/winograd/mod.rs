@@ -4,19 +4,25 @@
 //! shapes it takes are in [`rlx_core::winograd`]; the design and its
 //! numbers in `docs/kernels/conv-winograd.md`.
 //!
-//! Per image, two passes:
+//! Tiles (4x4 output pixels each) are numbered row-major over an image
+//! and cut into groups of up to `max_r` consecutive ones; one task per
+//! group, or, on images of few groups, per group and part of its output
+//! blocks (`winograd_block_splits`) (per image, `par_for` over tasks):
 //!
-//! 1. **Input transform** into scratch: for every 4x4 output tile and
-//!    input block, the 6x6 patch under it (zeros outside the input),
-//!    `V = B^T d B`, 16 channels per vector, stored `[36][c_in / 16]
-//!    [tiles][16]` (point, input block, tile, lane).
-//! 2. **Products and output transform**, one task per group of `r`
-//!    consecutive tiles (row-major over the image) by `q` output blocks:
-//!    for each of the 36 points, one register-blocked product `M[xi] =
-//!    V[xi] U[xi]` (r tiles x q blocks of accumulators, the reduction over
-//!    the real input channels in order), kept on the task's stack; then
-//!    `Y = A^T M A + bias + residual` written straight into `out`, and the
-//!    activation over the rows just written.
+//! 1. **Input transform** of the group's tiles into the task's own part
+//!    of the scratch: for each tile and input block, the 6x6 patch under
+//!    it (zeros outside the input), `V = B^T d B`, 16 channels per vector,
+//!    the patch's 36 points one contiguous run.
+//! 2. For each group of `q` output blocks: per point, one register-blocked
+//!    product `M[xi] = V[xi] U[xi]` (`r` tiles x `q` blocks of
+//!    accumulators, the reduction over the real input channels in order),
+//!    kept on the task's stack; then `Y = A^T M A + bias + residual`
+//!    written straight into `out`, and the activation over the rows just
+//!    written.
+//!
+//! The scratch holds one image's transformed input per part, so its size
+//! depends on the shape only, not on the thread count: each task writes
+//! its own part, and its products live on its own stack.
 //!
 //! **Bits.** Every lane takes the same operations in the same order on
 //! every path: the transforms are one op sequence (the macros below),
@@ -42,10 +48,13 @@ use std::sync::OnceLock;
 
 use rlx_core::blocked::{channel_blocks, CHANNEL_BLOCK};
 use rlx_core::shapes::Conv2dShape;
-use rlx_core::winograd::{winograd_tiles, WINOGRAD_PATCH as P, WINOGRAD_POINTS, WINOGRAD_TILE as T};
+use rlx_core::winograd::{
+    winograd_block_splits, winograd_tiles, WINOGRAD_PATCH as P, WINOGRAD_POINTS, WINOGRAD_TILE as T,
+};
 use rlx_core::ActKind;
 
 use super::SendPtr;
+
 use crate::kernels::activation::act_f32_slice;
 use crate::threads::par_for;
 
@@ -346,7 +355,8 @@ pub unsafe fn conv2d_winograd_f32(
     unsafe { run(kernel(), x, u, bias, residual, out, s, act, scratch, par) }
 }
 
-/// How one image's work is cut.
+/// How one image's work is cut: tasks are (tile group, part of the
+/// output block groups).
 #[derive(Clone, Copy, Debug)]
 struct Plan {
     tile_cols: usize,
@@ -354,6 +364,8 @@ struct Plan {
     /// Tile groups: `tiles / groups` tiles each, the first `tiles %
     /// groups` one more (at most the kernel's `max_r`).
     groups: usize,
+    /// Parts of the block groups ([`winograd_block_splits`]).
+    splits: usize,
     /// Output blocks per block group (the last may have fewer).
     q: usize,
     block_groups: usize,
@@ -367,17 +379,17 @@ impl Plan {
         let tiles = tile_rows * tile_cols;
         let out_blocks = channel_blocks(s.c_out);
         let block_groups = out_blocks.div_ceil(kernel.max_q);
+        let splits = winograd_block_splits(s);
         // The fewest groups of at most `max_r` tiles; split, a count the
         // threads share evenly: `par_for` cuts `n` items into `min(4 t, n)`
         // chunks, so a multiple of `t` up to `4 t`, then of `4 t` (56 x 56
         // on 2 threads: 16 groups of 12-13 tiles, not 14 of 14 in 7
-        // chunks of 2; 28 x 28: 4 of 12-13; 14 x 14: 2 of 8). Each group
-        // reads the whole filter, so none gets fewer than `MIN_SPLIT_R`
-        // tiles: idle threads rather than the filter streamed once more
-        // per thread.
+        // chunks of 2; 28 x 28: 4 of 12-13). Each group reads the whole
+        // filter, so none gets fewer than `MIN_SPLIT_R` tiles: smaller
+        // images split their output blocks instead (`splits`).
         let fewest = tiles.div_ceil(kernel.max_r);
         let mut groups = fewest;
-        if par {
+        if par && splits == 1 {
             let threads = crate::threads::num_threads().max(1);
             groups = groups.next_multiple_of(threads);
             if groups > 4 * threads {
@@ -389,11 +401,19 @@ impl Plan {
             tile_cols,
             tiles,
             groups,
+            splits,
             q: out_blocks.div_ceil(block_groups),
             block_groups,
             in_blocks: channel_blocks(s.c_in),
             out_blocks,
         }
+    }
+
+    /// Part `p` of the block groups: `first..end`.
+    fn part(&self, p: usize) -> std::ops::Range<usize> {
+        let (base, extra) = (self.block_groups / self.splits, self.block_groups % self.splits);
+        let first = p * base + p.min(extra);
+        first..first + base + usize::from(p < extra)
     }
 
     /// Tile group `g`: its first tile and its tile count.
@@ -429,60 +449,70 @@ pub(crate) unsafe fn run(
     let plan = Plan::new(kernel, s, par);
     let in_img = plan.in_blocks * s.h * s.w_in * B;
     let out_img = plan.out_blocks * s.h_out * s.w_out * B;
-    let (v, u, bias) = (SendPtr(scratch), SendPtr(u.cast_mut()), SendPtr(bias.cast_mut()));
     for img in 0..s.n {
-        let x_img = SendPtr(x.wrapping_add(img * in_img).cast_mut());
         let res = if residual.is_null() { residual } else { residual.wrapping_add(img * out_img) };
-        let (res, out_img) = (SendPtr(res.cast_mut()), SendPtr(out.wrapping_add(img * out_img)));
-        let io = Io { x: x_img.get(), v: v.get(), u: u.get(), bias: bias.get(), res: res.get(), out: out_img.get() };
+        let io = Io {
+            x: SendPtr(x.wrapping_add(img * in_img).cast_mut()),
+            v: SendPtr(scratch),
+            u: SendPtr(u.cast_mut()),
+            bias: SendPtr(bias.cast_mut()),
+            res: SendPtr(res.cast_mut()),
+            out: SendPtr(out.wrapping_add(img * out_img)),
+        };
         let work = |first: usize, count: usize| {
-            for group in first..first + count {
-                // SAFETY: tile groups own disjoint parts of the scratch
-                // and of the output; the rest is read only.
-                unsafe { run_group(kernel, &plan, s, &io, act, group) };
+            for task in first..first + count {
+                // SAFETY: tasks own disjoint parts of the scratch and of
+                // the output; the rest is read only.
+                unsafe { run_task(kernel, &plan, s, &io, act, task) };
             }
         };
+        let tasks = plan.groups * plan.splits;
         if par {
-            par_for(plan.groups, 1, &work);
+            par_for(tasks, 1, &work);
         } else {
-            work(0, plan.groups);
+            work(0, tasks);
         }
     }
 }
 
-/// One image's buffers, as [`conv2d_winograd_f32`] takes them.
+/// One image's buffers, as [`conv2d_winograd_f32`] takes them, shared by
+/// the tasks of one call: they write disjoint parts of the scratch and the
+/// output (`run_task`) and only read the rest.
 #[derive(Clone, Copy)]
 struct Io {
-    x: *const f32,
-    v: *mut f32,
-    u: *const f32,
-    bias: *const f32,
-    res: *const f32,
-    out: *mut f32,
+    x: SendPtr<f32>,
+    v: SendPtr<f32>,
+    u: SendPtr<f32>,
+    bias: SendPtr<f32>,
+    res: SendPtr<f32>,
+    out: SendPtr<f32>,
 }
 
-// SAFETY: shared by the tasks of one call, which write disjoint parts
-// (`run_group`).
-unsafe impl Sync for Io {}
-
-/// One tile group `t0..t0 + r`: its input transform into its own part
-/// of the scratch (`[c_in / 16][r][36][16]` from float `t0 * 36 *
-/// ceil(c_in / 16) * 16`: each patch's 36 points one contiguous run),
-/// then, for each group of `q` output blocks, the 36 products on the
-/// stack, the output transform and the activation over the rows written.
+/// Task `group * splits + part`: tile group `t0..t0 + r`, block groups
+/// `plan.part(part)`. The input transform of the group's tiles into the
+/// task's own part of the scratch (`[c_in / 16][r][36][16]` from float
+/// `(part * tiles + t0) * 36 * ceil(c_in / 16) * 16`: each patch's 36
+/// points one contiguous run), then, for each group of `q` output blocks,
+/// the 36 products on the stack, the output transform and the activation
+/// over the rows written.
 ///
 /// # Safety
 ///
 /// As [`run`]; `io` holds the image's buffers.
-unsafe fn run_group(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, io: &Io, act: ActKind, group: usize) {
+unsafe fn run_task(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, io: &Io, act: ActKind, task: usize) {
+    let (group, part) = (task / plan.splits, task % plan.splits);
+    let block_groups = plan.part(part);
+    if block_groups.is_empty() {
+        return;
+    }
     let (t0, r) = plan.group(group);
-    let v = io.v.wrapping_add(t0 * WINOGRAD_POINTS * plan.in_blocks * B);
+    let v = io.v.get().wrapping_add((part * plan.tiles + t0) * WINOGRAD_POINTS * plan.in_blocks * B);
     let v_tile = WINOGRAD_POINTS * B;
     for blk in 0..plan.in_blocks {
         for i in 0..r {
-            // SAFETY: tile `t0 + i` of input block `blk`, into this group's
+            // SAFETY: tile `t0 + i` of input block `blk`, into this task's
             // part of the scratch.
-            unsafe { input_patch(kernel, plan, s, io.x, v.wrapping_add((blk * r + i) * v_tile), blk, t0 + i) };
+            unsafe { input_patch(kernel, plan, s, io.x.get(), v.wrapping_add((blk * r + i) * v_tile), blk, t0 + i) };
         }
     }
     let mut m = [MaybeUninit::<f32>::uninit(); WINOGRAD_POINTS * MAX_ACC * B];
@@ -490,7 +520,7 @@ unsafe fn run_group(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, io: &Io, act:
     let u_block = s.c_in * B;
     let out_block = s.h_out * s.w_out * B;
     let out_row = s.w_out * B;
-    for bg in 0..plan.block_groups {
+    for bg in block_groups {
         let b0 = bg * plan.q;
         let q = plan.q.min(plan.out_blocks - b0);
         let m_step = r * q * B;
@@ -502,7 +532,7 @@ unsafe fn run_group(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, io: &Io, act:
                 v: v.wrapping_add(xi * B),
                 v_block: r * v_tile,
                 v_tile,
-                u: io.u.wrapping_add((xi * plan.out_blocks + b0) * u_block),
+                u: io.u.get().wrapping_add((xi * plan.out_blocks + b0) * u_block),
                 u_block,
                 m: m.wrapping_add(xi * m_step),
             };
@@ -519,9 +549,13 @@ unsafe fn run_group(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, io: &Io, act:
                 let o = OutTile {
                     m: m.wrapping_add((j * r + i) * B),
                     m_step,
-                    bias: if io.bias.is_null() { io.bias } else { io.bias.wrapping_add((b0 + j) * B) },
-                    out: io.out.wrapping_add(at),
-                    res: if io.res.is_null() { io.res } else { io.res.wrapping_add(at) },
+                    bias: if io.bias.get().is_null() {
+                        io.bias.get()
+                    } else {
+                        io.bias.get().wrapping_add((b0 + j) * B)
+                    },
+                    out: io.out.get().wrapping_add(at),
+                    res: if io.res.get().is_null() { io.res.get() } else { io.res.get().wrapping_add(at) },
                     out_row,
                     rows: T.min(s.h_out - y0),
                     cols: T.min(s.w_out - x0),
@@ -535,7 +569,7 @@ unsafe fn run_group(kernel: &Kernel, plan: &Plan, s: &Conv2dShape, io: &Io, act:
         if !matches!(act, ActKind::Identity) {
             // SAFETY: blocks `b0..b0 + q` of the group's tiles, written
             // just above.
-            unsafe { activate(plan, s, io.out.wrapping_add(b0 * out_block), q, t0, r, act) };
+            unsafe { activate(plan, s, io.out.get().wrapping_add(b0 * out_block), q, t0, r, act) };
         }
     }
 }

@@ -43,6 +43,9 @@ use crate::kernels::conv::conv2d_blocked_f32;
 
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
+/// Values no kernel writes.
+const CANARY: [f32; 16] = [1234.5; 16];
+
 /// The measured bound's constant (see the module docs).
 const WINO_K: f64 = 1.5;
 
@@ -148,8 +151,14 @@ impl Case {
         let bias = self.bias.as_ref().map(|b| pad_channels(b));
         let residual = self.residual.as_ref().filter(|_| fused);
         let act = if fused { self.act } else { ActKind::Identity };
-        let mut out = vec![f32::NAN; s.n * channel_blocks(s.c_out) * s.out_plane() * B];
-        let mut scratch = vec![f32::NAN; winograd_scratch_bytes(s) / 4];
+        // Canaries past the output and the scratch: nothing is written
+        // outside their sizes.
+        let out_len = s.n * channel_blocks(s.c_out) * s.out_plane() * B;
+        let scratch_len = winograd_scratch_bytes(s) / 4;
+        let mut out = vec![f32::NAN; out_len + CANARY.len()];
+        out[out_len..].copy_from_slice(&CANARY);
+        let mut scratch = vec![f32::NAN; scratch_len + CANARY.len()];
+        scratch[scratch_len..].copy_from_slice(&CANARY);
         // SAFETY: buffers sized for the shape; `kernel` is supported.
         unsafe {
             run(
@@ -165,6 +174,9 @@ impl Case {
                 par,
             )
         };
+        assert_eq!(bits(&out[out_len..]), bits(&CANARY), "{}: write past the output", kernel.name);
+        assert_eq!(bits(&scratch[scratch_len..]), bits(&CANARY), "{}: write past the scratch", kernel.name);
+        out.truncate(out_len);
         out
     }
 
@@ -385,6 +397,10 @@ fn paddings_and_cropped_outputs() {
         ("one pixel", same(1, 33, 17, (1, 1))),
         // 15 tiles: groups of 8 + 7 (AVX-512), 5 x 3 (AVX2, NEON).
         ("15 tiles", same(1, 20, 48, (12, 20))),
+        // 4 tiles, 7 output blocks: 4 parts (AVX-512: 1 block group each,
+        // AVX2: 2, 2, 2, 1).
+        ("split output blocks", same(1, 20, 100, (7, 7))),
+        ("split output blocks, two images", same(2, 33, 100, (5, 6))),
     ];
     for (i, (name, s)) in cases.into_iter().enumerate() {
         for (a, act) in [ActKind::Identity, ActKind::Gelu].into_iter().enumerate() {
@@ -513,6 +529,8 @@ fn winograd_timing() {
         same(1, 128, 128, (7, 7)),
         same(1, 64, 64, (7, 7)),
         same(1, 64, 64, (12, 12)),
+        same(1, 256, 256, (12, 12)),
+        same(1, 512, 512, (12, 12)),
         same(1, 512, 512, (14, 14)),
         same(1, 384, 384, (14, 14)),
         same(1, 16, 16, (56, 56)),
