@@ -161,30 +161,36 @@ pub fn winograd_applies(s: &Conv2dShape) -> bool {
 }
 
 /// Whether the importer should run `s` with Winograd rather than the
-/// direct blocked kernel: it applies, the image has at least
-/// [`PAYS_MIN_TILES`] output tiles, and both channel counts are at least
-/// [`PAYS_MIN_CHANNELS`].
+/// direct blocked kernel: it applies, the output has at least
+/// [`PAYS_MIN_PIXELS`] pixels, at least 3/5 of the pixels its tiles
+/// compute are real (partial edge tiles compute up to 15 that are
+/// dropped), and both channel counts are at least [`PAYS_MIN_CHANNELS`].
 ///
-/// The transformed filter is 4 times the direct one and every group of
-/// up to 14 tiles reads all of it: with fewer tiles (a 7x7 or 12x12
-/// output) its reads are not amortised, and when it comes from memory
-/// (a network's weights exceed the last-level cache) Winograd loses
-/// (7x7, 64 to 512 channels: 0.55 to 0.9 times the direct kernel's
-/// speed). With fewer channels the transforms, done for whole 16-lane
-/// blocks, outweigh the short products (3 -> 16 or 8 -> 8 channels at
-/// 56x56: 0.6 to 0.7 times). The table behind these numbers is in
-/// `docs/kernels/conv-winograd.md`. A function of the shape only: the
-/// schedule does not know the thread count.
+/// Measured against the direct kernel (`docs/kernels/conv-winograd.md`),
+/// at 1 and 2 threads, with filter and input in cache and from memory:
+/// every such shape timed is faster in all four (ResNet's 56x56x64 and
+/// 28x28x128 about 3.2 to 3.4 times warm, 2.5 to 2.7 cold; 12x12 and
+/// 14x14 up to 512 channels 1.2 to 2.9 times). A 7x7 output (49 pixels,
+/// 4 tiles) is faster only warm: its whole transformed filter, 4 times
+/// the direct one, is read for 4 tiles, and from memory that loses (0.8
+/// times). 3 input channels lose (the transforms work on whole 16-lane
+/// blocks for 3 real ones); 8 -> 8 still wins. A function of the shape
+/// only: the schedule does not know the thread count.
 pub fn winograd_pays(s: &Conv2dShape) -> bool {
     let (rows, cols) = winograd_tiles(s);
-    winograd_applies(s) && rows * cols >= PAYS_MIN_TILES && s.c_in >= PAYS_MIN_CHANNELS && s.c_out >= PAYS_MIN_CHANNELS
+    let pixels = s.h_out.saturating_mul(s.w_out);
+    winograd_applies(s)
+        && pixels >= PAYS_MIN_PIXELS
+        && pixels.saturating_mul(5) >= (rows * cols * WINOGRAD_TILE * WINOGRAD_TILE).saturating_mul(3)
+        && s.c_in >= PAYS_MIN_CHANNELS
+        && s.c_out >= PAYS_MIN_CHANNELS
 }
 
-/// See [`winograd_pays`]: 16 tiles is a 13x13 to 16x16 output.
-pub const PAYS_MIN_TILES: usize = 16;
+/// See [`winograd_pays`]: a 12x12 output.
+pub const PAYS_MIN_PIXELS: usize = 144;
 
 /// See [`winograd_pays`].
-pub const PAYS_MIN_CHANNELS: usize = 16;
+pub const PAYS_MIN_CHANNELS: usize = 8;
 
 #[cfg(test)]
 mod tests {
@@ -366,11 +372,17 @@ mod tests {
         assert!(winograd_pays(&same3(128, 28)));
         assert!(winograd_pays(&same3(256, 14)));
         assert!(winograd_pays(&same3(512, 14)));
+        assert!(winograd_pays(&same3(64, 12)));
         assert!(winograd_pays(&same3(16, 13)));
+        assert!(winograd_pays(&same3(8, 56)));
         assert!(!winograd_pays(&same3(512, 7)));
-        assert!(!winograd_pays(&same3(64, 12)));
-        assert!(!winograd_pays(&same3(8, 56)));
+        assert!(!winograd_pays(&same3(64, 7)));
+        assert!(!winograd_pays(&same3(64, 11)));
+        assert!(!winograd_pays(&same3(4, 56)));
         assert!(!winograd_pays(&Conv2dShape { c_in: 3, ..same3(64, 56) }));
         assert!(!winograd_pays(&Conv2dShape { sh: 2, sw: 2, h_out: 28, w_out: 28, ..same3(64, 56) }));
+        // One output row in a tile row: 1/4 of the computed pixels.
+        let row = Conv2dShape { h: 1, h_out: 1, w_in: 400, w_out: 400, ..same3(64, 56) };
+        assert!(winograd_applies(&row) && !winograd_pays(&row));
     }
 }
