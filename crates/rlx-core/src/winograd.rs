@@ -169,13 +169,13 @@ pub fn winograd_applies(s: &Conv2dShape) -> bool {
 /// Measured against the direct kernel (`docs/kernels/conv-winograd.md`),
 /// at 1 and 2 threads, with filter and input in cache and from memory:
 /// every such shape timed is faster in all four (ResNet's 56x56x64 and
-/// 28x28x128 about 3.2 to 3.4 times warm, 2.5 to 2.7 cold; 12x12 and
-/// 14x14 up to 512 channels 1.2 to 2.9 times). A 7x7 output (49 pixels,
+/// 28x28x128 about 3.2 to 3.4 times warm, 2.5 to 2.7 cold; 12x12 to
+/// 14x14 up to 512 channels 1.1 to 2.9 times). A 7x7 output (49 pixels,
 /// 4 tiles) is faster only warm: its whole transformed filter, 4 times
 /// the direct one, is read for 4 tiles, and from memory that loses (0.8
-/// times). 3 input channels lose (the transforms work on whole 16-lane
-/// blocks for 3 real ones); 8 -> 8 still wins. A function of the shape
-/// only: the schedule does not know the thread count.
+/// to 0.9 times). 3 input channels lose (the transforms work on whole
+/// 16-lane blocks for 3 real ones); 8 -> 8 still wins. A function of the
+/// shape only: the schedule does not know the thread count.
 pub fn winograd_pays(s: &Conv2dShape) -> bool {
     let (rows, cols) = winograd_tiles(s);
     let pixels = s.h_out.saturating_mul(s.w_out);

@@ -517,6 +517,8 @@ fn measure_error_constant() {
 /// so filter, input and scratch come from memory, as in a network whose
 /// weights exceed the last-level cache): `cargo test --release -p
 /// rlx-runtime winograd_timing -- --ignored --nocapture`; prints only.
+/// `WINO_ONLY=i` times shape `i` only, and warm only Winograd (for a
+/// profiler).
 #[test]
 #[ignore]
 fn winograd_timing() {
