@@ -32,6 +32,8 @@ mod phases;
 mod winograd;
 
 #[cfg(test)]
+mod test_util;
+#[cfg(test)]
 mod tests;
 
 use std::ops::Range;

@@ -13,6 +13,7 @@ use rlx_core::blocked::{
 };
 
 use super::*;
+use crate::kernels::conv::test_util::{bits, from_blocked, to_blocked};
 use crate::kernels::conv::{conv2d_f32, conv2d_path, conv2d_scratch_bytes, ConvPath};
 
 const U: f64 = f32::EPSILON as f64 / 2.0;
@@ -39,39 +40,6 @@ fn shape(
 /// A 3x3, stride-1, pad-1 ("same") shape.
 fn same3(n: usize, c_in: usize, c_out: usize, (h, w): (usize, usize)) -> Conv2dShape {
     shape(n, c_in, c_out, (h, w), (3, 3), (1, 1), (1, 1), (1, 1), (1, 1))
-}
-
-/// NCHW `[n, c, hw]` as blocked `[n, ceil(c / 16), hw, 16]`, padded lanes
-/// set to `fill`.
-fn to_blocked(v: &[f32], n: usize, c: usize, hw: usize, fill: f32) -> Vec<f32> {
-    let cb = channel_blocks(c);
-    let mut out = vec![fill; n * cb * hw * B];
-    for img in 0..n {
-        for ch in 0..c {
-            for p in 0..hw {
-                out[((img * cb + ch / B) * hw + p) * B + ch % B] = v[(img * c + ch) * hw + p];
-            }
-        }
-    }
-    out
-}
-
-/// The real channels of a blocked tensor, as NCHW.
-fn from_blocked(v: &[f32], n: usize, c: usize, hw: usize) -> Vec<f32> {
-    let cb = channel_blocks(c);
-    let mut out = vec![0.0; n * c * hw];
-    for img in 0..n {
-        for ch in 0..c {
-            for p in 0..hw {
-                out[(img * c + ch) * hw + p] = v[((img * cb + ch / B) * hw + p) * B + ch % B];
-            }
-        }
-    }
-    out
-}
-
-fn bits(v: &[f32]) -> Vec<u32> {
-    v.iter().map(|x| x.to_bits()).collect()
 }
 
 struct Case {

@@ -8,34 +8,7 @@ use rlx_core::blocked::{channel_blocks, conv_blocked_scratch_bytes, pack_depthwi
 
 use super::super::{conv2d_f32, ConvPath};
 use super::*;
-
-/// `[n, c, hw]` as `[n, cb, hw, 16]`, padded lanes `fill`.
-fn to_blocked(x: &[f32], n: usize, c: usize, hw: usize, fill: f32) -> Vec<f32> {
-    let cb = channel_blocks(c);
-    let mut out = vec![fill; n * cb * hw * L];
-    for img in 0..n {
-        for ch in 0..c {
-            for p in 0..hw {
-                out[((img * cb + ch / L) * hw + p) * L + ch % L] = x[(img * c + ch) * hw + p];
-            }
-        }
-    }
-    out
-}
-
-/// The real lanes of `[n, cb, hw, 16]` as `[n, c, hw]`.
-fn to_nchw(x: &[f32], n: usize, c: usize, hw: usize) -> Vec<f32> {
-    let cb = channel_blocks(c);
-    let mut out = vec![0.0; n * c * hw];
-    for img in 0..n {
-        for ch in 0..c {
-            for p in 0..hw {
-                out[(img * c + ch) * hw + p] = x[((img * cb + ch / L) * hw + p) * L + ch % L];
-            }
-        }
-    }
-    out
-}
+use crate::kernels::conv::test_util::{from_blocked, to_blocked};
 
 /// A depthwise shape from input size, kernel, stride, leading and trailing
 /// padding and dilation; `None` when the output would be empty by underflow.
@@ -135,7 +108,7 @@ impl Case {
                 kernel,
             )
         };
-        to_nchw(&out, s.n, s.c_out, s.h_out * s.w_out)
+        from_blocked(&out, s.n, s.c_out, s.h_out * s.w_out)
     }
 }
 
