@@ -72,7 +72,8 @@ fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
     // from a private intermediate (the product then writes that tensor).
     if let (ActKind::Identity, Some(next)) = (act, lowered.thunks.get(t + 1)) {
         let fused = match next.thunk {
-            Thunk::Activation { src, dst, len, act } if src == c && len == m * n => {
+            // The product may not write over one of its own inputs.
+            Thunk::Activation { src, dst, len, act } if src == c && len == m * n && dst != a && Some(dst) != bias => {
                 (dst == c || private_to(lowered, c, t)).then_some((act, dst))
             }
             Thunk::ActivationInPlace { data, len, act } if data == c && len == m * n => Some((act, c)),
