@@ -59,24 +59,8 @@ fn shape(
     (ph, pw): (usize, usize),
     (eh, ew): (usize, usize),
 ) -> Conv2dShape {
-    Conv2dShape {
-        n,
-        c_in,
-        h,
-        w_in: w,
-        c_out,
-        h_out: (h + ph + eh).saturating_sub(2),
-        w_out: (w + pw + ew).saturating_sub(2),
-        kh: 3,
-        kw: 3,
-        sh: 1,
-        sw: 1,
-        ph,
-        pw,
-        dh: 1,
-        dw: 1,
-        groups: 1,
-    }
+    let out = ((h + ph + eh).saturating_sub(2), (w + pw + ew).saturating_sub(2));
+    Conv2dShape::winograd(n, c_in, (h, w), c_out, out, (ph, pw))
 }
 
 /// Pad 1 on every side ("same").
