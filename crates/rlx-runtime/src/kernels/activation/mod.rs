@@ -111,3 +111,17 @@ pub unsafe fn act_in_place_f32(act: ActKind, data: *mut f32, len: usize, par: bo
     // `src` and `dst` is the exact alias `act_f32_slice` allows.
     unsafe { act_f32_slice(act, data, data, len, par) }
 }
+
+/// The activations that are a clamp, as `(lo, hi)`: `t = x < lo ? lo : x;
+/// t > hi ? hi : t`, which is `math::clip` and, with `(0, +inf)`, exactly
+/// `math::relu` (`-0.0` and NaN pass through both). Kernels apply these in
+/// registers before they store (AVX `max(lo, x)` then `min(hi, t)` are
+/// those comparisons operand for operand), which saves a pass over the
+/// output and gives the bits of a separate `Activation`.
+pub(crate) fn as_clamp(act: ActKind) -> Option<(f32, f32)> {
+    match act {
+        ActKind::Relu => Some((0.0, f32::INFINITY)),
+        ActKind::Clip { min, max } => Some((min, max)),
+        _ => None,
+    }
+}

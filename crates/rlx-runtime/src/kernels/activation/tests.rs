@@ -717,3 +717,19 @@ fn avx512_gelu_gives_the_avx2_bits() {
         }
     }
 }
+
+/// `as_clamp` is exact: the clamp it names gives `math`'s bits for the
+/// activation on every special value, and only clamps are named.
+#[test]
+fn clamps_are_their_activation() {
+    for act in all_acts() {
+        let Some((lo, hi)) = as_clamp(act) else {
+            assert!(!matches!(act, ActKind::Relu | ActKind::Clip { .. }), "{act:?} is a clamp");
+            continue;
+        };
+        for x in special_values() {
+            let (want, got) = (math::act_f32(act, x), math::clip(x, lo, hi));
+            assert_eq!(want.to_bits(), got.to_bits(), "{act:?} at {x:e}");
+        }
+    }
+}

@@ -11,9 +11,11 @@
 //! multiply-add of a broadcast input value by a vector of 16 output
 //! channels' weights each. That is the order of the NCHW product paths,
 //! so both layouts, every microkernel (scalar, AVX2+FMA, AVX-512, NEON),
-//! every tiling and every thread count give the same bits. The
-//! activation then runs on each finished row segment through the
-//! activation family's kernel, so it rounds as a separate `Activation`.
+//! every tiling and every thread count give the same bits. A residual
+//! and a clamp activation (ReLU, Clip) finish in registers before the
+//! store; any other activation then runs on each finished row segment
+//! through the activation family's kernel. Either way each rounds as a
+//! separate `Add` and `Activation`.
 //!
 //! Rows split into tiles of nearly equal width (a 7-pixel row is one
 //! 7-pixel tile, not 6 + 1; rows that narrow run two at a time). A
@@ -37,7 +39,7 @@ use rlx_core::shapes::Conv2dShape;
 use rlx_core::ActKind;
 
 use super::SendPtr;
-use crate::kernels::activation::act_f32_slice;
+use crate::kernels::activation::{act_f32_slice, as_clamp};
 use crate::threads::par_for;
 
 const B: usize = CHANNEL_BLOCK;
@@ -99,6 +101,13 @@ pub(crate) struct Tile {
     pub out: *mut f32,
     /// Floats from one output block to the next.
     pub out_block: usize,
+    /// Null, or values laid out as the outputs (`residual + offset` for
+    /// `out + offset`), added to the finished accumulators before `clamp`
+    /// (the last pass only).
+    pub residual: *const f32,
+    /// An activation applied before the store as `math::clip(v, lo, hi)`
+    /// (see `activation::as_clamp`; the last pass only).
+    pub clamp: Option<(f32, f32)>,
 }
 
 /// A microkernel.
@@ -413,7 +422,8 @@ pub(crate) unsafe fn run(
 
 /// One task: group `task / bands` of output blocks over band
 /// `task % bands` of segments, group-major so consecutive tasks reuse the
-/// group's filter; each segment's activation right after its tiles.
+/// group's filter; an activation that is not a clamp runs on each segment
+/// right after its tiles, while it is in L1.
 ///
 /// # Safety
 ///
@@ -438,6 +448,7 @@ unsafe fn run_task(
     let out_block = s.h_out * s.w_out * B;
     let segs = band * plan.band..((band + 1) * plan.band).min(plan.segments);
     let taps = s.kh * s.kw;
+    let clamp = as_clamp(act);
     // Pass over input channels `c0..c0 + pass_c`, every segment, before the
     // next pass; at least one pass, so `c_in == 0` still writes the bias.
     let mut c0 = 0;
@@ -474,6 +485,12 @@ unsafe fn run_task(
                     load: c0 > 0,
                     out: out.wrapping_add(b0 * out_block + (o0 + x0) * B),
                     out_block,
+                    residual: if last && !residual.is_null() {
+                        residual.wrapping_add(b0 * out_block + (o0 + x0) * B)
+                    } else {
+                        std::ptr::null()
+                    },
+                    clamp: if last { clamp } else { None },
                 };
                 // SAFETY: `r <= max_r` and `q <= q_for(r)`, or `r <= pair_r`
                 // and `q <= pair_q(2r)` (the plan's `q` is for the widest
@@ -485,49 +502,20 @@ unsafe fn run_task(
                 unsafe { (kernel.micro)(&tile) };
                 x0 += r;
             }
-            if last {
-                let first = b0 * out_block + o0 * B;
-                let res = if residual.is_null() { residual } else { residual.wrapping_add(first) };
-                // SAFETY: as `run_task`'s, for the segment just finished.
-                unsafe { finish_segment(out.wrapping_add(first), res, out_block, q, rows * len, act) };
+            if last && clamp.is_none() && act != ActKind::Identity {
+                let first = out.wrapping_add(b0 * out_block + o0 * B);
+                for j in 0..q {
+                    // SAFETY: block `j` of the segment just finished (residual
+                    // added), inside the task's outputs.
+                    unsafe {
+                        act_f32_slice(act, first.add(j * out_block), first.add(j * out_block), rows * len * B, false)
+                    };
+                }
             }
         }
         c0 += c_in;
         if last {
             break;
-        }
-    }
-}
-
-/// Adds the residual (when not null) to a finished segment, `len` pixels
-/// of `q` blocks, then applies `act`, while the segment is in L1.
-///
-/// # Safety
-///
-/// `out` valid for `q` runs of `len * 16` reads and writes, `out_block`
-/// apart; `residual` null or valid for reads at the same offsets, not
-/// overlapping `out`.
-unsafe fn finish_segment(out: *mut f32, residual: *const f32, out_block: usize, q: usize, len: usize, act: ActKind) {
-    for j in 0..q {
-        let o = out.wrapping_add(j * out_block);
-        if !residual.is_null() {
-            // SAFETY: the segment's outputs of block `j` and the residual's
-            // values at the same offsets, inside the caller's extents and
-            // disjoint.
-            let (o, r) = unsafe {
-                (
-                    std::slice::from_raw_parts_mut(o, len * B),
-                    std::slice::from_raw_parts(residual.add(j * out_block), len * B),
-                )
-            };
-            for (o, r) in o.iter_mut().zip(r) {
-                *o += *r;
-            }
-        }
-        if !matches!(act, ActKind::Identity) {
-            // SAFETY: the segment's outputs of block `j`, inside the
-            // caller's extents.
-            unsafe { act_f32_slice(act, o, o, len * B, false) };
         }
     }
 }

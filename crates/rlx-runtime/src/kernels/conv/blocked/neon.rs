@@ -72,9 +72,43 @@ unsafe fn tile<const R: usize>(t: &Tile) {
                 }
             }
         }
+        if t.residual.is_null() && t.clamp.is_none() {
+            for (i, row) in acc.iter().enumerate() {
+                for (k, a) in row.iter().enumerate() {
+                    vst1q_f32(t.out.add(i * B + 4 * k), *a);
+                }
+            }
+        } else {
+            finish::<R>(acc, t);
+        }
+    }
+}
+
+/// Stores a tile's accumulators plus the residual, clamped. Not inlined,
+/// so the bounds take no register in the tile's loop.
+///
+/// # Safety
+///
+/// As [`tile`] for the same tile.
+#[target_feature(enable = "neon")]
+#[inline(never)]
+unsafe fn finish<const R: usize>(acc: [[float32x4_t; 4]; R], t: &Tile) {
+    let clamp = t.clamp.map(|(lo, hi)| (vdupq_n_f32(lo), vdupq_n_f32(hi)));
+    // SAFETY: the tile's outputs and the residual at their offsets.
+    unsafe {
         for (i, row) in acc.iter().enumerate() {
-            for (k, a) in row.iter().enumerate() {
-                vst1q_f32(t.out.add(i * B + 4 * k), *a);
+            for (k, &a) in row.iter().enumerate() {
+                let mut v = a;
+                if !t.residual.is_null() {
+                    v = vaddq_f32(v, vld1q_f32(t.residual.add(i * B + 4 * k)));
+                }
+                if let Some((lo, hi)) = clamp {
+                    // `math::clip` by compare and select (NEON's max/min
+                    // would turn a NaN bound's comparison around).
+                    let u = vbslq_f32(vcltq_f32(v, lo), lo, v);
+                    v = vbslq_f32(vcgtq_f32(u, hi), hi, u);
+                }
+                vst1q_f32(t.out.add(i * B + 4 * k), v);
             }
         }
     }

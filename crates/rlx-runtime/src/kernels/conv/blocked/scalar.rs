@@ -3,7 +3,8 @@
 use super::{Tile, B};
 
 /// See [`super::Microkernel`]: each output lane starts from its bias (or
-/// +0.0, or itself when `load`), then takes one `mul_add` per input channel and tap, in order.
+/// +0.0, or itself when `load`), then takes one `mul_add` per input channel and tap, in order;
+/// then the residual's `+` and the clamp.
 ///
 /// # Safety
 ///
@@ -33,6 +34,12 @@ pub(super) unsafe fn micro(t: &Tile) {
                                 acc = xv.mul_add(wv, acc);
                             }
                         }
+                    }
+                    if !t.residual.is_null() {
+                        acc += *t.residual.add(j * t.out_block + y * t.out_row + c * B + lane);
+                    }
+                    if let Some((lo, hi)) = t.clamp {
+                        acc = crate::math::clip(acc, lo, hi);
                     }
                     *out = acc;
                 }

@@ -237,6 +237,27 @@ fn residual_is_added_before_the_activation() {
 }
 
 #[test]
+fn clamps_in_registers_give_the_activation_kernels_bits() {
+    // A residual of signed zeros, infinities, NaN and values on the bounds
+    // drives the sums there; the clamp (ReLU, Clip, an inverted Clip) runs
+    // in registers and must match the separate activation kernel.
+    let specials = [0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 6.0, -6.0, 0.25, -0.5, 1e30];
+    let acts = [ActKind::Relu, ActKind::Clip { min: -0.5, max: 0.25 }, ActKind::Clip { min: 2.0, max: -2.0 }];
+    for (i, s) in [same3(1, 17, 20, (5, 7)), shape(1, 16, 40, (4, 30), (1, 1), (1, 1), (0, 0), (0, 0), (1, 1))]
+        .into_iter()
+        .enumerate()
+    {
+        for (j, act) in acts.into_iter().enumerate() {
+            let mut case = Case::new(s, j % 2 == 0, act, (70 + i * 3 + j) as u64).with_residual(9);
+            for (k, r) in case.residual.as_mut().unwrap().iter_mut().enumerate() {
+                *r = specials[k % specials.len()];
+            }
+            case.check(&format!("clamp {s:?} {act:?}"));
+        }
+    }
+}
+
+#[test]
 fn channel_counts_and_block_tails() {
     for (i, c_in) in [1, 3, 16, 17, 33].into_iter().enumerate() {
         for (j, c_out) in [1, 16, 20, 48].into_iter().enumerate() {

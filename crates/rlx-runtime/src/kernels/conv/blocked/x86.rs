@@ -151,9 +151,45 @@ unsafe fn tile_avx512<const R: usize, const Q: usize, const STEP: usize, const O
                 }
             }
         }
+        if t.residual.is_null() && t.clamp.is_none() {
+            for (i, row) in acc.iter().enumerate() {
+                for (j, a) in row.iter().enumerate() {
+                    _mm512_storeu_ps(t.out.add(out_at(i, j)), *a);
+                }
+            }
+        } else {
+            finish_avx512::<R, Q, ROWS>(acc, t);
+        }
+    }
+}
+
+/// Stores a tile's accumulators plus the residual, clamped. Not inlined:
+/// in the tile's loop the two bounds would take registers its
+/// accumulators need (two-row tiles use 31 of 32). The accumulators come
+/// by value: a reference would pin them to memory for the whole loop.
+///
+/// # Safety
+///
+/// As [`tile_avx512`] for the same tile.
+#[target_feature(enable = "avx512f")]
+#[inline(never)]
+unsafe fn finish_avx512<const R: usize, const Q: usize, const ROWS: usize>(acc: [[__m512; Q]; R], t: &Tile) {
+    let per_row = R / ROWS;
+    let out_at = |i: usize, j: usize| j * t.out_block + (i / per_row) * t.out_row + (i % per_row) * B;
+    let clamp = t.clamp.map(|(lo, hi)| (_mm512_set1_ps(lo), _mm512_set1_ps(hi)));
+    // SAFETY: the tile's outputs and the residual at their offsets.
+    unsafe {
         for (i, row) in acc.iter().enumerate() {
-            for (j, a) in row.iter().enumerate() {
-                _mm512_storeu_ps(t.out.add(out_at(i, j)), *a);
+            for (j, &a) in row.iter().enumerate() {
+                let mut v = a;
+                if !t.residual.is_null() {
+                    v = _mm512_add_ps(v, _mm512_loadu_ps(t.residual.add(out_at(i, j))));
+                }
+                if let Some((lo, hi)) = clamp {
+                    // `math::clip`: `max(lo, v)` is `lo > v ? lo : v`.
+                    v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+                }
+                _mm512_storeu_ps(t.out.add(out_at(i, j)), v);
             }
         }
     }
@@ -228,9 +264,39 @@ unsafe fn tile_avx2<const R: usize, const Q: usize, const STEP: usize, const ONE
                 }
             }
         }
+        if t.residual.is_null() && t.clamp.is_none() {
+            for i in 0..R {
+                _mm256_storeu_ps(t.out.add(i * B), lo[i]);
+                _mm256_storeu_ps(t.out.add(i * B + 8), hi[i]);
+            }
+        } else {
+            finish_avx2::<R>(lo, hi, t);
+        }
+    }
+}
+
+/// [`finish_avx512`] for [`tile_avx2`] (whose loop uses 15 of 16 ymm).
+///
+/// # Safety
+///
+/// As [`tile_avx2`] for the same tile.
+#[target_feature(enable = "avx2,fma")]
+#[inline(never)]
+unsafe fn finish_avx2<const R: usize>(lo: [__m256; R], hi: [__m256; R], t: &Tile) {
+    let clamp = t.clamp.map(|(floor, ceil)| (_mm256_set1_ps(floor), _mm256_set1_ps(ceil)));
+    // SAFETY: the tile's outputs and the residual at their offsets.
+    unsafe {
         for i in 0..R {
-            _mm256_storeu_ps(t.out.add(i * B), lo[i]);
-            _mm256_storeu_ps(t.out.add(i * B + 8), hi[i]);
+            for (half, v) in [(0, lo[i]), (8, hi[i])] {
+                let mut v = v;
+                if !t.residual.is_null() {
+                    v = _mm256_add_ps(v, _mm256_loadu_ps(t.residual.add(i * B + half)));
+                }
+                if let Some((floor, ceil)) = clamp {
+                    v = _mm256_min_ps(ceil, _mm256_max_ps(floor, v));
+                }
+                _mm256_storeu_ps(t.out.add(i * B + half), v);
+            }
         }
     }
 }

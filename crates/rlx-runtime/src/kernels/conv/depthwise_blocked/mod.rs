@@ -6,7 +6,8 @@
 //! acc) } }; out = acc + bias` (no add without a bias), then the
 //! activation through the activation family's kernel: the operations of
 //! the NCHW depthwise path (`super::depthwise`), in its order, so each lane
-//! has its bits. `xpad` is read from the zero-padded plane
+//! has its bits. A clamp activation (ReLU, Clip) runs in registers before
+//! the store, with the activation kernel's bits. `xpad` is read from the zero-padded plane
 //! (`PaddedPlane`) the input is copied into in scratch, or from the input
 //! itself when no pixel read lies outside it: a padding tap multiplies a
 //! real +0 as the NCHW phase planes do.
@@ -48,6 +49,7 @@ use rlx_core::blocked::{channel_blocks, PaddedPlane, CHANNEL_BLOCK};
 use rlx_core::ActKind;
 
 use super::{Conv2dShape, SendPtr};
+use crate::kernels::activation::as_clamp;
 
 const L: usize = CHANNEL_BLOCK;
 
@@ -91,6 +93,14 @@ pub(super) trait Lanes16: Copy {
     ///
     /// The CPU has the ISA's features.
     unsafe fn add(self, b: Self) -> Self;
+
+    /// `math::clip(self, lo, hi)` per lane, exactly (see
+    /// `activation::as_clamp`).
+    ///
+    /// # Safety
+    ///
+    /// The CPU has the ISA's features.
+    unsafe fn clamp(self, lo: f32, hi: f32) -> Self;
 }
 
 /// Where a job's input planes are and what each task computes.
@@ -395,6 +405,8 @@ unsafe fn output_row<V: Lanes16, const SLIDE: bool>(
     let bias = job.bias.get();
     // SAFETY: block `b`'s padded bias lanes.
     let bias = (!bias.is_null()).then(|| unsafe { V::load(bias.add(b * L)) });
+    let clamp = as_clamp(job.act);
+    let end = End { bias, clamp };
     let p = Geometry {
         plane,
         first: ho * s.sh,
@@ -420,16 +432,45 @@ unsafe fn output_row<V: Lanes16, const SLIDE: bool>(
         // input.
         unsafe {
             if SLIDE {
-                chunk_slide::<V>(&p, wo, r, bias, out.add(wo * L))
+                chunk_slide::<V>(&p, wo, r, &end, out.add(wo * L))
             } else {
-                chunk::<V>(&p, wo, r, bias, out.add(wo * L))
+                chunk::<V>(&p, wo, r, &end, out.add(wo * L))
             }
         };
         wo += r;
     }
-    if job.act != ActKind::Identity {
+    if clamp.is_none() && job.act != ActKind::Identity {
         // SAFETY: the row just written, in place.
         unsafe { crate::kernels::activation::act_f32_slice(job.act, out, out, s.w_out * L, false) };
+    }
+}
+
+/// What finishes an output pixel's accumulator before its store: the bias
+/// added, then the clamp.
+struct End<V> {
+    bias: Option<V>,
+    clamp: Option<(f32, f32)>,
+}
+
+impl<V: Lanes16> End<V> {
+    /// Finishes and stores `acc` at `out`.
+    ///
+    /// # Safety
+    ///
+    /// `out` valid for 16 writes; the CPU has `V`'s features.
+    #[inline(always)]
+    unsafe fn store(&self, acc: V, out: *mut f32) {
+        // SAFETY: the caller's extents and features.
+        unsafe {
+            let mut v = acc;
+            if let Some(b) = self.bias {
+                v = v.add(b);
+            }
+            if let Some((lo, hi)) = self.clamp {
+                v = v.clamp(lo, hi);
+            }
+            v.store(out);
+        }
     }
 }
 
@@ -463,33 +504,33 @@ struct Geometry {
 ///
 /// As [`microkernel`].
 #[inline(always)]
-unsafe fn chunk<V: Lanes16>(p: &Geometry, wo: usize, r: usize, bias: Option<V>, out: *mut f32) {
+unsafe fn chunk<V: Lanes16>(p: &Geometry, wo: usize, r: usize, end: &End<V>, out: *mut f32) {
     // SAFETY: forwarded contract.
     unsafe {
         match r {
-            1 => microkernel::<V, 1>(p, wo, bias, out),
-            2 => microkernel::<V, 2>(p, wo, bias, out),
-            3 => microkernel::<V, 3>(p, wo, bias, out),
-            4 => microkernel::<V, 4>(p, wo, bias, out),
-            5 => microkernel::<V, 5>(p, wo, bias, out),
-            6 => microkernel::<V, 6>(p, wo, bias, out),
-            7 => microkernel::<V, 7>(p, wo, bias, out),
-            8 => microkernel::<V, 8>(p, wo, bias, out),
-            9 => microkernel::<V, 9>(p, wo, bias, out),
-            10 => microkernel::<V, 10>(p, wo, bias, out),
-            11 => microkernel::<V, 11>(p, wo, bias, out),
-            12 => microkernel::<V, 12>(p, wo, bias, out),
-            13 => microkernel::<V, 13>(p, wo, bias, out),
-            14 => microkernel::<V, 14>(p, wo, bias, out),
-            15 => microkernel::<V, 15>(p, wo, bias, out),
-            16 => microkernel::<V, 16>(p, wo, bias, out),
+            1 => microkernel::<V, 1>(p, wo, end, out),
+            2 => microkernel::<V, 2>(p, wo, end, out),
+            3 => microkernel::<V, 3>(p, wo, end, out),
+            4 => microkernel::<V, 4>(p, wo, end, out),
+            5 => microkernel::<V, 5>(p, wo, end, out),
+            6 => microkernel::<V, 6>(p, wo, end, out),
+            7 => microkernel::<V, 7>(p, wo, end, out),
+            8 => microkernel::<V, 8>(p, wo, end, out),
+            9 => microkernel::<V, 9>(p, wo, end, out),
+            10 => microkernel::<V, 10>(p, wo, end, out),
+            11 => microkernel::<V, 11>(p, wo, end, out),
+            12 => microkernel::<V, 12>(p, wo, end, out),
+            13 => microkernel::<V, 13>(p, wo, end, out),
+            14 => microkernel::<V, 14>(p, wo, end, out),
+            15 => microkernel::<V, 15>(p, wo, end, out),
+            16 => microkernel::<V, 16>(p, wo, end, out),
             _ => unreachable!("chunks hold at most 16 outputs"),
         }
     }
 }
 
 /// `R` output pixels in registers: per tap in `(ki, kj)` order one weight
-/// vector and `R` loads and FMAs; then the bias; then the stores.
+/// vector and `R` loads and FMAs; then the bias and clamp; then the stores.
 ///
 /// # Safety
 ///
@@ -497,7 +538,7 @@ unsafe fn chunk<V: Lanes16>(p: &Geometry, wo: usize, r: usize, bias: Option<V>, 
 /// filter's `kh * kw` vectors, `out` valid for `R * 16` writes; the CPU
 /// has `V`'s features.
 #[inline(always)]
-unsafe fn microkernel<V: Lanes16, const R: usize>(p: &Geometry, wo: usize, bias: Option<V>, out: *mut f32) {
+unsafe fn microkernel<V: Lanes16, const R: usize>(p: &Geometry, wo: usize, end: &End<V>, out: *mut f32) {
     // SAFETY: the caller's extents and features.
     unsafe {
         let mut acc = [V::zero(); R];
@@ -519,13 +560,8 @@ unsafe fn microkernel<V: Lanes16, const R: usize>(p: &Geometry, wo: usize, bias:
                 }
             }
         }
-        if let Some(b) = bias {
-            for a in &mut acc {
-                *a = a.add(b);
-            }
-        }
-        for (i, a) in acc.iter().enumerate() {
-            a.store(out.add(i * L));
+        for (i, &a) in acc.iter().enumerate() {
+            end.store(a, out.add(i * L));
         }
     }
 }
@@ -552,26 +588,26 @@ fn sliding(s: &Conv2dShape) -> bool {
 /// As [`microkernel_slide`] with `KW == p.kw`, `S == p.col_step / 16` in
 /// the `sliding` set; `1 <= r <= 16`.
 #[inline(always)]
-unsafe fn chunk_slide<V: Lanes16>(p: &Geometry, wo: usize, r: usize, bias: Option<V>, out: *mut f32) {
+unsafe fn chunk_slide<V: Lanes16>(p: &Geometry, wo: usize, r: usize, end: &End<V>, out: *mut f32) {
     macro_rules! by_count {
         ($kw:literal, $s:literal) => {
             match r {
-                1 => microkernel_slide::<V, $kw, $s, 1>(p, wo, bias, out),
-                2 => microkernel_slide::<V, $kw, $s, 2>(p, wo, bias, out),
-                3 => microkernel_slide::<V, $kw, $s, 3>(p, wo, bias, out),
-                4 => microkernel_slide::<V, $kw, $s, 4>(p, wo, bias, out),
-                5 => microkernel_slide::<V, $kw, $s, 5>(p, wo, bias, out),
-                6 => microkernel_slide::<V, $kw, $s, 6>(p, wo, bias, out),
-                7 => microkernel_slide::<V, $kw, $s, 7>(p, wo, bias, out),
-                8 => microkernel_slide::<V, $kw, $s, 8>(p, wo, bias, out),
-                9 => microkernel_slide::<V, $kw, $s, 9>(p, wo, bias, out),
-                10 => microkernel_slide::<V, $kw, $s, 10>(p, wo, bias, out),
-                11 => microkernel_slide::<V, $kw, $s, 11>(p, wo, bias, out),
-                12 => microkernel_slide::<V, $kw, $s, 12>(p, wo, bias, out),
-                13 => microkernel_slide::<V, $kw, $s, 13>(p, wo, bias, out),
-                14 => microkernel_slide::<V, $kw, $s, 14>(p, wo, bias, out),
-                15 => microkernel_slide::<V, $kw, $s, 15>(p, wo, bias, out),
-                16 => microkernel_slide::<V, $kw, $s, 16>(p, wo, bias, out),
+                1 => microkernel_slide::<V, $kw, $s, 1>(p, wo, end, out),
+                2 => microkernel_slide::<V, $kw, $s, 2>(p, wo, end, out),
+                3 => microkernel_slide::<V, $kw, $s, 3>(p, wo, end, out),
+                4 => microkernel_slide::<V, $kw, $s, 4>(p, wo, end, out),
+                5 => microkernel_slide::<V, $kw, $s, 5>(p, wo, end, out),
+                6 => microkernel_slide::<V, $kw, $s, 6>(p, wo, end, out),
+                7 => microkernel_slide::<V, $kw, $s, 7>(p, wo, end, out),
+                8 => microkernel_slide::<V, $kw, $s, 8>(p, wo, end, out),
+                9 => microkernel_slide::<V, $kw, $s, 9>(p, wo, end, out),
+                10 => microkernel_slide::<V, $kw, $s, 10>(p, wo, end, out),
+                11 => microkernel_slide::<V, $kw, $s, 11>(p, wo, end, out),
+                12 => microkernel_slide::<V, $kw, $s, 12>(p, wo, end, out),
+                13 => microkernel_slide::<V, $kw, $s, 13>(p, wo, end, out),
+                14 => microkernel_slide::<V, $kw, $s, 14>(p, wo, end, out),
+                15 => microkernel_slide::<V, $kw, $s, 15>(p, wo, end, out),
+                16 => microkernel_slide::<V, $kw, $s, 16>(p, wo, end, out),
                 _ => unreachable!("chunks hold at most 16 outputs"),
             }
         };
@@ -608,7 +644,7 @@ unsafe fn chunk_slide<V: Lanes16>(p: &Geometry, wo: usize, r: usize, bias: Optio
 unsafe fn microkernel_slide<V: Lanes16, const KW: usize, const S: usize, const R: usize>(
     p: &Geometry,
     wo: usize,
-    bias: Option<V>,
+    end: &End<V>,
     out: *mut f32,
 ) {
     // Window column `j` is input column `col0 + j`: inside for `j` in
@@ -645,13 +681,8 @@ unsafe fn microkernel_slide<V: Lanes16, const KW: usize, const S: usize, const R
             }
             column!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36);
         }
-        if let Some(b) = bias {
-            for a in &mut acc {
-                *a = a.add(b);
-            }
-        }
-        for (i, a) in acc.iter().enumerate() {
-            a.store(out.add(i * L));
+        for (i, &a) in acc.iter().enumerate() {
+            end.store(a, out.add(i * L));
         }
     }
 }

@@ -48,6 +48,18 @@ impl Lanes16 for Neon {
     unsafe fn add(self, b: Self) -> Self {
         Neon(std::array::from_fn(|i| vaddq_f32(self.0[i], b.0[i])))
     }
+
+    #[target_feature(enable = "neon")]
+    #[inline]
+    unsafe fn clamp(self, lo: f32, hi: f32) -> Self {
+        // `math::clip` by compare and select: `x < lo ? lo : x`, then
+        // `t > hi ? hi : t` (NEON's max/min differ on NaN).
+        let (lo, hi) = (vdupq_n_f32(lo), vdupq_n_f32(hi));
+        Neon(self.0.map(|v| {
+            let t = vbslq_f32(vcltq_f32(v, lo), lo, v);
+            vbslq_f32(vcgtq_f32(t, hi), hi, t)
+        }))
+    }
 }
 
 /// See [`super::TasksFn`].

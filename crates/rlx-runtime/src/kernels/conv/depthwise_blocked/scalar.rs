@@ -36,6 +36,11 @@ impl Lanes16 for Scalar {
     unsafe fn add(self, b: Self) -> Self {
         Scalar(std::array::from_fn(|i| self.0[i] + b.0[i]))
     }
+
+    #[inline(always)]
+    unsafe fn clamp(self, lo: f32, hi: f32) -> Self {
+        Scalar(self.0.map(|v| crate::math::clip(v, lo, hi)))
+    }
 }
 
 /// See [`super::TasksFn`].

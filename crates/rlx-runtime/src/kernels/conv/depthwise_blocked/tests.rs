@@ -150,6 +150,26 @@ fn awkward_channels_widths_and_windows() {
 }
 
 #[test]
+fn clamps_in_registers_give_the_activation_kernels_bits() {
+    // Inputs of signed zeros, infinities, NaN and large values drive the
+    // sums onto and past the bounds; ReLU and Clip (an inverted one too)
+    // run in registers and must match the activation kernel.
+    let specials = [0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 6.0, -6.0, 0.25, 1e30];
+    let acts = [ActKind::Relu, ActKind::Clip { min: -0.5, max: 0.25 }, ActKind::Clip { min: 2.0, max: -2.0 }];
+    for (i, act) in acts.into_iter().enumerate() {
+        // Both microkernels: 3x3 stride 1 slides, dilation 2 does not.
+        for (k, st, d) in [(3, 1, 1), (3, 1, 2), (5, 2, 1)] {
+            let s = shape(1, 20, (7, 11), k, st, (1, 1), d);
+            let mut case = Case::new(s, i % 2 == 0, act, 50 + i as u64);
+            for (j, x) in case.x.iter_mut().enumerate().filter(|(j, _)| j % 5 == 0) {
+                *x = specials[j / 5 % specials.len()];
+            }
+            check(&case, &format!("{act:?} k {k} s {st} d {d}"));
+        }
+    }
+}
+
+#[test]
 fn images_bias_activations_and_in_place_reads() {
     for (i, act) in ACTS.into_iter().enumerate() {
         for bias in [false, true] {

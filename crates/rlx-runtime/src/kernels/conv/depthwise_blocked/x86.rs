@@ -45,6 +45,13 @@ impl Lanes16 for Avx512 {
     unsafe fn add(self, b: Self) -> Self {
         Avx512(_mm512_add_ps(self.0, b.0))
     }
+
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn clamp(self, lo: f32, hi: f32) -> Self {
+        // `max(lo, x)` is `lo > x ? lo : x`: `math::clip`'s comparisons.
+        Avx512(_mm512_min_ps(_mm512_set1_ps(hi), _mm512_max_ps(_mm512_set1_ps(lo), self.0)))
+    }
 }
 
 /// See [`super::TasksFn`]; `SLIDE` on the sliding microkernel (its own
@@ -99,6 +106,13 @@ impl Lanes16 for Avx2 {
     #[inline]
     unsafe fn add(self, b: Self) -> Self {
         Avx2(_mm256_add_ps(self.0, b.0), _mm256_add_ps(self.1, b.1))
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn clamp(self, lo: f32, hi: f32) -> Self {
+        let (lo, hi) = (_mm256_set1_ps(lo), _mm256_set1_ps(hi));
+        Avx2(_mm256_min_ps(hi, _mm256_max_ps(lo, self.0)), _mm256_min_ps(hi, _mm256_max_ps(lo, self.1)))
     }
 }
 
