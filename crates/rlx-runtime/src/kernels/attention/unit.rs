@@ -118,41 +118,10 @@ pub(super) unsafe fn run_unit(p: &Ptrs, s: &AttentionShape, sc: &AttentionScores
     // SAFETY: this unit owns its `seq * kv` score matrix; no other
     // reference to it exists while the slice lives.
     let sm = unsafe { std::slice::from_raw_parts_mut(scores, seq * kv) };
-
-    // 2-4, one score row at a time while it is in L1 (each step is per
-    // element, so the order of rows changes nothing).
-    let softmax = row_kernel();
-    for (i, row) in sm.chunks_exact_mut(kv).enumerate() {
-        if path == AttentionPath::Gemm {
-            // One rounded product by the scale after the sum, as BLAS's
-            // `alpha` does (the direct path scaled each dot product).
-            for x in row.iter_mut() {
-                *x *= sc.scale;
-            }
-        }
-        // 2. softcap, on the raw scores (see the module docs).
-        if sc.softcap > 0.0 {
-            for x in row.iter_mut() {
-                *x = sc.softcap * (*x / sc.softcap).tanh();
-            }
-        }
-        // 3. the mask.
-        // SAFETY: the caller guarantees the mask extent documented on
-        // `attention_f32` for the kinds that read it.
-        unsafe { mask_row(row, i, p.mask, s, sc, b, h) };
-        // 4. softmax, in place.
-        // SAFETY: one row of `kv`; the kernel accepts an exact alias and
-        // goes through the raw pointer only.
-        unsafe { softmax(row.as_mut_ptr(), row.as_mut_ptr(), kv) };
-        if path == AttentionPath::Gemm {
-            for x in row.iter_mut() {
-                // NaN is zeroed too: the direct path's `p > skip` skips it.
-                if x.is_nan() || *x <= sc.score_skip {
-                    *x = 0.0;
-                }
-            }
-        }
-    }
+    let rows = Rows { mask: p.mask, s, sc, path, b, h };
+    // SAFETY: the mask extent is the caller's (see `attention_f32`); the
+    // variant runs on this CPU.
+    unsafe { (rows_kernel())(sm, &rows) };
 
     // 5. out = P V, skipping p <= score_skip.
     let dv = s.v_head_dim;
@@ -184,12 +153,129 @@ pub(super) unsafe fn run_unit(p: &Ptrs, s: &AttentionShape, sc: &AttentionScores
     }
 }
 
+/// What steps 2-4 need besides the scores: the unit, its mask and path.
+struct Rows<'a> {
+    mask: *const f32,
+    s: &'a AttentionShape,
+    sc: &'a AttentionScores,
+    path: AttentionPath,
+    b: usize,
+    h: usize,
+}
+
+/// Steps 2-4 over a unit's score matrix, one variant per instruction set.
+///
+/// # Safety
+///
+/// `sm` is the unit's `seq x kv_seq` scores (`kv_seq > 0`); the mask
+/// extent of [`super::attention_f32`]; the CPU has the variant's features.
+type RowsFn = unsafe fn(sm: &mut [f32], r: &Rows<'_>);
+
+/// The variant for this CPU, chosen once. The passes are the same IEEE
+/// operations per element on every variant (`*`, `+`, compare and
+/// select, no contraction), so they give the same bits; the wider ones
+/// only let the compiler vectorise them.
+fn rows_kernel() -> RowsFn {
+    static K: std::sync::OnceLock<RowsFn> = std::sync::OnceLock::new();
+    *K.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx512f") {
+                return rows_avx512;
+            }
+            if is_x86_feature_detected!("avx2") {
+                return rows_avx2;
+            }
+        }
+        rows_plain
+    })
+}
+
+/// See [`RowsFn`].
+///
+/// # Safety
+///
+/// As [`RowsFn`]; the CPU has AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn rows_avx512(sm: &mut [f32], r: &Rows<'_>) {
+    // SAFETY: forwarded contract.
+    unsafe { finish_rows(sm, r) }
+}
+
+/// See [`RowsFn`].
+///
+/// # Safety
+///
+/// As [`RowsFn`]; the CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn rows_avx2(sm: &mut [f32], r: &Rows<'_>) {
+    // SAFETY: forwarded contract.
+    unsafe { finish_rows(sm, r) }
+}
+
+/// See [`RowsFn`].
+///
+/// # Safety
+///
+/// As [`RowsFn`].
+unsafe fn rows_plain(sm: &mut [f32], r: &Rows<'_>) {
+    // SAFETY: forwarded contract.
+    unsafe { finish_rows(sm, r) }
+}
+
+/// Steps 2-4, one score row at a time while it is in L1 (each step is per
+/// element, so the order of rows changes nothing); on the GEMM path the
+/// scale before them and the `score_skip` zeroing after.
+///
+/// # Safety
+///
+/// As [`RowsFn`] (inlined into a function with the features).
+#[inline(always)]
+unsafe fn finish_rows(sm: &mut [f32], r: &Rows<'_>) {
+    let (s, sc) = (r.s, r.sc);
+    let softmax = row_kernel();
+    for (i, row) in sm.chunks_exact_mut(s.kv_seq).enumerate() {
+        if r.path == AttentionPath::Gemm {
+            // One rounded product by the scale after the sum, as BLAS's
+            // `alpha` does (the direct path scaled each dot product).
+            for x in row.iter_mut() {
+                *x *= sc.scale;
+            }
+        }
+        // 2. softcap, on the raw scores (see the module docs).
+        if sc.softcap > 0.0 {
+            for x in row.iter_mut() {
+                *x = sc.softcap * (*x / sc.softcap).tanh();
+            }
+        }
+        // 3. the mask.
+        // SAFETY: the caller guarantees the mask extent documented on
+        // `attention_f32` for the kinds that read it.
+        unsafe { mask_row(row, i, r.mask, s, sc, r.b, r.h) };
+        // 4. softmax, in place.
+        // SAFETY: one row of `kv`; the kernel accepts an exact alias and
+        // goes through the raw pointer only.
+        unsafe { softmax(row.as_mut_ptr(), row.as_mut_ptr(), s.kv_seq) };
+        if r.path == AttentionPath::Gemm {
+            for x in row.iter_mut() {
+                // `p > skip` is false for NaN: zeroed too, as the direct
+                // path's `p > skip` skips it. A select, so it vectorises.
+                let p = *x;
+                *x = if p > sc.score_skip { p } else { 0.0 };
+            }
+        }
+    }
+}
+
 /// Applies the mask kind to row `i` of one unit's `seq x kv_seq` scores.
 ///
 /// # Safety
 ///
 /// For `Custom` and `Bias`, `mask` must be valid for the extent documented
 /// on [`super::attention_f32`].
+#[inline(always)]
 unsafe fn mask_row(
     row: &mut [f32],
     i: usize,
@@ -206,9 +292,7 @@ unsafe fn mask_row(
             // SAFETY: batch `b`'s row of `kv` key flags.
             let keep = unsafe { std::slice::from_raw_parts(mask.add(b * kv), kv) };
             for (x, &m) in row.iter_mut().zip(keep) {
-                if m < sc.mask_threshold {
-                    *x = sc.mask_neg_inf;
-                }
+                *x = if m < sc.mask_threshold { sc.mask_neg_inf } else { *x };
             }
         }
         MaskKind::Bias => {
@@ -224,11 +308,8 @@ unsafe fn mask_row(
                 _ => None,
             };
             let (lo, hi) = visible_keys(i, seq, kv, window);
-            for (j, x) in row.iter_mut().enumerate() {
-                if j < lo || j >= hi {
-                    *x = f32::NEG_INFINITY;
-                }
-            }
+            row[..lo].fill(f32::NEG_INFINITY);
+            row[hi..].fill(f32::NEG_INFINITY);
         }
     }
 }

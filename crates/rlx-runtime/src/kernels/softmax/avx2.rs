@@ -12,15 +12,15 @@ use super::scalar::normaliser;
 
 /// `ln(2^-126)`: the smallest input whose `exp` is a normal f32. Below it
 /// the result is flushed to 0.
-const EXP_LO: f32 = -87.336_54;
+pub(super) const EXP_LO: f32 = -87.336_54;
 /// `ln(f32::MAX)`: above it the result is `+inf`.
-const EXP_HI: f32 = 88.722_83;
-const LOG2E: f32 = std::f32::consts::LOG2_E;
+pub(super) const EXP_HI: f32 = 88.722_83;
+pub(super) const LOG2E: f32 = std::f32::consts::LOG2_E;
 /// `ln 2` split so `n * LN2_HI` is exact for `|n| <= 128` (Cody-Waite).
-const LN2_HI: f32 = 0.693_359_4;
-const LN2_LO: f32 = -2.121_944_4e-4;
+pub(super) const LN2_HI: f32 = 0.693_359_4;
+pub(super) const LN2_LO: f32 = -2.121_944_4e-4;
 /// Cephes `expf`: `exp(r) ~ 1 + r + r^2 * P(r)` on `|r| <= ln2 / 2`.
-const P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5];
+pub(super) const P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5];
 
 /// `exp` of 8 lanes with relative error under
 /// [`super::EXP_MAX_REL_ERR`] for normal results. `x < EXP_LO` gives 0,

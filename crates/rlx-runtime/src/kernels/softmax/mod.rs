@@ -9,7 +9,9 @@
 //!
 //! Every variant normalises by multiplying with `1 / sum`. The SIMD
 //! variants use a polynomial `exp` (see [`EXP_MAX_REL_ERR`]) and sum in
-//! lanes, so they differ from the scalar reference by rounding only; the
+//! lanes, so they differ from the scalar reference by rounding only (the
+//! AVX-512 one gives the AVX2 bits: 16 lanes of the same `exp`, summed in
+//! the AVX2 order); the
 //! variant is chosen once per process, so the interpreter and generated
 //! code on one machine agree bit for bit.
 
@@ -17,6 +19,8 @@ pub(crate) mod scalar;
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod neon;
 
@@ -46,6 +50,9 @@ pub(crate) fn row_kernel() -> RowFn {
 fn select() -> RowFn {
     #[cfg(target_arch = "x86_64")]
     if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        if is_x86_feature_detected!("avx512f") {
+            return avx512::avx512_softmax_row_f32;
+        }
         return avx2::avx2_softmax_row_f32;
     }
     #[cfg(target_arch = "aarch64")]

@@ -13,6 +13,9 @@ fn variants() -> Vec<(&'static str, RowFn)> {
     #[cfg(target_arch = "x86_64")]
     if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
         v.push(("avx2", avx2::avx2_softmax_row_f32));
+        if is_x86_feature_detected!("avx512f") {
+            v.push(("avx512", avx512::avx512_softmax_row_f32));
+        }
     }
     #[cfg(target_arch = "aarch64")]
     v.push(("neon", neon::neon_softmax_row_f32));
@@ -54,6 +57,41 @@ fn run(kernel: RowFn, x: &[f32]) -> Vec<f32> {
     // SAFETY: both slices hold `x.len()` f32.
     unsafe { kernel(x.as_ptr(), out.as_mut_ptr(), x.len()) };
     out
+}
+
+/// The AVX-512 kernel gives the AVX2 kernel's bits on every length up to
+/// three 16-lane blocks past a tail, and on rows with the edge cases
+/// (`-inf` entries, NaN, `+inf`, signed zeros, values past `exp`'s range).
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn avx512_gives_the_avx2_bits() {
+    if !(is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
+        return;
+    }
+    let mut rng = StdRng::seed_from_u64(12);
+    let specials = [f32::NEG_INFINITY, -0.0, 0.0, f32::NAN, f32::INFINITY, -100.0, 100.0, 88.0, -88.0];
+    for n in 0..=70 {
+        let mut rows = vec![random_row(&mut rng, n, -30.0, 30.0), random_row(&mut rng, n, -1.0, 1.0)];
+        for (k, &sp) in specials.iter().enumerate() {
+            let mut row = random_row(&mut rng, n, -20.0, 20.0);
+            for (j, x) in row.iter_mut().enumerate() {
+                if (j + k) % 5 == 0 {
+                    *x = sp;
+                }
+            }
+            rows.push(row);
+        }
+        rows.push(vec![f32::NEG_INFINITY; n]);
+        for x in rows {
+            let (wide, narrow) = (run(avx512::avx512_softmax_row_f32, &x), run(avx2::avx2_softmax_row_f32, &x));
+            for (i, (w, v)) in wide.iter().zip(&narrow).enumerate() {
+                assert!(
+                    w.to_bits() == v.to_bits() || (w.is_nan() && v.is_nan()),
+                    "n={n} i={i}: {w:e} vs {v:e} on {x:?}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -104,13 +104,17 @@ pub(crate) struct Kernel {
     /// GEMV), a kernel over [`WIDE_PANELS`] full panels at once: a single
     /// row has too few accumulators per panel to hide the FMA latency.
     pub(crate) wide: Option<(usize, Microkernel)>,
+    /// A kernel over two full panels at once (`Tile::cols == 2 * PANEL`,
+    /// panel 1 at `b + panel_stride`), up to `mr` rows: twice the
+    /// accumulators, so each load of `a` feeds two multiply-adds.
+    pub(crate) pair: Option<Microkernel>,
 }
 
 /// Panels per call of a wide kernel (`Tile::cols == WIDE_PANELS * PANEL`,
 /// panel `q` at `b + q * panel_stride`).
 pub(crate) const WIDE_PANELS: usize = 4;
 
-const SCALAR: Kernel = Kernel { name: "scalar", mr: scalar::MR, micro: scalar::micro, wide: None };
+const SCALAR: Kernel = Kernel { name: "scalar", mr: scalar::MR, micro: scalar::micro, wide: None, pair: None };
 
 /// The microkernels this CPU can run, best first; scalar is always last.
 pub(crate) fn supported_kernels() -> Vec<Kernel> {
@@ -124,6 +128,7 @@ pub(crate) fn supported_kernels() -> Vec<Kernel> {
                 mr: x86::MR_AVX512,
                 micro: x86::micro_avx512,
                 wide: Some((2, x86::wide_avx512)),
+                pair: Some(x86::pair_avx512),
             });
         }
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
@@ -132,12 +137,19 @@ pub(crate) fn supported_kernels() -> Vec<Kernel> {
                 mr: x86::MR_AVX2,
                 micro: x86::micro_avx2,
                 wide: Some((1, x86::wide_avx2)),
+                pair: None,
             });
         }
     }
     #[cfg(target_arch = "aarch64")]
     if std::arch::is_aarch64_feature_detected!("neon") {
-        out.push(Kernel { name: "neon", mr: neon::MR_NEON, micro: neon::micro_neon, wide: Some((1, neon::wide_neon)) });
+        out.push(Kernel {
+            name: "neon",
+            mr: neon::MR_NEON,
+            micro: neon::micro_neon,
+            wide: Some((1, neon::wide_neon)),
+            pair: None,
+        });
     }
     out.push(SCALAR);
     out
@@ -460,8 +472,15 @@ unsafe fn run_task(
         // A GEMV-like strip over a task's full group of panels takes one
         // wide call instead of one call per panel.
         let wide = kernel.wide.filter(|&(rows, _)| mr <= rows && j_end - j_start == WIDE_PANELS * PANEL);
-        let step = if wide.is_some() { WIDE_PANELS * PANEL } else { PANEL };
-        for j0 in (j_start..j_end).step_by(step) {
+        let mut j0 = j_start;
+        while j0 < j_end {
+            // The widest kernel that fits: the wide one over the whole
+            // group, a pair of full panels, else one (maybe narrow) panel.
+            let (micro, step) = match (wide, kernel.pair) {
+                (Some((_, f)), _) => (f, WIDE_PANELS * PANEL),
+                (None, Some(f)) if j_end - j0 >= 2 * PANEL => (f, 2 * PANEL),
+                _ => (kernel.micro, PANEL),
+            };
             let (b, panel_stride) = match produce {
                 // Panel `(j0 - j_start) / PANEL` of the pass slice.
                 Some(_) => (local.as_ptr().cast::<f32>().wrapping_add((j0 - j_start) * kc), kc * PANEL),
@@ -491,9 +510,10 @@ unsafe fn run_task(
                     init,
                 };
                 // SAFETY: the tile is inside the extents (see above); a
-                // wide tile spans the group's four full panels.
-                unsafe { (wide.map_or(kernel.micro, |(_, f)| f))(&tile) };
+                // wide tile spans the group's four full panels, a pair two.
+                unsafe { micro(&tile) };
             }
+            j0 += step;
         }
         p0 += kc;
         if p0 >= g.k {

@@ -78,6 +78,11 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (2, 40, 128),
     (1, 0, 64),
     (2, 257, 200),
+    // Pairs of full panels: with a single panel after them, over `k`
+    // passes, and for a short strip beside a group that is not full.
+    (12, 300, 96),
+    (11, 520, 48),
+    (2, 40, 100),
 ];
 
 const CASES: &[(BiasKind, ActKind)] = &[
@@ -193,4 +198,47 @@ fn the_via_entry_allows_the_output_over_the_input() {
         packed_gemm_f32_via(scratch.as_mut_ptr(), p, packed.as_ptr(), None, p, m, k, n, ActKind::Identity, false);
     }
     assert_eq!(bits(&buf), bits(&want));
+}
+
+/// Prints GFLOP/s of the best kernel with and without its pair kernel on
+/// model shapes, interleaved in one process: `cargo test --release -p
+/// rlx-runtime gemm_pair_timing -- --ignored --nocapture`.
+#[test]
+#[ignore = "timing, run by hand"]
+fn gemm_pair_timing() {
+    let best = supported_kernels()[0];
+    let single = Kernel { pair: None, ..best };
+    for (m, k, n) in [(128, 384, 384), (128, 384, 1536), (128, 1536, 384), (128, 32, 128), (256, 256, 256)] {
+        let (a, b, bias) = (values(m * k, 1), values(k * n, 2), values(n, 3));
+        let packed = pack_b(&b, k, n, false);
+        let mut c = vec![0.0f32; m * n];
+        let g = Gemm {
+            m,
+            k,
+            n,
+            a: a.as_ptr(),
+            lda: k,
+            b: packed.as_ptr(),
+            c: c.as_mut_ptr(),
+            ldc: n,
+            bias: Bias::Cols(bias.as_ptr()),
+            act: ActKind::Identity,
+        };
+        let mut best_us = [f64::MAX; 2];
+        for _ in 0..200 {
+            for (slot, kernel) in [&best, &single].into_iter().enumerate() {
+                let t = std::time::Instant::now();
+                // SAFETY: every buffer has the extent the kernel reads or writes.
+                unsafe { run(kernel, &g, false) };
+                best_us[slot] = best_us[slot].min(t.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        let gf = |us: f64| 2.0 * (m * k * n) as f64 / us / 1e3;
+        println!(
+            "{m}x{k}x{n}: {} with pairs {:.1} GF/s, without {:.1} GF/s",
+            best.name,
+            gf(best_us[0]),
+            gf(best_us[1])
+        );
+    }
 }

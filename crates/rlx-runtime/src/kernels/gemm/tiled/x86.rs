@@ -1,5 +1,6 @@
 //! x86_64 microkernels: AVX2+FMA (6 rows x two 8-lane vectors: 12
-//! accumulators) and AVX-512 (12 rows x one 16-lane vector). Each element
+//! accumulators) and AVX-512 (12 rows x one 16-lane vector, or x two
+//! panels: 24 accumulators). Each element
 //! takes the scalar reference's fused multiply-adds in the same order, so
 //! the results are bit-identical to it.
 
@@ -165,22 +166,55 @@ pub(super) unsafe fn wide_avx512(t: &Tile) {
     // SAFETY: forwarded contract.
     unsafe {
         match t.rows {
-            1 => wide_tile_avx512::<1>(t),
-            2 => wide_tile_avx512::<2>(t),
+            1 => panels_avx512::<1, WIDE_PANELS>(t),
+            2 => panels_avx512::<2, WIDE_PANELS>(t),
             _ => unreachable!("wide rows are 1..=2"),
         }
     }
 }
 
+/// A pair kernel (see `super::Kernel::pair`): up to 12 rows by two full
+/// panels, 24 accumulators: per step of `k` two loads of `B` and one
+/// broadcast per row feed twice the multiply-adds of [`tile_avx512`].
+///
 /// # Safety
 ///
-/// As [`wide_avx512`] with `rows == R`.
+/// As [`super::Microkernel`] with `rows <= MR_AVX512`, `cols == 2 *
+/// PANEL` and panel 1 at `b + panel_stride`; the CPU must support
+/// AVX-512F.
+pub(super) unsafe fn pair_avx512(t: &Tile) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        match t.rows {
+            1 => panels_avx512::<1, 2>(t),
+            2 => panels_avx512::<2, 2>(t),
+            3 => panels_avx512::<3, 2>(t),
+            4 => panels_avx512::<4, 2>(t),
+            5 => panels_avx512::<5, 2>(t),
+            6 => panels_avx512::<6, 2>(t),
+            7 => panels_avx512::<7, 2>(t),
+            8 => panels_avx512::<8, 2>(t),
+            9 => panels_avx512::<9, 2>(t),
+            10 => panels_avx512::<10, 2>(t),
+            11 => panels_avx512::<11, 2>(t),
+            12 => panels_avx512::<12, 2>(t),
+            _ => unreachable!("rows is 1..=MR_AVX512"),
+        }
+    }
+}
+
+/// `R` rows by `Q` full panels, `R * Q` accumulators.
+///
+/// # Safety
+///
+/// As [`super::Microkernel`] with `rows == R`, `cols == Q * PANEL` and
+/// panel `q` at `b + q * panel_stride`; the CPU must support AVX-512F.
 #[target_feature(enable = "avx512f")]
-unsafe fn wide_tile_avx512<const R: usize>(t: &Tile) {
+unsafe fn panels_avx512<const R: usize, const Q: usize>(t: &Tile) {
     let Tile { kc, a, lda, b, panel_stride, c, ldc, init, .. } = *t;
-    let mut acc = [[_mm512_setzero_ps(); WIDE_PANELS]; R];
-    // SAFETY: rows `r < R` of `a` and `c`, `kc` rows of four panels, the
-    // 64 columns (or `R` rows) of bias: the caller's extents.
+    let mut acc = [[_mm512_setzero_ps(); Q]; R];
+    // SAFETY: rows `r < R` of `a` and `c`, `kc` rows of `Q` panels, the
+    // `Q * 16` columns (or `R` rows) of bias: the caller's extents.
     unsafe {
         for (r, row) in acc.iter_mut().enumerate() {
             for (q, v) in row.iter_mut().enumerate() {
@@ -193,8 +227,7 @@ unsafe fn wide_tile_avx512<const R: usize>(t: &Tile) {
             }
         }
         for p in 0..kc {
-            let bv: [__m512; WIDE_PANELS] =
-                std::array::from_fn(|q| _mm512_loadu_ps(b.add(q * panel_stride + p * PANEL)));
+            let bv: [__m512; Q] = std::array::from_fn(|q| _mm512_loadu_ps(b.add(q * panel_stride + p * PANEL)));
             for (r, row) in acc.iter_mut().enumerate() {
                 let av = _mm512_set1_ps(*a.add(r * lda + p));
                 for (v, bq) in row.iter_mut().zip(bv) {

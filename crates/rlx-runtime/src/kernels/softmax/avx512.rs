@@ -1,0 +1,125 @@
+//! AVX-512F row softmax with the bits of the AVX2 one ([`super::avx2`]).
+//!
+//! [`exp512`] is [`super::avx2::exp256`]'s operations lane for lane, so
+//! every `exp` has the same bits. The maximum and the final scaling do not
+//! depend on the order of elements; the sum does, so it stays the AVX2
+//! one: an 8-lane accumulator takes the low, then the high half of each
+//! 16-element block, which is the order in which the AVX2 kernel adds its
+//! 8-element chunks. A last 8-element chunk and the tail go through the
+//! AVX2 code itself.
+
+use std::arch::x86_64::*;
+
+use super::avx2::{exp256, hsum, tail_mask, EXP_HI, EXP_LO, LN2_HI, LN2_LO, LOG2E, P};
+use super::scalar::normaliser;
+
+/// [`exp256`] on 16 lanes: the same operations, so the same bits per lane.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn exp512(x: __m512) -> __m512 {
+    let xc = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(EXP_LO)), _mm512_set1_ps(EXP_HI));
+    let n = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm512_mul_ps(
+        xc,
+        _mm512_set1_ps(LOG2E),
+    ));
+    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), xc);
+    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
+    let mut poly = _mm512_set1_ps(P[0]);
+    for &c in &P[1..] {
+        poly = _mm512_fmadd_ps(poly, r, _mm512_set1_ps(c));
+    }
+    let r2 = _mm512_mul_ps(r, r);
+    let e_r = _mm512_add_ps(_mm512_fmadd_ps(poly, r2, r), _mm512_set1_ps(1.0));
+    let ni = _mm512_cvtps_epi32(n);
+    let n1 = _mm512_srai_epi32::<1>(ni);
+    let n2 = _mm512_sub_epi32(ni, n1);
+    let bias = _mm512_set1_epi32(127);
+    let s1 = _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(n1, bias)));
+    let s2 = _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(n2, bias)));
+    let mut out = _mm512_mul_ps(_mm512_mul_ps(e_r, s1), s2);
+    out = _mm512_mask_blend_ps(_mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, _mm512_set1_ps(EXP_LO)), out, _mm512_setzero_ps());
+    out = _mm512_mask_blend_ps(
+        _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, _mm512_set1_ps(EXP_HI)),
+        out,
+        _mm512_set1_ps(f32::INFINITY),
+    );
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x), out, x)
+}
+
+/// Softmax of one row of `n` f32, bit-identical to
+/// [`super::avx2::avx2_softmax_row_f32`].
+///
+/// # Safety
+///
+/// The CPU must support AVX-512F, AVX2 and FMA. `src` must be valid for
+/// reads and `dst` for writes of `n` f32; they may be the same pointer but
+/// must not otherwise overlap.
+#[target_feature(enable = "avx512f,avx2,fma")]
+pub(crate) unsafe fn avx512_softmax_row_f32(src: *const f32, dst: *mut f32, n: usize) {
+    let full8 = n - n % 8;
+    let full16 = n - n % 16;
+    let mask = tail_mask(n % 8);
+    let mask_ps = _mm256_castsi256_ps(mask);
+
+    // The maximum, ignoring NaN as the AVX2 pass does (`max(x, acc)` keeps
+    // `acc`); the order of a maximum does not change it.
+    let mut vmax = _mm512_set1_ps(f32::NEG_INFINITY);
+    let mut i = 0;
+    while i < full16 {
+        // SAFETY: `i + 16 <= n`.
+        vmax = _mm512_max_ps(unsafe { _mm512_loadu_ps(src.add(i)) }, vmax);
+        i += 16;
+    }
+    let mut max = _mm512_reduce_max_ps(vmax);
+    for j in full16..n {
+        // SAFETY: `j < n`.
+        let x = unsafe { *src.add(j) };
+        if x > max {
+            max = x;
+        }
+    }
+    let shift = if max == f32::NEG_INFINITY { 0.0 } else { max };
+    let (shift16, shift8) = (_mm512_set1_ps(shift), _mm256_set1_ps(shift));
+
+    let mut vsum = _mm256_setzero_ps();
+    let mut i = 0;
+    while i < full16 {
+        // SAFETY: `i + 16 <= n`; the load happens before the store.
+        unsafe {
+            let e = exp512(_mm512_sub_ps(_mm512_loadu_ps(src.add(i)), shift16));
+            _mm512_storeu_ps(dst.add(i), e);
+            vsum = _mm256_add_ps(vsum, _mm512_castps512_ps256(e));
+            vsum = _mm256_add_ps(vsum, _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(e))));
+        }
+        i += 16;
+    }
+    if full16 < full8 {
+        // SAFETY: `full16 + 8 == full8 <= n`.
+        unsafe {
+            let e = exp256(_mm256_sub_ps(_mm256_loadu_ps(src.add(full16)), shift8));
+            _mm256_storeu_ps(dst.add(full16), e);
+            vsum = _mm256_add_ps(vsum, e);
+        }
+    }
+    if full8 < n {
+        // SAFETY: masked lanes only.
+        unsafe {
+            let e = exp256(_mm256_sub_ps(_mm256_maskload_ps(src.add(full8), mask), shift8));
+            _mm256_maskstore_ps(dst.add(full8), mask, e);
+            vsum = _mm256_add_ps(vsum, _mm256_and_ps(e, mask_ps));
+        }
+    }
+    let inv = normaliser(hsum(vsum));
+
+    let inv16 = _mm512_set1_ps(inv);
+    let mut i = 0;
+    while i < full16 {
+        // SAFETY: `i + 16 <= n`.
+        unsafe { _mm512_storeu_ps(dst.add(i), _mm512_mul_ps(_mm512_loadu_ps(dst.add(i)), inv16)) };
+        i += 16;
+    }
+    for j in full16..n {
+        // SAFETY: `j < n`.
+        unsafe { *dst.add(j) *= inv };
+    }
+}
