@@ -310,17 +310,30 @@ impl Pass<'_> {
             self.blocked_input(x, (n, c_in, h * w_in))
         };
         let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
-        if self.winograd && !x_nchw && winograd_pays(&shape) {
-            let w = self.packed_param(w, Packing::WinogradFilter, |v| transform_winograd_filter(v, c_out, c_in));
-            let bias = bias.map(|b| self.packed_param(b, Packing::Bias, pad_channels));
+        let winograd = self.winograd && !x_nchw && winograd_pays(&shape);
+        let w = if winograd {
+            self.packed_param(w, Packing::WinogradFilter, |v| transform_winograd_filter(v, c_out, c_in))
+        } else if depthwise {
+            self.packed_param(w, Packing::DepthwiseFilter, |v| pack_depthwise_filter(v, c_out, kh, kw))
+        } else {
+            self.packed_param(w, Packing::Filter, |v| pack_conv_filter(v, c_out, c_in, kh, kw))
+        };
+        let bias = bias.map(|b| self.packed_param(b, Packing::Bias, pad_channels));
+        let out = {
             let blocked_out = self.blocked_storage(out, (n, c_out, h_out * w_out));
             self.wrote_blocked(out);
-            let thunk = Thunk::WinogradConv2D {
+            blocked_out
+        };
+        let residual = None;
+        let thunk = if winograd {
+            Thunk::WinogradConv2D { x, w, bias, residual, out, n, c_in, h, w_in, c_out, h_out, w_out, ph, pw, act }
+        } else {
+            Thunk::BlockedConv2D {
                 x,
                 w,
                 bias,
-                residual: None,
-                out: blocked_out,
+                residual,
+                out,
                 n,
                 c_in,
                 h,
@@ -328,44 +341,18 @@ impl Pass<'_> {
                 c_out,
                 h_out,
                 w_out,
+                kh,
+                kw,
+                sh,
+                sw,
                 ph,
                 pw,
+                dh,
+                dw,
+                groups,
                 act,
-            };
-            return Some(LoweredThunk { thunk, comment: lt.comment.clone() });
-        }
-        let w = if depthwise {
-            self.packed_param(w, Packing::DepthwiseFilter, |v| pack_depthwise_filter(v, c_out, kh, kw))
-        } else {
-            self.packed_param(w, Packing::Filter, |v| pack_conv_filter(v, c_out, c_in, kh, kw))
-        };
-        let bias = bias.map(|b| self.packed_param(b, Packing::Bias, pad_channels));
-        let blocked_out = self.blocked_storage(out, (n, c_out, h_out * w_out));
-        self.wrote_blocked(out);
-        let thunk = Thunk::BlockedConv2D {
-            x,
-            w,
-            bias,
-            out: blocked_out,
-            n,
-            c_in,
-            h,
-            w_in,
-            c_out,
-            h_out,
-            w_out,
-            kh,
-            kw,
-            sh,
-            sw,
-            ph,
-            pw,
-            dh,
-            dw,
-            groups,
-            act,
-            x_nchw,
-            residual: None,
+                x_nchw,
+            }
         };
         Some(LoweredThunk { thunk, comment: lt.comment.clone() })
     }

@@ -14,3 +14,5 @@ pub mod pool;
 pub mod reduce;
 pub mod rope;
 pub mod softmax;
+#[cfg(target_arch = "x86_64")]
+mod vexp;

@@ -11,6 +11,7 @@
 
 use std::arch::x86_64::*;
 
+use crate::kernels::vexp::{horner8, times_pow2_8, EXP_P, LN2_HI, LN2_LO};
 use crate::math;
 use rlx_core::ActKind;
 
@@ -295,26 +296,6 @@ pub(super) const GELU_G: [f32; 12] = [
 ];
 /// Centre of `1 / (1 + 0.75 a)` over `0.75 <= a <= 15`.
 pub(super) const GELU_V0: f32 = 0.360_816_33;
-/// Cody-Waite split of `ln 2` (`n * LN2_HI` exact for `|n| <= 256`) and the
-/// Cephes `expf` polynomial, as in the softmax kernel's vector `exp`.
-pub(super) const LN2_HI: f32 = 0.693_359_4;
-pub(super) const LN2_LO: f32 = -2.121_944_4e-4;
-pub(super) const EXP_P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5];
-
-/// Horner evaluation of `c` (highest degree first) at `v`.
-#[inline(always)]
-unsafe fn horner<const N: usize>(c: &[f32; N], v: __m256) -> __m256 {
-    // SAFETY: register-only AVX and FMA intrinsics; `horner` is only called
-    // from `gelu8`, which requires AVX2 and FMA of its caller.
-    unsafe {
-        let mut p = _mm256_set1_ps(c[0]);
-        for &k in &c[1..] {
-            p = _mm256_fmadd_ps(p, v, _mm256_set1_ps(k));
-        }
-        p
-    }
-}
-
 /// Exact GELU `0.5 x (1 + erf(x / sqrt 2))` of 8 lanes, within a few f32
 /// ulp of `math::gelu` (the bound is measured and asserted in the tests).
 ///
@@ -338,16 +319,11 @@ unsafe fn gelu8(x: __m256) -> __m256 {
     let half = _mm256_set1_ps(0.5);
     let one = _mm256_set1_ps(1.0);
     let ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0), x);
-    // SAFETY: `horner` needs AVX2 and FMA, which this function's caller
-    // guarantees (and which are enabled here).
-    let near = unsafe {
-        let p = horner(&ERF_P, _mm256_mul_ps(x, x));
-        _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_fmadd_ps(x, p, one))
-    };
+    let p = horner8(&ERF_P, _mm256_mul_ps(x, x));
+    let near = _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_fmadd_ps(x, p, one));
     let a = _mm256_min_ps(_mm256_max_ps(ax, _mm256_set1_ps(GELU_SPLIT)), _mm256_set1_ps(GELU_CLAMP));
     let s = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.75), a, one));
-    // SAFETY: as above, AVX2 and FMA for `horner`.
-    let g = unsafe { horner(&GELU_G, _mm256_sub_ps(s, _mm256_set1_ps(GELU_V0))) };
+    let g = horner8(&GELU_G, _mm256_sub_ps(s, _mm256_set1_ps(GELU_V0)));
     // -a^2 / 2 = hh + ll exactly (halving is exact at these magnitudes).
     let h = _mm256_mul_ps(a, a);
     let l = _mm256_fmsub_ps(a, a, h);
@@ -361,19 +337,11 @@ unsafe fn gelu8(x: __m256) -> __m256 {
     let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), hh);
     let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
     let r = _mm256_add_ps(r, ll);
-    // SAFETY: as above, AVX2 and FMA for `horner`.
-    let pe = unsafe { horner(&EXP_P, r) };
+    let pe = horner8(&EXP_P, r);
     let e_r = _mm256_add_ps(_mm256_fmadd_ps(pe, _mm256_mul_ps(r, r), r), one);
-    // 2^n = 2^n1 * 2^n2 with n1, n2 >= -82: both normal.
-    let ni = _mm256_cvtps_epi32(n);
-    let n1 = _mm256_srai_epi32::<1>(ni);
-    let n2 = _mm256_sub_epi32(ni, n1);
-    let bias = _mm256_set1_epi32(127);
-    let s1 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n1, bias)));
-    let s2 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n2, bias)));
     // m = -0.5 a erfc(a / sqrt 2) = -g exp(-a^2 / 2): normal until the
-    // last factor.
-    let m = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(g, e_r), s1), s2);
+    // last factor of 2^n (n1, n2 >= -82: both normal).
+    let m = times_pow2_8(_mm256_mul_ps(g, e_r), n);
     let m = _mm256_xor_ps(m, _mm256_set1_ps(-0.0));
     let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_setzero_ps());
     let far = _mm256_blendv_ps(_mm256_add_ps(x, m), m, neg);

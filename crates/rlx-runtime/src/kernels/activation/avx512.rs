@@ -6,26 +6,14 @@
 
 use std::arch::x86_64::*;
 
-use super::avx2::{ERF_P, EXP_P, GELU_CLAMP, GELU_G, GELU_SPLIT, GELU_V0, LN2_HI, LN2_LO};
-
-/// Horner evaluation of `c` (highest degree first) at `v`.
-#[inline(always)]
-fn horner<const N: usize>(c: &[f32; N], v: __m512) -> __m512 {
-    // SAFETY: register-only AVX-512F intrinsics; only called from
-    // `gelu16`, whose callers guarantee AVX-512F.
-    unsafe {
-        let mut p = _mm512_set1_ps(c[0]);
-        for &k in &c[1..] {
-            p = _mm512_fmadd_ps(p, v, _mm512_set1_ps(k));
-        }
-        p
-    }
-}
+use super::avx2::{ERF_P, GELU_CLAMP, GELU_G, GELU_SPLIT, GELU_V0};
+use crate::kernels::vexp::{horner16, times_pow2_16, EXP_P, LN2_HI, LN2_LO};
 
 /// `x` with the sign bit flipped (`vxorps` needs AVX-512DQ; this is F).
 #[inline(always)]
 fn flip_sign(x: __m512) -> __m512 {
-    // SAFETY: register-only AVX-512F intrinsics (see `horner`).
+    // SAFETY: register-only AVX-512F intrinsics; only called from `gelu16`,
+    // whose callers guarantee AVX-512F.
     unsafe { _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32(i32::MIN))) }
 }
 
@@ -39,11 +27,11 @@ unsafe fn gelu16(x: __m512) -> __m512 {
     let half = _mm512_set1_ps(0.5);
     let one = _mm512_set1_ps(1.0);
     let ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(i32::MAX)));
-    let p = horner(&ERF_P, _mm512_mul_ps(x, x));
+    let p = horner16(&ERF_P, _mm512_mul_ps(x, x));
     let near = _mm512_mul_ps(_mm512_mul_ps(half, x), _mm512_fmadd_ps(x, p, one));
     let a = _mm512_min_ps(_mm512_max_ps(ax, _mm512_set1_ps(GELU_SPLIT)), _mm512_set1_ps(GELU_CLAMP));
     let s = _mm512_div_ps(one, _mm512_fmadd_ps(_mm512_set1_ps(0.75), a, one));
-    let g = horner(&GELU_G, _mm512_sub_ps(s, _mm512_set1_ps(GELU_V0)));
+    let g = horner16(&GELU_G, _mm512_sub_ps(s, _mm512_set1_ps(GELU_V0)));
     // -a^2 / 2 = hh + ll exactly.
     let h = _mm512_mul_ps(a, a);
     let l = _mm512_fmsub_ps(a, a, h);
@@ -56,16 +44,10 @@ unsafe fn gelu16(x: __m512) -> __m512 {
     let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), hh);
     let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
     let r = _mm512_add_ps(r, ll);
-    let pe = horner(&EXP_P, r);
+    let pe = horner16(&EXP_P, r);
     let e_r = _mm512_add_ps(_mm512_fmadd_ps(pe, _mm512_mul_ps(r, r), r), one);
     // 2^n = 2^n1 * 2^n2 with n1, n2 >= -82: both normal.
-    let ni = _mm512_cvtps_epi32(n);
-    let n1 = _mm512_srai_epi32::<1>(ni);
-    let n2 = _mm512_sub_epi32(ni, n1);
-    let bias = _mm512_set1_epi32(127);
-    let s1 = _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(n1, bias)));
-    let s2 = _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(n2, bias)));
-    let m = flip_sign(_mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(g, e_r), s1), s2));
+    let m = flip_sign(times_pow2_16(_mm512_mul_ps(g, e_r), n));
     let neg = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, _mm512_setzero_ps());
     let far = _mm512_mask_blend_ps(neg, _mm512_add_ps(x, m), m);
     _mm512_mask_blend_ps(_mm512_cmp_ps_mask::<_CMP_LT_OQ>(ax, _mm512_set1_ps(GELU_SPLIT)), far, near)

@@ -9,6 +9,7 @@
 use std::arch::x86_64::*;
 
 use super::scalar::normaliser;
+use crate::kernels::vexp::{horner8, times_pow2_8, EXP_P, LN2_HI, LN2_LO};
 
 /// `ln(2^-126)`: the smallest input whose `exp` is a normal f32. Below it
 /// the result is flushed to 0.
@@ -16,12 +17,6 @@ pub(super) const EXP_LO: f32 = -87.336_54;
 /// `ln(f32::MAX)`: above it the result is `+inf`.
 pub(super) const EXP_HI: f32 = 88.722_83;
 pub(super) const LOG2E: f32 = std::f32::consts::LOG2_E;
-/// `ln 2` split so `n * LN2_HI` is exact for `|n| <= 128` (Cody-Waite).
-pub(super) const LN2_HI: f32 = 0.693_359_4;
-pub(super) const LN2_LO: f32 = -2.121_944_4e-4;
-/// Cephes `expf`: `exp(r) ~ 1 + r + r^2 * P(r)` on `|r| <= ln2 / 2`.
-pub(super) const P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5];
-
 /// `exp` of 8 lanes with relative error under
 /// [`super::EXP_MAX_REL_ERR`] for normal results. `x < EXP_LO` gives 0,
 /// `x > EXP_HI` gives `+inf`, NaN gives NaN.
@@ -34,21 +29,12 @@ pub(crate) fn exp256(x: __m256) -> __m256 {
         _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(xc, _mm256_set1_ps(LOG2E)));
     let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), xc);
     let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
-    let mut poly = _mm256_set1_ps(P[0]);
-    for &c in &P[1..] {
-        poly = _mm256_fmadd_ps(poly, r, _mm256_set1_ps(c));
-    }
+    let poly = horner8(&EXP_P, r);
     let r2 = _mm256_mul_ps(r, r);
     let e_r = _mm256_add_ps(_mm256_fmadd_ps(poly, r2, r), _mm256_set1_ps(1.0));
-    // 2^n with n in [-126, 128]: built as 2^n1 * 2^n2, both halves normal,
-    // so n = 128 (x near EXP_HI) does not overflow the exponent field.
-    let ni = _mm256_cvtps_epi32(n);
-    let n1 = _mm256_srai_epi32::<1>(ni);
-    let n2 = _mm256_sub_epi32(ni, n1);
-    let bias = _mm256_set1_epi32(127);
-    let s1 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n1, bias)));
-    let s2 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n2, bias)));
-    let mut out = _mm256_mul_ps(_mm256_mul_ps(e_r, s1), s2);
+    // 2^n with n in [-126, 128] as two normal halves, so n = 128 (x near
+    // EXP_HI) does not overflow the exponent field.
+    let mut out = times_pow2_8(e_r, n);
     out = _mm256_blendv_ps(out, _mm256_setzero_ps(), _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_set1_ps(EXP_LO)));
     out = _mm256_blendv_ps(out, _mm256_set1_ps(f32::INFINITY), _mm256_cmp_ps::<_CMP_GT_OQ>(x, _mm256_set1_ps(EXP_HI)));
     _mm256_blendv_ps(out, x, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x))

@@ -10,8 +10,9 @@
 
 use std::arch::x86_64::*;
 
-use super::avx2::{exp256, hsum, tail_mask, EXP_HI, EXP_LO, LN2_HI, LN2_LO, LOG2E, P};
+use super::avx2::{exp256, hsum, tail_mask, EXP_HI, EXP_LO, LOG2E};
 use super::scalar::normaliser;
+use crate::kernels::vexp::{horner16, times_pow2_16, EXP_P, LN2_HI, LN2_LO};
 
 /// [`exp256`] on 16 lanes: the same operations, so the same bits per lane.
 #[inline]
@@ -24,19 +25,10 @@ fn exp512(x: __m512) -> __m512 {
     ));
     let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), xc);
     let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
-    let mut poly = _mm512_set1_ps(P[0]);
-    for &c in &P[1..] {
-        poly = _mm512_fmadd_ps(poly, r, _mm512_set1_ps(c));
-    }
+    let poly = horner16(&EXP_P, r);
     let r2 = _mm512_mul_ps(r, r);
     let e_r = _mm512_add_ps(_mm512_fmadd_ps(poly, r2, r), _mm512_set1_ps(1.0));
-    let ni = _mm512_cvtps_epi32(n);
-    let n1 = _mm512_srai_epi32::<1>(ni);
-    let n2 = _mm512_sub_epi32(ni, n1);
-    let bias = _mm512_set1_epi32(127);
-    let s1 = _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(n1, bias)));
-    let s2 = _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(n2, bias)));
-    let mut out = _mm512_mul_ps(_mm512_mul_ps(e_r, s1), s2);
+    let mut out = times_pow2_16(e_r, n);
     out = _mm512_mask_blend_ps(_mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, _mm512_set1_ps(EXP_LO)), out, _mm512_setzero_ps());
     out = _mm512_mask_blend_ps(
         _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, _mm512_set1_ps(EXP_HI)),

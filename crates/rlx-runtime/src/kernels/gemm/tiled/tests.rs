@@ -61,6 +61,12 @@ fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|x| x.to_bits()).collect()
 }
 
+/// The product of dense row-major `a` (`m x k`) and packed `b` into dense
+/// `c` (`m x n`).
+fn dense(a: &[f32], b: &[f32], c: &mut [f32], (m, k, n): (usize, usize, usize), bias: Bias, act: ActKind) -> Gemm {
+    Gemm { m, k, n, a: a.as_ptr(), lda: k, b: b.as_ptr(), c: c.as_mut_ptr(), ldc: n, bias, act }
+}
+
 const SHAPES: &[(usize, usize, usize)] = &[
     (1, 1, 1),
     (1, 7, 16),
@@ -108,18 +114,7 @@ fn packed_b_matches_the_reference_bit_for_bit() {
                 };
                 for par in [false, true] {
                     let mut c = vec![f32::NAN; m * n];
-                    let g = Gemm {
-                        m,
-                        k,
-                        n,
-                        a: a.as_ptr(),
-                        lda: k,
-                        b: packed.as_ptr(),
-                        c: c.as_mut_ptr(),
-                        ldc: n,
-                        bias: bias_of,
-                        act,
-                    };
+                    let g = dense(&a, &packed, &mut c, (m, k, n), bias_of, act);
                     // SAFETY: every buffer has the extent the kernel reads or writes.
                     unsafe { run(&kernel, &g, par) };
                     let what = format!("{} m={m} k={k} n={n} {kind:?} {act:?} par={par}", kernel.name);
@@ -212,18 +207,7 @@ fn gemm_pair_timing() {
         let (a, b, bias) = (values(m * k, 1), values(k * n, 2), values(n, 3));
         let packed = pack_b(&b, k, n, false);
         let mut c = vec![0.0f32; m * n];
-        let g = Gemm {
-            m,
-            k,
-            n,
-            a: a.as_ptr(),
-            lda: k,
-            b: packed.as_ptr(),
-            c: c.as_mut_ptr(),
-            ldc: n,
-            bias: Bias::Cols(bias.as_ptr()),
-            act: ActKind::Identity,
-        };
+        let g = dense(&a, &packed, &mut c, (m, k, n), Bias::Cols(bias.as_ptr()), ActKind::Identity);
         let mut best_us = [f64::MAX; 2];
         for _ in 0..200 {
             for (slot, kernel) in [&best, &single].into_iter().enumerate() {
