@@ -93,7 +93,7 @@ const VS_ORT_ROUNDS: usize = 4;
 /// default release build, and timed against onnxruntime (sequential, intra-op
 /// threads = T, graph optimisations on) on the same input at 1 and 2
 /// threads, `runs` runs each (split over the rounds).
-pub fn vs_ort(root: &Path, runs: usize, only: &[String]) -> Result<()> {
+pub fn vs_ort(root: &Path, runs: usize, only: &[String], target_cpu: Option<&str>) -> Result<()> {
     let missing = e2e::missing_python_modules(&["numpy", "onnxruntime"]);
     if !missing.is_empty() {
         bail!("python modules missing: {} ({})", missing.join(", "), e2e::INSTALL);
@@ -104,8 +104,16 @@ pub fn vs_ort(root: &Path, runs: usize, only: &[String]) -> Result<()> {
         bail!("unknown model(s) {unknown:?}; known: {}", known.join(", "));
     }
     let per_round = runs.div_ceil(VS_ORT_ROUNDS).max(5);
-    println!("| model | threads | onnxruntime ms | static ms | static / ort | default ms | default / ort |");
-    println!("|---|---|---|---|---|---|---|");
+    match target_cpu {
+        Some(cpu) => {
+            println!("| model | threads | onnxruntime ms | static ms | static / ort | default ms | default / ort | {cpu} ms | {cpu} / ort |");
+            println!("|---|---|---|---|---|---|---|---|---|");
+        }
+        None => {
+            println!("| model | threads | onnxruntime ms | static ms | static / ort | default ms | default / ort |");
+            println!("|---|---|---|---|---|---|---|");
+        }
+    }
     for spec in VS_ORT.iter().filter(|s| only.is_empty() || only.iter().any(|n| n == s.name)) {
         if let Some(reason) = e2e::ensure_exported(root, spec)? {
             println!("skipped: {}: {reason}", spec.name);
@@ -114,23 +122,37 @@ pub fn vs_ort(root: &Path, runs: usize, only: &[String]) -> Result<()> {
         let dir = root.join(spec.dir);
         let onnx = dir.join(spec.onnx);
         let work = root.join("target").join("bench-vs-ort").join(spec.name);
-        let stat = e2e::build_binary(root, &onnx, &work, spec.name, e2e::Backend::Static)?;
+        let stat = e2e::build_binary(root, &onnx, &work, spec.name, e2e::Backend::Static { target_cpu: None })?;
         let native = e2e::build_binary(root, &onnx, &work, spec.name, e2e::Backend::Native)?;
+        let tuned = match target_cpu {
+            Some(cpu) => {
+                Some(e2e::build_binary(root, &onnx, &work, spec.name, e2e::Backend::Static { target_cpu: Some(cpu) })?)
+            }
+            None => None,
+        };
         let inputs: Vec<(String, PathBuf)> = spec.inputs.iter().map(|(n, f)| (n.to_string(), dir.join(f))).collect();
         for threads in THREADS {
-            let (mut ort, mut st, mut nat) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut ort, mut st, mut nat, mut tun) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for _ in 0..VS_ORT_ROUNDS {
                 st.push(rlx_median_ms(&stat.exe, &inputs, per_round, threads)?);
                 nat.push(rlx_median_ms(&native.exe, &inputs, per_round, threads)?);
+                if let Some(t) = &tuned {
+                    tun.push(rlx_median_ms(&t.exe, &inputs, per_round, threads)?);
+                }
                 ort.push(ort_median_ms(root, &onnx, &inputs, per_round, threads)?);
             }
             let (ort, st, nat) = (median(&mut ort), median(&mut st), median(&mut nat));
-            println!(
+            let mut row = format!(
                 "| {} | {threads} | {ort:.3} | {st:.3} | {:.2} | {nat:.3} | {:.2} |",
                 spec.name,
                 st / ort,
                 nat / ort
             );
+            if tuned.is_some() {
+                let t = median(&mut tun);
+                row.push_str(&format!(" {t:.3} | {:.2} |", t / ort));
+            }
+            println!("{row}");
         }
     }
     println!("({VS_ORT_ROUNDS} interleaved rounds of {per_round} runs per binary and thread count; median of the round medians)");

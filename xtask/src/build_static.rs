@@ -15,7 +15,44 @@ pub(crate) fn host_triple() -> Result<String> {
     text.lines().find_map(|l| l.strip_prefix("host: ")).map(str::to_string).context("rustc -vV printed no host line")
 }
 
-pub fn build(root: &Path, name: &str, static_link: bool) -> Result<PathBuf> {
+/// RUSTFLAGS of a static model binary: the caller's flags, `crt-static`
+/// and, given a CPU, that CPU's target features (so every kernel-selection
+/// test is a compile-time constant).
+///
+/// Only the features, not `-C target-cpu`: the CPU's scheduling model
+/// changes how LLVM compiles the GEMM microkernel (for znver4 it unrolls
+/// the k loop and spills the accumulators; MiniLM ran 1.33x slower,
+/// docs/decisions.md).
+pub(crate) fn static_rustflags(root: &Path, target_cpu: Option<&str>) -> Result<String> {
+    let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+    flags.push_str(" -C target-feature=+crt-static");
+    if let Some(cpu) = target_cpu {
+        flags.push_str(&format!(" -C target-feature={}", cpu_features(root, cpu)?));
+    }
+    Ok(flags.trim().to_string())
+}
+
+/// `+a,+b,...`: the target features rustc enables for `cpu` on the host
+/// target (`rustc --print cfg -C target-cpu=CPU`).
+pub(crate) fn cpu_features(root: &Path, cpu: &str) -> Result<String> {
+    let out = Command::new("rustc")
+        .current_dir(root)
+        .args(["--print", "cfg", "-C", &format!("target-cpu={cpu}")])
+        .output()
+        .context("running rustc --print cfg")?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() || stderr.contains("not a recognized processor") {
+        let first = stderr.lines().next().unwrap_or("rustc failed");
+        bail!("--target-cpu {cpu}: {first} (list them with `rustc --print target-cpus`)");
+    }
+    let features: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("target_feature=\"")?.strip_suffix('"').map(|f| format!("+{f}")))
+        .collect();
+    Ok(features.join(","))
+}
+
+pub fn build(root: &Path, name: &str, static_link: bool, target_cpu: Option<&str>) -> Result<PathBuf> {
     if !root.join("models").join(name).join("Cargo.toml").is_file() {
         bail!("no model crate models/{name}");
     }
@@ -28,16 +65,28 @@ pub fn build(root: &Path, name: &str, static_link: bool) -> Result<PathBuf> {
     if static_link {
         println!("static build: using the pure-Rust GEMM backend (see docs/blas.md)");
     }
+    if let Some(cpu) = target_cpu {
+        println!("target cpu {cpu}: kernels chosen at compile time; the binary needs that CPU (docs/decisions.md)");
+    }
     let mut cmd = Command::new(env!("CARGO"));
     cmd.current_dir(root).args(["build", "--release", "-p", name]).args(blas_setup::backend_args(openblas));
     let bin = if static_link {
-        // An explicit --target keeps crt-static off build scripts and
-        // proc-macros, which must stay dynamic.
+        // An explicit --target keeps crt-static (and the CPU) off build
+        // scripts and proc-macros, which must stay dynamic and portable.
         let triple = host_triple()?;
         cmd.args(["--target", &triple]);
-        let flags = format!("{} -C target-feature=+crt-static", std::env::var("RUSTFLAGS").unwrap_or_default());
-        cmd.env("RUSTFLAGS", flags.trim());
-        crate::target_dir(root).join(&triple).join("release").join(name)
+        cmd.env("RUSTFLAGS", static_rustflags(root, target_cpu)?);
+        // A CPU-specific build has its own target dir (`target/cpu-CPU`):
+        // sharing the generic one would rebuild everything at each switch.
+        let dir = match target_cpu {
+            Some(cpu) => {
+                let dir = crate::target_dir(root).join(format!("cpu-{cpu}"));
+                cmd.env("CARGO_TARGET_DIR", &dir);
+                dir
+            }
+            None => crate::target_dir(root),
+        };
+        dir.join(&triple).join("release").join(name)
     } else {
         crate::target_dir(root).join("release").join(name)
     };
@@ -53,4 +102,35 @@ pub fn build(root: &Path, name: &str, static_link: bool) -> Result<PathBuf> {
         }
     }
     Ok(bin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_flags_add_crt_static_and_the_cpus_features_not_the_cpu() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let base = std::env::var("RUSTFLAGS").unwrap_or_default();
+        let generic = static_rustflags(root, None).unwrap();
+        assert_eq!(generic, format!("{base} -C target-feature=+crt-static").trim());
+        let tuned = static_rustflags(root, Some("x86-64-v3")).unwrap();
+        assert!(!tuned.contains("target-cpu"), "{tuned}");
+        if cfg!(target_arch = "x86_64") {
+            let features = cpu_features(root, "x86-64-v3").unwrap();
+            assert!(
+                features.split(',').any(|f| f == "+avx2") && features.split(',').any(|f| f == "+fma"),
+                "{features}"
+            );
+            assert!(!features.contains("avx512"), "{features}");
+            assert!(tuned.ends_with(&format!("-C target-feature={features}")), "{tuned}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_cpu_is_an_error_naming_it() {
+        let e = cpu_features(Path::new(env!("CARGO_MANIFEST_DIR")), "no-such-cpu").unwrap_err().to_string();
+        assert!(e.starts_with("--target-cpu no-such-cpu: "), "{e}");
+        assert!(e.contains("rustc --print target-cpus"), "{e}");
+    }
 }

@@ -244,7 +244,7 @@ fn static_vs_onnxruntime(
     report: &mut Option<rlx_onnx::ImportReport>,
 ) -> Result<f64> {
     let work = root.join("target").join("onnx-e2e").join(spec.name);
-    let built = build_binary(root, onnx, &work, spec.name, Backend::Static)?;
+    let built = build_binary(root, onnx, &work, spec.name, Backend::Static { target_cpu: None })?;
     println!("imported: {}", built.report);
     println!("built {}", built.exe.display());
     *report = Some(built.report.clone());
@@ -375,10 +375,12 @@ pub fn ratio(r: &rlx_onnx::ImportReport) -> f64 {
 
 /// How a model binary is built.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Backend {
-    /// `cargo xtask build --static`: `crt-static`, pure-Rust GEMM (Debian's
-    /// libopenblas.a breaks static glibc, docs/blas.md).
-    Static,
+pub enum Backend<'a> {
+    /// `cargo xtask build --static [--target-cpu CPU]`: `crt-static`,
+    /// pure-Rust GEMM (Debian's libopenblas.a breaks static glibc,
+    /// docs/blas.md); with a CPU, its features fix the kernels at compile
+    /// time (docs/decisions.md).
+    Static { target_cpu: Option<&'a str> },
     /// The default release build: static OpenBLAS when present, else the
     /// pure-Rust GEMM; libc dynamic.
     Native,
@@ -399,7 +401,7 @@ pub struct Built {
 /// `e2e-<name>`, laid out as a scaffolded model crate: the library and the
 /// model CLI over it), and builds it `--release` into the
 /// shared `target/onnx-e2e-target`.
-pub fn build_binary(root: &Path, onnx: &Path, work: &Path, name: &str, backend: Backend) -> Result<Built> {
+pub fn build_binary(root: &Path, onnx: &Path, work: &Path, name: &str, backend: Backend<'_>) -> Result<Built> {
     let mut opts = rlx_onnx::ImportOptions::new("weights.safetensors");
     opts.model_name = Some(name.to_string());
     let imported = rlx_onnx::import(onnx, &opts).map_err(|e| anyhow!("{}: {e}", onnx.display()))?;
@@ -409,7 +411,7 @@ pub fn build_binary(root: &Path, onnx: &Path, work: &Path, name: &str, backend: 
     write_bytes_if_changed(&sched, imported.sched_text.as_bytes())?;
 
     let (flavour, features) = match backend {
-        Backend::Static => ("static", "\"cli\", \"pure-rust\""),
+        Backend::Static { .. } => ("static", "\"cli\", \"pure-rust\""),
         Backend::Native if blas_setup::ensure_openblas() => ("native", "\"cli\", \"openblas\""),
         Backend::Native => ("native", "\"cli\", \"pure-rust\""),
     };
@@ -425,16 +427,20 @@ pub fn build_binary(root: &Path, onnx: &Path, work: &Path, name: &str, backend: 
     rlx_codegen::write_if_changed(&src.join("lib.rs"), &scaffold::lib_rs(&package))?;
     verify::write_crate(root, &dir, &package, features, &scaffold::main_rs(&package))?;
 
-    let target = root.join("target").join("onnx-e2e-target");
+    // A CPU-specific build gets its own target dir, so switching between
+    // it and the generic one never rebuilds the dependencies.
+    let target = match backend {
+        Backend::Static { target_cpu: Some(cpu) } => root.join("target").join(format!("onnx-e2e-target-{cpu}")),
+        _ => root.join("target").join("onnx-e2e-target"),
+    };
     let mut cmd = Command::new(env!("CARGO"));
     cmd.current_dir(&dir).env("CARGO_TARGET_DIR", &target).args(["build", "--release", "--quiet"]);
-    let bin_dir = if backend == Backend::Static {
+    let bin_dir = if let Backend::Static { target_cpu } = backend {
         // As `cargo xtask build --static`: an explicit --target keeps
         // crt-static off build scripts and proc-macros.
         let triple = build_static::host_triple()?;
         cmd.args(["--target", &triple]);
-        let flags = format!("{} -C target-feature=+crt-static", std::env::var("RUSTFLAGS").unwrap_or_default());
-        cmd.env("RUSTFLAGS", flags.trim());
+        cmd.env("RUSTFLAGS", build_static::static_rustflags(root, target_cpu)?);
         target.join(&triple).join("release")
     } else {
         target.join("release")

@@ -128,6 +128,10 @@ enum Command {
         /// With --vs-ort: only these models (lenet, minilm, resnet, dwsep).
         #[arg(long = "model", requires = "vs_ort")]
         models: Vec<String>,
+        /// With --vs-ort: also time static binaries built with this CPU's
+        /// target features (as `build --static --target-cpu`), a third column.
+        #[arg(long, requires = "vs_ort", value_name = "CPU")]
+        target_cpu: Option<String>,
     },
     /// Kernel throughput per family against memcpy and sgemm.
     BenchKernels,
@@ -142,6 +146,11 @@ enum Command {
         name: String,
         #[arg(long = "static")]
         static_link: bool,
+        /// With --static: compile with this CPU's target features (`native`,
+        /// `znver4`, `x86-64-v3`...): the SIMD kernels are then chosen at
+        /// compile time, and the binary needs a CPU with those features.
+        #[arg(long, requires = "static_link", value_name = "CPU")]
+        target_cpu: Option<String>,
     },
     /// Run the ONNX backend node tests of the supported ops: interpreter and a generated sample.
     Conformance {
@@ -157,6 +166,10 @@ enum Command {
         /// List passing tests too, with unshortened reasons.
         #[arg(short, long)]
         verbose: bool,
+        /// Every test of the tree (multi-node and `_expanded` ones too,
+        /// every op and element type), with the failures grouped by reason.
+        #[arg(long, conflicts_with = "ops")]
+        all: bool,
     },
     /// LeNet-5, MiniLM, ResNet-18 and a depthwise CNN from torch end to end: verify, static binary vs
     /// onnxruntime, arena ratios (opt-in: models/onnx/requirements.txt).
@@ -257,17 +270,26 @@ fn main() -> ExitCode {
             };
             done(import::import(&root_dir.clone().unwrap_or_else(root), &args))
         }
-        Command::Bench { rounds, vs_ort: true, models } => done(bench::vs_ort(&root(), *rounds, models)),
+        Command::Bench { rounds, vs_ort: true, models, target_cpu } => {
+            done(bench::vs_ort(&root(), *rounds, models, target_cpu.as_deref()))
+        }
         Command::Bench { rounds, vs_ort: false, .. } => done(bench::bench(&root(), *rounds)),
         Command::BenchKernels => done(bench::bench_kernels(&root())),
         Command::BenchGen { thunks } => done(bench_gen::bench_gen(&root(), *thunks)),
-        Command::Build { name, static_link } => done(build_static::build(&root(), name, *static_link).map(|_| ())),
+        Command::Build { name, static_link, target_cpu } => {
+            done(build_static::build(&root(), name, *static_link, target_cpu.as_deref()).map(|_| ()))
+        }
         Command::OnnxE2e => e2e::onnx_e2e(&root()),
         Command::Fuzz { target, time } => fuzz::fuzz(&root(), target, *time),
         Command::Verify { path, inputs, shapes, tol } => verify::verify(&root(), path, inputs, shapes, *tol),
-        Command::Conformance { ops, generated, data, verbose } => {
-            let opts =
-                conformance::Options { ops: ops.clone(), generated: *generated, data: data.clone(), verbose: *verbose };
+        Command::Conformance { ops, generated, data, verbose, all } => {
+            let opts = conformance::Options {
+                ops: ops.clone(),
+                generated: *generated,
+                data: data.clone(),
+                verbose: *verbose,
+                all: *all,
+            };
             conformance::conformance(&root(), &opts)
         }
     };

@@ -88,6 +88,8 @@ pub(crate) struct Options {
     pub data: Option<PathBuf>,
     /// List passing tests too, and unshortened reasons.
     pub verbose: bool,
+    /// Every test of the tree, not only the single-node tests of `ops`.
+    pub all: bool,
 }
 
 /// Runs the conformance tests and prints the report; exit status 1 only
@@ -98,19 +100,31 @@ pub(crate) fn conformance(root: &Path, opts: &Options) -> Result<ExitCode> {
     let given: Vec<String> = opts.ops.iter().map(|o| o.trim().to_string()).filter(|o| !o.is_empty()).collect();
     let ops: Vec<String> =
         if given.is_empty() { ISSUE_OPS.iter().map(|s| s.to_string()).collect() } else { given.clone() };
-    let listing = tree::list(&dir, &ops)?;
+    let listing = if opts.all { tree::list_all(&dir)? } else { tree::list(&dir, &ops)? };
     let work = root.join("target").join("conformance").join("models");
     let outcomes: Vec<Outcome> =
         case::quiet_panics(|| listing.in_scope.iter().map(|t| case::run_test(t, &work, opts.verbose)).collect());
 
     print_per_op(&listing, &outcomes, opts.verbose);
-    print_untested_ops(&listing, &ops, !given.is_empty());
+    if opts.all {
+        print_reasons(&outcomes);
+    } else {
+        print_untested_ops(&listing, &ops, !given.is_empty());
+    }
     for (test, reason) in &listing.unreadable {
         println!("unreadable: {test}: {reason}");
     }
     print_out_of_scope(&listing, opts.verbose);
     let generated_ok = run_generated(root, &listing, &outcomes, opts.generated, opts.verbose);
     let passed = outcomes.iter().filter(|o| matches!(o, Outcome::Pass(_))).count();
+    if opts.all {
+        println!(
+            "whole suite: {} tests: {passed} passed, {} failed, {} not expressible as .npy",
+            outcomes.len() + listing.out_of_scope.len() + listing.unreadable.len(),
+            outcomes.len() - passed + listing.unreadable.len(),
+            listing.out_of_scope.len()
+        );
+    }
     println!("{passed} passed, {} failed", outcomes.len() - passed);
     Ok(if generated_ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
@@ -132,6 +146,39 @@ fn print_per_op(listing: &tree::Listing, outcomes: &[Outcome], verbose: bool) {
             }
         }
     }
+}
+
+/// `--all`: the failures grouped by reason, most frequent first (an
+/// unsupported op is one reason per op; other reasons up to their first
+/// `:`, so a shape or value mismatch counts under its output).
+fn print_reasons(outcomes: &[Outcome]) {
+    let mut by_reason: BTreeMap<String, usize> = BTreeMap::new();
+    for o in outcomes {
+        if let Outcome::Fail(reason) = o {
+            *by_reason.entry(reason_key(reason)).or_default() += 1;
+        }
+    }
+    let mut counts: Vec<(String, usize)> = by_reason.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    println!("failures by reason:");
+    for (reason, n) in counts {
+        println!("  {n:>4}  {reason}");
+    }
+}
+
+/// The group of a failure reason: `unsupported ONNX op `Mod`` as is, an
+/// element type the importer does not carry by its name, the rest up to
+/// the node name or first `:`.
+fn reason_key(reason: &str) -> String {
+    let reason = reason.strip_prefix("data set 0: ").unwrap_or(reason);
+    if let Some(at) = reason.find("has ONNX data type ") {
+        let name = reason[at..].split(['(', ')']).nth(1).unwrap_or("?");
+        return format!("element type {name} not carried");
+    }
+    if let Some(end) = reason.find(" (node `") {
+        return reason[..end].to_string();
+    }
+    reason.split(':').next().unwrap_or(reason).trim().to_string()
 }
 
 /// Ops without an in-scope test, which the per-op lines cannot show: those
@@ -222,5 +269,20 @@ fn run_generated(root: &Path, listing: &tree::Listing, outcomes: &[Outcome], cou
             println!("generated code: failed: {}", format!("{e:#}").replace('\n', " "));
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reason_key;
+
+    #[test]
+    fn failure_reasons_group_by_op_type_or_prefix() {
+        assert_eq!(reason_key("unsupported ONNX op `Mod` (node `n`)"), "unsupported ONNX op `Mod`");
+        assert_eq!(
+            reason_key("input `x`: tensor `x`: has ONNX data type 11 (DOUBLE); supported: FLOAT"),
+            "element type DOUBLE not carried"
+        );
+        assert_eq!(reason_key("data set 0: output 0: shape [2] != expected [3]"), "output 0");
     }
 }

@@ -177,6 +177,49 @@ pub(crate) fn list(dir: &Path, ops: &[String]) -> Result<Listing> {
     Ok(listing)
 }
 
+/// Every test of `dir` (`--all`): single-node, multi-node and `_expanded`,
+/// whatever the op. A test is out of scope only when a data input or
+/// output has a type a `.npy` file cannot hold ([`inexpressible_type`]);
+/// the others run, and an element type the importer does not carry is
+/// that test's failure. A test's `op` is its label in the report: the
+/// single node's op, `Op (expanded)` for the function-body twin of a
+/// single-node test, else `multi-node`. Sorted by name.
+pub(crate) fn list_all(dir: &Path) -> Result<Listing> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("model.onnx").is_file())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with("test_"))
+        .collect();
+    names.sort();
+    let mut listing = Listing { in_scope: Vec::new(), out_of_scope: Vec::new(), unreadable: Vec::new() };
+    let mut models = Vec::new();
+    for name in names {
+        match read_model(&dir.join(&name).join("model.onnx")) {
+            Ok(m) => models.push((name, m)),
+            Err(e) => listing.unreadable.push((name, format!("{e:#}"))),
+        }
+    }
+    let op_of = |name: &str| models.iter().find(|(n, _)| n == name).and_then(|(_, m)| single_op(m));
+    let mut labelled = Vec::new();
+    for (name, model) in &models {
+        let label = match (single_op(model), name.strip_suffix("_expanded").and_then(op_of)) {
+            (Some(op), _) => op,
+            (None, Some(op)) => format!("{op} (expanded)"),
+            (None, None) => "multi-node".to_string(),
+        };
+        labelled.push(label);
+    }
+    for ((name, model), op) in models.into_iter().zip(labelled) {
+        match inexpressible_type(&model) {
+            Some(dtype) => listing.out_of_scope.push(OutOfScope { op, test: name, dtype }),
+            None => listing.in_scope.push(NodeTest { dir: dir.join(&name), name, op, model }),
+        }
+    }
+    Ok(listing)
+}
+
 fn read_model(path: &Path) -> Result<ModelProto> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     ModelProto::decode(bytes.as_slice()).map_err(|e| anyhow!("{}: not a valid ONNX model: {e}", path.display()))
@@ -205,6 +248,23 @@ fn foreign_type(model: &ModelProto) -> Option<String> {
             Some(_) => None,
             None => Some(type_name(tensor.elem_type)),
         }
+    })
+}
+
+/// The first data input or output type no `.npy` file can hold: a
+/// sequence, optional or map, a string, bfloat16, an 8-, 4- or 2-bit float
+/// or integer below a byte, complex numbers.
+fn inexpressible_type(model: &ModelProto) -> Option<String> {
+    let graph = model.graph.as_ref()?;
+    let data_inputs = graph.input.iter().filter(|i| !graph.initializer.iter().any(|t| t.name == i.name));
+    data_inputs.chain(&graph.output).find_map(|info| {
+        let Some(tensor) = info.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()) else {
+            return Some("non-tensor".to_string());
+        };
+        // FLOAT .. DOUBLE, UINT32, UINT64 except STRING (8) and the complex
+        // types (14, 15): numpy's own dtypes.
+        let npy = matches!(tensor.elem_type, 1..=7 | 9..=13);
+        (!npy).then(|| type_name(tensor.elem_type))
     })
 }
 
