@@ -11,6 +11,7 @@
 
 mod einsum;
 mod fold;
+mod group_norm;
 mod logic;
 mod movement;
 mod nn;

@@ -119,6 +119,33 @@ pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     Ok(())
 }
 
+/// `RMSNormalization` over the axes from `axis` on → `RmsNorm`:
+/// `x / sqrt(mean(x^2) + epsilon) * scale`.
+pub(super) fn rms_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 2)?;
+    let (x, shape) = lw.data_input(ctx, 0)?;
+    let rank = shape.len();
+    let axis = ctx.int_attr("axis", -1)?;
+    let a = normalize_axis(axis, rank, 0)
+        .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
+    let stash = ctx.int_attr("stash_type", 1)?;
+    if stash != 1 {
+        return Err(ctx.bad_attr("stash_type", format!("is {stash}; only 1 (float) is supported")));
+    }
+    let eps = ctx.epsilon_attr()?;
+    let h = numel(ctx, &shape[a..])?;
+    let rows = numel(ctx, &shape[..a])?;
+    if h == 0 || rows == 0 {
+        return Err(ctx.err(format!("input shape {shape:?} is empty")));
+    }
+    let (g, gs) = lw.data_input(ctx, 1)?;
+    normalized_operand(ctx, "scale", &gs, &shape[a..])?;
+    let out = lw.output_storage(ctx, 0, shape.clone())?;
+    lw.emit(ctx, Thunk::RmsNorm { x, g, out, rows, h, eps });
+    lw.define(ctx, 0, Value::Data { storage: out, shape })?;
+    Ok(())
+}
+
 /// `BatchNormalization` in inference mode → `BatchNormInference`.
 pub(super) fn batch_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(5, 5)?;

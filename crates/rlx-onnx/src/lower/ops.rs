@@ -3,7 +3,7 @@
 use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
-use super::{einsum, fold, logic, movement, nn, norm, reduce, slice, window, Lowerer, NodeCtx, Value};
+use super::{einsum, fold, group_norm, logic, movement, nn, norm, reduce, slice, window, Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
 
@@ -37,8 +37,10 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "GlobalMaxPool",
     "Greater",
     "GreaterOrEqual",
+    "GroupNormalization",
     "HardSigmoid",
     "Identity",
+    "InstanceNormalization",
     "IsNaN",
     "LayerNormalization",
     "LeakyRelu",
@@ -55,6 +57,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Or",
     "Pad",
     "Pow",
+    "RMSNormalization",
     "Range",
     "ReduceL2",
     "ReduceMax",
@@ -182,6 +185,9 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "HardSigmoid" => nn::hard_sigmoid(lw, ctx),
         "Gelu" => nn::gelu(lw, ctx),
         "LayerNormalization" => norm::layer_norm(lw, ctx),
+        "RMSNormalization" => norm::rms_norm(lw, ctx),
+        "GroupNormalization" => group_norm::group_norm(lw, ctx),
+        "InstanceNormalization" => group_norm::instance_norm(lw, ctx),
         "Conv" | "MaxPool" | "AveragePool" if window::is_1d(lw, ctx)? => window::as_2d(lw, ctx),
         "Conv" => window::conv(lw, ctx),
         "MaxPool" => window::pool(lw, ctx, ReduceOp::Max),
