@@ -9,6 +9,7 @@
 //! arithmetic). An f32 constant read by a thunk becomes a `param` storage
 //! the first time it is read.
 
+mod attention_op;
 mod einsum;
 mod fold;
 mod group_norm;

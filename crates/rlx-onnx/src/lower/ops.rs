@@ -3,7 +3,9 @@
 use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
-use super::{einsum, fold, group_norm, logic, movement, nn, norm, reduce, slice, window, Lowerer, NodeCtx, Value};
+use super::{
+    attention_op, einsum, fold, group_norm, logic, movement, nn, norm, reduce, slice, window, Lowerer, NodeCtx, Value,
+};
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
 
@@ -14,6 +16,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "And",
     "ArgMax",
     "ArgMin",
+    "Attention",
     "AveragePool",
     "BatchNormalization",
     "Cast",
@@ -184,6 +187,7 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "LeakyRelu" => nn::leaky_relu(lw, ctx),
         "HardSigmoid" => nn::hard_sigmoid(lw, ctx),
         "Gelu" => nn::gelu(lw, ctx),
+        "Attention" => attention_op::attention(lw, ctx),
         "LayerNormalization" => norm::layer_norm(lw, ctx),
         "RMSNormalization" => norm::rms_norm(lw, ctx),
         "GroupNormalization" => group_norm::group_norm(lw, ctx),
