@@ -39,5 +39,7 @@ pub use expr::{ConstExpr, Expr};
 pub use lower::lower;
 pub use operand::{Operand, Params, Segment};
 pub use ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, Step, StepArg};
-pub use shapes::{AttentionPath, AttentionScores, AttentionShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind};
+pub use shapes::{
+    AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,
+};
 pub use thunk::{FieldSpec, Thunk, ThunkKind};

@@ -236,6 +236,30 @@ const_struct! {
     }
 }
 
+const_struct! {
+    "::rlx_runtime::kernels::conv::Col2ImShape"
+    /// The `Col2Im` thunk's sizes: the image (`n, c, h, w`), the column
+    /// grid (`h_cols, w_cols`), the window, stride, leading padding and
+    /// dilation.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Col2ImShape {
+        pub n: usize,
+        pub c: usize,
+        pub h: usize,
+        pub w: usize,
+        pub h_cols: usize,
+        pub w_cols: usize,
+        pub kh: usize,
+        pub kw: usize,
+        pub sh: usize,
+        pub sw: usize,
+        pub ph: usize,
+        pub pw: usize,
+        pub dh: usize,
+        pub dw: usize,
+    }
+}
+
 /// What a window computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PoolKind {

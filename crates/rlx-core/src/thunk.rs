@@ -332,6 +332,15 @@ macro_rules! thunk_table {
         c_out: usize, h_out: usize, w_out: usize, kh: usize, kw: usize, sh: usize, sw: usize,
         ph: usize, pw: usize, dh: usize, dw: usize, groups: usize, act: ActKind,
     }
+    /// Sums column rows into an NCHW image (the adjoint of im2col): row
+    /// `(ch * kh + ki) * kw + kj` of batch `b`'s `[c * kh * kw, h_cols *
+    /// w_cols]` columns adds its value at `(iy, ix)` to pixel `(iy * sh -
+    /// ph + ki * dh, ix * sw - pw + kj * dw)` of channel `ch` when inside;
+    /// every pixel starts at `bias[ch]` (0 with `bias: none`).
+    Col2Im {
+        src: Op<O>, bias: OptOp<O>, dst: Op<O>, n: usize, c: usize, h: usize, w: usize, h_cols: usize,
+        w_cols: usize, kh: usize, kw: usize, sh: usize, sw: usize, ph: usize, pw: usize, dh: usize, dw: usize,
+    }
     /// NCHW max / mean pooling. Window positions outside the input
     /// (padding, or a ceil-mode overhang) are skipped; `mean` divides by the
     /// real elements, or with `count_include_pad` by the window positions

@@ -42,7 +42,9 @@ pub use types::{CastElem, CmpInput, CmpOutput, IndexElem, MoveElem, SelectCond, 
 
 use crate::operand::Operand;
 use crate::ops::{ActKind, ArgOp, ReduceOp, Step};
-use crate::shapes::{AttentionPath, AttentionScores, AttentionShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind};
+use crate::shapes::{
+    AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,
+};
 use crate::BinaryOp;
 use crate::CmpOp;
 
@@ -176,6 +178,7 @@ macro_rules! kernel_call_table {
             // ---- convolution and pooling ----
             Conv2dF32 = conv::conv2d_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, path: Val<ConvPath>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
             Pool2dF32 = pool::pool2d_f32 <> (src: In<f32>, dst: Out<f32>, shape: Ref<Pool2dShape>, kind: Val<PoolKind>, count_include_pad: bool, par: bool);
+            Col2ImF32 = conv::col2im_f32 <> (src: In<f32>, bias: NullIn<f32>, dst: Out<f32>, shape: Ref<Col2ImShape>, par: bool);
             Conv2dBlockedF32 = conv::conv2d_blocked_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, residual: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
             Conv2dNchwBlockedF32 = conv::conv2d_nchw_blocked_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, residual: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
             Conv2dWinogradF32 = conv::conv2d_winograd_f32 <> (x: In<f32>, u: In<f32>, bias: NullIn<f32>, residual: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);

@@ -6,7 +6,7 @@ use crate::blocked::conv_blocked_scratch_bytes;
 use crate::call::KernelCall as K;
 use crate::operand::Operand;
 use crate::plan::{conv2d_parallel, conv2d_path, conv2d_scratch_bytes, parallel};
-use crate::shapes::{Conv2dShape, Pool2dShape, PoolKind};
+use crate::shapes::{Col2ImShape, Conv2dShape, Pool2dShape, PoolKind};
 use crate::thunk::Thunk;
 use crate::winograd::winograd_scratch_bytes;
 
@@ -40,6 +40,11 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             let scratch = conv2d_scratch_bytes(&shape, path);
             let par = conv2d_parallel(&shape);
             K::Conv2dF32 { x, w, bias, out, shape, path, act, scratch, par }
+        }
+        Thunk::Col2Im { src, bias, dst, n, c, h, w, h_cols, w_cols, kh, kw, sh, sw, ph, pw, dh, dw } => {
+            let shape = Col2ImShape { n, c, h, w, h_cols, w_cols, kh, kw, sh, sw, ph, pw, dh, dw };
+            let par = parallel(n * c * kh * kw * h_cols * w_cols);
+            K::Col2ImF32 { src, bias, dst, shape, par }
         }
         Thunk::Pool2D { src, dst, n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw, kind, count_include_pad } => {
             let shape = Pool2dShape { n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw };

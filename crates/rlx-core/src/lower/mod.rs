@@ -88,6 +88,7 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         T::Reduce { .. } | T::ArgReduce { .. } | T::Cumsum { .. } | T::TopK { .. } => reduce::lower(thunk),
         T::Conv2D { .. }
         | T::Pool2D { .. }
+        | T::Col2Im { .. }
         | T::BlockedConv2D { .. }
         | T::WinogradConv2D { .. }
         | T::BlockedPool2D { .. } => conv::lower(thunk),

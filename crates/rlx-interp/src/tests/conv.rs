@@ -378,3 +378,67 @@ fn blocked_convolutions_and_poolings_give_the_nchw_bits() {
         }
     }
 }
+
+#[test]
+fn col2im_sums_overlapping_windows_from_the_bias() {
+    // One channel, a 2x2 window, stride 1, no padding: 2x2 columns land on
+    // a 3x3 image; the centre pixel gets one value from each of the four
+    // rows. Column rows hold 1, 10, 100, 1000 at every position, so each
+    // pixel is the bias plus the rows whose window covers it.
+    let cols: Vec<f32> = [1.0f32, 10.0, 100.0, 1000.0].iter().flat_map(|&v| [v; 4]).collect();
+    let mut arena = Arena::new(64 * 4);
+    put(&mut arena, 0, &cols);
+    let mut weights = Arena::new(64);
+    put(&mut weights, 0, &[0.5]);
+    let t = Thunk::Col2Im {
+        src: at(Segment::Arena, 0),
+        bias: Some(at(Segment::Weights, 0)),
+        dst: at(Segment::Arena, 16 * 4),
+        n: 1,
+        c: 1,
+        h: 3,
+        w: 3,
+        h_cols: 2,
+        w_cols: 2,
+        kh: 2,
+        kw: 2,
+        sh: 1,
+        sw: 1,
+        ph: 0,
+        pw: 0,
+        dh: 1,
+        dw: 1,
+    };
+    run(&mut arena, &weights, &t);
+    let want = [1.5, 11.5, 10.5, 101.5, 1111.5, 1010.5, 100.5, 1100.5, 1000.5];
+    assert_eq!(get(&arena, 16 * 4, 9), want.to_vec());
+
+    // Stride 2 and padding 1 with a 3x3 window over 2x2 columns: the image
+    // is 3x3, pixel (y, x) = (iy * 2 + ki - 1, ix * 2 + kj - 1); with a
+    // single non-zero row (ki = kj = 1, the window centre) each column
+    // value lands on one pixel, and the rest stay 0 (no bias).
+    let mut cols = vec![0.0f32; 9 * 4];
+    cols[4 * 4..5 * 4].copy_from_slice(&[1.0, 2.0, 3.0, 4.0]);
+    put(&mut arena, 0, &cols);
+    let t = Thunk::Col2Im {
+        src: at(Segment::Arena, 0),
+        bias: None,
+        dst: at(Segment::Arena, 40 * 4),
+        n: 1,
+        c: 1,
+        h: 3,
+        w: 3,
+        h_cols: 2,
+        w_cols: 2,
+        kh: 3,
+        kw: 3,
+        sh: 2,
+        sw: 2,
+        ph: 1,
+        pw: 1,
+        dh: 1,
+        dw: 1,
+    };
+    run(&mut arena, &weights, &t);
+    assert_eq!(get(&arena, 40 * 4, 9), vec![1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 3.0, 0.0, 4.0]);
+}

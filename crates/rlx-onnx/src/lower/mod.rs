@@ -10,6 +10,7 @@
 //! the first time it is read.
 
 mod attention_op;
+mod conv_transpose;
 mod einsum;
 mod fold;
 mod group_norm;

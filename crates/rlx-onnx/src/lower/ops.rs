@@ -4,7 +4,8 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
-    attention_op, einsum, fold, group_norm, logic, movement, nn, norm, reduce, slice, window, Lowerer, NodeCtx, Value,
+    attention_op, conv_transpose, einsum, fold, group_norm, logic, movement, nn, norm, reduce, slice, window, Lowerer,
+    NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -21,10 +22,12 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "BatchNormalization",
     "Cast",
     "Clip",
+    "Col2Im",
     "Concat",
     "Constant",
     "ConstantOfShape",
     "Conv",
+    "ConvTranspose",
     "CumSum",
     "Div",
     "Einsum",
@@ -89,6 +92,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
 pub fn const_inputs(op_type: &str) -> &'static [usize] {
     match op_type {
         "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" => &[1],
+        "Col2Im" => &[1, 2],
         "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceL2" | "ReduceProd" => &[1],
         "Slice" => &[1, 2, 3, 4],
         "Pad" => &[1, 2, 3],
@@ -192,7 +196,9 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "RMSNormalization" => norm::rms_norm(lw, ctx),
         "GroupNormalization" => group_norm::group_norm(lw, ctx),
         "InstanceNormalization" => group_norm::instance_norm(lw, ctx),
-        "Conv" | "MaxPool" | "AveragePool" if window::is_1d(lw, ctx)? => window::as_2d(lw, ctx),
+        "Conv" | "ConvTranspose" | "MaxPool" | "AveragePool" if window::is_1d(lw, ctx)? => window::as_2d(lw, ctx),
+        "ConvTranspose" => conv_transpose::conv_transpose(lw, ctx),
+        "Col2Im" => conv_transpose::col2im(lw, ctx),
         "Conv" => window::conv(lw, ctx),
         "MaxPool" => window::pool(lw, ctx, ReduceOp::Max),
         "AveragePool" => window::pool(lw, ctx, ReduceOp::Mean),

@@ -29,7 +29,8 @@ pub(super) fn as_2d(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                 [b, e] => vec![0, *b, 0, *e],
                 other => other.to_vec(),
             },
-            "kernel_shape" | "strides" | "dilations" => [1].iter().chain(values).copied().collect(),
+            "kernel_shape" | "strides" | "dilations" | "output_shape" => [1].iter().chain(values).copied().collect(),
+            "output_padding" => [0].iter().chain(values).copied().collect(),
             _ => values.to_vec(),
         }
     };

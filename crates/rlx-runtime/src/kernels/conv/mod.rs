@@ -25,6 +25,7 @@
 //!   (`depthwise`).
 
 mod blocked;
+mod col2im;
 mod depthwise;
 mod depthwise_blocked;
 mod im2col;
@@ -44,9 +45,10 @@ use crate::kernels::gemm::packed_gemm_row_bias_produced_f32;
 use phases::Planes;
 
 pub use blocked::{conv2d_blocked_f32, conv2d_nchw_blocked_f32};
+pub use col2im::col2im_f32;
 pub use depthwise_blocked::depthwise_blocked_f32;
 pub use rlx_core::plan::{conv2d_path, conv2d_scratch_bytes};
-pub use rlx_core::shapes::{Conv2dShape, ConvGrid, ConvPath};
+pub use rlx_core::shapes::{Col2ImShape, Conv2dShape, ConvGrid, ConvPath};
 pub use winograd::conv2d_winograd_f32;
 
 /// The outputs `o < out_len` whose input index `o * stride + offset` falls

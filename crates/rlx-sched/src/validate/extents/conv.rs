@@ -197,6 +197,21 @@ pub(super) fn pool2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     }
 }
 
+/// `Col2Im`: positive window, stride and dilation; the columns, bias and
+/// image extents. Any padding and grid are valid (pixels no column
+/// reaches keep the bias, columns outside the image are dropped).
+pub(super) fn col2im<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::Col2Im { src, bias, dst, n, c, h, w, h_cols, w_cols, kh, kw, sh, sw, ph: _, pw: _, dh, dw } = t else {
+        unreachable!("col2im called on {:?}", t.kind())
+    };
+    positive(r, &[("kh", *kh), ("kw", *kw), ("sh", *sh), ("sw", *sw), ("dh", *dh), ("dw", *dw)]);
+    r.read("src", src, F32, &[*n, *c, *kh, *kw, *h_cols, *w_cols], "n*c*kh*kw*h_cols*w_cols");
+    if let Some(bias) = bias {
+        r.read("bias", bias, F32, &[*c], "c");
+    }
+    r.write("dst", dst, F32, &[*n, *c, *h, *w], "n*c*h*w");
+}
+
 /// `ToBlocked` / `FromBlocked`: `[n, c, hw]` plain on one side, blocked on
 /// the other.
 pub(super) fn reorder<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
