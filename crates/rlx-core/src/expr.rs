@@ -6,7 +6,7 @@
 //! `::rlx_runtime` path the generated code sees; `rlx-codegen` turns an
 //! `Expr` into tokens. This crate stays free of syn and quote.
 
-use crate::ops::{ActKind, ArgOp, BinaryOp, MaskKind, ReduceOp, Step, StepArg};
+use crate::ops::{ActKind, ArgOp, BinaryOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, Step, StepArg};
 
 /// A constant Rust expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,6 +74,12 @@ unit_variants!(BinaryOp at "::rlx_runtime::BinaryOp" {
 });
 unit_variants!(ReduceOp at "::rlx_runtime::ReduceOp" { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp });
 unit_variants!(ArgOp at "::rlx_runtime::ArgOp" { Max, Min });
+unit_variants!(ResizeMode at "::rlx_runtime::ResizeMode" {
+    Linear, NearestRoundPreferFloor, NearestRoundPreferCeil, NearestFloor, NearestCeil,
+});
+unit_variants!(ResizeCoord at "::rlx_runtime::ResizeCoord" {
+    HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric,
+});
 
 impl ConstExpr for MaskKind {
     fn const_expr(&self) -> Expr {

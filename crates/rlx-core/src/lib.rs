@@ -38,7 +38,7 @@ pub use dtype::DType;
 pub use expr::{ConstExpr, Expr};
 pub use lower::lower;
 pub use operand::{Operand, Params, Segment};
-pub use ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, Step, StepArg};
+pub use ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, Step, StepArg};
 pub use shapes::{
     AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,
 };

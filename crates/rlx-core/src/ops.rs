@@ -64,6 +64,30 @@ named_enum! {
 }
 
 named_enum! {
+    /// How `Resize` reads its source: linear interpolation between the two
+    /// neighbours, or the nearest one with ONNX's rounding rule.
+    ResizeMode {
+        Linear = "linear",
+        NearestRoundPreferFloor = "nearest_round_prefer_floor",
+        NearestRoundPreferCeil = "nearest_round_prefer_ceil",
+        NearestFloor = "nearest_floor",
+        NearestCeil = "nearest_ceil",
+    }
+}
+
+named_enum! {
+    /// How `Resize` maps an output index to a source coordinate (ONNX's
+    /// `coordinate_transformation_mode`).
+    ResizeCoord {
+        HalfPixel = "half_pixel",
+        HalfPixelSymmetric = "half_pixel_symmetric",
+        PytorchHalfPixel = "pytorch_half_pixel",
+        AlignCorners = "align_corners",
+        Asymmetric = "asymmetric",
+    }
+}
+
+named_enum! {
     /// Which extremum `ArgReduce` looks for.
     ArgOp { Max = "max", Min = "min" }
 }

@@ -19,7 +19,7 @@
 //! Unless a kind says otherwise, its data is f32, row-major and contiguous.
 
 use crate::dtype::DType;
-use crate::ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, Step};
+use crate::ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, Step};
 
 /// One field of a kind, for hints and generated documentation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -340,6 +340,17 @@ macro_rules! thunk_table {
     Col2Im {
         src: Op<O>, bias: OptOp<O>, dst: Op<O>, n: usize, c: usize, h: usize, w: usize, h_cols: usize,
         w_cols: usize, kh: usize, kw: usize, sh: usize, sw: usize, ph: usize, pw: usize, dh: usize, dw: usize,
+    }
+    /// Resizes the middle axis of `[outer, in_len, inner]` to `out_len`
+    /// (ONNX `Resize` along one axis; several axes are several thunks):
+    /// output index `o` maps to source coordinate `x` by `coord` with
+    /// `scale` (with `by_size`, the exact ratio `out_len / in_len` instead,
+    /// as ONNX `sizes` define it), then `mode` reads the nearest source or
+    /// interpolates the two around `x`; neighbours outside `[0, in_len)`
+    /// are the edge ones.
+    Resize {
+        src: Op<O>, dst: Op<O>, outer: usize, in_len: usize, out_len: usize, inner: usize, scale: f32,
+        by_size: bool, mode: ResizeMode, coord: ResizeCoord,
     }
     /// NCHW max / mean pooling. Window positions outside the input
     /// (padding, or a ceil-mode overhang) are skipped; `mean` divides by the

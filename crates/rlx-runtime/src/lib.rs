@@ -31,4 +31,6 @@ extern crate self as rlx_runtime;
 
 // Re-exported so generated code names one crate.
 pub use half;
-pub use rlx_core::{ActKind, ArgOp, BinaryOp, CmpOp, DType, MaskKind, ReduceOp, Step, StepArg};
+pub use rlx_core::{
+    ActKind, ArgOp, BinaryOp, CmpOp, DType, MaskKind, ReduceOp, ResizeCoord, ResizeMode, Step, StepArg,
+};

@@ -41,6 +41,10 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             let par = conv2d_parallel(&shape);
             K::Conv2dF32 { x, w, bias, out, shape, path, act, scratch, par }
         }
+        Thunk::Resize { src, dst, outer, in_len, out_len, inner, scale, by_size, mode, coord } => {
+            let par = parallel(outer * out_len * inner);
+            K::ResizeF32 { src, dst, outer, in_len, out_len, inner, scale, by_size, mode, coord, par }
+        }
         Thunk::Col2Im { src, bias, dst, n, c, h, w, h_cols, w_cols, kh, kw, sh, sw, ph, pw, dh, dw } => {
             let shape = Col2ImShape { n, c, h, w, h_cols, w_cols, kh, kw, sh, sw, ph, pw, dh, dw };
             let par = parallel(n * c * kh * kw * h_cols * w_cols);

@@ -89,6 +89,7 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         T::Conv2D { .. }
         | T::Pool2D { .. }
         | T::Col2Im { .. }
+        | T::Resize { .. }
         | T::BlockedConv2D { .. }
         | T::WinogradConv2D { .. }
         | T::BlockedPool2D { .. } => conv::lower(thunk),

@@ -442,3 +442,34 @@ fn col2im_sums_overlapping_windows_from_the_bias() {
     run(&mut arena, &weights, &t);
     assert_eq!(get(&arena, 40 * 4, 9), vec![1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 3.0, 0.0, 4.0]);
 }
+
+#[test]
+fn resize_linear_and_nearest_on_hand_computed_values() {
+    use rlx_sched::{ResizeCoord, ResizeMode};
+    // [1, 2, 4] resized along the last axis to 8 with scale 2.
+    let x = [0.0f32, 1.0, 2.0, 3.0, 10.0, 20.0, 30.0, 40.0];
+    let mut arena = Arena::new(64 * 4);
+    put(&mut arena, 0, &x);
+    let weights = Arena::new(64);
+    let resize = |mode, coord| Thunk::Resize {
+        src: at(Segment::Arena, 0),
+        dst: at(Segment::Arena, 16 * 4),
+        outer: 2,
+        in_len: 4,
+        out_len: 8,
+        inner: 1,
+        scale: 2.0,
+        by_size: false,
+        mode,
+        coord,
+    };
+    // half_pixel: x = (o + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, ..., 3.25;
+    // the edges clamp.
+    run(&mut arena, &weights, &resize(ResizeMode::Linear, ResizeCoord::HalfPixel));
+    let want = [0.0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3.0, 10.0, 12.5, 17.5, 22.5, 27.5, 32.5, 37.5, 40.0];
+    assert_eq!(get(&arena, 16 * 4, 16), want.to_vec());
+    // asymmetric nearest, round half down: x = o / 2 = 0, 0.5, 1, 1.5, ...
+    run(&mut arena, &weights, &resize(ResizeMode::NearestRoundPreferFloor, ResizeCoord::Asymmetric));
+    let want = [0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 10.0, 10.0, 20.0, 20.0, 30.0, 30.0, 40.0, 40.0];
+    assert_eq!(get(&arena, 16 * 4, 16), want.to_vec());
+}

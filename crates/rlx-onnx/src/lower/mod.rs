@@ -21,6 +21,7 @@ mod norm;
 mod ops;
 mod pool_nd;
 mod reduce;
+mod resize;
 pub(crate) mod shape;
 mod slice;
 mod window;

@@ -4,8 +4,8 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
-    attention_op, conv_transpose, einsum, fold, group_norm, logic, movement, nn, norm, reduce, slice, window, Lowerer,
-    NodeCtx, Value,
+    attention_op, conv_transpose, einsum, fold, group_norm, logic, movement, nn, norm, reduce, resize, slice, window,
+    Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -71,6 +71,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "ReduceSum",
     "Relu",
     "Reshape",
+    "Resize",
     "Shape",
     "Sigmoid",
     "Slice",
@@ -93,6 +94,7 @@ pub fn const_inputs(op_type: &str) -> &'static [usize] {
     match op_type {
         "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" => &[1],
         "Col2Im" => &[1, 2],
+        "Resize" => &[1, 2, 3],
         "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceL2" | "ReduceProd" => &[1],
         "Slice" => &[1, 2, 3, 4],
         "Pad" => &[1, 2, 3],
@@ -199,6 +201,7 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Conv" | "ConvTranspose" | "MaxPool" | "AveragePool" if window::is_1d(lw, ctx)? => window::as_2d(lw, ctx),
         "ConvTranspose" => conv_transpose::conv_transpose(lw, ctx),
         "Col2Im" => conv_transpose::col2im(lw, ctx),
+        "Resize" => resize::resize(lw, ctx),
         "Conv" => window::conv(lw, ctx),
         "MaxPool" => window::pool(lw, ctx, ReduceOp::Max),
         "AveragePool" => window::pool(lw, ctx, ReduceOp::Mean),

@@ -212,6 +212,20 @@ pub(super) fn col2im<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.write("dst", dst, F32, &[*n, *c, *h, *w], "n*c*h*w");
 }
 
+/// `Resize`: a positive finite scale unless `by_size`, a non-empty source when there is
+/// output to read it for, the extents.
+pub(super) fn resize<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::Resize { src, dst, outer, in_len, out_len, inner, scale, by_size, mode: _, coord: _ } = t else {
+        unreachable!("resize called on {:?}", t.kind())
+    };
+    r.require(*by_size || (scale.is_finite() && *scale > 0.0), "scale", || {
+        format!("`scale` is {scale}; it must be positive and finite (or `by_size: true`)")
+    });
+    r.require(*in_len > 0 || *out_len == 0, "in_len", || "`in_len` is 0 but the output reads it".to_string());
+    r.read("src", src, F32, &[*outer, *in_len, *inner], "outer*in_len*inner");
+    r.write("dst", dst, F32, &[*outer, *out_len, *inner], "outer*out_len*inner");
+}
+
 /// `ToBlocked` / `FromBlocked`: `[n, c, hw]` plain on one side, blocked on
 /// the other.
 pub(super) fn reorder<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {

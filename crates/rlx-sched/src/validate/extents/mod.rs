@@ -293,6 +293,7 @@ pub(crate) fn rules<O>(t: &Thunk<O>) -> Rules<'_, O> {
         Thunk::Conv2D { .. } => conv::conv2d(&mut r, t),
         Thunk::Pool2D { .. } | Thunk::BlockedPool2D { .. } => conv::pool2d(&mut r, t),
         Thunk::Col2Im { .. } => conv::col2im(&mut r, t),
+        Thunk::Resize { .. } => conv::resize(&mut r, t),
         Thunk::BlockedConv2D { .. } => conv::conv2d_blocked(&mut r, t),
         Thunk::WinogradConv2D { .. } => conv::conv2d_winograd(&mut r, t),
         Thunk::ToBlocked { .. } | Thunk::FromBlocked { .. } => conv::reorder(&mut r, t),
