@@ -20,6 +20,8 @@ mod pool_nd;
 mod reduce;
 pub(crate) mod shape;
 mod slice;
+mod softmax;
+mod space;
 mod window;
 
 use std::collections::{BTreeMap, BTreeSet};
