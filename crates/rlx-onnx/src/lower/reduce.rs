@@ -42,7 +42,7 @@ fn reduce_then(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp, post: Option<A
     let rank = shape.len();
     // `ReduceSum` took its axes as an input from opset 13, the others
     // from opset 18.
-    let input_since = if op == ReduceOp::Sum { 13 } else { 18 };
+    let input_since = if ctx.node.op_type == "ReduceSum" { 13 } else { 18 };
     let listed: Option<Vec<i64>> = if lw.opset >= input_since {
         if ctx.has_attr("axes") {
             return Err(ctx.bad_attr("axes", format!("is an input since opset {input_since}, not an attribute")));
