@@ -143,15 +143,8 @@ fn unary_activations_follow_the_spec_formulas() {
         (
             "Shrink",
             vec![],
-            |x| {
-                if x < -0.5 {
-                    x
-                } else if x > 0.5 {
-                    x
-                } else {
-                    0.0
-                }
-            },
+            // bias 0: x outside [-0.5, 0.5], else 0.
+            |x| if x.abs() > 0.5 { x } else { 0.0 },
             0.0,
         ),
     ];
