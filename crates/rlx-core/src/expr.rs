@@ -70,7 +70,7 @@ macro_rules! unit_variants {
 pub(crate) use unit_variants;
 
 unit_variants!(BinaryOp at "::rlx_runtime::BinaryOp" {
-    Add, Sub, Mul, Div, Max, Min, Pow, Mod, Atan2, BitAnd, BitOr, BitXor, Shl, Shr,
+    Add, Sub, Mul, Div, Max, Min, Pow, Mod, Atan2, BitAnd, BitOr, BitXor, Shl, Shr, FloorMod,
 });
 unit_variants!(ReduceOp at "::rlx_runtime::ReduceOp" { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp });
 unit_variants!(ArgOp at "::rlx_runtime::ArgOp" { Max, Min });
@@ -127,9 +127,22 @@ impl ConstExpr for ActKind {
             Ceil => path!(Ceil),
             Round => path!(Round),
             Sign => path!(Sign),
+            Softsign => path!(Softsign),
             Not => path!(Not),
             LeakyRelu { alpha } => Expr::Struct("::rlx_runtime::ActKind::LeakyRelu", vec![("alpha", Expr::F32(alpha))]),
             Elu { alpha } => Expr::Struct("::rlx_runtime::ActKind::Elu", vec![("alpha", Expr::F32(alpha))]),
+            Selu { alpha, gamma } => Expr::Struct(
+                "::rlx_runtime::ActKind::Selu",
+                vec![("alpha", Expr::F32(alpha)), ("gamma", Expr::F32(gamma))],
+            ),
+            Celu { alpha } => Expr::Struct("::rlx_runtime::ActKind::Celu", vec![("alpha", Expr::F32(alpha))]),
+            ThresholdedRelu { alpha } => {
+                Expr::Struct("::rlx_runtime::ActKind::ThresholdedRelu", vec![("alpha", Expr::F32(alpha))])
+            }
+            Shrink { bias, lambd } => Expr::Struct(
+                "::rlx_runtime::ActKind::Shrink",
+                vec![("bias", Expr::F32(bias)), ("lambd", Expr::F32(lambd))],
+            ),
             HardSigmoid { alpha, beta } => Expr::Struct(
                 "::rlx_runtime::ActKind::HardSigmoid",
                 vec![("alpha", Expr::F32(alpha)), ("beta", Expr::F32(beta))],

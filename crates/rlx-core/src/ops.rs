@@ -31,6 +31,9 @@ named_enum! {
         Add = "add", Sub = "sub", Mul = "mul", Div = "div", Max = "max", Min = "min",
         Pow = "pow", Mod = "mod", Atan2 = "atan2", BitAnd = "bit_and", BitOr = "bit_or",
         BitXor = "bit_xor", Shl = "shl", Shr = "shr",
+        /// Floored remainder (sign of the divisor, as Python's `%` and
+        /// ONNX `Mod` with `fmod = 0`).
+        FloorMod = "floor_mod",
     }
 }
 
@@ -124,6 +127,8 @@ pub enum ActKind {
     /// Round half to even, as ONNX `Round`.
     Round,
     Sign,
+    /// `x / (1 + |x|)`.
+    Softsign,
     /// Logical not of a 0/1 value held in f32: `x == 0 ? 1 : 0`.
     Not,
     LeakyRelu {
@@ -131,6 +136,24 @@ pub enum ActKind {
     },
     Elu {
         alpha: f32,
+    },
+    /// `gamma * x` for `x > 0`, else `gamma * alpha * (exp(x) - 1)`.
+    Selu {
+        alpha: f32,
+        gamma: f32,
+    },
+    /// `x` for `x > 0`, else `alpha * (exp(x / alpha) - 1)`.
+    Celu {
+        alpha: f32,
+    },
+    /// `x` for `x > alpha`, else 0 (NaN gives 0, as the ONNX formula).
+    ThresholdedRelu {
+        alpha: f32,
+    },
+    /// `x - bias` for `x > lambd`, `x + bias` for `x < -lambd`, else 0.
+    Shrink {
+        bias: f32,
+        lambd: f32,
     },
     /// `max(0, min(1, alpha * x + beta))`.
     HardSigmoid {
@@ -171,9 +194,14 @@ impl ActKind {
         ("ceil", &[]),
         ("round", &[]),
         ("sign", &[]),
+        ("softsign", &[]),
         ("not", &[]),
         ("leaky_relu", &["alpha"]),
         ("elu", &["alpha"]),
+        ("selu", &["alpha", "gamma"]),
+        ("celu", &["alpha"]),
+        ("thresholded_relu", &["alpha"]),
+        ("shrink", &["bias", "lambd"]),
         ("hard_sigmoid", &["alpha", "beta"]),
         ("clip", &["min", "max"]),
     ];
@@ -205,9 +233,14 @@ impl ActKind {
             ActKind::Ceil => "ceil",
             ActKind::Round => "round",
             ActKind::Sign => "sign",
+            ActKind::Softsign => "softsign",
             ActKind::Not => "not",
             ActKind::LeakyRelu { .. } => "leaky_relu",
             ActKind::Elu { .. } => "elu",
+            ActKind::Selu { .. } => "selu",
+            ActKind::Celu { .. } => "celu",
+            ActKind::ThresholdedRelu { .. } => "thresholded_relu",
+            ActKind::Shrink { .. } => "shrink",
             ActKind::HardSigmoid { .. } => "hard_sigmoid",
             ActKind::Clip { .. } => "clip",
         }
@@ -216,8 +249,13 @@ impl ActKind {
     /// The kind's parameters, in `.sched` order.
     pub fn params(self) -> Vec<f32> {
         match self {
-            ActKind::LeakyRelu { alpha } | ActKind::Elu { alpha } => vec![alpha],
+            ActKind::LeakyRelu { alpha }
+            | ActKind::Elu { alpha }
+            | ActKind::Celu { alpha }
+            | ActKind::ThresholdedRelu { alpha } => vec![alpha],
             ActKind::HardSigmoid { alpha, beta } => vec![alpha, beta],
+            ActKind::Selu { alpha, gamma } => vec![alpha, gamma],
+            ActKind::Shrink { bias, lambd } => vec![bias, lambd],
             ActKind::Clip { min, max } => vec![min, max],
             _ => vec![],
         }
@@ -252,9 +290,14 @@ impl ActKind {
             ("ceil", []) => ActKind::Ceil,
             ("round", []) => ActKind::Round,
             ("sign", []) => ActKind::Sign,
+            ("softsign", []) => ActKind::Softsign,
             ("not", []) => ActKind::Not,
             ("leaky_relu", [a]) => ActKind::LeakyRelu { alpha: *a },
             ("elu", [a]) => ActKind::Elu { alpha: *a },
+            ("selu", [a, g]) => ActKind::Selu { alpha: *a, gamma: *g },
+            ("celu", [a]) => ActKind::Celu { alpha: *a },
+            ("thresholded_relu", [a]) => ActKind::ThresholdedRelu { alpha: *a },
+            ("shrink", [b, l]) => ActKind::Shrink { bias: *b, lambd: *l },
             ("hard_sigmoid", [a, b]) => ActKind::HardSigmoid { alpha: *a, beta: *b },
             ("clip", [lo, hi]) => ActKind::Clip { min: *lo, max: *hi },
             _ => return None,

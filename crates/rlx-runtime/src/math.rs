@@ -210,6 +210,52 @@ pub fn clip(x: f32, min: f32, max: f32) -> f32 {
     }
 }
 
+/// `gamma * x` for `x > 0`, else `gamma * (alpha * exp_m1(x))` (ONNX
+/// `Selu`; `exp_m1` keeps the small negative tail exact).
+#[inline]
+pub fn selu(x: f32, alpha: f32, gamma: f32) -> f32 {
+    if x > 0.0 {
+        gamma * x
+    } else {
+        gamma * (alpha * x.exp_m1())
+    }
+}
+
+/// `x` for `x > 0`, else `alpha * exp_m1(x / alpha)` (ONNX `Celu`,
+/// `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`).
+#[inline]
+pub fn celu(x: f32, alpha: f32) -> f32 {
+    if x > 0.0 {
+        x
+    } else {
+        alpha * (x / alpha).exp_m1()
+    }
+}
+
+/// `x` for `x > alpha`, else `0`: NaN gives 0, as the ONNX formula
+/// (`x > alpha` is false) and its reference do.
+#[inline]
+pub fn thresholded_relu(x: f32, alpha: f32) -> f32 {
+    if x > alpha {
+        x
+    } else {
+        0.0
+    }
+}
+
+/// ONNX `Shrink`: `x + bias` for `x < -lambd`, else `x - bias` for
+/// `x > lambd`, else `0` (so NaN gives 0, as the spec's formula).
+#[inline]
+pub fn shrink(x: f32, bias: f32, lambd: f32) -> f32 {
+    if x < -lambd {
+        x + bias
+    } else if x > lambd {
+        x - bias
+    } else {
+        0.0
+    }
+}
+
 /// `max(0, min(1, alpha * x + beta))` with two roundings (no fused
 /// multiply-add) and NaN passing through.
 #[inline]
@@ -404,6 +450,16 @@ pub fn sign(x: f32) -> f32 {
     }
 }
 
+/// `x / (1 + |x|)`; `softsign(±inf) = ±1`, its limit (the quotient alone
+/// would be NaN).
+#[inline]
+pub fn softsign(x: f32) -> f32 {
+    if x.is_infinite() {
+        return 1f32.copysign(x);
+    }
+    x / (1.0 + x.abs())
+}
+
 /// Logical not of a 0/1 value held in f32: `1` for `±0`, else `0` (NaN
 /// gives 0).
 #[inline]
@@ -446,9 +502,14 @@ pub fn act_f32(act: ActKind, x: f32) -> f32 {
         ActKind::Ceil => ceil(x),
         ActKind::Round => round(x),
         ActKind::Sign => sign(x),
+        ActKind::Softsign => softsign(x),
         ActKind::Not => not(x),
         ActKind::LeakyRelu { alpha } => leaky_relu(x, alpha),
         ActKind::Elu { alpha } => elu(x, alpha),
+        ActKind::Selu { alpha, gamma } => selu(x, alpha, gamma),
+        ActKind::Celu { alpha } => celu(x, alpha),
+        ActKind::ThresholdedRelu { alpha } => thresholded_relu(x, alpha),
+        ActKind::Shrink { bias, lambd } => shrink(x, bias, lambd),
         ActKind::HardSigmoid { alpha, beta } => hard_sigmoid(x, alpha, beta),
         ActKind::Clip { min, max } => clip(x, min, max),
     }
@@ -516,6 +577,21 @@ pub fn mod_f32(a: f32, b: f32) -> f32 {
     a % b
 }
 
+/// Floored remainder: `a % b` moved by `b` when their signs differ, so
+/// the result has the sign of `b` (numpy `mod`; a zero result is a zero
+/// of `b`'s sign).
+#[inline]
+pub fn floor_mod_f32(a: f32, b: f32) -> f32 {
+    let r = a % b;
+    if r == 0.0 {
+        0f32.copysign(b)
+    } else if (r < 0.0) != (b < 0.0) {
+        r + b
+    } else {
+        r
+    }
+}
+
 /// `atan2(a, b)`.
 #[inline]
 pub fn atan2_f32(a: f32, b: f32) -> f32 {
@@ -572,6 +648,7 @@ pub fn binary_f32(op: BinaryOp, a: f32, b: f32) -> f32 {
         BinaryOp::BitXor => bit_xor_f32(a, b),
         BinaryOp::Shl => shl_f32(a, b),
         BinaryOp::Shr => shr_f32(a, b),
+        BinaryOp::FloorMod => floor_mod_f32(a, b),
     }
 }
 
@@ -647,6 +724,19 @@ pub fn mod_i64(a: i64, b: i64) -> i64 {
     }
 }
 
+/// Floored remainder (sign of `b`, as Python's `%`); remainder by zero
+/// gives 0 and `MIN % -1` gives 0, as [`mod_i64`]. Exact: `r + b` cannot
+/// overflow because `r` and `b` have opposite signs.
+#[inline]
+pub fn floor_mod_i64(a: i64, b: i64) -> i64 {
+    let r = mod_i64(a, b);
+    if r != 0 && (r < 0) != (b < 0) {
+        r + b
+    } else {
+        r
+    }
+}
+
 /// `atan2` of the operands as f64, truncated back to i64.
 #[inline]
 pub fn atan2_i64(a: i64, b: i64) -> i64 {
@@ -701,6 +791,7 @@ pub fn binary_i64(op: BinaryOp, a: i64, b: i64) -> i64 {
         BinaryOp::BitXor => bit_xor_i64(a, b),
         BinaryOp::Shl => shl_i64(a, b),
         BinaryOp::Shr => shr_i64(a, b),
+        BinaryOp::FloorMod => floor_mod_i64(a, b),
     }
 }
 

@@ -38,6 +38,7 @@ macro_rules! type_arg_table {
                 BitXor => ::rlx_runtime::kernels::elementwise::ops::BitXor,
                 Shl => ::rlx_runtime::kernels::elementwise::ops::Shl,
                 Shr => ::rlx_runtime::kernels::elementwise::ops::Shr,
+                FloorMod => ::rlx_runtime::kernels::elementwise::ops::FloorMod,
             }
             existing CmpOp {
                 Eq => ::rlx_runtime::kernels::elementwise::ops::Eq,

@@ -123,6 +123,7 @@ fn binary_full_i64_wraps_and_divides_by_zero_to_zero() {
         (BinaryOp::Add, [i64::MIN, 7, -5, i64::MAX]),
         (BinaryOp::Div, [i64::MAX, 0, -3, i64::MIN]),
         (BinaryOp::Mod, [0, 0, -1, 0]),
+        (BinaryOp::FloorMod, [0, 0, 1, 0]),
         (BinaryOp::Pow, [i64::MAX, 1, 49, 1]),
     ] {
         a.run(binary(0, 32, 64, 4, 4, 4, op, &[], &[], &[], 8));

@@ -118,6 +118,14 @@ fn int_binary(op: BinaryOp, x: i64, y: i64) -> Option<i64> {
                 x.wrapping_div(y)
             }
         }
+        BinaryOp::Mod | BinaryOp::FloorMod => {
+            let r = if y == 0 { 0 } else { x.wrapping_rem(y) };
+            if op == BinaryOp::FloorMod && r != 0 && (r < 0) != (y < 0) {
+                r + y
+            } else {
+                r
+            }
+        }
         BinaryOp::Max => x.max(y),
         BinaryOp::Min => x.min(y),
         BinaryOp::BitAnd => x & y,
@@ -296,6 +304,10 @@ mod tests {
         );
         assert_eq!(binary(BinaryOp::Div, &ints(&[1], &[7]), &ints(&[1], &[0])).unwrap().data, ConstData::I64(vec![0]));
         assert!(binary(BinaryOp::Pow, &ints(&[1], &[2]), &ints(&[1], &[2])).is_none());
+        // Truncated and floored remainders, as `math::mod_i64` / `floor_mod_i64`.
+        let (a, b) = (ints(&[4], &[7, -7, 7, -7]), ints(&[4], &[3, 3, -3, 0]));
+        assert_eq!(binary(BinaryOp::Mod, &a, &b).unwrap().data, ConstData::I64(vec![1, -1, 1, 0]));
+        assert_eq!(binary(BinaryOp::FloorMod, &a, &b).unwrap().data, ConstData::I64(vec![1, 2, -2, 0]));
         assert!(binary(BinaryOp::Add, &ints(&[2], &[1, 2]), &ints(&[3], &[1, 2, 3])).is_none());
     }
 

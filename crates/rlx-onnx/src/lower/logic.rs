@@ -1,5 +1,6 @@
 //! Element-wise ops over every carried type: arithmetic on f32 and
-//! integers, comparisons, boolean logic, `Where` and `Cast`. Constant
+//! integers (with `Mod`), comparisons, boolean logic, `Where`, `Trilu`,
+//! `Cast` and `CastLike`. Constant
 //! inputs fold ([`super::fold`]); the rest become thunks.
 //!
 //! The kernels compute in f32 and i64. An i32 operand is widened to i64,
@@ -247,7 +248,7 @@ pub(super) fn comparison(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: CmpOp) -> R {
 
 /// A `Compare` writing bools: flat when both operands have the output's
 /// shape (or one is a single element), per-axis strides otherwise.
-fn compare_thunk(
+pub(super) fn compare_thunk(
     ctx: &NodeCtx<'_>,
     (lhs, ls): (usize, &[usize]),
     (rhs, rs): (usize, &[usize]),
@@ -283,7 +284,7 @@ fn compare_thunk(
     })
 }
 
-/// `And` / `Or` of bools: widened to i64, combined bitwise, narrowed back.
+/// `And` / `Or` / `Xor` of bools: widened to i64, combined bitwise, narrowed back.
 pub(super) fn logical(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R {
     ctx.expect_arity(2, 2)?;
     if let Some((a, b)) = const_pair(lw, ctx)? {
@@ -419,7 +420,7 @@ pub(super) fn select(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 }
 
 /// The thunk casting `len` elements from `from` to `to`.
-fn cast_thunk(src: usize, dst: usize, len: usize, from: DType, to: DType) -> Thunk<usize> {
+pub(super) fn cast_thunk(src: usize, dst: usize, len: usize, from: DType, to: DType) -> Thunk<usize> {
     use DType::*;
     match (from, to) {
         (F32, I64) => Thunk::CastF32ToI64 { src, dst, len },
@@ -452,6 +453,19 @@ pub(super) fn cast(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             ),
         )
     })?;
+    cast_to(lw, ctx, to)
+}
+
+/// `CastLike`: a `Cast` to the element type of input 1 (whose values are
+/// not read).
+pub(super) fn cast_like(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 2)?;
+    let to = input_dtype(lw, ctx, 1)?;
+    cast_to(lw, ctx, to)
+}
+
+/// Output 0 as input 0 converted to `to`.
+fn cast_to(lw: &mut Lowerer, ctx: &NodeCtx<'_>, to: DType) -> R {
     if let Some(c) = lw.const_input(ctx, 0)? {
         if let Some(r) = fold::cast(&c, to) {
             return lw.define(ctx, 0, Value::Const(r));
@@ -468,4 +482,88 @@ pub(super) fn cast(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let dst = lw.output_storage_typed(ctx, 0, shape.clone(), to)?;
     lw.emit(ctx, cast_thunk(src, dst, len, from, to));
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
+}
+
+/// `Mod`: with `fmod = 1` the truncated remainder (C `fmod`, sign of the
+/// dividend) of f32, i64 or i32; with `fmod = 0` (the default) the floored
+/// one (sign of the divisor) of integers, computed exactly in i64. The
+/// spec requires `fmod = 1` for floating-point inputs.
+pub(super) fn modulo(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 2)?;
+    let fmod = match ctx.int_attr("fmod", 0)? {
+        0 => false,
+        1 => true,
+        v => return Err(ctx.bad_attr("fmod", format!("is {v}; must be 0 or 1"))),
+    };
+    if !fmod && input_dtype(lw, ctx, 0)? == DType::F32 {
+        return Err(ctx.bad_attr("fmod", "is 0, which the spec does not allow for floating-point inputs"));
+    }
+    arithmetic(lw, ctx, if fmod { BinaryOp::Mod } else { BinaryOp::FloorMod })
+}
+
+/// `Trilu`: the upper (`upper = 1`, the default) or lower triangle of the
+/// last two axes, from diagonal `k` (a constant input, 0 when absent); the
+/// rest is 0. One `Where` against a constant `[N, M]` mask (broadcast over
+/// the batch axes into scratch when there are any).
+pub(super) fn trilu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 2)?;
+    let upper = match ctx.int_attr("upper", 1)? {
+        0 => false,
+        1 => true,
+        v => return Err(ctx.bad_attr("upper", format!("is {v}; must be 0 or 1"))),
+    };
+    let k = match ctx.input_name(1) {
+        None => 0,
+        Some(_) => match lw.const_ints(ctx, 1)?.1.as_slice() {
+            [k] => *k,
+            other => return Err(ctx.err(format!("k {other:?} must be one value"))),
+        },
+    };
+    let (x, xs, dtype) = lw.typed_input(ctx, 0)?;
+    let rank = xs.len();
+    if rank < 2 {
+        return Err(ctx.err(format!("input must have rank 2 or more, got shape {xs:?}")));
+    }
+    if dtype.size() != 4 && dtype.size() != 8 {
+        return Err(ctx.err(format!("{} values are not supported; f32, i64 and i32 are", dtype.name())));
+    }
+    if define_if_empty(lw, ctx, &xs, dtype)? {
+        return Ok(());
+    }
+    let (n, m) = (xs[rank - 2], xs[rank - 1]);
+    let keep = |i: usize, j: usize| {
+        let d = j as i64 - i as i64;
+        if upper {
+            d >= k
+        } else {
+            d <= k
+        }
+    };
+    let mask: Vec<bool> = (0..n).flat_map(|i| (0..m).map(move |j| keep(i, j))).collect();
+    let name = ctx.node.output[0].clone();
+    let mask =
+        lw.add_param(&format!("{name}.mask"), &ConstTensor { shape: vec![n, m], data: ConstData::Bool(mask) })?;
+    let mask = if rank == 2 { mask } else { super::movement::broadcast_into_scratch(lw, ctx, mask, &[n, m], &xs)? };
+    let zero = match dtype {
+        DType::F32 => ConstData::F32(vec![0.0]),
+        other => ConstData::from_ints(other, [0]).expect("4- and 8-byte integers are carried"),
+    };
+    let zero = lw.add_param(&format!("{name}.zero"), &ConstTensor { shape: vec![], data: zero })?;
+    let dst = lw.output_storage_typed(ctx, 0, xs.clone(), dtype)?;
+    lw.emit(
+        ctx,
+        Thunk::Where {
+            cond: mask,
+            on_true: x,
+            on_false: zero,
+            dst,
+            len: numel(ctx, &xs)?,
+            elem_bytes: dtype.size(),
+            cond_elem_bytes: 1,
+            cond_scalar: false,
+            true_scalar: false,
+            false_scalar: true,
+        },
+    );
+    lw.define(ctx, 0, Value::Data { storage: dst, shape: xs })
 }

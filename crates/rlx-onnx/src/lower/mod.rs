@@ -24,6 +24,8 @@ mod reduce;
 mod resize;
 pub(crate) mod shape;
 mod slice;
+mod softmax;
+mod space;
 mod window;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,9 +1,12 @@
 //! Activations with parameters (`Clip`, `LeakyRelu`, `HardSigmoid`,
-//! `Gelu`) and the helpers the other op families share.
+//! `Gelu`, `Elu`, `Selu`, `Celu`, `ThresholdedRelu`, `Shrink`), `PRelu`,
+//! inference `Dropout`, and the helpers the other op families share.
 
-use rlx_sched::ActKind;
+use rlx_sched::{ActKind, BinaryOp, CmpOp, DType, Thunk};
 
-use super::ops::{activation, R};
+use super::logic::{binary_thunk, compare_thunk, define_if_empty};
+use super::ops::{activation, numel, R};
+use super::shape::broadcast;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{ConstData, ConstTensor};
@@ -69,4 +72,134 @@ pub(super) fn gelu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         Some(other) => return Err(ctx.bad_attr("approximate", format!("is `{other}`; expected `none` or `tanh`"))),
     };
     activation(lw, ctx, act)
+}
+
+/// `Elu` (alpha 1 by default).
+pub(super) fn elu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    activation(lw, ctx, ActKind::Elu { alpha: ctx.float_attr("alpha", 1.0)? })
+}
+
+/// `Selu`, with the spec's defaults (the f32 values of the constants of
+/// Klambauer et al.).
+pub(super) fn selu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let alpha = ctx.float_attr("alpha", 1.673_263_2)?;
+    let gamma = ctx.float_attr("gamma", 1.050_701)?;
+    activation(lw, ctx, ActKind::Selu { alpha, gamma })
+}
+
+/// `Celu` (alpha 1 by default; it divides `x`, so 0 is refused).
+pub(super) fn celu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let alpha = ctx.float_attr("alpha", 1.0)?;
+    if alpha == 0.0 || !alpha.is_finite() {
+        return Err(ctx.bad_attr("alpha", format!("is {alpha}; it must be finite and not 0")));
+    }
+    activation(lw, ctx, ActKind::Celu { alpha })
+}
+
+/// `ThresholdedRelu` (alpha 1 by default).
+pub(super) fn thresholded_relu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    activation(lw, ctx, ActKind::ThresholdedRelu { alpha: ctx.float_attr("alpha", 1.0)? })
+}
+
+/// `Shrink` of f32 data (bias 0, lambd 0.5 by default).
+pub(super) fn shrink(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let (bias, lambd) = (ctx.float_attr("bias", 0.0)?, ctx.float_attr("lambd", 0.5)?);
+    activation(lw, ctx, ActKind::Shrink { bias, lambd })
+}
+
+/// `PRelu`: `x < 0 ? slope * x : x`, with `slope` broadcast to `x`'s shape
+/// (unidirectionally). Three thunks: the product into the output, a
+/// `Compare` for the sign, and a `Where` that puts `x` back where it is not
+/// negative (so NaN and `-0.0` pass through, as the spec's formula).
+pub(super) fn prelu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 2)?;
+    let (x, xs) = lw.data_input(ctx, 0)?;
+    let (slope, ss) = lw.data_input(ctx, 1)?;
+    if broadcast(&xs, &ss).as_deref() != Some(xs.as_slice()) {
+        return Err(ctx.err(format!("slope of shape {ss:?} does not broadcast to X of shape {xs:?}")));
+    }
+    if define_if_empty(lw, ctx, &xs, DType::F32)? {
+        return Ok(());
+    }
+    let name = ctx.node.output[0].clone();
+    let y = lw.output_storage(ctx, 0, xs.clone())?;
+    lw.emit(ctx, binary_thunk(ctx, (x, &xs), (slope, &ss), y, &xs, BinaryOp::Mul, 4)?);
+    let zero =
+        lw.add_param(&format!("{name}.zero"), &ConstTensor { shape: vec![], data: ConstData::F32(vec![0.0]) })?;
+    let negative = lw.scratch_storage(&format!("{name}.negative"), xs.clone(), DType::Bool)?;
+    lw.emit(ctx, compare_thunk(ctx, (x, &xs), (zero, &[]), negative, &xs, CmpOp::Lt, 4)?);
+    let len = numel(ctx, &xs)?;
+    lw.emit(
+        ctx,
+        Thunk::Where {
+            cond: negative,
+            on_true: y,
+            on_false: x,
+            dst: y,
+            len,
+            elem_bytes: 4,
+            cond_elem_bytes: 1,
+            cond_scalar: false,
+            true_scalar: false,
+            false_scalar: false,
+        },
+    );
+    lw.define(ctx, 0, Value::Data { storage: y, shape: xs })
+}
+
+/// Input `i`, when present, as a bool scalar constant.
+fn const_bool(lw: &Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<Option<bool>, ImportError> {
+    if ctx.input_name(i).is_none() {
+        return Ok(None);
+    }
+    let (name, value) = lw.input(ctx, i)?;
+    match value {
+        Value::Const(ConstTensor { data: ConstData::Bool(v), .. }) if v.len() == 1 => Ok(Some(v[0])),
+        _ => Err(ctx.err(format!("input `{name}` must be a bool scalar constant known at import time"))),
+    }
+}
+
+/// `Dropout` at inference: the output is the input (a view) and the
+/// optional mask is all true. Training mode (`training_mode` true from
+/// opset 12, `is_test = 0` before opset 7) drops at random, which is
+/// refused unless the ratio is 0, where it is the identity too.
+pub(super) fn dropout(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    let (training, ratio) = if lw.opset >= 12 {
+        ctx.expect_arity(1, 3)?;
+        (const_bool(lw, ctx, 2)?.unwrap_or(false), const_scalar(lw, ctx, 1)?.unwrap_or(0.5))
+    } else {
+        ctx.expect_arity(1, 1)?;
+        let training = lw.opset < 7 && ctx.int_attr("is_test", 0)? == 0;
+        (training, ctx.float_attr("ratio", 0.5)?)
+    };
+    if training && ratio != 0.0 {
+        return Err(ctx.err(format!(
+            "training mode drops elements at random (ratio {ratio}); only inference (or ratio 0) is supported"
+        )));
+    }
+    let (_, input) = lw.input(ctx, 0)?;
+    let (shape, dtype) = match &input {
+        Value::Data { storage, shape } => (shape.clone(), lw.storages[*storage].dtype),
+        Value::Const(c) => (c.shape.clone(), c.data.dtype()),
+    };
+    lw.define(ctx, 0, input)?;
+    if ctx.node.output.get(1).is_some_and(|o| !o.is_empty()) {
+        // The mask is bool from opset 10, of the input's type before.
+        let one = if lw.opset >= 10 {
+            ConstData::Bool(vec![true])
+        } else {
+            match dtype {
+                DType::F32 => ConstData::F32(vec![1.0]),
+                other => return Err(ctx.err(format!("a {} mask before opset 10 is not supported", other.name()))),
+            }
+        };
+        super::fold::check_size(ctx, &shape, one.dtype())?;
+        lw.define(ctx, 1, Value::Const(super::fold::fill(&shape, &one)))?;
+    }
+    Ok(())
 }

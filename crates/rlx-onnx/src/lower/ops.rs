@@ -4,8 +4,8 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
-    attention_op, conv_transpose, einsum, fold, group_norm, logic, movement, nn, norm, reduce, resize, slice, window,
-    Lowerer, NodeCtx, Value,
+    attention_op, conv_transpose, einsum, fold, group_norm, logic, movement, nn, norm, reduce, resize, slice, softmax,
+    space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -21,6 +21,9 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "AveragePool",
     "BatchNormalization",
     "Cast",
+    "CastLike",
+    "Ceil",
+    "Celu",
     "Clip",
     "Col2Im",
     "Concat",
@@ -28,14 +31,19 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "ConstantOfShape",
     "Conv",
     "ConvTranspose",
+    "Cos",
     "CumSum",
+    "DepthToSpace",
     "Div",
+    "Dropout",
     "Einsum",
+    "Elu",
     "Equal",
     "Erf",
     "Exp",
     "Expand",
     "Flatten",
+    "Floor",
     "Gather",
     "Gelu",
     "Gemm",
@@ -45,6 +53,8 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "GreaterOrEqual",
     "GroupNormalization",
     "HardSigmoid",
+    "HardSwish",
+    "Hardmax",
     "Identity",
     "InstanceNormalization",
     "IsNaN",
@@ -53,38 +63,61 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Less",
     "LessOrEqual",
     "Log",
+    "LogSoftmax",
     "MatMul",
     "Max",
     "MaxPool",
     "Min",
+    "Mish",
+    "Mod",
     "Mul",
     "Neg",
     "Not",
     "Or",
+    "PRelu",
     "Pad",
     "Pow",
     "RMSNormalization",
     "Range",
+    "Reciprocal",
+    "ReduceL1",
     "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
     "ReduceMax",
     "ReduceMean",
+    "ReduceMin",
+    "ReduceProd",
     "ReduceSum",
+    "ReduceSumSquare",
     "Relu",
     "Reshape",
     "Resize",
+    "Round",
+    "Selu",
     "Shape",
+    "Shrink",
     "Sigmoid",
+    "Sign",
+    "Sin",
+    "Size",
     "Slice",
     "Softmax",
+    "Softplus",
+    "Softsign",
+    "SpaceToDepth",
     "Split",
     "Sqrt",
     "Squeeze",
     "Sub",
     "Tanh",
+    "ThresholdedRelu",
     "TopK",
     "Transpose",
+    "Trilu",
     "Unsqueeze",
     "Where",
+    "Xor",
 ];
 
 /// The input positions of `op_type` that must be known at import time
@@ -95,7 +128,9 @@ pub fn const_inputs(op_type: &str) -> &'static [usize] {
         "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" => &[1],
         "Col2Im" => &[1, 2],
         "Resize" => &[1, 2, 3],
-        "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceL2" | "ReduceProd" => &[1],
+        "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceL2" | "ReduceProd" | "ReduceL1"
+        | "ReduceSumSquare" | "ReduceLogSum" | "ReduceLogSumExp" | "Trilu" => &[1],
+        "Dropout" => &[1, 2],
         "Slice" => &[1, 2, 3, 4],
         "Pad" => &[1, 2, 3],
         "Clip" => &[1, 2],
@@ -149,6 +184,17 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Neg" => unary(lw, ctx, ActKind::Neg),
         "Abs" => unary(lw, ctx, ActKind::Abs),
         "Erf" => unary(lw, ctx, ActKind::Erf),
+        "HardSwish" => unary(lw, ctx, ActKind::HardSwish),
+        "Mish" => unary(lw, ctx, ActKind::Mish),
+        "Softplus" => unary(lw, ctx, ActKind::Softplus),
+        "Softsign" => unary(lw, ctx, ActKind::Softsign),
+        "Sin" => unary(lw, ctx, ActKind::Sin),
+        "Cos" => unary(lw, ctx, ActKind::Cos),
+        "Sign" => unary(lw, ctx, ActKind::Sign),
+        "Round" => unary(lw, ctx, ActKind::Round),
+        "Floor" => unary(lw, ctx, ActKind::Floor),
+        "Ceil" => unary(lw, ctx, ActKind::Ceil),
+        "Reciprocal" => unary(lw, ctx, ActKind::Recip),
         "Add" => logic::arithmetic(lw, ctx, BinaryOp::Add),
         "Sub" => logic::arithmetic(lw, ctx, BinaryOp::Sub),
         "Mul" => logic::arithmetic(lw, ctx, BinaryOp::Mul),
@@ -163,10 +209,14 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "GreaterOrEqual" => logic::comparison(lw, ctx, CmpOp::Ge),
         "And" => logic::logical(lw, ctx, BinaryOp::BitAnd),
         "Or" => logic::logical(lw, ctx, BinaryOp::BitOr),
+        "Xor" => logic::logical(lw, ctx, BinaryOp::BitXor),
+        "Mod" => logic::modulo(lw, ctx),
+        "Trilu" => logic::trilu(lw, ctx),
         "Not" => logic::not(lw, ctx),
         "IsNaN" => logic::is_nan(lw, ctx),
         "Where" => logic::select(lw, ctx),
         "Cast" => logic::cast(lw, ctx),
+        "CastLike" => logic::cast_like(lw, ctx),
         "Expand" => movement::expand(lw, ctx),
         "Slice" => slice::slice(lw, ctx),
         "Split" => slice::split(lw, ctx),
@@ -178,7 +228,11 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Einsum" => einsum::einsum(lw, ctx),
         "MatMul" => matmul(lw, ctx),
         "Gemm" => gemm(lw, ctx),
-        "Softmax" => softmax(lw, ctx),
+        "Softmax" => softmax::softmax(lw, ctx),
+        "LogSoftmax" => softmax::log_softmax(lw, ctx),
+        "Hardmax" => softmax::hardmax(lw, ctx),
+        "DepthToSpace" => space::depth_to_space(lw, ctx),
+        "SpaceToDepth" => space::space_to_depth(lw, ctx),
         "Reshape" => reshape(lw, ctx),
         "Flatten" => flatten(lw, ctx),
         "Identity" => identity(lw, ctx),
@@ -187,6 +241,7 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Transpose" => movement::transpose(lw, ctx),
         "Constant" => constant(lw, ctx),
         "Shape" => shape_op(lw, ctx),
+        "Size" => size_op(lw, ctx),
         "Gather" => movement::gather(lw, ctx),
         "Concat" => movement::concat(lw, ctx),
         "Clip" => nn::clip(lw, ctx),
@@ -194,6 +249,13 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "HardSigmoid" => nn::hard_sigmoid(lw, ctx),
         "Gelu" => nn::gelu(lw, ctx),
         "Attention" => attention_op::attention(lw, ctx),
+        "Elu" => nn::elu(lw, ctx),
+        "Selu" => nn::selu(lw, ctx),
+        "Celu" => nn::celu(lw, ctx),
+        "ThresholdedRelu" => nn::thresholded_relu(lw, ctx),
+        "Shrink" => nn::shrink(lw, ctx),
+        "PRelu" => nn::prelu(lw, ctx),
+        "Dropout" => nn::dropout(lw, ctx),
         "LayerNormalization" => norm::layer_norm(lw, ctx),
         "RMSNormalization" => norm::rms_norm(lw, ctx),
         "GroupNormalization" => group_norm::group_norm(lw, ctx),
@@ -212,6 +274,12 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "ReduceSum" => reduce::reduce(lw, ctx, ReduceOp::Sum),
         "ReduceMax" => reduce::reduce(lw, ctx, ReduceOp::Max),
         "ReduceL2" => reduce::reduce(lw, ctx, ReduceOp::L2),
+        "ReduceMin" => reduce::reduce(lw, ctx, ReduceOp::Min),
+        "ReduceProd" => reduce::reduce(lw, ctx, ReduceOp::Prod),
+        "ReduceL1" => reduce::reduce(lw, ctx, ReduceOp::L1),
+        "ReduceSumSquare" => reduce::reduce(lw, ctx, ReduceOp::SumSquare),
+        "ReduceLogSumExp" => reduce::reduce(lw, ctx, ReduceOp::LogSumExp),
+        "ReduceLogSum" => reduce::reduce_log_sum(lw, ctx),
         "ArgMax" => reduce::arg_reduce(lw, ctx, ArgOp::Max),
         "ArgMin" => reduce::arg_reduce(lw, ctx, ArgOp::Min),
         other => Err(unsupported(ctx, other)),
@@ -426,47 +494,6 @@ fn scaled_input(
     Ok((dst, shape))
 }
 
-fn softmax(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
-    ctx.expect_arity(1, 1)?;
-    let (src, shape) = lw.data_input(ctx, 0)?;
-    let rank = shape.len();
-    // Opset 13 made Softmax act on one axis (default -1); before, it
-    // flattened to 2-D at `axis` (default 1), which the row softmax does
-    // exactly for any axis.
-    let modern = lw.opset >= 13;
-    let axis = ctx.int_attr("axis", if modern { -1 } else { 1 })?;
-    let a = normalize_axis(axis, rank, 0)
-        .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
-    if modern && a + 1 != rank {
-        // Softmax over a middle axis: move it last, and back after.
-        if numel(ctx, &shape)? == 0 {
-            return Err(ctx.err(format!("input shape {shape:?} is empty")));
-        }
-        let perm: Vec<usize> = (0..rank).filter(|&d| d != a).chain([a]).collect();
-        let mut inverse = vec![0; rank];
-        for (i, &p) in perm.iter().enumerate() {
-            inverse[p] = i;
-        }
-        let moved: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
-        let name = ctx.node.output[0].clone();
-        let t = lw.scratch_storage(&format!("{name}.moved"), moved.clone(), DType::F32)?;
-        let thunk = permute_thunk(ctx, src, &shape, &perm, t)?;
-        lw.emit(ctx, thunk);
-        let cols = moved[rank - 1];
-        let rows = numel(ctx, &moved[..rank - 1])?;
-        lw.emit(ctx, Thunk::Softmax { src: t, dst: t, rows, cols });
-        let dst = lw.output_storage(ctx, 0, shape.clone())?;
-        let thunk = permute_thunk(ctx, t, &moved, &inverse, dst)?;
-        lw.emit(ctx, thunk);
-        return lw.define(ctx, 0, Value::Data { storage: dst, shape });
-    }
-    let rows = numel(ctx, &shape[..a])?;
-    let cols = numel(ctx, &shape[a..])?;
-    let dst = lw.output_storage(ctx, 0, shape.clone())?;
-    lw.emit(ctx, Thunk::Softmax { src, dst, rows, cols });
-    lw.define(ctx, 0, Value::Data { storage: dst, shape })
-}
-
 fn reshape(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(2, 2)?;
     let (_, input) = lw.input(ctx, 0)?;
@@ -572,6 +599,16 @@ fn constant(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         return Err(ctx.err(format!("has attributes {names:?}; supported: value, value_float, value_int, value_ints")));
     };
     lw.define(ctx, 0, Value::Const(c))
+}
+
+/// `Size` is always known at import time: the element count as an int64
+/// scalar.
+fn size_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let (_, input) = lw.input(ctx, 0)?;
+    let n = numel(ctx, value_shape(&input))?;
+    let n = i64::try_from(n).map_err(|_| ctx.err(format!("{n} elements do not fit int64")))?;
+    lw.define(ctx, 0, Value::Const(ConstTensor { shape: vec![], data: ConstData::I64(vec![n]) }))
 }
 
 /// `Shape` is always known at import time: it folds to a constant.

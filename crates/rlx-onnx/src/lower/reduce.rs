@@ -1,20 +1,33 @@
 //! Reductions along axes: `Reduce*`, `ArgMax` / `ArgMin`, `TopK`, `CumSum`.
 
-use rlx_sched::{ArgOp, DType, ReduceOp, Thunk};
+use rlx_sched::{ActKind, ArgOp, DType, ReduceOp, Thunk};
 
 use super::ops::{numel, permute_thunk, R};
 use super::shape::normalize_axis;
 use super::{Lowerer, NodeCtx, Value};
 use crate::tensor::ConstData;
 
-/// `ReduceMean` / `ReduceSum` / `ReduceMax` / `ReduceL2` over one
-/// contiguous range of axes → `Reduce` over `[outer, axis_dim, inner]`.
+/// `ReduceLogSum`: `ReduceSum` then `log` in place (over no elements,
+/// `log(0) = -inf`).
+pub(super) fn reduce_log_sum(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    reduce_then(lw, ctx, ReduceOp::Sum, Some(ActKind::Log))
+}
+
+/// `ReduceMean`, `ReduceSum`, `ReduceMax`, `ReduceMin`, `ReduceProd`,
+/// `ReduceL1`, `ReduceL2`, `ReduceSumSquare`, `ReduceLogSumExp`.
 pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
+    reduce_then(lw, ctx, op, None)
+}
+
+/// A reduction over one contiguous range of axes → `Reduce` over
+/// `[outer, axis_dim, inner]`, then `post` on the result when given.
+fn reduce_then(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp, post: Option<ActKind>) -> R {
     ctx.expect_arity(1, 2)?;
     // Max and min of bools are any/all: exact through f32 0/1.
     let (orig, shape, dtype) = lw.typed_input(ctx, 0)?;
     let src = orig;
-    let bools = dtype == DType::Bool && matches!(op, ReduceOp::Max | ReduceOp::Min) && !shape.contains(&0);
+    let bools =
+        dtype == DType::Bool && matches!(op, ReduceOp::Max | ReduceOp::Min) && post.is_none() && !shape.contains(&0);
     let src = if bools {
         let t = lw.scratch_storage(&format!("{}.f32", ctx.node.output[0]), shape.clone(), DType::F32)?;
         lw.emit(ctx, Thunk::CastBoolToF32 { src, dst: t, len: numel(ctx, &shape)? });
@@ -29,7 +42,7 @@ pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
     let rank = shape.len();
     // `ReduceSum` took its axes as an input from opset 13, the others
     // from opset 18.
-    let input_since = if op == ReduceOp::Sum { 13 } else { 18 };
+    let input_since = if ctx.node.op_type == "ReduceSum" { 13 } else { 18 };
     let listed: Option<Vec<i64>> = if lw.opset >= input_since {
         if ctx.has_attr("axes") {
             return Err(ctx.bad_attr("axes", format!("is an input since opset {input_since}, not an attribute")));
@@ -66,9 +79,6 @@ pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
             (true, false) => None,
         })
         .collect();
-    if rank == 0 {
-        return lw.define(ctx, 0, Value::Data { storage: orig, shape });
-    }
     if shape.contains(&0) {
         // Nothing to read: the output is known. A reduction over no
         // elements is its identity (0 for sums, -inf for max, NaN for the
@@ -81,12 +91,21 @@ pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
             ReduceOp::Mean => f32::NAN,
             ReduceOp::LogSumExp => f32::NEG_INFINITY,
         };
+        let fill = match post {
+            Some(ActKind::Log) => fill.ln(),
+            None => fill,
+            Some(other) => return Err(ctx.err(format!("no fill rule for a reduction followed by {}", other.name()))),
+        };
         super::fold::check_size(ctx, &out_shape, DType::F32)?;
         let c = super::fold::fill(&out_shape, &ConstData::F32(vec![fill]));
         return lw.define(ctx, 0, Value::Const(c));
     }
-    let (first, last) = (axes[0], axes[axes.len() - 1]);
-    let (src, outer, axis_dim, inner) = if last - first + 1 == axes.len() {
+    // A scalar is a reduction over its one element (`|x|` for L1, `x^2`
+    // for SumSquare), not the identity.
+    let (first, last) = if rank == 0 { (0, 0) } else { (axes[0], axes[axes.len() - 1]) };
+    let (src, outer, axis_dim, inner) = if rank == 0 {
+        (src, 1, 1, 1)
+    } else if last - first + 1 == axes.len() {
         (src, numel(ctx, &shape[..first])?, numel(ctx, &shape[first..=last])?, numel(ctx, &shape[last + 1..])?)
     } else {
         // Scattered axes: move them last (in order), then one reduction.
@@ -108,6 +127,9 @@ pub(super) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
     }
     let dst = lw.output_storage(ctx, 0, out_shape.clone())?;
     lw.emit(ctx, Thunk::Reduce { src, dst, outer, axis_dim, inner, op });
+    if let Some(act) = post {
+        lw.emit(ctx, Thunk::Activation { src: dst, dst, len: outer * inner, act });
+    }
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
 }
 

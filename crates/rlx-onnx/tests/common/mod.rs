@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod typed;
+
 use std::path::PathBuf;
 
 use prost::Message as _;

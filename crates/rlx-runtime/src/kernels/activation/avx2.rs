@@ -35,6 +35,9 @@ pub(super) fn supports(act: ActKind) -> bool {
             | ActKind::Ceil
             | ActKind::Round
             | ActKind::Sign
+            | ActKind::Softsign
+            | ActKind::ThresholdedRelu { .. }
+            | ActKind::Shrink { .. }
             | ActKind::Not
             | ActKind::Gelu
     )
@@ -122,6 +125,20 @@ act8!(
 );
 act8!(Not, |x| _mm256_and_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(x, _mm256_setzero_ps()), _mm256_set1_ps(1.0)), math::not);
 
+// softsign: x / (1 + |x|), with infinite lanes set to +-1 (the limit).
+act8!(
+    Softsign,
+    |x| {
+        let sign = _mm256_set1_ps(-0.0);
+        let ax = _mm256_andnot_ps(sign, x);
+        let q = _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0), ax));
+        let inf = _mm256_cmp_ps::<_CMP_EQ_OQ>(ax, _mm256_set1_ps(f32::INFINITY));
+        let one = _mm256_or_ps(_mm256_and_ps(sign, x), _mm256_set1_ps(1.0));
+        _mm256_blendv_ps(q, one, inf)
+    },
+    math::softsign
+);
+
 /// `hard_sigmoid` lanes: `t = 1 < y ? 1 : y; 0 > t ? 0 : t` with
 /// `y = alpha * x + beta` (a multiply then an add, as `math`).
 #[inline(always)]
@@ -190,6 +207,51 @@ impl Act8 for LeakyRelu {
     }
 }
 
+struct ThresholdedRelu {
+    alpha: f32,
+}
+impl Act8 for ThresholdedRelu {
+    #[inline(always)]
+    unsafe fn v(&self, x: __m256) -> __m256 {
+        // SAFETY: register-only AVX intrinsics; the `Act8::v` contract guarantees
+        // AVX2 and FMA.
+        unsafe {
+            // x > alpha ? x : +0 (false for NaN, as `math`).
+            let keep = _mm256_cmp_ps::<_CMP_GT_OQ>(x, _mm256_set1_ps(self.alpha));
+            _mm256_and_ps(keep, x)
+        }
+    }
+    #[inline(always)]
+    fn s(&self, x: f32) -> f32 {
+        math::thresholded_relu(x, self.alpha)
+    }
+}
+
+struct Shrink {
+    bias: f32,
+    lambd: f32,
+}
+impl Act8 for Shrink {
+    #[inline(always)]
+    unsafe fn v(&self, x: __m256) -> __m256 {
+        // SAFETY: register-only AVX intrinsics; the `Act8::v` contract guarantees
+        // AVX2 and FMA.
+        unsafe {
+            let bias = _mm256_set1_ps(self.bias);
+            // x < -lambd wins over x > lambd (a negative lambd makes both
+            // true), and neither (or NaN) gives +0, as `math::shrink`.
+            let lo = _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_set1_ps(-self.lambd));
+            let hi = _mm256_cmp_ps::<_CMP_GT_OQ>(x, _mm256_set1_ps(self.lambd));
+            let r = _mm256_and_ps(hi, _mm256_sub_ps(x, bias));
+            _mm256_blendv_ps(r, _mm256_add_ps(x, bias), lo)
+        }
+    }
+    #[inline(always)]
+    fn s(&self, x: f32) -> f32 {
+        math::shrink(x, self.bias, self.lambd)
+    }
+}
+
 struct Clip {
     min: f32,
     max: f32,
@@ -236,6 +298,9 @@ pub(super) unsafe fn avx2_act_f32(act: ActKind, src: *const f32, dst: *mut f32, 
             ActKind::Ceil => map(&Ceil, src, dst, len),
             ActKind::Round => map(&Round, src, dst, len),
             ActKind::Sign => map(&Sign, src, dst, len),
+            ActKind::Softsign => map(&Softsign, src, dst, len),
+            ActKind::ThresholdedRelu { alpha } => map(&ThresholdedRelu { alpha }, src, dst, len),
+            ActKind::Shrink { bias, lambd } => map(&Shrink { bias, lambd }, src, dst, len),
             ActKind::Not => map(&Not, src, dst, len),
             ActKind::HardSwish => map(&HardSwish, src, dst, len),
             ActKind::HardSigmoid { alpha, beta } => map(&HardSigmoid { alpha, beta }, src, dst, len),
@@ -253,7 +318,9 @@ pub(super) unsafe fn avx2_act_f32(act: ActKind, src: *const f32, dst: *mut f32, 
             | ActKind::Mish
             | ActKind::Sin
             | ActKind::Cos
-            | ActKind::Elu { .. } => super::scalar_act_f32(act, src, dst, len),
+            | ActKind::Elu { .. }
+            | ActKind::Selu { .. }
+            | ActKind::Celu { .. } => super::scalar_act_f32(act, src, dst, len),
         }
     }
 }

@@ -18,6 +18,15 @@ pub(crate) fn all_acts() -> Vec<ActKind> {
         ActKind::LeakyRelu { alpha: -1.5 },
         ActKind::Elu { alpha: 1.0 },
         ActKind::Elu { alpha: 0.3 },
+        ActKind::Selu { alpha: 1.673_263_2, gamma: 1.050_701 },
+        ActKind::Selu { alpha: 2.0, gamma: 3.0 },
+        ActKind::Celu { alpha: 1.0 },
+        ActKind::Celu { alpha: 2.5 },
+        ActKind::ThresholdedRelu { alpha: 1.0 },
+        ActKind::ThresholdedRelu { alpha: -0.5 },
+        ActKind::Shrink { bias: 0.0, lambd: 0.5 },
+        ActKind::Shrink { bias: 1.5, lambd: 1.0 },
+        ActKind::Shrink { bias: -0.25, lambd: -1.0 },
         ActKind::HardSigmoid { alpha: 0.2, beta: 0.5 },
         ActKind::HardSigmoid { alpha: 1.0 / 6.0, beta: 0.5 },
         ActKind::Clip { min: 0.0, max: 6.0 },
@@ -188,9 +197,39 @@ fn reference(act: ActKind, x: f64) -> f64 {
                 x
             }
         }
+        ActKind::Softsign => x / (1.0 + x.abs()),
         ActKind::Not => {
             if x == 0.0 {
                 1.0
+            } else {
+                0.0
+            }
+        }
+        ActKind::Selu { alpha, gamma } => {
+            let (a, g) = (f64::from(alpha), f64::from(gamma));
+            if x > 0.0 {
+                g * x
+            } else {
+                g * a * x.exp_m1()
+            }
+        }
+        ActKind::Celu { alpha } => {
+            let a = f64::from(alpha);
+            x.max(0.0) + (a * (x / a).exp_m1()).min(0.0)
+        }
+        ActKind::ThresholdedRelu { alpha } => {
+            if x > f64::from(alpha) {
+                x
+            } else {
+                0.0
+            }
+        }
+        ActKind::Shrink { bias, lambd } => {
+            let (b, l) = (f64::from(bias), f64::from(lambd));
+            if x < -l {
+                x + b
+            } else if x > l {
+                x - b
             } else {
                 0.0
             }
@@ -252,6 +291,8 @@ fn tolerance(act: ActKind, x: f32, want: f64) -> f64 {
         | ActKind::Round
         | ActKind::Sign
         | ActKind::Not
+        | ActKind::ThresholdedRelu { .. }
+        | ActKind::Shrink { .. }
         | ActKind::Clip { .. }
         | ActKind::Sqrt
         | ActKind::Recip
@@ -269,6 +310,12 @@ fn tolerance(act: ActKind, x: f32, want: f64) -> f64 {
         ActKind::Sigmoid | ActKind::Silu => 3.0 * ulp + subnormal,
         // exp_m1 (1 ulp) + multiply.
         ActKind::Elu { .. } => 2.0 * ulp + subnormal,
+        // exp_m1 (1 ulp) + two multiplies (Selu), or a divide before it,
+        // whose relative error exp_m1 scales by |x / alpha| (Celu).
+        ActKind::Selu { .. } => 2.5 * ulp + subnormal,
+        ActKind::Celu { alpha } => (2.5 + (x64 / f64::from(alpha)).abs()) * ulp + subnormal,
+        // An add and a divide, both correctly rounded.
+        ActKind::Softsign => 1.5 * ulp,
         // exp + ln_1p + add.
         ActKind::Softplus => 3.0 * ulp + subnormal,
         // softplus (3) + tanh (2) + multiply.
@@ -395,15 +442,31 @@ fn activations_of_infinities_and_nans_follow_the_stated_conventions() {
         (ActKind::Round, 3.5, 4.0),
         (ActKind::Relu, -0.0, -0.0),
         (ActKind::Erf, -0.0, -0.0),
+        (ActKind::Softsign, inf, 1.0),
+        (ActKind::Softsign, ninf, -1.0),
+        (ActKind::Softsign, -0.0, -0.0),
+        (ActKind::Selu { alpha: 2.0, gamma: 3.0 }, ninf, -6.0),
+        (ActKind::Selu { alpha: 2.0, gamma: 3.0 }, inf, inf),
+        (ActKind::Celu { alpha: 2.0 }, ninf, -2.0),
+        (ActKind::ThresholdedRelu { alpha: 1.0 }, 1.0, 0.0),
+        (ActKind::ThresholdedRelu { alpha: 1.0 }, inf, inf),
+        (ActKind::ThresholdedRelu { alpha: 1.0 }, f32::NAN, 0.0),
+        (ActKind::Shrink { bias: 1.5, lambd: 1.0 }, -1.0, 0.0),
+        (ActKind::Shrink { bias: 1.5, lambd: 1.0 }, ninf, ninf),
+        (ActKind::Shrink { bias: 1.5, lambd: 1.0 }, f32::NAN, 0.0),
+        // A negative lambd: both tests hold, x + bias wins.
+        (ActKind::Shrink { bias: 1.0, lambd: -1.0 }, 0.0, 1.0),
     ];
     for &(act, x, want) in cases {
         let got = math::act_f32(act, x);
         assert!(same(got, want), "{}({x}) = {got}, want {want}", act.name());
     }
-    // NaN propagates through every kind except `not`.
+    // NaN propagates through every kind except `not` and the two whose
+    // ONNX formulas send it to 0.
     for act in all_acts() {
         let got = math::act_f32(act, f32::NAN);
-        assert_eq!(got.is_nan(), act != ActKind::Not, "{}(NaN) = {got}", act.name());
+        let zeroes = matches!(act, ActKind::Not | ActKind::ThresholdedRelu { .. } | ActKind::Shrink { .. });
+        assert_eq!(got.is_nan(), !zeroes, "{}(NaN) = {got}", act.name());
     }
 }
 
@@ -525,6 +588,10 @@ fn simd_coverage_matches_the_documented_list() {
         assert!(act_has_simd(ActKind::Relu));
         assert!(act_has_simd(ActKind::Clip { min: 0.0, max: 6.0 }));
         assert!(act_has_simd(ActKind::Gelu));
+        assert!(act_has_simd(ActKind::Softsign));
+        assert!(act_has_simd(ActKind::Shrink { bias: 0.0, lambd: 0.5 }));
+        assert!(act_has_simd(ActKind::ThresholdedRelu { alpha: 1.0 }));
+        assert!(!act_has_simd(ActKind::Selu { alpha: 1.0, gamma: 1.0 }));
         assert!(!dispatch_is_bit_exact(ActKind::Gelu));
         assert!(!act_has_simd(ActKind::Exp));
         assert!(!act_has_simd(ActKind::GeluTanh));

@@ -156,6 +156,10 @@ bin_op! {
     Mod, Mod, math::mod_f32, math::mod_i64
 }
 bin_op! {
+    /// Floored remainder (sign of the divisor).
+    FloorMod, FloorMod, math::floor_mod_f32, math::floor_mod_i64
+}
+bin_op! {
     /// `atan2(a, b)`.
     Atan2, Atan2, math::atan2_f32, math::atan2_i64
 }
@@ -240,6 +244,10 @@ macro_rules! with_bin_op {
             }
             ::rlx_core::BinaryOp::Shr => {
                 type $t = __ops::Shr;
+                $body
+            }
+            ::rlx_core::BinaryOp::FloorMod => {
+                type $t = __ops::FloorMod;
                 $body
             }
         }

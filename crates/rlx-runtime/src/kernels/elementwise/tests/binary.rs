@@ -55,6 +55,7 @@ macro_rules! for_each_op {
         $f::<ops::BitXor>($($arg),*);
         $f::<ops::Shl>($($arg),*);
         $f::<ops::Shr>($($arg),*);
+        $f::<ops::FloorMod>($($arg),*);
     }};
 }
 
@@ -77,7 +78,7 @@ fn markers_name_their_operator_and_apply_math() {
         );
     }
     for_each_op!(check);
-    assert_eq!(BinaryOp::ALL.len(), 14, "a new operator needs a marker type");
+    assert_eq!(BinaryOp::ALL.len(), 15, "a new operator needs a marker type");
 }
 
 #[test]
@@ -147,6 +148,46 @@ fn i64_operators_wrap_and_never_trap() {
     assert_eq!(min_i64(-3, 2), -3);
     assert_eq!(atan2_i64(10, 1), 1);
     assert_eq!(bit_xor_i64(0b1100, 0b1010), 0b0110);
+}
+
+/// Floored remainder against an independent reference: Euclid's remainder
+/// in i128 moved to the divisor's sign (i64), and `a - b * floor(a / b)`
+/// in f64 (exact for these small operands).
+#[test]
+fn floor_mod_takes_the_sign_of_the_divisor() {
+    let ints = [0i64, 1, -1, 2, -2, 3, -3, 7, -7, 13, -13, i64::MAX, i64::MIN, i64::MAX - 1, i64::MIN + 1];
+    for &a in &ints {
+        for &b in &ints {
+            let want = if b == 0 {
+                0
+            } else {
+                let r = i128::from(a).rem_euclid(i128::from(b));
+                (if r != 0 && b < 0 { r + i128::from(b) } else { r }) as i64
+            };
+            assert_eq!(math::floor_mod_i64(a, b), want, "{a} mod {b}");
+        }
+    }
+    let floats = [0.0f32, -0.0, 0.5, -0.5, 1.25, -1.25, 3.0, -3.0, 5.75, -5.75, 10.0, -10.0];
+    for &a in &floats {
+        for &b in &floats {
+            let got = math::floor_mod_f32(a, b);
+            if b == 0.0 {
+                assert!(got.is_nan(), "{a} mod {b} = {got}");
+                continue;
+            }
+            let want = (f64::from(a) - f64::from(b) * (f64::from(a) / f64::from(b)).floor()) as f32;
+            assert_eq!(got, want, "{a} mod {b}");
+            // A result takes the divisor's sign, zeros included.
+            assert!(got == 0.0 || (got < 0.0) == (b < 0.0), "{a} mod {b} = {got}");
+            if got == 0.0 {
+                assert_eq!(got.is_sign_negative(), b.is_sign_negative(), "{a} mod {b} = {got}");
+            }
+        }
+    }
+    assert!(math::floor_mod_f32(f32::NAN, 2.0).is_nan());
+    assert!(math::floor_mod_f32(f32::INFINITY, 2.0).is_nan());
+    assert_eq!(math::floor_mod_f32(-1.0, f32::INFINITY), f32::INFINITY);
+    assert_eq!(math::floor_mod_f32(1.0, f32::INFINITY), 1.0);
 }
 
 #[test]

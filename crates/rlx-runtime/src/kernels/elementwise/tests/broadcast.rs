@@ -191,7 +191,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
     #[test]
-    fn every_path_matches_naive_broadcast(case in cases(), op in 0usize..14, seed in 0u64..1000) {
+    fn every_path_matches_naive_broadcast(case in cases(), op in 0usize..15, seed in 0u64..1000) {
         macro_rules! dispatch {
             ($($i:literal => $t:ty),*) => {
                 match op { $($i => check_case::<$t>(&case, seed),)* _ => unreachable!() }
@@ -199,7 +199,7 @@ proptest! {
         }
         dispatch!(0 => ops::Add, 1 => ops::Sub, 2 => ops::Mul, 3 => ops::Div, 4 => ops::Max, 5 => ops::Min,
                   6 => ops::Pow, 7 => ops::Mod, 8 => ops::Atan2, 9 => ops::BitAnd, 10 => ops::BitOr,
-                  11 => ops::BitXor, 12 => ops::Shl, 13 => ops::Shr);
+                  11 => ops::BitXor, 12 => ops::Shl, 13 => ops::Shr, 14 => ops::FloorMod);
     }
 
     #[test]

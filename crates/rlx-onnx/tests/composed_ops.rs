@@ -1,0 +1,554 @@
+//! The ops lowered onto existing kinds or small compositions of them:
+//! the unary activations, `PRelu`, `Dropout`, `Size`, `CastLike`,
+//! `LogSoftmax`, `Hardmax`, the further reductions, `Mod`, `Trilu`,
+//! `DepthToSpace` / `SpaceToDepth` and `Xor`. Each case is a one-node
+//! graph run in the interpreter and compared with a reference written
+//! here from the ONNX spec's formula (in f64 where it computes): exact for
+//! moves, selects, integers and single IEEE operations; within a stated
+//! relative tolerance for transcendental functions.
+
+mod common;
+
+use common::typed::*;
+use common::*;
+use rlx_onnx::proto::*;
+use rlx_onnx::ImportOptions;
+
+/// Values with every edge the activations branch on.
+fn edge_values() -> Vec<f32> {
+    let mut v = vec![
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.0,
+        -1.0,
+        1.5,
+        2.5,
+        -2.5,
+        3.0,
+        -3.0,
+        7.25,
+        -7.25,
+        1e-20,
+        -1e-20,
+        30.0,
+        -30.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+    ];
+    v.extend(values(17, 41).iter().map(|x| x * 6.0));
+    v
+}
+
+fn floats(t: T) -> Vec<f32> {
+    match t {
+        T::F32(_, v) => v,
+        other => panic!("expected f32, got {other:?}"),
+    }
+}
+
+/// `got` within `rel * |want| + abs` of `want`; NaN only for NaN, an
+/// infinity only for itself.
+fn assert_within(got: &[f32], want: &[f64], rel: f64, abs: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let ok = if w.is_nan() {
+            g.is_nan()
+        } else if w.is_infinite() || (w as f32).is_infinite() {
+            f64::from(g) == w || g == w as f32
+        } else {
+            (f64::from(g) - w).abs() <= rel * w.abs() + abs
+        };
+        assert!(ok, "{what} at {i}: got {g:e}, want {w:e}");
+    }
+}
+
+/// [`assert_within`] with a relative bound only (1e-30 absolute).
+fn assert_near(got: &[f32], want: &[f64], rel: f64, what: &str) {
+    assert_within(got, want, rel, 1e-30, what);
+}
+
+fn softplus(x: f64) -> f64 {
+    if x > 30.0 {
+        x
+    } else {
+        x.exp().ln_1p()
+    }
+}
+
+#[test]
+fn unary_activations_follow_the_spec_formulas() {
+    let x = edge_values();
+    let n = x.len();
+    type Ref = fn(f64) -> f64;
+    let cases: Vec<(&str, Vec<AttributeProto>, Ref, f64)> = vec![
+        // -inf gives the limit, 0, where the product alone would be NaN.
+        ("HardSwish", vec![], |x| if x == f64::NEG_INFINITY { 0.0 } else { x * (x / 6.0 + 0.5).clamp(0.0, 1.0) }, 1e-6),
+        ("Mish", vec![], |x| if x == f64::NEG_INFINITY { 0.0 } else { x * softplus(x).tanh() }, 1e-6),
+        ("Softplus", vec![], softplus, 1e-6),
+        ("Softsign", vec![], |x| if x.is_infinite() { x.signum() } else { x / (1.0 + x.abs()) }, 1e-6),
+        ("Sin", vec![], f64::sin, 1e-6),
+        ("Cos", vec![], f64::cos, 1e-6),
+        (
+            "Sign",
+            vec![],
+            |x| {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    x
+                }
+            },
+            0.0,
+        ),
+        ("Round", vec![], f64::round_ties_even, 0.0),
+        ("Floor", vec![], f64::floor, 0.0),
+        ("Ceil", vec![], f64::ceil, 0.0),
+        ("Reciprocal", vec![], |x| 1.0 / x, 1e-7),
+        ("Elu", vec![attr_f("alpha", 0.5)], |x| if x < 0.0 { 0.5 * x.exp_m1() } else { x }, 1e-6),
+        (
+            "Selu",
+            vec![],
+            |x| {
+                let (a, g) = (1.673_263_192_176_818_8, 1.050_701_022_148_132_3);
+                if x > 0.0 {
+                    g * x
+                } else {
+                    g * a * x.exp_m1()
+                }
+            },
+            1e-6,
+        ),
+        ("Celu", vec![attr_f("alpha", 2.0)], |x| x.max(0.0) + (2.0 * (x / 2.0).exp_m1()).min(0.0), 1e-6),
+        ("ThresholdedRelu", vec![attr_f("alpha", 0.5)], |x| if x > 0.5 { x } else { 0.0 }, 0.0),
+        ("ThresholdedRelu", vec![], |x| if x > 1.0 { x } else { 0.0 }, 0.0),
+        (
+            "Shrink",
+            vec![attr_f("bias", 0.25), attr_f("lambd", 1.0)],
+            |x| {
+                if x < -1.0 {
+                    x + 0.25
+                } else if x > 1.0 {
+                    x - 0.25
+                } else {
+                    0.0
+                }
+            },
+            1e-7,
+        ),
+        (
+            "Shrink",
+            vec![],
+            // bias 0: x outside [-0.5, 0.5], else 0.
+            |x| if x.abs() > 0.5 { x } else { 0.0 },
+            0.0,
+        ),
+    ];
+    for (op, attrs, reference, rel) in cases {
+        let got = floats(one(op, op, vec![In::Data("x", f(&[n], x.clone()))], attrs));
+        let want: Vec<f64> = x.iter().map(|&v| reference(f64::from(v))).collect();
+        // NaN propagates, except through ThresholdedRelu and Shrink, whose
+        // formulas send it to 0 (`f64::max` in a reference would drop it).
+        let nan_to = if matches!(op, "ThresholdedRelu" | "Shrink") { 0.0 } else { f64::NAN };
+        let want: Vec<f64> = want.iter().zip(&x).map(|(&w, v)| if v.is_nan() { nan_to } else { w }).collect();
+        assert_near(&got, &want, rel, op);
+    }
+}
+
+#[test]
+fn celu_with_alpha_zero_is_refused() {
+    let m = model(
+        vec![node("Celu", "c", &["x"], &["y"], vec![attr_f("alpha", 0.0)])],
+        vec![],
+        vec![vi("x", &[2])],
+        vec![vi("y", &[2])],
+        18,
+    );
+    let err = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
+    assert!(err.contains("node `c`") && err.contains("attribute `alpha`"), "{err}");
+}
+
+#[test]
+fn prelu_broadcasts_the_slope_to_x() {
+    let mut x: Vec<f32> = (0..24).map(|i| (i as f32 - 11.5) * 0.75).collect();
+    // NaN and -0.0 pass through (`x < 0` is false for both).
+    x[3] = f32::NAN;
+    x[5] = -0.0;
+    for (shape, slope) in [(vec![4], vec![0.1f32, -2.0, 0.5, 3.0]), (vec![3, 1], vec![0.25, -1.0, 2.0])] {
+        let got = floats(one(
+            "prelu",
+            "PRelu",
+            vec![In::Data("x", f(&[2, 3, 4], x.clone())), In::Init("s", f(&shape, slope.clone()))],
+            vec![],
+        ));
+        for i in 0..24 {
+            let s = slope[bidx(i, &[2, 3, 4], &shape)];
+            let want = if x[i] < 0.0 { s * x[i] } else { x[i] };
+            assert!(got[i].to_bits() == want.to_bits() || (got[i].is_nan() && want.is_nan()), "{i}: {}", got[i]);
+        }
+    }
+    // A slope that broadcasts only the other way is refused.
+    let m = model(
+        vec![node("PRelu", "p", &["x", "s"], &["y"], vec![])],
+        vec![init_raw("s", &[2, 4], &[1.0; 8])],
+        vec![vi("x", &[4])],
+        vec![vi("y", &[4])],
+        16,
+    );
+    let err = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
+    assert!(err.contains("does not broadcast to X"), "{err}");
+}
+
+#[test]
+fn dropout_at_inference_is_the_identity_with_an_all_true_mask() {
+    let x = values(6, 3);
+    let data = || In::Data("x", f(&[2, 3], x.clone()));
+    let out = run_graph("dropout", vec![node("Dropout", "d", &["x"], &["y", "m"], vec![])], vec![data()], &["y", "m"]);
+    assert_eq!(out, vec![f(&[2, 3], x.clone()), bools(&[2, 3], vec![true; 6])]);
+    // training_mode false, or true with ratio 0, is the identity too.
+    for (ratio, training) in [(0.5f32, false), (0.0, true)] {
+        let out = run_graph(
+            "dropout-modes",
+            vec![node("Dropout", "d", &["x", "r", "t"], &["y"], vec![])],
+            vec![data(), In::Init("r", f(&[], vec![ratio])), In::Init("t", bools(&[], vec![training]))],
+            &["y"],
+        );
+        assert_eq!(out, vec![f(&[2, 3], x.clone())]);
+    }
+    // Opset 11: ratio is an attribute.
+    let out = run_graph_opset(
+        "dropout-11",
+        vec![node("Dropout", "d", &["x"], &["y"], vec![attr_f("ratio", 0.2)])],
+        vec![data()],
+        &["y"],
+        11,
+    );
+    assert_eq!(out, vec![f(&[2, 3], x.clone())]);
+    // Random dropout is refused with a message.
+    let m = model(
+        vec![node("Dropout", "d", &["x", "r", "t"], &["y"], vec![])],
+        vec![init_raw("r", &[], &[0.5]), T::Bool(vec![], vec![true]).proto("t")],
+        vec![vi("x", &[2, 3])],
+        vec![vi("y", &[2, 3])],
+        18,
+    );
+    let err = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
+    assert!(err.contains("node `d`") && err.contains("training mode"), "{err}");
+}
+
+#[test]
+fn size_folds_and_cast_like_takes_the_second_type() {
+    let got = one("size", "Size", vec![In::Data("x", f(&[2, 3, 4], values(24, 1)))], vec![]);
+    assert_eq!(got, i64s(&[], vec![24]));
+    let x = vec![-2.7f32, 0.5, 3.9];
+    let got = one(
+        "castlike-i64",
+        "CastLike",
+        vec![In::Data("x", f(&[3], x.clone())), In::Data("like", i64s(&[1], vec![0]))],
+        vec![],
+    );
+    assert_eq!(got, i64s(&[3], vec![-2, 0, 3]));
+    let got = one(
+        "castlike-f32",
+        "CastLike",
+        vec![In::Data("x", i32s(&[2], vec![-5, 7])), In::Init("like", f(&[], vec![0.0]))],
+        vec![],
+    );
+    assert_eq!(got, f(&[2], vec![-5.0, 7.0]));
+    let got = one(
+        "castlike-bool",
+        "CastLike",
+        vec![In::Data("x", f(&[3], vec![0.0, -0.0, 2.0])), In::Data("like", bools(&[1], vec![false]))],
+        vec![],
+    );
+    assert_eq!(got, bools(&[3], vec![false, false, true]));
+}
+
+/// `[outer, axis_dim, inner]` rows of `x` through `f` (one row's values
+/// in, the row's results out), in f64.
+fn per_row(x: &[f32], [outer, axis, inner]: [usize; 3], f: impl Fn(&[f64]) -> Vec<f64>) -> Vec<f64> {
+    let mut out = vec![0.0; x.len()];
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |a: usize| (o * axis + a) * inner + i;
+            let row: Vec<f64> = (0..axis).map(|a| f64::from(x[at(a)])).collect();
+            for (a, v) in f(&row).into_iter().enumerate() {
+                out[at(a)] = v;
+            }
+        }
+    }
+    out
+}
+
+fn log_softmax_ref(row: &[f64]) -> Vec<f64> {
+    let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let lse = row.iter().map(|v| (v - m).exp()).sum::<f64>().ln();
+    row.iter().map(|v| v - m - lse).collect()
+}
+
+fn hardmax_ref(row: &[f64]) -> Vec<f64> {
+    let first = (0..row.len()).fold(0, |best, i| if row[i] > row[best] { i } else { best });
+    (0..row.len()).map(|i| if i == first { 1.0 } else { 0.0 }).collect()
+}
+
+#[test]
+fn log_softmax_and_hardmax_on_one_axis_and_coerced_to_2d() {
+    // Large offsets: a softmax followed by a log would lose the small ones.
+    let mut x: Vec<f32> = values(60, 7).iter().map(|v| v * 40.0).collect();
+    x[10] = 10_000.0;
+    x[11] = 10_001.0;
+    // Ties for Hardmax: the first wins.
+    x[20] = 100.0;
+    x[25] = 100.0;
+    let shape = [3usize, 4, 5];
+    for (opset, axis, split) in [
+        (13, 1, [3, 4, 5]),
+        (13, -1, [12, 5, 1]),
+        (13, 0, [1, 3, 20]),
+        (11, 1, [3, 20, 1]),
+        (11, 0, [1, 60, 1]),
+        (11, -1, [12, 5, 1]),
+    ] {
+        // LogSoftmax: f32 rounding of values up to ~80 in magnitude, and of
+        // log-sum-exps near 0 (an absolute 1e-6 covers both; a wrong row or
+        // a softmax-then-log underflow is off by far more).
+        for (op, reference, rel, abs) in
+            [("LogSoftmax", log_softmax_ref as fn(&[f64]) -> Vec<f64>, 1e-6, 1e-6), ("Hardmax", hardmax_ref, 0.0, 0.0)]
+        {
+            let out = run_graph_opset(
+                op,
+                vec![node(op, "n", &["x"], &["y"], vec![attr_i("axis", axis)])],
+                vec![In::Data("x", f(&shape, x.clone()))],
+                &["y"],
+                opset,
+            );
+            let want = per_row(&x, split, reference);
+            assert_within(&floats(out[0].clone()), &want, rel, abs, &format!("{op} opset {opset} axis {axis}"));
+        }
+    }
+}
+
+/// An f64 reduction of rows of `x` viewed as `[outer, axis, inner]`.
+fn reduce_ref(x: &[f32], [outer, axis, inner]: [usize; 3], f: impl Fn(&[f64]) -> f64) -> Vec<f64> {
+    let mut out = Vec::new();
+    for o in 0..outer {
+        for i in 0..inner {
+            let row: Vec<f64> = (0..axis).map(|a| f64::from(x[(o * axis + a) * inner + i])).collect();
+            out.push(f(&row));
+        }
+    }
+    out
+}
+
+#[test]
+fn min_prod_l1_sum_square_log_sum_and_log_sum_exp_reductions() {
+    let x: Vec<f32> = values(24, 9).iter().map(|v| v + 1.5).collect();
+    type Red = fn(&[f64]) -> f64;
+    let ops: [(&str, Red); 6] = [
+        ("ReduceMin", |r| r.iter().cloned().fold(f64::INFINITY, f64::min)),
+        ("ReduceProd", |r| r.iter().product()),
+        ("ReduceL1", |r| r.iter().map(|v| v.abs()).sum()),
+        ("ReduceSumSquare", |r| r.iter().map(|v| v * v).sum()),
+        ("ReduceLogSum", |r| r.iter().sum::<f64>().ln()),
+        ("ReduceLogSumExp", |r| r.iter().map(|v| v.exp()).sum::<f64>().ln()),
+    ];
+    for (op, reference) in ops {
+        // Axis 1 of [2, 3, 4], as an input (opset 18) and an attribute (13),
+        // without and with keepdims.
+        let want = reduce_ref(&x, [2, 3, 4], reference);
+        let got = run_graph(
+            op,
+            vec![node(op, "r", &["x", "axes"], &["y"], vec![attr_i("keepdims", 0)])],
+            vec![In::Data("x", f(&[2, 3, 4], x.clone())), In::Init("axes", i64s(&[1], vec![1]))],
+            &["y"],
+        );
+        assert_eq!(got[0].shape(), [2, 4], "{op}");
+        assert_near(&floats(got[0].clone()), &want, 1e-6, op);
+        let got = run_graph_opset(
+            op,
+            vec![node(op, "r", &["x"], &["y"], vec![attr_ints("axes", &[-2])])],
+            vec![In::Data("x", f(&[2, 3, 4], x.clone()))],
+            &["y"],
+            13,
+        );
+        assert_eq!(got[0].shape(), [2, 1, 4], "{op}");
+        assert_near(&floats(got[0].clone()), &want, 1e-6, op);
+        // Scattered axes 0 and 2.
+        let moved: Vec<f32> = (0..24).map(|k| x[(k / 8) * 4 + ((k % 8) / 4) * 12 + k % 4]).collect();
+        let got = one(
+            op,
+            op,
+            vec![In::Data("x", f(&[2, 3, 4], x.clone())), In::Init("axes", i64s(&[2], vec![0, 2]))],
+            vec![attr_i("keepdims", 0)],
+        );
+        assert_near(&floats(got), &reduce_ref(&moved, [3, 8, 1], reference), 1e-6, op);
+        // A scalar is reduced over its one element.
+        let got = one(op, op, vec![In::Data("x", f(&[], vec![-0.75]))], vec![]);
+        assert_near(&floats(got), &[reference(&[-0.75])], 1e-6, op);
+        // Over an empty set: the reduction's identity.
+        let got = one(
+            op,
+            op,
+            vec![In::Data("x", f(&[2, 0, 3], vec![])), In::Init("axes", i64s(&[1], vec![1]))],
+            vec![attr_i("keepdims", 1)],
+        );
+        assert_eq!(got.shape(), [2, 1, 3], "{op}");
+        assert_near(&floats(got), &[reference(&[]); 6], 0.0, op);
+        // No axes with noop_with_empty_axes: the input.
+        let got = one(op, op, vec![In::Data("x", f(&[2, 3, 4], x.clone()))], vec![attr_i("noop_with_empty_axes", 1)]);
+        assert_eq!(got, f(&[2, 3, 4], x.clone()), "{op}");
+    }
+    // ReduceMin of bools is `all`.
+    let got = one(
+        "min-bool",
+        "ReduceMin",
+        vec![In::Data("x", bools(&[2, 2], vec![true, false, true, true])), In::Init("axes", i64s(&[1], vec![1]))],
+        vec![attr_i("keepdims", 0)],
+    );
+    assert_eq!(got, bools(&[2], vec![false, true]));
+}
+
+#[test]
+fn mod_is_floored_for_integers_and_truncated_with_fmod() {
+    let a = vec![7i64, -7, 7, -7, 0, 5, i64::MIN];
+    let b = vec![3i64, 3, -3, -3, -2, 5, -1];
+    let floored = |x: i64, y: i64| {
+        let r = x.wrapping_rem(y);
+        if r != 0 && (r < 0) != (y < 0) {
+            r + y
+        } else {
+            r
+        }
+    };
+    let ins = || vec![In::Data("a", i64s(&[7], a.clone())), In::Data("b", i64s(&[7], b.clone()))];
+    let got = one("mod-i64", "Mod", ins(), vec![]);
+    assert_eq!(got, i64s(&[7], (0..7).map(|i| floored(a[i], b[i])).collect()));
+    let got = one("fmod-i64", "Mod", ins(), vec![attr_i("fmod", 1)]);
+    assert_eq!(got, i64s(&[7], (0..7).map(|i| a[i].wrapping_rem(b[i])).collect()));
+    // i32 with a broadcast divisor.
+    let a32 = vec![-4i32, 7, -9, 10, 11, -12];
+    let got = one(
+        "mod-i32",
+        "Mod",
+        vec![In::Data("a", i32s(&[2, 3], a32.clone())), In::Init("b", i32s(&[3], vec![3, -4, 5]))],
+        vec![],
+    );
+    let want: Vec<i32> = (0..6).map(|i| floored(a32[i].into(), [3, -4, 5][i % 3]) as i32).collect();
+    assert_eq!(got, i32s(&[2, 3], want));
+    // f32 needs fmod = 1 (C fmod).
+    let (fa, fb) = (vec![5.5f32, -5.5, 5.5, -5.5], vec![2.0f32, 2.0, -2.0, -2.0]);
+    let got = one(
+        "fmod-f32",
+        "Mod",
+        vec![In::Data("a", f(&[4], fa.clone())), In::Data("b", f(&[4], fb.clone()))],
+        vec![attr_i("fmod", 1)],
+    );
+    assert_eq!(got, f(&[4], vec![1.5, -1.5, 1.5, -1.5]));
+    let m = model(
+        vec![node("Mod", "m", &["a", "b"], &["y"], vec![])],
+        vec![],
+        vec![vi("a", &[4]), vi("b", &[4])],
+        vec![vi("y", &[4])],
+        13,
+    );
+    let err = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
+    assert!(err.contains("node `m`") && err.contains("attribute `fmod`"), "{err}");
+}
+
+#[test]
+fn trilu_keeps_a_triangle_from_diagonal_k() {
+    let x: Vec<f32> = (1..=24).map(|v| v as f32).collect();
+    for (upper, k) in [(1, 0), (1, 1), (1, -2), (0, 0), (0, -1), (0, 3)] {
+        let mut inputs = vec![In::Data("x", f(&[2, 3, 4], x.clone()))];
+        if k != 0 {
+            inputs.push(In::Init("k", i64s(&[], vec![k])));
+        }
+        let got = one("trilu", "Trilu", inputs, vec![attr_i("upper", upper)]);
+        let want: Vec<f32> = (0..24)
+            .map(|i| {
+                let (r, c) = ((i / 4) % 3, i % 4);
+                let d = c as i64 - r as i64;
+                let keep = if upper == 1 { d >= k } else { d <= k };
+                if keep {
+                    x[i]
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        assert_eq!(got, f(&[2, 3, 4], want), "upper {upper} k {k}");
+    }
+    let got = one("trilu-i64", "Trilu", vec![In::Data("x", i64s(&[2, 2], vec![1, 2, 3, 4]))], vec![attr_i("upper", 0)]);
+    assert_eq!(got, i64s(&[2, 2], vec![1, 0, 3, 4]));
+}
+
+#[test]
+fn depth_to_space_and_space_to_depth_move_blocks() {
+    let (n, c, h, w, b) = (2usize, 8usize, 2usize, 3usize, 2usize);
+    let x: Vec<f32> = (0..n * c * h * w).map(|v| v as f32).collect();
+    let s = |mode: &str| AttributeProto {
+        name: "mode".to_string(),
+        r#type: AttributeType::String as i32,
+        s: mode.as_bytes().to_vec(),
+        ..Default::default()
+    };
+    let cb = c / (b * b);
+    for mode in ["DCR", "CRD"] {
+        let got = one(
+            "d2s",
+            "DepthToSpace",
+            vec![In::Data("x", f(&[n, c, h, w], x.clone()))],
+            vec![attr_i("blocksize", b as i64), s(mode)],
+        );
+        // The spec's index formula.
+        let mut want = Vec::new();
+        for ni in 0..n {
+            for co in 0..cb {
+                for y in 0..h * b {
+                    for xx in 0..w * b {
+                        let (bi, bj) = (y % b, xx % b);
+                        let ci = if mode == "DCR" { (bi * b + bj) * cb + co } else { (co * b + bi) * b + bj };
+                        want.push(x[((ni * c + ci) * h + y / b) * w + xx / b]);
+                    }
+                }
+            }
+        }
+        assert_eq!(got, f(&[n, cb, h * b, w * b], want.clone()), "{mode}");
+        if mode == "DCR" {
+            // SpaceToDepth inverts DCR.
+            let back = one(
+                "s2d",
+                "SpaceToDepth",
+                vec![In::Data("x", f(&[n, cb, h * b, w * b], want))],
+                vec![attr_i("blocksize", b as i64)],
+            );
+            assert_eq!(back, f(&[n, c, h, w], x.clone()));
+        }
+    }
+    let m = model(
+        vec![node("DepthToSpace", "d", &["x"], &["y"], vec![attr_i("blocksize", 3)])],
+        vec![],
+        vec![vi("x", &[1, 8, 2, 2])],
+        vec![vi("y", &[1, 1, 6, 6])],
+        13,
+    );
+    let err = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
+    assert!(err.contains("not a multiple of blocksize"), "{err}");
+}
+
+#[test]
+fn xor_of_bools_broadcasts() {
+    let a = vec![true, false, true, false, true, true];
+    let b = vec![true, false, false];
+    let got = one(
+        "xor",
+        "Xor",
+        vec![In::Data("a", bools(&[2, 3], a.clone())), In::Data("b", bools(&[3], b.clone()))],
+        vec![],
+    );
+    assert_eq!(got, bools(&[2, 3], (0..6).map(|i| a[i] ^ b[i % 3]).collect()));
+}
