@@ -6,7 +6,7 @@
 //! `::rlx_runtime` path the generated code sees; `rlx-codegen` turns an
 //! `Expr` into tokens. This crate stays free of syn and quote.
 
-use crate::ops::{ActKind, ArgOp, BinaryOp, MaskKind, ReduceOp, Step, StepArg};
+use crate::ops::{ActKind, ArgOp, BinaryOp, MaskKind, ReduceOp, ScatterReduction, Step, StepArg};
 
 /// A constant Rust expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,6 +74,7 @@ unit_variants!(BinaryOp at "::rlx_runtime::BinaryOp" {
 });
 unit_variants!(ReduceOp at "::rlx_runtime::ReduceOp" { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp });
 unit_variants!(ArgOp at "::rlx_runtime::ArgOp" { Max, Min });
+unit_variants!(ScatterReduction at "::rlx_runtime::ScatterReduction" { None, Add, Mul, Max, Min });
 
 impl ConstExpr for MaskKind {
     fn const_expr(&self) -> Expr {

@@ -33,11 +33,13 @@ pub mod shapes;
 pub mod thunk;
 pub mod winograd;
 
-pub use call::{CastElem, CmpInput, CmpOutput, IndexElem, KernelCall, MoveElem, SelectCond, SelectValue, TypeArg};
+pub use call::{
+    CastElem, CmpInput, CmpOutput, IndexElem, KernelCall, MoveElem, ScatterElem, SelectCond, SelectValue, TypeArg,
+};
 pub use dtype::DType;
 pub use expr::{ConstExpr, Expr};
 pub use lower::lower;
 pub use operand::{Operand, Params, Segment};
-pub use ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, Step, StepArg};
+pub use ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, ScatterReduction, Step, StepArg};
 pub use shapes::{AttentionPath, AttentionScores, AttentionShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind};
 pub use thunk::{FieldSpec, Thunk, ThunkKind};

@@ -30,4 +30,4 @@ extern crate self as rlx_runtime;
 
 // Re-exported so generated code names one crate.
 pub use half;
-pub use rlx_core::{ActKind, ArgOp, BinaryOp, CmpOp, DType, MaskKind, ReduceOp, Step, StepArg};
+pub use rlx_core::{ActKind, ArgOp, BinaryOp, CmpOp, DType, MaskKind, ReduceOp, ScatterReduction, Step, StepArg};

@@ -7,7 +7,7 @@
 //! needs an impl here, not a parser change.
 
 use crate::dtype::DType;
-use crate::ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, Step, StepArg};
+use crate::ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, ScatterReduction, Step, StepArg};
 use crate::span::Span;
 
 /// A field value as written.
@@ -234,6 +234,7 @@ named_field!(BinaryOp, "binary op");
 named_field!(CmpOp, "comparison op");
 named_field!(ReduceOp, "reduction");
 named_field!(ArgOp, "arg-reduction");
+named_field!(ScatterReduction, "scatter reduction");
 
 named_field!(DType, "dtype");
 
