@@ -18,6 +18,7 @@ mod norm;
 mod ops;
 mod pool_nd;
 mod reduce;
+mod scatter;
 pub(crate) mod shape;
 mod slice;
 mod window;

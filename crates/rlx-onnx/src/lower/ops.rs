@@ -3,7 +3,7 @@
 use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
-use super::{einsum, fold, logic, movement, nn, norm, reduce, slice, window, Lowerer, NodeCtx, Value};
+use super::{einsum, fold, logic, movement, nn, norm, reduce, scatter, slice, window, Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
 
@@ -31,6 +31,8 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Expand",
     "Flatten",
     "Gather",
+    "GatherElements",
+    "GatherND",
     "Gelu",
     "Gemm",
     "GlobalAveragePool",
@@ -62,6 +64,9 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "ReduceSum",
     "Relu",
     "Reshape",
+    "Scatter",
+    "ScatterElements",
+    "ScatterND",
     "Shape",
     "Sigmoid",
     "Slice",
@@ -176,6 +181,10 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Constant" => constant(lw, ctx),
         "Shape" => shape_op(lw, ctx),
         "Gather" => movement::gather(lw, ctx),
+        "GatherElements" => scatter::gather_elements(lw, ctx),
+        "GatherND" => scatter::gather_nd(lw, ctx),
+        "ScatterElements" | "Scatter" => scatter::scatter_elements(lw, ctx),
+        "ScatterND" => scatter::scatter_nd(lw, ctx),
         "Concat" => movement::concat(lw, ctx),
         "Clip" => nn::clip(lw, ctx),
         "LeakyRelu" => nn::leaky_relu(lw, ctx),
