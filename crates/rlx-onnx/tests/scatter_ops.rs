@@ -121,7 +121,8 @@ fn gather_elements_over_types_axes_and_negative_indices() {
         (0, 0, vec![2, 4], vec![2, -3, 0, 1, -1, 2, 1, 0]),
         (-1, 1, vec![1, 5], vec![3, 3, -2, 0, 1]),
     ] {
-        let want: Vec<f32> = idx.iter().enumerate().map(|(at, &i)| data[elements_target(at, i, &dims, &idx_dims, a)]).collect();
+        let want: Vec<f32> =
+            idx.iter().enumerate().map(|(at, &i)| data[elements_target(at, i, &dims, &idx_dims, a)]).collect();
         let attrs = vec![attr_i("axis", axis)];
         let got: Vec<f32> = one(
             "ge-f32",
@@ -134,15 +135,21 @@ fn gather_elements_over_types_axes_and_negative_indices() {
         // The same positions over i32 and bool data, with i32 indices.
         let idx32: Vec<i32> = idx.iter().map(|&i| i as i32).collect();
         let d32: Vec<i32> = (0..12).map(|i| i * 7 - 30).collect();
-        let got: Vec<i32> =
-            one("ge-i32", "GatherElements", &[input("d", &dims, &d32), input("i", &idx_dims, &idx32)], attrs.clone(), 13);
+        let got: Vec<i32> = one(
+            "ge-i32",
+            "GatherElements",
+            &[input("d", &dims, &d32), input("i", &idx_dims, &idx32)],
+            attrs.clone(),
+            13,
+        );
         let want32: Vec<i32> =
             idx.iter().enumerate().map(|(at, &i)| d32[elements_target(at, i, &dims, &idx_dims, a)]).collect();
         assert_eq!(got, want32);
         let db: Vec<bool> = (0..12).map(|i| i % 3 == 0).collect();
         let got: Vec<bool> =
             one("ge-bool", "GatherElements", &[input("d", &dims, &db), input("i", &idx_dims, &idx)], attrs, 13);
-        let wantb: Vec<bool> = idx.iter().enumerate().map(|(at, &i)| db[elements_target(at, i, &dims, &idx_dims, a)]).collect();
+        let wantb: Vec<bool> =
+            idx.iter().enumerate().map(|(at, &i)| db[elements_target(at, i, &dims, &idx_dims, a)]).collect();
         assert_eq!(got, wantb);
     }
 }
@@ -151,8 +158,7 @@ fn gather_elements_over_types_axes_and_negative_indices() {
 fn out_of_range_run_time_indices_gather_zeros_and_skip_scatters() {
     let data = [1.0f32, 2.0, 3.0];
     let idx = [3i64, -4, 1];
-    let got: Vec<f32> =
-        one("ge-oob", "GatherElements", &[input("d", &[3], &data), input("i", &[3], &idx)], vec![], 13);
+    let got: Vec<f32> = one("ge-oob", "GatherElements", &[input("d", &[3], &data), input("i", &[3], &idx)], vec![], 13);
     assert_eq!(got, [0.0, 0.0, 2.0]);
     let got: Vec<f32> = one(
         "se-oob",
@@ -162,8 +168,13 @@ fn out_of_range_run_time_indices_gather_zeros_and_skip_scatters() {
         13,
     );
     assert_eq!(got, [1.0, 7.0, 3.0]);
-    let got: Vec<i64> =
-        one("gnd-oob", "GatherND", &[input("d", &[2, 2], &[1i64, 2, 3, 4]), input("i", &[2, 1], &[5i64, -1])], vec![], 13);
+    let got: Vec<i64> = one(
+        "gnd-oob",
+        "GatherND",
+        &[input("d", &[2, 2], &[1i64, 2, 3, 4]), input("i", &[2, 1], &[5i64, -1])],
+        vec![],
+        13,
+    );
     assert_eq!(got, [0, 0, 3, 4]);
 }
 

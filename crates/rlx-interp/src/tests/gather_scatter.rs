@@ -279,6 +279,7 @@ fn a_replacing_scatter_moves_any_type_as_bits() {
             index_dtype: DType::I64,
         },
     );
-    let got: Vec<u16> = bytes(&mut a)[3 * CAP..3 * CAP + 12].chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+    let got: Vec<u16> =
+        bytes(&mut a)[3 * CAP..3 * CAP + 12].chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
     assert_eq!(got, [0x8001, 0x3C01, 0x3C02, 0x3C03, 0x3C04, 0x7FFF]);
 }

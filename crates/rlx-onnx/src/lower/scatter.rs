@@ -25,7 +25,8 @@ fn indices_input(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<(usize
 /// The `axis` attribute of the elements ops, normalised for `rank`.
 fn axis_attr(ctx: &NodeCtx<'_>, rank: usize) -> Result<usize, ImportError> {
     let axis = ctx.int_attr("axis", 0)?;
-    normalize_axis(axis, rank, 0).ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))
+    normalize_axis(axis, rank, 0)
+        .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))
 }
 
 /// Indices of the elements ops have the data's rank (at least 1) and no
@@ -107,10 +108,9 @@ pub(super) fn gather_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (indices, ix, index_dtype) = indices_input(lw, ctx, 1)?;
     let (r, q) = (d.len(), ix.len());
     let b = ctx.int_attr("batch_dims", 0)?;
-    let b = usize::try_from(b)
-        .ok()
-        .filter(|&b| b < r.min(q))
-        .ok_or_else(|| ctx.bad_attr("batch_dims", format!("is {b}; it must lie in 0..{} for ranks {r} and {q}", r.min(q))))?;
+    let b = usize::try_from(b).ok().filter(|&b| b < r.min(q)).ok_or_else(|| {
+        ctx.bad_attr("batch_dims", format!("is {b}; it must lie in 0..{} for ranks {r} and {q}", r.min(q)))
+    })?;
     let k = ix[q - 1];
     if b + k > r {
         return Err(ctx.err(format!("index tuples of {k} entries over {b} batch dims exceed the data's rank {r}")));
@@ -185,7 +185,9 @@ pub(super) fn scatter_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     }
     let want: Vec<usize> = ix[..ix.len() - 1].iter().chain(&d[k..]).copied().collect();
     if upd_shape != want {
-        return Err(ctx.err(format!("updates of shape {upd_shape:?} should be {want:?} for data {d:?} and indices {ix:?}")));
+        return Err(
+            ctx.err(format!("updates of shape {upd_shape:?} should be {want:?} for data {d:?} and indices {ix:?}"))
+        );
     }
     let reduction = reduction_attr(ctx, dtype)?;
     if define_if_empty(lw, ctx, &d, dtype)? {

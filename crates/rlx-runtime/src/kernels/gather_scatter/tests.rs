@@ -274,7 +274,9 @@ fn duplicate_indices_apply_in_index_order() {
     let mut out = [0.0f32; 3];
     for (red, want) in [(ScatterReduction::None, -1e8f32), (ScatterReduction::Add, (5.0 + 1e8 + 1.0) - 1e8)] {
         // SAFETY: one axis of 3, three updates.
-        unsafe { scatter_elements(data.as_ptr(), idx.as_ptr(), upd.as_ptr(), out.as_mut_ptr(), &[3], &[3], 0, red, false) };
+        unsafe {
+            scatter_elements(data.as_ptr(), idx.as_ptr(), upd.as_ptr(), out.as_mut_ptr(), &[3], &[3], 0, red, false)
+        };
         assert_eq!(out, [0.0, want, 0.0], "{red:?}");
     }
 }
@@ -293,7 +295,17 @@ fn out_of_range_indices_zero_gathers_and_skip_scatters() {
     let mut dst = [0u32; 3];
     // SAFETY: as above.
     unsafe {
-        scatter_elements(data.as_ptr(), idx.as_ptr(), upd.as_ptr(), dst.as_mut_ptr(), &[3], &[5], 0, ScatterReduction::None, false);
+        scatter_elements(
+            data.as_ptr(),
+            idx.as_ptr(),
+            upd.as_ptr(),
+            dst.as_mut_ptr(),
+            &[3],
+            &[5],
+            0,
+            ScatterReduction::None,
+            false,
+        );
     }
     assert_eq!(dst, [1, 2, 8]);
 }

@@ -138,18 +138,8 @@ pub(super) fn scatter_elements<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
 }
 
 pub(super) fn scatter_nd<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
-    let Thunk::ScatterNd {
-        data,
-        indices,
-        updates,
-        dst,
-        lookups,
-        data_dims,
-        slice_len,
-        reduction,
-        dtype,
-        index_dtype,
-    } = t
+    let Thunk::ScatterNd { data, indices, updates, dst, lookups, data_dims, slice_len, reduction, dtype, index_dtype } =
+        t
     else {
         unreachable!("scatter_nd called on {:?}", t.kind())
     };

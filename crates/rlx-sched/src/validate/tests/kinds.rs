@@ -335,10 +335,7 @@ fn gather_and_scatter_shapes_are_consistent() {
     // Only the axis may be longer than the data's (raw operands carry no
     // dtype, so i32 indices can sit in the f32 test buffers).
     clean("GatherElements { data: a, indices: @1024, dst: c, data_dims: [2, 4], index_dims: [2, 9], axis: 1, elem_bytes: 4, index_dtype: i32 }");
-    one_error(
-        &ge("[0, 18446744073709551615, 2]", "[0, 1, 1]", 0),
-        &["computing with `data_dims` overflows"],
-    );
+    one_error(&ge("[0, 18446744073709551615, 2]", "[0, 1, 1]", 0), &["computing with `data_dims` overflows"]);
     one_error(
         "GatherNd { data: a, indices: b, dst: c, batch: 1, lookups: 2, data_dims: [4], slice_len: 4, elem_bytes: 4, index_dtype: f32 }",
         &["`index_dtype` f32 is not supported: expected one of i64, i32"],
