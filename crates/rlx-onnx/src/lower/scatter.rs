@@ -14,7 +14,7 @@ use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 
 /// Input `i` as indices: its storage, shape and type (i64 or i32).
-fn indices_input(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<(usize, Vec<usize>, DType), ImportError> {
+fn indices_input(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<Typed, ImportError> {
     let (id, shape, dtype) = lw.typed_input(ctx, i)?;
     if !matches!(dtype, DType::I64 | DType::I32) {
         return Err(ctx.err(format!("indices are {}; i64 or i32 are supported", dtype.name())));
@@ -61,11 +61,12 @@ fn reduction_attr(ctx: &NodeCtx<'_>, dtype: DType) -> Result<ScatterReduction, I
     Ok(reduction)
 }
 
-/// The data input of a scatter and its updates, which must be of its type.
-fn scatter_operands(
-    lw: &mut Lowerer,
-    ctx: &NodeCtx<'_>,
-) -> Result<((usize, Vec<usize>, DType), (usize, Vec<usize>)), ImportError> {
+/// A storage with its shape and element type.
+type Typed = (usize, Vec<usize>, DType);
+
+/// The data input of a scatter and its updates (storage and shape), which
+/// must be of the data's type.
+fn scatter_operands(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> Result<(Typed, (usize, Vec<usize>)), ImportError> {
     let data = lw.typed_input(ctx, 0)?;
     let (updates, upd_shape, upd_dtype) = lw.typed_input(ctx, 2)?;
     if upd_dtype != data.2 {
