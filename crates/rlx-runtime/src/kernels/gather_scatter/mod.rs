@@ -34,13 +34,27 @@ use super::movement::{copy_bytes, GatherIndex, SharedPtr, PAR_CHUNK};
 use crate::threads::par_for;
 use rlx_core::ScatterReduction;
 
-/// Row-major strides of `dims`, in elements.
-fn strides(dims: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; dims.len()];
-    for d in (0..dims.len().saturating_sub(1)).rev() {
-        s[d] = s[d + 1] * dims[d + 1];
+/// The row-major stride of data axis `axis`, in elements.
+fn axis_stride(data_dims: &[usize], axis: usize) -> usize {
+    data_dims[axis + 1..].iter().product()
+}
+
+/// The data offset of row `row` of the elements kinds (a row is the last
+/// index dim): its index coordinates before the last, dotted with the
+/// data's strides, leaving out `axis`. Computed without allocating: the
+/// interpreter's runs allocate nothing.
+fn row_base(row: usize, index_dims: &[usize], data_dims: &[usize], axis: usize) -> usize {
+    let rank = index_dims.len();
+    let (mut rest, mut base, mut stride) = (row, 0, data_dims[rank - 1]);
+    for d in (0..rank - 1).rev() {
+        let c = rest % index_dims[d];
+        rest /= index_dims[d];
+        if d != axis {
+            base += c * stride;
+        }
+        stride *= data_dims[d];
     }
-    s
+    base
 }
 
 /// An element moved as its bits, by width.
@@ -68,20 +82,11 @@ unsafe fn gather_elements_words<W: Word, I: GatherIndex>(
     if rows == 0 || last == 0 {
         return;
     }
-    let ds = strides(data_dims);
-    let axis_dim = data_dims[axis];
+    let (axis_dim, axis_stride) = (data_dims[axis], axis_stride(data_dims, axis));
     let (src, ix, out) = (SharedPtr(data.cast_mut()), SharedPtr(indices.cast_mut()), SharedPtr(dst));
     let run = |start: usize, len: usize| {
         for row in start..start + len {
-            // The data offset of this row's coordinates, leaving out `axis`.
-            let (mut rest, mut base) = (row, 0);
-            for d in (0..rank - 1).rev() {
-                let c = rest % index_dims[d];
-                rest /= index_dims[d];
-                if d != axis {
-                    base += c * ds[d];
-                }
-            }
+            let base = row_base(row, index_dims, data_dims, axis);
             for j in 0..last {
                 let at = row * last + j;
                 let col = if axis == rank - 1 { 0 } else { j };
@@ -90,7 +95,7 @@ unsafe fn gather_elements_words<W: Word, I: GatherIndex>(
                 // data dim (validated), so the source is inside `data`.
                 unsafe {
                     let w = match ix.get().add(at).read_unaligned().resolve(axis_dim) {
-                        Some(k) => src.get().cast::<W>().add(base + col + k * ds[axis]).read_unaligned(),
+                        Some(k) => src.get().cast::<W>().add(base + col + k * axis_stride).read_unaligned(),
                         None => std::mem::zeroed(),
                     };
                     out.get().cast::<W>().add(at).write_unaligned(w);
@@ -260,32 +265,24 @@ pub unsafe fn scatter_elements<T: ScatterValue, I: GatherIndex>(
     // SAFETY: extents by the contract.
     unsafe { copy_data(data, dst, data_dims.iter().product(), par) };
     let rank = index_dims.len();
-    let total: usize = index_dims.iter().product();
-    if total == 0 {
+    let last = index_dims[rank - 1];
+    let rows: usize = index_dims[..rank - 1].iter().product();
+    if rows == 0 || last == 0 {
         return;
     }
-    let (ds, axis_dim, f) = (strides(data_dims), data_dims[axis], combiner::<T>(reduction));
-    // An odometer over the index coordinates, carrying the data offset of
-    // every coordinate but `axis`.
-    let mut coord = vec![0usize; rank];
-    let mut base = 0usize;
-    for at in 0..total {
-        // SAFETY: `at` is inside indices and updates; the target is inside
-        // dst as in `gather_elements`.
-        unsafe {
-            if let Some(k) = indices.add(at).read_unaligned().resolve(axis_dim) {
-                combine_at(dst, base + k * ds[axis], updates.add(at).read_unaligned(), f);
+    let (axis_dim, axis_stride, f) = (data_dims[axis], axis_stride(data_dims, axis), combiner::<T>(reduction));
+    for row in 0..rows {
+        let base = row_base(row, index_dims, data_dims, axis);
+        for j in 0..last {
+            let at = row * last + j;
+            let col = if axis == rank - 1 { 0 } else { j };
+            // SAFETY: `at` is inside indices and updates; the target is
+            // inside dst as in `gather_elements`.
+            unsafe {
+                if let Some(k) = indices.add(at).read_unaligned().resolve(axis_dim) {
+                    combine_at(dst, base + col + k * axis_stride, updates.add(at).read_unaligned(), f);
+                }
             }
-        }
-        for d in (0..rank).rev() {
-            coord[d] += 1;
-            let step = if d == axis { 0 } else { ds[d] };
-            if coord[d] < index_dims[d] {
-                base += step;
-                break;
-            }
-            base -= (coord[d] - 1) * step;
-            coord[d] = 0;
         }
     }
 }
