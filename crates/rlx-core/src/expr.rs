@@ -6,7 +6,9 @@
 //! `::rlx_runtime` path the generated code sees; `rlx-codegen` turns an
 //! `Expr` into tokens. This crate stays free of syn and quote.
 
-use crate::ops::{ActKind, ArgOp, BinaryOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, Step, StepArg};
+use crate::ops::{
+    ActKind, ArgOp, BinaryOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step, StepArg,
+};
 
 /// A constant Rust expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -80,6 +82,7 @@ unit_variants!(ResizeMode at "::rlx_runtime::ResizeMode" {
 unit_variants!(ResizeCoord at "::rlx_runtime::ResizeCoord" {
     HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric,
 });
+unit_variants!(ScatterReduction at "::rlx_runtime::ScatterReduction" { None, Add, Mul, Max, Min });
 
 impl ConstExpr for MaskKind {
     fn const_expr(&self) -> Expr {

@@ -33,12 +33,16 @@ pub mod shapes;
 pub mod thunk;
 pub mod winograd;
 
-pub use call::{CastElem, CmpInput, CmpOutput, IndexElem, KernelCall, MoveElem, SelectCond, SelectValue, TypeArg};
+pub use call::{
+    CastElem, CmpInput, CmpOutput, IndexElem, KernelCall, MoveElem, ScatterElem, SelectCond, SelectValue, TypeArg,
+};
 pub use dtype::DType;
 pub use expr::{ConstExpr, Expr};
 pub use lower::lower;
 pub use operand::{Operand, Params, Segment};
-pub use ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, Step, StepArg};
+pub use ops::{
+    ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step, StepArg,
+};
 pub use shapes::{
     AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,
 };

@@ -95,6 +95,12 @@ named_enum! {
     ArgOp { Max = "max", Min = "min" }
 }
 
+named_enum! {
+    /// How `ScatterElements` and `ScatterNd` combine an update with the
+    /// element it lands on: `none` replaces it, the others reduce.
+    ScatterReduction { None = "none", Add = "add", Mul = "mul", Max = "max", Min = "min" }
+}
+
 /// An element-wise activation. Parameterised kinds are written as calls in
 /// `.sched` files: `leaky_relu(0.01)`, `clip(0.0, 6.0)`.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -19,7 +19,9 @@
 //! Unless a kind says otherwise, its data is f32, row-major and contiguous.
 
 use crate::dtype::DType;
-use crate::ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, Step};
+use crate::ops::{
+    ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step,
+};
 
 /// One field of a kind, for hints and generated documentation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -286,6 +288,40 @@ macro_rules! thunk_table {
     GatherAxis {
         src: Op<O>, indices: Op<O>, dst: Op<O>, outer: usize, axis_dim: usize, inner: usize,
         num_indices: usize, elem_bytes: usize, index_dtype: DType,
+    }
+    /// ONNX `GatherElements`: for every coordinate `c` of `index_dims`,
+    /// `dst[c] = data[c']` where `c'` is `c` with `c'[axis] =
+    /// indices[c]`. Same rank; every index dim but `axis` at most the
+    /// data's. Index rules as `Gather` (an out-of-range index gives zero).
+    GatherElements {
+        data: Op<O>, indices: Op<O>, dst: Op<O>, data_dims: Dims, index_dims: Dims, axis: usize,
+        elem_bytes: usize, index_dtype: DType,
+    }
+    /// ONNX `GatherND`: `data` is `[batch, product(data_dims), slice_len]`,
+    /// `indices` `[batch, lookups, data_dims.len()]`; each index tuple
+    /// selects one slice of `slice_len` elements of its batch, which goes
+    /// to `dst` `[batch, lookups, slice_len]`. Index rules as `Gather`,
+    /// per tuple entry: one out-of-range entry gives a zero slice.
+    GatherNd {
+        data: Op<O>, indices: Op<O>, dst: Op<O>, batch: usize, lookups: usize, data_dims: Dims,
+        slice_len: usize, elem_bytes: usize, index_dtype: DType,
+    }
+    /// ONNX `ScatterElements`: `dst` is `data` (copied unless the same
+    /// bytes), then for every coordinate `c` of `index_dims`, in row-major
+    /// order, `dst[c'] = reduction(dst[c'], updates[c])` with `c'` as in
+    /// `GatherElements`. An out-of-range index skips its update.
+    ScatterElements {
+        data: Op<O>, indices: Op<O>, updates: Op<O>, dst: Op<O>, data_dims: Dims, index_dims: Dims,
+        axis: usize, reduction: ScatterReduction, dtype: DType, index_dtype: DType,
+    }
+    /// ONNX `ScatterND`: `dst` is `data` `[product(data_dims), slice_len]`
+    /// (copied unless the same bytes), then for each of `lookups` index
+    /// tuples in order the slice it selects is combined with its row of
+    /// `updates` `[lookups, slice_len]`. An out-of-range tuple skips its
+    /// update.
+    ScatterNd {
+        data: Op<O>, indices: Op<O>, updates: Op<O>, dst: Op<O>, lookups: usize, data_dims: Dims,
+        slice_len: usize, reduction: ScatterReduction, dtype: DType, index_dtype: DType,
     }
     /// `out[r, :] = (x[r, :] - mean) / sqrt(var + eps) * g + b` over rows of
     /// `h`; `b: none` means no shift.

@@ -53,9 +53,19 @@ fn constant(rng: &mut Rng, name: &str, dims: &[i64], elem: i32) -> TensorProto {
 
 fn attrs(rng: &mut Rng) -> Vec<AttributeProto> {
     let mut out = Vec::new();
-    for name in
-        ["axis", "keepdims", "transA", "transB", "group", "largest", "exclusive", "reverse", "to", "select_last_index"]
-    {
+    for name in [
+        "axis",
+        "keepdims",
+        "transA",
+        "transB",
+        "group",
+        "largest",
+        "exclusive",
+        "reverse",
+        "to",
+        "select_last_index",
+        "batch_dims",
+    ] {
         if rng.below(4) == 0 {
             let v = if name == "to" { [1, 6, 7, 9, 11][rng.below(5) as usize] } else { rng.int() };
             out.push(attr_i(name, v));
@@ -78,6 +88,15 @@ fn attrs(rng: &mut Rng) -> Vec<AttributeProto> {
         });
     }
     if rng.below(6) == 0 {
+        let reduction = ["none", "add", "mul", "max", "min", "bogus"][rng.below(6) as usize];
+        out.push(AttributeProto {
+            name: "reduction".into(),
+            s: reduction.as_bytes().to_vec(),
+            r#type: AttributeType::String as i32,
+            ..Default::default()
+        });
+    }
+    if rng.below(6) == 0 {
         let mode = ["constant", "edge", "reflect", "wrap", "bogus"][rng.below(5) as usize];
         out.push(AttributeProto {
             name: "mode".into(),
@@ -94,6 +113,8 @@ fn arity(op: &str) -> (usize, usize) {
     match op {
         "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Max" | "Min" | "MatMul" | "Equal" | "Less" | "LessOrEqual"
         | "Greater" | "GreaterOrEqual" | "And" | "Or" | "Reshape" | "Expand" | "Gather" | "TopK" | "CumSum" => (2, 2),
+        "GatherElements" | "GatherND" => (2, 2),
+        "Scatter" | "ScatterElements" | "ScatterND" => (3, 3),
         "Squeeze" | "Unsqueeze" | "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceL2" | "Einsum" | "Split" => (1, 2),
         "Gemm" | "Conv" | "LayerNormalization" => (2, 3),
         "Clip" => (1, 3),

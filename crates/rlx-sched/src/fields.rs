@@ -3,7 +3,10 @@
 //! fields and a [`Thunk`].
 
 use rlx_core::thunk::{Dims, Op, Ops, OptOp, Steps};
-use rlx_core::{ActKind, ArgOp, BinaryOp, CmpOp, DType, MaskKind, ReduceOp, ResizeCoord, ResizeMode, Thunk, ThunkKind};
+use rlx_core::{
+    ActKind, ArgOp, BinaryOp, CmpOp, DType, MaskKind, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Thunk,
+    ThunkKind,
+};
 
 use crate::span::Span;
 use crate::value::{FieldError, FieldValue, Value};

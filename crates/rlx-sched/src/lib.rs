@@ -34,7 +34,7 @@ pub use parse::parse;
 pub use print::print;
 pub use rlx_core::{
     ActKind, ArgOp, BinaryOp, CmpOp, DType, FieldSpec, KernelCall, MaskKind, Operand, Params, ReduceOp, ResizeCoord,
-    ResizeMode, Segment, Step, StepArg, Thunk, ThunkKind,
+    ResizeMode, ScatterReduction, Segment, Step, StepArg, Thunk, ThunkKind,
 };
 pub use schedule::{Buffer, Node, Role, Schedule, WeightsFile};
 pub use span::Span;

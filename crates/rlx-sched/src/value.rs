@@ -7,7 +7,9 @@
 //! needs an impl here, not a parser change.
 
 use crate::dtype::DType;
-use crate::ops::{ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, Step, StepArg};
+use crate::ops::{
+    ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step, StepArg,
+};
 use crate::span::Span;
 
 /// A field value as written.
@@ -236,6 +238,7 @@ named_field!(ReduceOp, "reduction");
 named_field!(ArgOp, "arg-reduction");
 named_field!(ResizeMode, "resize mode");
 named_field!(ResizeCoord, "coordinate transformation");
+named_field!(ScatterReduction, "scatter reduction");
 
 named_field!(DType, "dtype");
 

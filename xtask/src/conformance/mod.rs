@@ -17,105 +17,10 @@ use anyhow::Result;
 
 use case::Outcome;
 
-/// The ops the importer supports: what the conformance run covers by default.
-pub(crate) const ISSUE_OPS: &[&str] = &[
-    "MatMul",
-    "Gemm",
-    "Add",
-    "Sub",
-    "Mul",
-    "Div",
-    "Pow",
-    "Relu",
-    "Sigmoid",
-    "Tanh",
-    "Gelu",
-    "Erf",
-    "Exp",
-    "Log",
-    "Sqrt",
-    "Neg",
-    "Abs",
-    "Clip",
-    "LeakyRelu",
-    "HardSigmoid",
-    "Softmax",
-    "LayerNormalization",
-    "Conv",
-    "MaxPool",
-    "AveragePool",
-    "GlobalAveragePool",
-    "BatchNormalization",
-    "Transpose",
-    "Reshape",
-    "Flatten",
-    "Squeeze",
-    "Unsqueeze",
-    "Expand",
-    "Concat",
-    "Split",
-    "Slice",
-    "Pad",
-    "Gather",
-    "Cast",
-    "Where",
-    "Equal",
-    "Less",
-    "Greater",
-    "LessOrEqual",
-    "GreaterOrEqual",
-    "And",
-    "Or",
-    "Not",
-    "ReduceMean",
-    "ReduceSum",
-    "ReduceMax",
-    "ReduceL2",
-    "ArgMax",
-    "TopK",
-    "CumSum",
-    "Einsum",
-    // Issue 13, part 1: ops lowered onto existing kinds.
-    "HardSwish",
-    "Mish",
-    "Softplus",
-    "Softsign",
-    "Sin",
-    "Cos",
-    "Sign",
-    "Round",
-    "Floor",
-    "Ceil",
-    "Reciprocal",
-    "Elu",
-    "Selu",
-    "Celu",
-    "ThresholdedRelu",
-    "Shrink",
-    "PRelu",
-    "Dropout",
-    "Size",
-    "CastLike",
-    "Identity",
-    "LogSoftmax",
-    "Hardmax",
-    "ReduceMin",
-    "ReduceProd",
-    "ReduceL1",
-    "ReduceSumSquare",
-    "ReduceLogSum",
-    "ReduceLogSumExp",
-    "Mod",
-    "Trilu",
-    "DepthToSpace",
-    "SpaceToDepth",
-    "Xor",
-];
-
 /// What to run.
 #[derive(Debug)]
 pub(crate) struct Options {
-    /// Only these ops (empty: [`ISSUE_OPS`]).
+    /// Only these ops (empty: every op the importer supports, `rlx_onnx::SUPPORTED_OPS`).
     pub ops: Vec<String>,
     /// How many passing tests also run as generated code (0: none).
     pub generated: usize,
@@ -134,7 +39,7 @@ pub(crate) fn conformance(root: &Path, opts: &Options) -> Result<ExitCode> {
     let dir = tree::locate(root, opts.data.as_deref())?;
     let given: Vec<String> = opts.ops.iter().map(|o| o.trim().to_string()).filter(|o| !o.is_empty()).collect();
     let ops: Vec<String> =
-        if given.is_empty() { ISSUE_OPS.iter().map(|s| s.to_string()).collect() } else { given.clone() };
+        if given.is_empty() { rlx_onnx::SUPPORTED_OPS.iter().map(|s| s.to_string()).collect() } else { given.clone() };
     let listing = if opts.all { tree::list_all(&dir)? } else { tree::list(&dir, &ops)? };
     let work = root.join("target").join("conformance").join("models");
     let outcomes: Vec<Outcome> =

@@ -38,10 +38,10 @@
 
 mod types;
 
-pub use types::{CastElem, CmpInput, CmpOutput, IndexElem, MoveElem, SelectCond, SelectValue, TypeArg};
+pub use types::{CastElem, CmpInput, CmpOutput, IndexElem, MoveElem, ScatterElem, SelectCond, SelectValue, TypeArg};
 
 use crate::operand::Operand;
-use crate::ops::{ActKind, ArgOp, ReduceOp, ResizeCoord, ResizeMode, Step};
+use crate::ops::{ActKind, ArgOp, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step};
 use crate::shapes::{
     AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,
 };
@@ -158,6 +158,12 @@ macro_rules! kernel_call_table {
             GatherF32 = movement::gather_f32 <index: I = IndexElem> (table: In<f32>, indices: In<I>, dst: Out<f32>, num_indices: usize, row_len: usize, vocab: usize, par: bool);
             GatherAxis = movement::gather_axis <index: I = IndexElem> (src: In<u8>, indices: In<I>, dst: Out<u8>, outer: usize, axis_dim: usize, inner: usize, num_indices: usize, elem_bytes: usize, par: bool);
             KvAppend = movement::kv_append <> (src: In<u8>, cache: Out<u8>, batch: usize, new_len: usize, max_len: usize, row: usize, pos: usize, elem_bytes: usize, par: bool);
+
+            // ---- gather and scatter ----
+            GatherElements = gather_scatter::gather_elements <index: I = IndexElem> (data: In<u8>, indices: In<I>, dst: Out<u8>, data_dims: Dims, index_dims: Dims, axis: usize, elem_bytes: usize, par: bool);
+            GatherNd = gather_scatter::gather_nd <index: I = IndexElem> (data: In<u8>, indices: In<I>, dst: Out<u8>, batch: usize, lookups: usize, data_dims: Dims, slice_len: usize, elem_bytes: usize, par: bool);
+            ScatterElements = gather_scatter::scatter_elements <elem: T = ScatterElem, index: I = IndexElem> (data: In<T>, indices: In<I>, updates: In<T>, dst: Out<T>, data_dims: Dims, index_dims: Dims, axis: usize, reduction: Val<ScatterReduction>, par: bool);
+            ScatterNd = gather_scatter::scatter_nd <elem: T = ScatterElem, index: I = IndexElem> (data: In<T>, indices: In<I>, updates: In<T>, dst: Out<T>, lookups: usize, data_dims: Dims, slice_len: usize, reduction: Val<ScatterReduction>, par: bool);
 
             // ---- norm, softmax, attention, rope ----
             LayerNormF32 = norm::layer_norm_f32 <> (x: In<f32>, g: In<f32>, b: OptIn<f32>, out: Out<f32>, rows: usize, h: usize, eps: f32, par: bool);

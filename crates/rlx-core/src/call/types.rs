@@ -58,6 +58,20 @@ macro_rules! type_arg_table {
             new SelectValue { U32 => u32, U64 => u64 }
             /// Gather indices.
             new IndexElem { I32 => i32, I64 => i64, F32 => f32 }
+            /// Elements a scatter combines: the types its reductions compute
+            /// in, and unsigned words of each width for `none`, which only
+            /// moves bits.
+            new ScatterElem {
+                F32 => f32,
+                F64 => f64,
+                I32 => i32,
+                I64 => i64,
+                Bool => ::rlx_runtime::kernels::cast::Bool,
+                U8 => u8,
+                U16 => u16,
+                U32 => u32,
+                U64 => u64,
+            }
             /// Elements a transpose moves, by width.
             new MoveElem { U8 => u8, U16 => u16, U32 => u32, U64 => u64, U128 => [u64; 2] }
             /// Element types of the generic cast.

@@ -15,6 +15,7 @@
 mod cast;
 mod conv;
 mod elementwise;
+mod gather_scatter;
 mod gemm;
 mod movement;
 mod norm;
@@ -77,6 +78,9 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         | T::Gather { .. }
         | T::GatherAxis { .. }
         | T::KvAppend { .. } => return movement::lower(thunk),
+        T::GatherElements { .. } | T::GatherNd { .. } | T::ScatterElements { .. } | T::ScatterNd { .. } => {
+            gather_scatter::lower(thunk)
+        }
         T::LayerNorm { .. }
         | T::RmsNorm { .. }
         | T::FusedResidualLN { .. }

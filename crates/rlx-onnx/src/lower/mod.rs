@@ -22,6 +22,7 @@ mod ops;
 mod pool_nd;
 mod reduce;
 mod resize;
+mod scatter;
 pub(crate) mod shape;
 mod slice;
 mod softmax;

@@ -4,8 +4,8 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
-    attention_op, conv_transpose, einsum, fold, group_norm, logic, movement, nn, norm, reduce, resize, slice, softmax,
-    space, window, Lowerer, NodeCtx, Value,
+    attention_op, conv_transpose, einsum, fold, group_norm, logic, movement, nn, norm, reduce, resize, scatter, slice,
+    softmax, space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -45,6 +45,8 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Flatten",
     "Floor",
     "Gather",
+    "GatherElements",
+    "GatherND",
     "Gelu",
     "Gemm",
     "GlobalAveragePool",
@@ -94,6 +96,9 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Reshape",
     "Resize",
     "Round",
+    "Scatter",
+    "ScatterElements",
+    "ScatterND",
     "Selu",
     "Shape",
     "Shrink",
@@ -243,6 +248,10 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Shape" => shape_op(lw, ctx),
         "Size" => size_op(lw, ctx),
         "Gather" => movement::gather(lw, ctx),
+        "GatherElements" => scatter::gather_elements(lw, ctx),
+        "GatherND" => scatter::gather_nd(lw, ctx),
+        "ScatterElements" | "Scatter" => scatter::scatter_elements(lw, ctx),
+        "ScatterND" => scatter::scatter_nd(lw, ctx),
         "Concat" => movement::concat(lw, ctx),
         "Clip" => nn::clip(lw, ctx),
         "LeakyRelu" => nn::leaky_relu(lw, ctx),

@@ -2,7 +2,8 @@
 //! `ElementwiseRegion` whose input is a scratch buffer read for the last
 //! time by that thunk writes over that input (an exact alias, which the
 //! validator allows for these kinds: each reads element `i` before it
-//! writes element `i`) instead of a new buffer.
+//! writes element `i`) instead of a new buffer; so does a `ScatterElements`
+//! or `ScatterNd` over its `data` (its kernel then skips the copy).
 
 use rlx_sched::Thunk;
 
@@ -44,6 +45,14 @@ pub(super) fn work_in_place(lowered: &mut Lowered) {
                 } else {
                     None
                 }
+            }
+            // A scatter updates its copy of `data`; the indices and updates
+            // must stay apart from it.
+            Thunk::ScatterElements { data, indices, updates, dst, .. }
+            | Thunk::ScatterNd { data, indices, updates, dst, .. }
+                if data != indices && data != updates =>
+            {
+                Some((*data, *dst))
             }
             // Every input of a region is read element for element.
             Thunk::ElementwiseRegion { inputs, dst, .. } => inputs.iter().find(|&&i| ok(i, *dst)).map(|&i| (i, *dst)),

@@ -7,6 +7,7 @@ pub mod attention;
 pub mod cast;
 pub mod conv;
 pub mod elementwise;
+pub mod gather_scatter;
 pub mod gemm;
 pub mod movement;
 pub mod norm;

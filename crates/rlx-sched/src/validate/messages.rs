@@ -377,6 +377,26 @@ pub(super) fn index_past_len(field: &str, max: usize, len_field: &str, n: usize)
     format!("`{field}` reach element {max}, but `{len_field}` is {n}")
 }
 
+pub(super) fn empty_rank(field: &str) -> String {
+    format!("`{field}` is empty: the kind needs a rank of at least 1")
+}
+
+pub(super) fn axis_past_rank(axis: usize, rank: usize) -> String {
+    format!("`axis` {axis} is out of range for rank {rank}")
+}
+
+pub(super) fn index_dim_past_data(d: usize, index_dim: usize, data_dim: usize) -> String {
+    format!("`index_dims[{d}]` {index_dim} is larger than `data_dims[{d}]` {data_dim}: only the axis may be longer")
+}
+
+pub(super) fn reduction_dtype(dtype: DType) -> String {
+    format!("`reduction` needs f32, f64, i32, i64 or bool data; {dtype} data takes `reduction: none` only")
+}
+
+pub(super) fn scatter_dtype_size(dtype: DType) -> String {
+    format!("`dtype` {dtype} is not supported: a scatter moves elements of 1, 2, 4 or 8 bytes")
+}
+
 pub(super) fn strides_without_dims(field: &str) -> String {
     format!("`{field}` is given without `out_dims_bcast`")
 }

@@ -39,12 +39,12 @@ use std::sync::OnceLock;
 
 /// Work below this many elements (or bytes, for byte copies) stays in one
 /// parallel chunk: smaller pieces cost more to hand out than to move.
-const PAR_CHUNK: usize = 16 * 1024;
+pub(crate) const PAR_CHUNK: usize = 16 * 1024;
 
 /// A raw pointer that may cross into `par_for` workers. Each worker writes
 /// a disjoint part, which the kernels using it establish.
 #[derive(Clone, Copy)]
-struct SharedPtr<T>(*mut T);
+pub(crate) struct SharedPtr<T>(pub(crate) *mut T);
 
 // SAFETY: only used to hand disjoint output ranges (and read-only inputs)
 // to the workers of one `par_for`, which joins before the kernel returns.
@@ -54,7 +54,7 @@ unsafe impl<T> Send for SharedPtr<T> {}
 unsafe impl<T> Sync for SharedPtr<T> {}
 
 impl<T> SharedPtr<T> {
-    fn get(self) -> *mut T {
+    pub(crate) fn get(self) -> *mut T {
         self.0
     }
 }

@@ -9,6 +9,7 @@
 mod attention;
 mod conv;
 mod elementwise;
+mod gather_scatter;
 mod gemm;
 mod movement;
 mod norm;
@@ -275,6 +276,10 @@ pub(crate) fn rules<O>(t: &Thunk<O>) -> Rules<'_, O> {
         Thunk::Gather { .. } => movement::gather(&mut r, t),
         Thunk::GatherAxis { .. } => movement::gather_axis(&mut r, t),
         Thunk::KvAppend { .. } => movement::kv_append(&mut r, t),
+        Thunk::GatherElements { .. } => gather_scatter::gather_elements(&mut r, t),
+        Thunk::GatherNd { .. } => gather_scatter::gather_nd(&mut r, t),
+        Thunk::ScatterElements { .. } => gather_scatter::scatter_elements(&mut r, t),
+        Thunk::ScatterNd { .. } => gather_scatter::scatter_nd(&mut r, t),
         Thunk::LayerNorm { .. } => norm::layer_norm(&mut r, t),
         Thunk::RmsNorm { .. } => norm::rms_norm(&mut r, t),
         Thunk::FusedResidualLN { .. } => norm::fused_residual_ln(&mut r, t),

@@ -322,6 +322,49 @@ fn movement_and_reduction_fields_are_consistent() {
 }
 
 #[test]
+fn gather_and_scatter_shapes_are_consistent() {
+    let ge = |dims: &str, idx: &str, axis: usize| {
+        format!(
+            "GatherElements {{ data: a, indices: b, dst: c, data_dims: {dims}, index_dims: {idx}, axis: {axis}, elem_bytes: 4, index_dtype: i32 }}"
+        )
+    };
+    one_error(&ge("[2, 4]", "[8]", 0), &["`index_dims` has 1 entries, but `data_dims` has 2"]);
+    one_error(&ge("[2, 4]", "[2, 4]", 2), &["`axis` 2 is out of range for rank 2"]);
+    one_error(&ge("[2, 4]", "[3, 4]", 1), &["`index_dims[0]` 3 is larger than `data_dims[0]` 2"]);
+    one_error(&ge("[]", "[]", 0), &["`data_dims` is empty"]);
+    // Only the axis may be longer than the data's (raw operands carry no
+    // dtype, so i32 indices can sit in the f32 test buffers).
+    clean("GatherElements { data: a, indices: @1024, dst: c, data_dims: [2, 4], index_dims: [2, 9], axis: 1, elem_bytes: 4, index_dtype: i32 }");
+    one_error(&ge("[0, 18446744073709551615, 2]", "[0, 1, 1]", 0), &["computing with `data_dims` overflows"]);
+    one_error(
+        "GatherNd { data: a, indices: b, dst: c, batch: 1, lookups: 2, data_dims: [4], slice_len: 4, elem_bytes: 4, index_dtype: f32 }",
+        &["`index_dtype` f32 is not supported: expected one of i64, i32"],
+    );
+    one_error(
+        "GatherNd { data: a, indices: b, dst: c, batch: 1, lookups: 2, data_dims: [4], slice_len: 4, elem_bytes: 3, index_dtype: i32 }",
+        &["element size 3"],
+    );
+    one_error(
+        "ScatterElements { data: a, indices: b, updates: b, dst: c, data_dims: [8], index_dims: [8], axis: 0, reduction: add, dtype: f16, index_dtype: i32 }",
+        &["`reduction` needs f32, f64, i32, i64 or bool data; f16 data takes `reduction: none` only"],
+    );
+    one_error(
+        "ScatterNd { data: a, indices: b, updates: b, dst: c, lookups: 1, data_dims: [18446744073709551615, 2], slice_len: 1, reduction: none, dtype: f32, index_dtype: i32 }",
+        &["computing with `data_dims` overflows"],
+    );
+    // `data` may be `dst` itself, never a part of it; `updates` never.
+    clean("ScatterNd { data: y, indices: @1024, updates: a, dst: y, lookups: 2, data_dims: [8], slice_len: 4, reduction: max, dtype: f32, index_dtype: i32 }");
+    some_error(
+        "ScatterNd { data: y+4, indices: @1024, updates: a, dst: y, lookups: 2, data_dims: [8], slice_len: 4, reduction: max, dtype: f32, index_dtype: i32 }",
+        &["overlap"],
+    );
+    some_error(
+        "ScatterNd { data: a, indices: @1024, updates: y, dst: y, lookups: 2, data_dims: [8], slice_len: 4, reduction: max, dtype: f32, index_dtype: i32 }",
+        &["overlap"],
+    );
+}
+
+#[test]
 fn field_rules_are_reported_even_when_an_operand_does_not_resolve() {
     let errs = errors(&body(
         "Rope { x: nope, cos: b, sin: b, out: c, batch: 1, seq: 2, heads: 2, head_dim: 3, interleaved: false }",
