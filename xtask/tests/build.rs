@@ -1,6 +1,11 @@
 //! `cargo xtask build cnn --static --target-cpu native`: the binary starts,
-//! says its kernels were chosen at compile time, and computes the
-//! interpreter's bits.
+//! says its kernels were chosen at compile time, and computes the bits of
+//! the generic static build (the same kernels, chosen at load time).
+//!
+//! Not the interpreter's bits: `xtask run` links glibc's libm dynamically
+//! and a static binary statically, and their scalar `expf` differ in the
+//! last place on some inputs (measured: 1.9e-9 on one of `cnn`'s
+//! probabilities, the same for the generic and the native build).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -20,20 +25,24 @@ fn xtask(args: &[&str]) -> Output {
 }
 
 #[test]
-fn a_binary_for_the_native_cpu_chooses_its_kernels_at_compile_time_and_matches_the_interpreter() {
+fn a_binary_for_the_native_cpu_chooses_its_kernels_at_compile_time_and_matches_the_generic_one() {
     let root = root();
     let scratch = root.join("target").join("build-tests");
     std::fs::create_dir_all(&scratch).unwrap();
 
-    let built = xtask(&["build", "cnn", "--static", "--target-cpu", "native"]);
-    let log = text(&built);
-    assert!(built.status.success(), "{log}");
-    let exe = log
-        .lines()
-        .find_map(|l| l.strip_prefix("built ").and_then(|rest| rest.split(" (").next()))
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("no `built PATH` line in:\n{log}"));
+    let built_path = |args: &[&str]| {
+        let built = xtask(args);
+        let log = text(&built);
+        assert!(built.status.success(), "{log}");
+        log.lines()
+            .find_map(|l| l.strip_prefix("built ").and_then(|rest| rest.split(" (").next()))
+            .map(PathBuf::from)
+            .unwrap_or_else(|| panic!("no `built PATH` line in:\n{log}"))
+    };
+    let exe = built_path(&["build", "cnn", "--static", "--target-cpu", "native"]);
     assert!(exe.starts_with(root.join("target").join("cpu-native")), "{}", exe.display());
+    let generic = built_path(&["build", "cnn", "--static"]);
+    assert!(!generic.starts_with(root.join("target").join("cpu-native")), "{}", generic.display());
 
     let info = Command::new(&exe).arg("--info").output().expect("run the binary");
     let info_text = text(&info);
@@ -45,28 +54,22 @@ fn a_binary_for_the_native_cpu_chooses_its_kernels_at_compile_time_and_matches_t
         assert!(kernels.contains("chosen at compile time"), "{kernels}");
     }
 
-    // The first sample, through the binary and through the interpreter.
+    // The first sample, through both binaries.
     let samples = npy::read_npy(&root.join("models/cnn/samples/x.npy")).unwrap();
     let one = samples.bytes.len() / samples.shape[0];
     let x = scratch.join("x.npy");
     npy::write_npy(&x, samples.dtype, &[1, 1, 8, 8], &samples.bytes[..one]).unwrap();
-    let (from_binary, from_interp) = (scratch.join("binary.npy"), scratch.join("interp.npy"));
     let input = format!("x={}", x.display());
-    let run = Command::new(&exe)
-        .args(["--input", &input, "--output", &format!("probs={}", from_binary.display())])
-        .output()
-        .expect("run the binary");
-    assert!(run.status.success(), "{}", text(&run));
-    let interp = xtask(&[
-        "run",
-        "models/cnn/model.sched",
-        "--input",
-        &input,
-        "--output",
-        &format!("probs={}", from_interp.display()),
-    ]);
-    assert!(interp.status.success(), "{}", text(&interp));
-    let (a, b) = (npy::read_npy(&from_binary).unwrap(), npy::read_npy(&from_interp).unwrap());
+    let probs = |exe: &Path, name: &str| {
+        let path = scratch.join(name);
+        let run = Command::new(exe)
+            .args(["--input", &input, "--output", &format!("probs={}", path.display())])
+            .output()
+            .expect("run the binary");
+        assert!(run.status.success(), "{}", text(&run));
+        npy::read_npy(&path).unwrap()
+    };
+    let (a, b) = (probs(&exe, "native.npy"), probs(&generic, "generic.npy"));
     assert_eq!((a.dtype, &a.shape), (b.dtype, &b.shape));
-    assert!(a.bytes == b.bytes, "the native-CPU binary's probs differ from the interpreter's");
+    assert!(a.bytes == b.bytes, "the native-CPU binary's probs differ from the generic static binary's");
 }
