@@ -10,6 +10,7 @@
 use rlx_sched::{DType, Thunk};
 
 use super::ops::{numel, permute_thunk, R};
+use super::window::pair_attr;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{ConstData, ConstTensor};
@@ -32,12 +33,14 @@ impl Axis {
     }
 }
 
-/// Two positive values of a 2-D attribute, `[1, 1]` when absent.
-fn pair(ctx: &NodeCtx<'_>, name: &str) -> Result<[usize; 2], ImportError> {
-    match ctx.ints_attr(name)? {
-        None => Ok([1, 1]),
-        Some(&[a, b]) if a >= 1 && b >= 1 => Ok([a as usize, b as usize]),
-        Some(v) => Err(ctx.bad_attr(name, format!("is {v:?}; expected two positive values (1-D or 2-D only)"))),
+/// `pads` of a 2-D window as `[hb, wb, he, we]`, zeros when absent.
+fn pads4(ctx: &NodeCtx<'_>) -> Result<[usize; 4], ImportError> {
+    match ctx.ints_attr("pads")? {
+        None => Ok([0; 4]),
+        Some(&[a, b, c, d]) if [a, b, c, d].iter().all(|&p| p >= 0) => {
+            Ok([a as usize, b as usize, c as usize, d as usize])
+        }
+        Some(v) => Err(ctx.bad_attr("pads", format!("is {v:?}; expected 4 non-negative values"))),
     }
 }
 
@@ -75,13 +78,7 @@ fn geometry(ctx: &NodeCtx<'_>, axes: [Axis; 2]) -> Result<[(usize, usize); 2], I
     }
     match auto.as_str() {
         "NOTSET" => {
-            let pads = match ctx.ints_attr("pads")? {
-                None => [0; 4],
-                Some(&[a, b, c, d]) if [a, b, c, d].iter().all(|&p| p >= 0) => {
-                    [a as usize, b as usize, c as usize, d as usize]
-                }
-                Some(v) => return Err(ctx.bad_attr("pads", format!("is {v:?}; expected 4 non-negative values"))),
-            };
+            let pads = pads4(ctx)?;
             let mut g = [(0, 0); 2];
             for (d, a) in axes.iter().enumerate() {
                 let (begin, end) = (pads[d], pads[d + 2]);
@@ -133,8 +130,8 @@ pub(super) fn conv_transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             return Err(ctx.bad_attr("kernel_shape", format!("is {k:?}; W's window is [{kh}, {kw}]")));
         }
     }
-    let [sh, sw] = pair(ctx, "strides")?;
-    let [dh, dw] = pair(ctx, "dilations")?;
+    let [sh, sw] = pair_attr(ctx, "strides")?;
+    let [dh, dw] = pair_attr(ctx, "dilations")?;
     let output_padding = match ctx.ints_attr("output_padding")? {
         None => [0, 0],
         Some(&[a, b]) if a >= 0 && b >= 0 && (a as usize) < sh.max(dh) && (b as usize) < sw.max(dw) => {
@@ -250,13 +247,9 @@ pub(super) fn col2im(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         return Err(ctx.err(format!("image_shape {image:?} and block_shape {block:?} must be positive")));
     }
     let (h, w, kh, kw) = (h as usize, w as usize, kh as usize, kw as usize);
-    let [sh, sw] = pair(ctx, "strides")?;
-    let [dh, dw] = pair(ctx, "dilations")?;
-    let pads = match ctx.ints_attr("pads")? {
-        None => [0; 4],
-        Some(&[a, b, c, d]) if [a, b, c, d].iter().all(|&p| p >= 0) => [a as usize, b as usize, c as usize, d as usize],
-        Some(v) => return Err(ctx.bad_attr("pads", format!("is {v:?}; expected 4 non-negative values"))),
-    };
+    let [sh, sw] = pair_attr(ctx, "strides")?;
+    let [dh, dw] = pair_attr(ctx, "dilations")?;
+    let pads = pads4(ctx)?;
     // Blocks per axis: (image + pads - dilated window) / stride + 1.
     let blocks = |size: usize, begin: usize, end: usize, k: usize, s: usize, d: usize| {
         (size + begin + end).checked_sub((k - 1) * d + 1).map(|r| r / s + 1)

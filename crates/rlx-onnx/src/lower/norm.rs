@@ -80,9 +80,21 @@ fn layer_norm_statistics(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: usize, shape: &
     Ok(())
 }
 
-/// `LayerNormalization` over the axes from `axis` on → `LayerNorm`.
-pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
-    ctx.expect_arity(2, 3)?;
+/// Input 0 of a row normalisation seen as `[rows, h]`: the axes from
+/// `axis` (default -1) on are normalised together.
+struct Rows {
+    x: usize,
+    shape: Vec<usize>,
+    /// The first normalised axis.
+    a: usize,
+    rows: usize,
+    h: usize,
+    eps: f32,
+}
+
+/// The `axis`, `stash_type` and `epsilon` rules `LayerNormalization` and
+/// `RMSNormalization` share.
+fn rows_of(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> Result<Rows, ImportError> {
     let (x, shape) = lw.data_input(ctx, 0)?;
     let rank = shape.len();
     let axis = ctx.int_attr("axis", -1)?;
@@ -93,12 +105,18 @@ pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         return Err(ctx.bad_attr("stash_type", format!("is {stash}; only 1 (float) is supported")));
     }
     let eps = ctx.epsilon_attr()?;
-    // The axes from `axis` on are normalised together: rows of `h`.
     let h = numel(ctx, &shape[a..])?;
     let rows = numel(ctx, &shape[..a])?;
     if h == 0 || rows == 0 {
         return Err(ctx.err(format!("input shape {shape:?} is empty")));
     }
+    Ok(Rows { x, shape, a, rows, h, eps })
+}
+
+/// `LayerNormalization` over the axes from `axis` on → `LayerNorm`.
+pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 3)?;
+    let Rows { x, shape, a, rows, h, eps } = rows_of(lw, ctx)?;
     let (g, gs) = lw.data_input(ctx, 1)?;
     normalized_operand(ctx, "Scale", &gs, &shape[a..])?;
     let b = match ctx.input_name(2) {
@@ -123,21 +141,7 @@ pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 /// `x / sqrt(mean(x^2) + epsilon) * scale`.
 pub(super) fn rms_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(2, 2)?;
-    let (x, shape) = lw.data_input(ctx, 0)?;
-    let rank = shape.len();
-    let axis = ctx.int_attr("axis", -1)?;
-    let a = normalize_axis(axis, rank, 0)
-        .ok_or_else(|| ctx.bad_attr("axis", format!("is {axis}, out of range for rank {rank}")))?;
-    let stash = ctx.int_attr("stash_type", 1)?;
-    if stash != 1 {
-        return Err(ctx.bad_attr("stash_type", format!("is {stash}; only 1 (float) is supported")));
-    }
-    let eps = ctx.epsilon_attr()?;
-    let h = numel(ctx, &shape[a..])?;
-    let rows = numel(ctx, &shape[..a])?;
-    if h == 0 || rows == 0 {
-        return Err(ctx.err(format!("input shape {shape:?} is empty")));
-    }
+    let Rows { x, shape, a, rows, h, eps } = rows_of(lw, ctx)?;
     let (g, gs) = lw.data_input(ctx, 1)?;
     normalized_operand(ctx, "scale", &gs, &shape[a..])?;
     let out = lw.output_storage(ctx, 0, shape.clone())?;

@@ -83,7 +83,7 @@ pub(super) fn as_2d(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 }
 
 /// A 2-D spatial attribute (`strides`, `dilations`): `[1, 1]` when absent.
-fn pair_attr(ctx: &NodeCtx<'_>, name: &str) -> Result<[usize; 2], ImportError> {
+pub(super) fn pair_attr(ctx: &NodeCtx<'_>, name: &str) -> Result<[usize; 2], ImportError> {
     match ctx.ints_attr(name)? {
         None => Ok([1, 1]),
         Some(&[a, b]) if a >= 1 && b >= 1 => Ok([a as usize, b as usize]),
