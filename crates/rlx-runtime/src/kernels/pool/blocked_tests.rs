@@ -98,6 +98,12 @@ fn global_pooling_and_resnet_max_pool() {
     }
     let s = shape(1, 64, (28, 28), 3, 2, (1, 1));
     check(&s, PoolKind::Max, false, 5);
+    // Every window inside (LeNet's 2x2/2 pools): the fast path.
+    for (i, s) in [shape(1, 6, (28, 28), 2, 2, (0, 0)), shape(2, 17, (9, 11), 3, 2, (0, 0))].iter().enumerate() {
+        for kind in [PoolKind::Max, PoolKind::Mean] {
+            check(s, kind, i % 2 == 0, 7 + i as u64);
+        }
+    }
     // Ceil mode with count_include_pad: the overhang is not counted.
     let s = shape(2, 20, (8, 9), 3, 2, (1, 3));
     check(&s, PoolKind::Mean, true, 6);

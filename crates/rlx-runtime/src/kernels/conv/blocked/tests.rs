@@ -260,7 +260,7 @@ fn clamps_in_registers_give_the_activation_kernels_bits() {
 #[test]
 fn channel_counts_and_block_tails() {
     for (i, c_in) in [1, 3, 16, 17, 33].into_iter().enumerate() {
-        for (j, c_out) in [1, 16, 20, 48].into_iter().enumerate() {
+        for (j, c_out) in [1, 6, 8, 9, 16, 20, 48].into_iter().enumerate() {
             let act = ACTS[(i + j) % ACTS.len()];
             let case = Case::new(same3(1, c_in, c_out, (5, 7)), (i + j) % 2 == 0, act, (i * 7 + j) as u64);
             case.check(&format!("c_in {c_in} c_out {c_out} {act:?}"));
@@ -289,6 +289,11 @@ fn window_kinds() {
         // Filters past `PASS_BYTES` per group: three passes over `c_in`.
         ("7x7 passes", shape(1, 40, 20, (9, 9), (7, 7), (1, 1), (3, 3), (3, 3), (1, 1))),
         ("5x5", shape(1, 17, 20, (9, 13), (5, 5), (1, 1), (2, 2), (2, 2), (1, 1))),
+        // At most 8 output channels: the half-block kernel.
+        ("LeNet conv1", shape(1, 1, 6, (32, 32), (5, 5), (1, 1), (0, 0), (0, 0), (1, 1))),
+        ("half 7x7 passes", shape(1, 40, 8, (9, 9), (7, 7), (1, 1), (3, 3), (3, 3), (1, 1))),
+        ("half 1x1 flat", shape(1, 33, 5, (11, 13), (1, 1), (1, 1), (0, 0), (0, 0), (1, 1))),
+        ("half 3x3/2", shape(1, 3, 7, (13, 15), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1))),
         ("stem 7x7/2 p3", shape(1, 3, 64, (23, 21), (7, 7), (2, 2), (3, 3), (3, 3), (1, 1))),
         ("3x3/2", shape(1, 17, 48, (13, 15), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1))),
         ("3x3 dilation 2", shape(1, 17, 20, (11, 13), (3, 3), (1, 1), (2, 2), (2, 2), (2, 2))),

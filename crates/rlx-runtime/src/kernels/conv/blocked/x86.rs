@@ -4,7 +4,9 @@
 //! (28 + 2 + 1). AVX2+FMA: up to 6 pixels x 1 block, two
 //! ymm each (12 accumulators of 16). Each lane takes the scalar
 //! reference's fused multiply-adds in the same order, so the results are
-//! bit-identical to it. A stride-1 or -2 (AVX-512; and an NCHW input's
+//! bit-identical to it. At most 8 output channels (one block, half of it
+//! padding): up to 12 (AVX2+FMA) or 14 (AVX-512VL) pixels of one 8-lane
+//! vector. A stride-1 or -2 (AVX-512; and an NCHW input's
 //! stride 2) tile's pixel offsets are constants.
 
 use std::arch::x86_64::*;
@@ -12,11 +14,49 @@ use std::arch::x86_64::*;
 use super::{Kernel, Tile, B};
 
 /// The AVX-512 kernel.
-pub(super) const AVX512: Kernel =
-    Kernel { name: "avx512", max_r: 12, max_acc: 24, max_q: 4, pair_r: 7, pair_acc: 28, micro: micro_avx512 };
+pub(super) const AVX512: Kernel = Kernel {
+    name: "avx512",
+    max_r: 12,
+    max_acc: 24,
+    max_q: 4,
+    pair_r: 7,
+    pair_acc: 28,
+    micro: micro_avx512,
+    half: Some(&HALF_AVX512),
+};
 /// The AVX2+FMA kernel.
-pub(super) const AVX2: Kernel =
-    Kernel { name: "avx2", max_r: 6, max_acc: 6, max_q: 1, pair_r: 0, pair_acc: 0, micro: micro_avx2 };
+pub(super) const AVX2: Kernel = Kernel {
+    name: "avx2",
+    max_r: 6,
+    max_acc: 6,
+    max_q: 1,
+    pair_r: 0,
+    pair_acc: 0,
+    micro: micro_avx2,
+    half: Some(&HALF_AVX2),
+};
+/// The kernels for at most 8 output channels: one 8-lane vector per
+/// pixel, so twice the pixels per tile and half the multiply-adds.
+const HALF_AVX512: Kernel = Kernel {
+    name: "avx512 half",
+    max_r: 14,
+    max_acc: 14,
+    max_q: 1,
+    pair_r: 0,
+    pair_acc: 0,
+    micro: micro_half_avx512,
+    half: None,
+};
+pub(super) const HALF_AVX2: Kernel = Kernel {
+    name: "avx2 half",
+    max_r: 12,
+    max_acc: 12,
+    max_q: 1,
+    pair_r: 0,
+    pair_acc: 0,
+    micro: micro_half_avx2,
+    half: None,
+};
 
 /// Calls `$f::<R, Q, $step, $one, $rows>` for the tile's `(r, q)`, one arm
 /// per pair listed (`r => [q, ..]`).
@@ -288,6 +328,111 @@ unsafe fn finish_avx2<const R: usize>(lo: [__m256; R], hi: [__m256; R], t: &Tile
     unsafe {
         for i in 0..R {
             for (half, v) in [(0, lo[i]), (8, hi[i])] {
+                let mut v = v;
+                if !t.residual.is_null() {
+                    v = _mm256_add_ps(v, _mm256_loadu_ps(t.residual.add(i * B + half)));
+                }
+                if let Some((floor, ceil)) = clamp {
+                    v = _mm256_min_ps(ceil, _mm256_max_ps(floor, v));
+                }
+                _mm256_storeu_ps(t.out.add(i * B + half), v);
+            }
+        }
+    }
+}
+
+/// Defines a half-block microkernel (`$micro`, over `$tile`) for one
+/// instruction set: the AVX2 one holds 12 accumulators in its 16 ymm
+/// registers, the AVX-512 one (VL: 32 registers, broadcasts folded into
+/// the multiply-adds) 14.
+macro_rules! half_kernel {
+    ($micro:ident, $tile:ident, $features:literal, $($r:literal)*) => {
+        /// See [`super::Microkernel`].
+        ///
+        /// # Safety
+        ///
+        /// As [`super::Microkernel`] with `r` one of the listed widths,
+        /// `q == 1`, `rows == 1`, every weight and bias lane from 8 on zero
+        /// (at most 8 output channels); the CPU must have the features
+        /// this kernel is compiled for.
+        unsafe fn $micro(t: &Tile) {
+            // SAFETY: forwarded contract.
+            unsafe {
+                match (t.x_step, t.r) {
+                    // An NCHW first layer, stride 1 (LeNet's 6 filters).
+                    $((1, $r) => $tile::<$r, 1>(t),)*
+                    $((B, $r) => $tile::<$r, B>(t),)*
+                    $((_, $r) => $tile::<$r, 0>(t),)*
+                    (_, r) => unreachable!("no {r}-pixel half tile"),
+                }
+            }
+        }
+
+        /// `R` pixels x the lower 8 lanes of one block; pixel windows
+        /// `STEP` floats apart, or `x_step` when `STEP == 0`. The upper
+        /// lanes take no multiply-add: each is its start value (bias, +0.0
+        /// or its own) plus the residual, clamped, which is what the
+        /// reference computes from zero weights for finite inputs (padding
+        /// lanes are never read into a real output either way).
+        ///
+        /// # Safety
+        ///
+        /// As the microkernel with `r == R`.
+        #[target_feature(enable = $features)]
+        unsafe fn $tile<const R: usize, const STEP: usize>(t: &Tile) {
+            let step = if STEP == 0 { t.x_step } else { STEP };
+            let taps = t.kh * t.kw;
+            let mut acc = [_mm256_setzero_ps(); R];
+            // SAFETY: as in `tile_avx2`, lanes 0..8 of block 0; lanes 8..16
+            // in `finish_half`.
+            unsafe {
+                if t.load {
+                    for (i, a) in acc.iter_mut().enumerate() {
+                        *a = _mm256_loadu_ps(t.out.add(i * B));
+                    }
+                } else if !t.bias.is_null() {
+                    acc = [_mm256_loadu_ps(t.bias); R];
+                }
+                for ci in 0..t.c_in {
+                    let xc = t.x.add((ci / B) * t.x_block + (ci % B) * t.x_lane);
+                    let mut wp = t.w.add(ci * taps * B);
+                    for ki in 0..t.kh {
+                        let xr = xc.add(ki * t.x_dh);
+                        for kj in 0..t.kw {
+                            let xp = xr.add(kj * t.x_dw);
+                            let wv = _mm256_loadu_ps(wp);
+                            for (i, a) in acc.iter_mut().enumerate() {
+                                *a = _mm256_fmadd_ps(_mm256_broadcast_ss(&*xp.add(i * step)), wv, *a);
+                            }
+                            wp = wp.add(B);
+                        }
+                    }
+                }
+                finish_half::<R>(acc, t);
+            }
+        }
+    };
+}
+
+half_kernel!(micro_half_avx2, tile_half_avx2, "avx2,fma", 1 2 3 4 5 6 7 8 9 10 11 12);
+half_kernel!(micro_half_avx512, tile_half_avx512, "avx2,fma,avx512f,avx512vl", 1 2 3 4 5 6 7 8 9 10 11 12 13 14);
+
+/// Stores a half tile's lower lanes and the upper lanes' start values,
+/// each plus the residual, clamped.
+///
+/// # Safety
+///
+/// As the half tile's kernel for the same tile.
+#[target_feature(enable = "avx2,fma")]
+#[inline(never)]
+unsafe fn finish_half<const R: usize>(acc: [__m256; R], t: &Tile) {
+    let clamp = t.clamp.map(|(floor, ceil)| (_mm256_set1_ps(floor), _mm256_set1_ps(ceil)));
+    // SAFETY: the tile's outputs, bias and residual at their offsets.
+    unsafe {
+        let upper_start = if t.bias.is_null() { _mm256_setzero_ps() } else { _mm256_loadu_ps(t.bias.add(8)) };
+        for (i, &lower) in acc.iter().enumerate() {
+            let upper = if t.load { _mm256_loadu_ps(t.out.add(i * B + 8)) } else { upper_start };
+            for (half, v) in [(0, lower), (8, upper)] {
                 let mut v = v;
                 if !t.residual.is_null() {
                     v = _mm256_add_ps(v, _mm256_loadu_ps(t.residual.add(i * B + half)));
