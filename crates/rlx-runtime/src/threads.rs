@@ -299,4 +299,17 @@ mod tests {
         assert!(set_num_threads(0).is_err());
         assert!(set_num_threads(MAX_THREADS + 1).is_err());
     }
+
+    #[test]
+    fn par_for_covers_the_range_once() {
+        for (n, min_chunk) in [(1, 1), (9, 1), (100, 7), (1000, 1), (5, 10), (4097, 3)] {
+            let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+            par_for(n, min_chunk, &|start, len| {
+                for h in &hits[start..start + len] {
+                    h.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1), "n {n} min_chunk {min_chunk}");
+        }
+    }
 }
