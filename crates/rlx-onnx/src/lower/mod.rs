@@ -15,6 +15,7 @@ mod einsum;
 mod fold;
 mod group_norm;
 mod logic;
+mod loss;
 mod movement;
 mod nn;
 mod norm;

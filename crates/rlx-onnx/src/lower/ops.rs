@@ -4,8 +4,8 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
-    attention_op, conv_transpose, einsum, fold, group_norm, logic, movement, nn, norm, reduce, resize, scatter, slice,
-    softmax, space, window, Lowerer, NodeCtx, Value,
+    attention_op, conv_transpose, einsum, fold, group_norm, logic, loss, movement, nn, norm, reduce, resize, scatter,
+    slice, softmax, space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -74,6 +74,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Mod",
     "Mul",
     "Neg",
+    "NegativeLogLikelihoodLoss",
     "Not",
     "Or",
     "PRelu",
@@ -108,6 +109,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Size",
     "Slice",
     "Softmax",
+    "SoftmaxCrossEntropyLoss",
     "Softplus",
     "Softsign",
     "SpaceToDepth",
@@ -236,6 +238,8 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Softmax" => softmax::softmax(lw, ctx),
         "LogSoftmax" => softmax::log_softmax(lw, ctx),
         "Hardmax" => softmax::hardmax(lw, ctx),
+        "NegativeLogLikelihoodLoss" => loss::nll_loss(lw, ctx),
+        "SoftmaxCrossEntropyLoss" => loss::softmax_cross_entropy(lw, ctx),
         "DepthToSpace" => space::depth_to_space(lw, ctx),
         "SpaceToDepth" => space::space_to_depth(lw, ctx),
         "Reshape" => reshape(lw, ctx),
