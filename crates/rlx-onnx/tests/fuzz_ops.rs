@@ -120,7 +120,7 @@ fn arity(op: &str) -> (usize, usize) {
         "Clip" => (1, 3),
         "Pad" => (2, 4),
         "Slice" => (3, 5),
-        "Where" | "Range" => (3, 3),
+        "Where" | "Range" | "OneHot" => (3, 3),
         "BatchNormalization" => (5, 5),
         "Concat" => (1, 4),
         "Constant" => (0, 0),

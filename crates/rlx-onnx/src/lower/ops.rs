@@ -4,8 +4,8 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
-    attention_op, conv_transpose, einsum, fold, group_norm, logic, loss, movement, nn, norm, reduce, resize, scatter,
-    slice, softmax, space, window, Lowerer, NodeCtx, Value,
+    attention_op, conv_transpose, einsum, fold, group_norm, logic, loss, lp, movement, nn, norm, onehot, reduce,
+    resize, scatter, slice, softmax, space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -66,6 +66,8 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "LessOrEqual",
     "Log",
     "LogSoftmax",
+    "LpNormalization",
+    "LpPool",
     "MatMul",
     "Max",
     "MaxPool",
@@ -76,6 +78,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Neg",
     "NegativeLogLikelihoodLoss",
     "Not",
+    "OneHot",
     "Or",
     "PRelu",
     "Pad",
@@ -132,7 +135,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
 /// them from a graph input needs `--const` for it.
 pub fn const_inputs(op_type: &str) -> &'static [usize] {
     match op_type {
-        "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" => &[1],
+        "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" | "OneHot" => &[1],
         "Col2Im" => &[1, 2],
         "Resize" => &[1, 2, 3],
         "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceL2" | "ReduceProd" | "ReduceL1"
@@ -240,6 +243,9 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Hardmax" => softmax::hardmax(lw, ctx),
         "NegativeLogLikelihoodLoss" => loss::nll_loss(lw, ctx),
         "SoftmaxCrossEntropyLoss" => loss::softmax_cross_entropy(lw, ctx),
+        "OneHot" => onehot::one_hot(lw, ctx),
+        "LpNormalization" => lp::lp_normalization(lw, ctx),
+        "LpPool" => lp::lp_pool(lw, ctx),
         "DepthToSpace" => space::depth_to_space(lw, ctx),
         "SpaceToDepth" => space::space_to_depth(lw, ctx),
         "Reshape" => reshape(lw, ctx),
