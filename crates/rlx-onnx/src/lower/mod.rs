@@ -10,6 +10,7 @@
 //! the first time it is read.
 
 mod attention_op;
+mod conv_nd;
 mod conv_transpose;
 mod einsum;
 mod fold;

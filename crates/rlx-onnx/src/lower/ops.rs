@@ -4,8 +4,8 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
-    attention_op, conv_transpose, einsum, fold, group_norm, logic, loss, lp, movement, nn, norm, onehot, reduce,
-    resize, scatter, slice, softmax, space, window, Lowerer, NodeCtx, Value,
+    attention_op, conv_nd, conv_transpose, einsum, fold, group_norm, logic, loss, lp, movement, nn, norm, onehot,
+    reduce, resize, scatter, slice, softmax, space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -283,6 +283,7 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "ConvTranspose" => conv_transpose::conv_transpose(lw, ctx),
         "Col2Im" => conv_transpose::col2im(lw, ctx),
         "Resize" => resize::resize(lw, ctx),
+        "Conv" if conv_nd::is_nd(lw, ctx)? => conv_nd::conv_nd(lw, ctx),
         "Conv" => window::conv(lw, ctx),
         "MaxPool" => window::pool(lw, ctx, ReduceOp::Max),
         "AveragePool" => window::pool(lw, ctx, ReduceOp::Mean),

@@ -93,11 +93,11 @@ pub(super) fn pair_attr(ctx: &NodeCtx<'_>, name: &str) -> Result<[usize; 2], Imp
 }
 
 /// The window geometry of one spatial axis.
-struct Axis {
-    input: usize,
-    kernel: usize,
-    stride: usize,
-    dilation: usize,
+pub(super) struct Axis {
+    pub input: usize,
+    pub kernel: usize,
+    pub stride: usize,
+    pub dilation: usize,
 }
 
 impl Axis {
@@ -108,7 +108,7 @@ impl Axis {
 
 /// Leading and trailing padding of each spatial axis from `pads` and
 /// `auto_pad`: `[(begin_h, end_h), (begin_w, end_w), ...]`.
-fn pads(ctx: &NodeCtx<'_>, axes: &[Axis]) -> Result<Vec<(usize, usize)>, ImportError> {
+pub(super) fn pads(ctx: &NodeCtx<'_>, axes: &[Axis]) -> Result<Vec<(usize, usize)>, ImportError> {
     let k = axes.len();
     let auto = ctx.string_attr("auto_pad")?.unwrap_or_else(|| "NOTSET".to_string());
     match auto.as_str() {
@@ -146,7 +146,12 @@ fn pads(ctx: &NodeCtx<'_>, axes: &[Axis]) -> Result<Vec<(usize, usize)>, ImportE
 
 /// Output size of one axis (floor, or ceil for pooling's `ceil_mode`, where
 /// a window must still start inside the input or its leading padding).
-fn out_size(ctx: &NodeCtx<'_>, a: &Axis, (begin, end): (usize, usize), ceil: bool) -> Result<usize, ImportError> {
+pub(super) fn out_size(
+    ctx: &NodeCtx<'_>,
+    a: &Axis,
+    (begin, end): (usize, usize),
+    ceil: bool,
+) -> Result<usize, ImportError> {
     let padded = a.input.saturating_add(begin).saturating_add(end);
     if padded < a.span() {
         return Err(ctx.err(format!(
@@ -245,7 +250,12 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 
 /// A per-axis spatial attribute (`kernel_shape`, `strides`, `dilations`)
 /// of `k` positive values; `default` fills an absent one.
-fn axis_attr(ctx: &NodeCtx<'_>, name: &str, k: usize, default: Option<usize>) -> Result<Vec<usize>, ImportError> {
+pub(super) fn axis_attr(
+    ctx: &NodeCtx<'_>,
+    name: &str,
+    k: usize,
+    default: Option<usize>,
+) -> Result<Vec<usize>, ImportError> {
     match (ctx.ints_attr(name)?, default) {
         (None, Some(d)) => Ok(vec![d; k]),
         (None, None) => Err(ctx.err(format!("needs the attribute `{name}`"))),
