@@ -221,9 +221,13 @@ fn conv_over_four_spatial_axes() {
     check("4d", &c, vec![], false);
 }
 
+/// A convolution that must not import: X and W shapes, attributes and a
+/// piece of the message.
+type BadConv = (Vec<usize>, Vec<usize>, Vec<AttributeProto>, &'static str);
+
 #[test]
 fn bad_3d_convolutions_are_import_errors() {
-    let cases: Vec<(Vec<usize>, Vec<usize>, Vec<AttributeProto>, &str)> = vec![
+    let cases: Vec<BadConv> = vec![
         (vec![1, 4, 3, 3, 3], vec![2, 3, 1, 1, 1], vec![], "attribute `group` is 1"),
         (vec![1, 4, 3, 3, 3], vec![2, 2, 1, 1, 1], vec![attr_i("group", 3)], "attribute `group` is 3"),
         (vec![1, 2, 3, 3, 3], vec![2, 2, 1, 1], vec![], "W has shape [2, 2, 1, 1]"),

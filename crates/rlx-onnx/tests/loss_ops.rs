@@ -232,10 +232,14 @@ fn a_mean_over_only_ignored_targets_is_nan_as_zero_by_zero() {
     assert!(v[0].is_nan(), "{v:?}");
 }
 
+/// A loss node that must not import: op, target, weight, attributes and a
+/// piece of the message.
+type BadLoss = (&'static str, T, Option<T>, Vec<AttributeProto>, &'static str);
+
 #[test]
 fn bad_losses_are_import_errors() {
     let x = || T::F32(vec![2, 3], vec![0.0; 6]);
-    let cases: Vec<(&str, T, Option<T>, Vec<AttributeProto>, &str)> = vec![
+    let cases: Vec<BadLoss> = vec![
         (
             "NegativeLogLikelihoodLoss",
             i64s(&[2], vec![0, 1]),

@@ -212,7 +212,7 @@ fn nll(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: usize, x_shape: &[usize]) -> R {
     let whole =
         |src: usize, dst: usize, op: ReduceOp| Thunk::Reduce { src, dst, outer: 1, axis_dim: count, inner: 1, op };
     match (reduction, weights) {
-        (Reduction::None, _) => return lw.define(ctx, 0, Value::Data { storage: loss, shape: t_shape }),
+        (Reduction::None, _) => lw.define(ctx, 0, Value::Data { storage: loss, shape: t_shape }),
         (Reduction::Sum, _) => {
             let out = lw.output_storage(ctx, 0, vec![])?;
             lw.emit(ctx, whole(loss, out, ReduceOp::Sum));
