@@ -345,6 +345,16 @@ fn bad_one_hot_and_lp_nodes_are_import_errors() {
             "attribute `axis` is 2",
         ),
         (
+            "OneHot",
+            vec![
+                In::Data("i", i64s(&[2], vec![0, 1])),
+                depth_init(i64s(&[], vec![1 << 40])),
+                In::Data("v", f(&[2], vec![0.0, 1.0])),
+            ],
+            vec![],
+            "larger than the fold limit",
+        ),
+        (
             "LpNormalization",
             vec![In::Data("x", f(&[2, 2], vec![1.0; 4]))],
             vec![attr_i("p", 3)],

@@ -93,6 +93,9 @@ pub(super) fn one_hot(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     );
     let mut pos_shape = vec![1; rank];
     pos_shape[a] = depth;
+    // The positions are a constant: an absurd depth fails here, before
+    // anything that large is allocated.
+    super::fold::check_size(ctx, &pos_shape, DType::I64)?;
     let positions = ConstTensor { shape: pos_shape.clone(), data: ConstData::I64((0..depth as i64).collect()) };
     let positions = lw.add_param(&format!("{name}.positions"), &positions)?;
     let mut lifted = is.clone();
