@@ -255,3 +255,162 @@ fn bad_3d_convolutions_are_import_errors() {
         assert!(err.contains(needle), "{err}");
     }
 }
+
+/// A transposed convolution case: `W [c_in, c_out / g, window...]`.
+struct TCase {
+    x: Vec<usize>,
+    c_out_g: usize,
+    kernel: Vec<usize>,
+    groups: usize,
+    strides: Vec<usize>,
+    dilations: Vec<usize>,
+    /// Leading padding per axis, and the output's spatial size.
+    begin: Vec<usize>,
+    out: Vec<usize>,
+    bias: bool,
+}
+
+/// The spec's scatter: input position `i` and tap `t` land on `i * s - p +
+/// t * d` per axis, when that lies inside the output.
+fn conv_transpose_ref(c: &TCase, x: &[f32], w: &[f32], b: Option<&[f32]>) -> Vec<f32> {
+    let k = c.kernel.len();
+    let (n, c_in) = (c.x[0], c.x[1]);
+    let (c_in_g, c_out) = (c_in / c.groups, c.c_out_g * c.groups);
+    let (spatial, taps, out_sp): (usize, usize, usize) =
+        (c.x[2..].iter().product(), c.kernel.iter().product(), c.out.iter().product());
+    let mut y = vec![0.0f64; n * c_out * out_sp];
+    for img in 0..n {
+        for co in 0..c_out {
+            y[(img * c_out + co) * out_sp..][..out_sp].fill(b.map_or(0.0, |b| f64::from(b[co])));
+        }
+        for ci in 0..c_in {
+            let gi = ci / c_in_g;
+            for m in 0..c.c_out_g {
+                let co = gi * c.c_out_g + m;
+                for i in 0..spatial {
+                    let ic = coords(i, &c.x[2..]);
+                    for t in 0..taps {
+                        let tc = coords(t, &c.kernel);
+                        let mut flat = 0usize;
+                        let mut inside = true;
+                        for d in 0..k {
+                            let o = (ic[d] * c.strides[d] + tc[d] * c.dilations[d]) as i64 - c.begin[d] as i64;
+                            inside &= (0..c.out[d] as i64).contains(&o);
+                            flat = flat * c.out[d] + o.max(0) as usize;
+                        }
+                        if inside {
+                            y[(img * c_out + co) * out_sp + flat] += f64::from(x[(img * c_in + ci) * spatial + i])
+                                * f64::from(w[((ci * c.c_out_g + m) * taps) + t]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    y.into_iter().map(|v| v as f32).collect()
+}
+
+fn check_transpose(name: &str, c: &TCase, attrs: Vec<AttributeProto>, w_input: bool) {
+    let w_shape: Vec<usize> = [c.x[1], c.c_out_g].iter().chain(&c.kernel).copied().collect();
+    let c_out = c.c_out_g * c.groups;
+    let x = values(c.x.iter().product(), 600);
+    let w = values(w_shape.iter().product(), 601);
+    let b = values(c_out, 602);
+    let mut attrs = attrs;
+    attrs.extend([
+        attr_i("group", c.groups as i64),
+        attr_ints("strides", &dims(&c.strides)),
+        attr_ints("dilations", &dims(&c.dilations)),
+    ]);
+    let mut inputs = vec!["x", "w"];
+    let mut inits = vec![];
+    let mut infos = vec![vi("x", &dims(&c.x))];
+    if w_input {
+        infos.push(vi("w", &dims(&w_shape)));
+    } else {
+        inits.push(init_raw("w", &dims(&w_shape), &w));
+    }
+    if c.bias {
+        inputs.push("b");
+        inits.push(init_raw("b", &[c_out as i64], &b));
+    }
+    let y_shape: Vec<usize> = [c.x[0], c_out].iter().chain(&c.out).copied().collect();
+    let m = model(
+        vec![node("ConvTranspose", "up", &inputs, &["y"], attrs)],
+        inits,
+        infos,
+        vec![vi("y", &dims(&y_shape))],
+        18,
+    );
+    let want = conv_transpose_ref(c, &x, &w, c.bias.then_some(&b[..]));
+    let (fused, unfused) = import_fused_and_unfused(&m);
+    for (what, imported) in [("fused", &fused), ("unfused", &unfused)] {
+        let feeds: Vec<(&str, &[f32])> = if w_input { vec![("x", &x), ("w", &w)] } else { vec![("x", &x)] };
+        let got = run(name, imported, &feeds, &["y"]);
+        assert_close(&got[0], &want, TOL, &format!("{name} ({what})"));
+    }
+}
+
+#[test]
+fn conv_transpose_3d_matches_the_scatter() {
+    // full = s * (in - 1) + op + (k - 1) * d + 1, out = full - begin - end.
+    // Axis 0: 2 * 2 + 1 + 2 + 1 = 8, pads (1, 0) -> 7. Axis 1: 1 * 3 + 0 + 2 * 2 + 1 = 8,
+    // pads (0, 1) -> 7. Axis 2: 2 * 3 + 1 + 1 + 1 = 9, pads (1, 1) -> 7.
+    let c = TCase {
+        x: vec![2, 4, 3, 4, 4],
+        c_out_g: 3,
+        kernel: vec![3, 3, 2],
+        groups: 2,
+        strides: vec![2, 1, 2],
+        dilations: vec![1, 2, 1],
+        begin: vec![1, 0, 1],
+        out: vec![7, 7, 7],
+        bias: true,
+    };
+    let attrs = vec![attr_ints("pads", &[1, 0, 1, 0, 1, 1]), attr_ints("output_padding", &[1, 0, 1])];
+    check_transpose("t-const", &c, attrs.clone(), false);
+    check_transpose("t-runtime-w", &c, attrs, true);
+}
+
+#[test]
+fn conv_transpose_3d_output_shape_auto_pad_and_a_pointwise_window() {
+    let same = |mode: &str| AttributeProto {
+        name: "auto_pad".into(),
+        r#type: AttributeType::String as i32,
+        s: mode.as_bytes().to_vec(),
+        ..Default::default()
+    };
+    // SAME_UPPER: out = in * s; total = full - out split with the extra at
+    // the end. Axis 0: full 2 * 2 + 2 = 6, out 6, begin 0. Axis 1: full
+    // 2 * 3 + 3 = 9, out 8, begin 0. Axis 2: full 1 * 3 + 3 = 6, out 4 at
+    // stride 1, total 2, begin 1.
+    let c = TCase {
+        x: vec![1, 2, 3, 4, 4],
+        c_out_g: 2,
+        kernel: vec![2, 3, 3],
+        groups: 1,
+        strides: vec![2, 2, 1],
+        dilations: vec![1, 1, 1],
+        begin: vec![0, 0, 1],
+        out: vec![6, 8, 4],
+        bias: false,
+    };
+    check_transpose("t-same-upper", &c, vec![same("SAME_UPPER")], true);
+    // output_shape smaller than the full size: the padding split with more
+    // at the start (NOTSET). Axis 0: full 6, out 4, total 2, begin 1; axis
+    // 1: full 9, out 6, total 3, begin 2; axis 2: full 6, out 6, begin 0.
+    let c = TCase { begin: vec![1, 2, 0], out: vec![4, 6, 6], bias: true, ..c };
+    check_transpose("t-output-shape", &c, vec![attr_ints("output_shape", &[4, 6, 6])], false);
+    let c = TCase {
+        x: vec![1, 3, 2, 3, 2],
+        c_out_g: 2,
+        kernel: vec![1, 1, 1],
+        groups: 1,
+        strides: vec![1, 1, 1],
+        dilations: vec![1, 1, 1],
+        begin: vec![0, 0, 0],
+        out: vec![2, 3, 2],
+        bias: true,
+    };
+    check_transpose("t-pointwise", &c, vec![], false);
+}

@@ -280,6 +280,7 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "GroupNormalization" => group_norm::group_norm(lw, ctx),
         "InstanceNormalization" => group_norm::instance_norm(lw, ctx),
         "Conv" | "ConvTranspose" | "MaxPool" | "AveragePool" if window::is_1d(lw, ctx)? => window::as_2d(lw, ctx),
+        "ConvTranspose" if conv_nd::is_nd(lw, ctx)? => conv_nd::conv_transpose_nd(lw, ctx),
         "ConvTranspose" => conv_transpose::conv_transpose(lw, ctx),
         "Col2Im" => conv_transpose::col2im(lw, ctx),
         "Resize" => resize::resize(lw, ctx),
