@@ -176,16 +176,18 @@ fn col2im_is_the_kind_with_blocks_counted_from_the_padded_image() {
 }
 
 #[test]
-fn three_d_and_negative_leading_padding_are_errors_naming_the_node() {
+fn wide_3d_and_negative_leading_padding_are_errors_naming_the_node() {
+    // 3-D runs as a convolution of the spread input, which cannot start
+    // past the dilated window's reach.
     let m = model(
-        vec![node("ConvTranspose", "up3d", &["x", "w"], &["y"], vec![])],
+        vec![node("ConvTranspose", "up3d", &["x", "w"], &["y"], vec![attr_ints("pads", &[2, 0, 0, 0, 0, 0])])],
         vec![init_raw("w", &[1, 1, 2, 2, 2], &[0.5; 8])],
         vec![vi("x", &[1, 1, 2, 2, 2])],
-        vec![vi("y", &[1, 1, 3, 3, 3])],
+        vec![vi("y", &[1, 1, 1, 3, 3])],
         17,
     );
     let e = import_model(&m, &ImportOptions::new(WEIGHTS)).expect_err("3-D").to_string();
-    assert!(e.contains("up3d") && e.contains("1-D and 2-D"), "{e}");
+    assert!(e.contains("up3d") && e.contains("exceeds the dilated window"), "{e}");
     let m = model(
         vec![node("ConvTranspose", "big", &["x", "w"], &["y"], vec![attr_ints("output_shape", &[9, 9])])],
         vec![init_raw("w", &[1, 1, 2, 2], &[0.5; 4])],

@@ -116,11 +116,11 @@ fn arity(op: &str) -> (usize, usize) {
         "GatherElements" | "GatherND" => (2, 2),
         "Scatter" | "ScatterElements" | "ScatterND" => (3, 3),
         "Squeeze" | "Unsqueeze" | "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceL2" | "Einsum" | "Split" => (1, 2),
-        "Gemm" | "Conv" | "LayerNormalization" => (2, 3),
+        "Gemm" | "Conv" | "LayerNormalization" | "NegativeLogLikelihoodLoss" | "SoftmaxCrossEntropyLoss" => (2, 3),
         "Clip" => (1, 3),
         "Pad" => (2, 4),
         "Slice" => (3, 5),
-        "Where" | "Range" => (3, 3),
+        "Where" | "Range" | "OneHot" => (3, 3),
         "BatchNormalization" => (5, 5),
         "Concat" => (1, 4),
         "Constant" => (0, 0),
@@ -159,7 +159,10 @@ fn random_single_node_graphs_import_or_fail_cleanly() {
             }
             names.push(name);
         }
-        let extra = matches!(op, "TopK" | "Split" | "MaxPool" | "LayerNormalization" | "BatchNormalization");
+        let extra = matches!(
+            op,
+            "TopK" | "Split" | "MaxPool" | "LayerNormalization" | "BatchNormalization" | "SoftmaxCrossEntropyLoss"
+        );
         let outs: Vec<String> = (0..1 + if extra { rng.below(3) } else { 0 }).map(|o| format!("out{o}_")).collect();
         let out_refs: Vec<&str> = outs.iter().map(String::as_str).collect();
         let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();

@@ -17,44 +17,49 @@ use crate::tensor::{ConstData, ConstTensor};
 
 /// One spatial axis: input size, window, stride, dilation, output padding.
 #[derive(Clone, Copy)]
-struct Axis {
-    input: usize,
-    kernel: usize,
-    stride: usize,
-    dilation: usize,
-    output_padding: usize,
+pub(super) struct Axis {
+    pub input: usize,
+    pub kernel: usize,
+    pub stride: usize,
+    pub dilation: usize,
+    pub output_padding: usize,
 }
 
 impl Axis {
     /// The output size with no padding: `stride * (in - 1) + output_padding
     /// + (kernel - 1) * dilation + 1`.
-    fn full(&self) -> usize {
+    pub(super) fn full(&self) -> usize {
         self.stride * (self.input - 1) + self.output_padding + (self.kernel - 1) * self.dilation + 1
+    }
+}
+
+/// `pads` of a `k`-D window as `[begin..., end...]`, zeros when absent.
+fn pads_n(ctx: &NodeCtx<'_>, k: usize) -> Result<Vec<usize>, ImportError> {
+    match ctx.ints_attr("pads")? {
+        None => Ok(vec![0; 2 * k]),
+        Some(v) if v.len() == 2 * k && v.iter().all(|&p| p >= 0) => Ok(v.iter().map(|&p| p as usize).collect()),
+        Some(v) => Err(ctx.bad_attr("pads", format!("is {v:?}; expected {} non-negative values", 2 * k))),
     }
 }
 
 /// `pads` of a 2-D window as `[hb, wb, he, we]`, zeros when absent.
 fn pads4(ctx: &NodeCtx<'_>) -> Result<[usize; 4], ImportError> {
-    match ctx.ints_attr("pads")? {
-        None => Ok([0; 4]),
-        Some(&[a, b, c, d]) if [a, b, c, d].iter().all(|&p| p >= 0) => {
-            Ok([a as usize, b as usize, c as usize, d as usize])
-        }
-        Some(v) => Err(ctx.bad_attr("pads", format!("is {v:?}; expected 4 non-negative values"))),
-    }
+    let p = pads_n(ctx, 2)?;
+    Ok([p[0], p[1], p[2], p[3]])
 }
 
 /// `(leading pad, output size)` per axis, from `output_shape`, `auto_pad`
 /// or `pads` as the spec orders them.
-fn geometry(ctx: &NodeCtx<'_>, axes: [Axis; 2]) -> Result<[(usize, usize); 2], ImportError> {
+pub(super) fn geometry(ctx: &NodeCtx<'_>, axes: &[Axis]) -> Result<Vec<(usize, usize)>, ImportError> {
+    let k = axes.len();
     let auto = ctx.string_attr("auto_pad")?.unwrap_or_else(|| "NOTSET".to_string());
     // The leading part of `total` padding, split as the spec's SAME_UPPER
     // (more at the end) or otherwise (more at the start), halving with
     // floor division as its reference does: a negative total (an
     // `output_shape` past the full size) leaves the extra pixels at the end.
     let split = |total: i64, upper: bool| if upper { total.div_euclid(2) } else { total - total.div_euclid(2) };
-    let from_out = |out: [usize; 2], upper: bool| -> Result<[(usize, usize); 2], ImportError> {
-        let mut g = [(0, 0); 2];
+    let from_out = |out: &[usize], upper: bool| -> Result<Vec<(usize, usize)>, ImportError> {
+        let mut g = Vec::with_capacity(k);
         for (d, a) in axes.iter().enumerate() {
             let total = a.full() as i64 - out[d] as i64;
             let begin = split(total, upper);
@@ -64,34 +69,39 @@ fn geometry(ctx: &NodeCtx<'_>, axes: [Axis; 2]) -> Result<[(usize, usize); 2], I
                     out[d]
                 )));
             }
-            g[d] = (begin as usize, out[d]);
+            g.push((begin as usize, out[d]));
         }
         Ok(g)
     };
     if let Some(shape) = ctx.ints_attr("output_shape")? {
-        let spatial = &shape[shape.len().saturating_sub(2)..];
-        let [h, w] = match spatial {
-            &[h, w] if h >= 1 && w >= 1 => [h as usize, w as usize],
-            _ => return Err(ctx.bad_attr("output_shape", format!("is {shape:?}; expected positive spatial sizes"))),
-        };
-        return from_out([h, w], auto == "SAME_UPPER");
+        let spatial = &shape[shape.len().saturating_sub(k)..];
+        if spatial.len() != k || spatial.iter().any(|&v| v < 1) {
+            return Err(ctx.bad_attr("output_shape", format!("is {shape:?}; expected {k} positive spatial sizes")));
+        }
+        let out: Vec<usize> = spatial.iter().map(|&v| v as usize).collect();
+        return from_out(&out, auto == "SAME_UPPER");
     }
     match auto.as_str() {
         "NOTSET" => {
-            let pads = pads4(ctx)?;
-            let mut g = [(0, 0); 2];
-            for (d, a) in axes.iter().enumerate() {
-                let (begin, end) = (pads[d], pads[d + 2]);
-                let out = a.full().checked_sub(begin + end).filter(|&o| o > 0).ok_or_else(|| {
-                    ctx.bad_attr("pads", format!("{pads:?} leave no output along axis {d} (full size {})", a.full()))
-                })?;
-                g[d] = (begin, out);
-            }
-            Ok(g)
+            let pads = pads_n(ctx, k)?;
+            axes.iter()
+                .enumerate()
+                .map(|(d, a)| {
+                    let (begin, end) = (pads[d], pads[d + k]);
+                    let out = a.full().checked_sub(begin + end).filter(|&o| o > 0).ok_or_else(|| {
+                        ctx.bad_attr(
+                            "pads",
+                            format!("{pads:?} leave no output along axis {d} (full size {})", a.full()),
+                        )
+                    })?;
+                    Ok((begin, out))
+                })
+                .collect()
         }
-        "VALID" => Ok([(0, axes[0].full()), (0, axes[1].full())]),
+        "VALID" => Ok(axes.iter().map(|a| (0, a.full())).collect()),
         "SAME_UPPER" | "SAME_LOWER" => {
-            from_out([axes[0].input * axes[0].stride, axes[1].input * axes[1].stride], auto == "SAME_UPPER")
+            let out: Vec<usize> = axes.iter().map(|a| a.input * a.stride).collect();
+            from_out(&out, auto == "SAME_UPPER")
         }
         other => {
             Err(ctx.bad_attr("auto_pad", format!("is `{other}`; expected NOTSET, VALID, SAME_UPPER or SAME_LOWER")))
@@ -150,7 +160,8 @@ pub(super) fn conv_transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         Axis { input: h, kernel: kh, stride: sh, dilation: dh, output_padding: output_padding[0] },
         Axis { input: w, kernel: kw, stride: sw, dilation: dw, output_padding: output_padding[1] },
     ];
-    let [(ph, h_out), (pw, w_out)] = geometry(ctx, axes)?;
+    let geo = geometry(ctx, &axes)?;
+    let [(ph, h_out), (pw, w_out)] = [geo[0], geo[1]];
     let bias = match ctx.input_name(2) {
         Some(_) => {
             let (b, bs) = lw.data_input(ctx, 2)?;

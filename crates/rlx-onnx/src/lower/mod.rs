@@ -10,14 +10,18 @@
 //! the first time it is read.
 
 mod attention_op;
+mod conv_nd;
 mod conv_transpose;
 mod einsum;
 mod fold;
 mod group_norm;
 mod logic;
+mod loss;
+mod lp;
 mod movement;
 mod nn;
 mod norm;
+mod onehot;
 mod ops;
 mod pool_nd;
 mod reduce;

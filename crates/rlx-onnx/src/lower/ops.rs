@@ -4,8 +4,8 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
-    attention_op, conv_transpose, einsum, fold, group_norm, logic, movement, nn, norm, reduce, resize, scatter, slice,
-    softmax, space, window, Lowerer, NodeCtx, Value,
+    attention_op, conv_nd, conv_transpose, einsum, fold, group_norm, logic, loss, lp, movement, nn, norm, onehot,
+    reduce, resize, scatter, slice, softmax, space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -66,6 +66,8 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "LessOrEqual",
     "Log",
     "LogSoftmax",
+    "LpNormalization",
+    "LpPool",
     "MatMul",
     "Max",
     "MaxPool",
@@ -74,7 +76,9 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Mod",
     "Mul",
     "Neg",
+    "NegativeLogLikelihoodLoss",
     "Not",
+    "OneHot",
     "Or",
     "PRelu",
     "Pad",
@@ -108,6 +112,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Size",
     "Slice",
     "Softmax",
+    "SoftmaxCrossEntropyLoss",
     "Softplus",
     "Softsign",
     "SpaceToDepth",
@@ -130,7 +135,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
 /// them from a graph input needs `--const` for it.
 pub fn const_inputs(op_type: &str) -> &'static [usize] {
     match op_type {
-        "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" => &[1],
+        "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" | "OneHot" => &[1],
         "Col2Im" => &[1, 2],
         "Resize" => &[1, 2, 3],
         "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceL2" | "ReduceProd" | "ReduceL1"
@@ -236,6 +241,11 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Softmax" => softmax::softmax(lw, ctx),
         "LogSoftmax" => softmax::log_softmax(lw, ctx),
         "Hardmax" => softmax::hardmax(lw, ctx),
+        "NegativeLogLikelihoodLoss" => loss::nll_loss(lw, ctx),
+        "SoftmaxCrossEntropyLoss" => loss::softmax_cross_entropy(lw, ctx),
+        "OneHot" => onehot::one_hot(lw, ctx),
+        "LpNormalization" => lp::lp_normalization(lw, ctx),
+        "LpPool" => lp::lp_pool(lw, ctx),
         "DepthToSpace" => space::depth_to_space(lw, ctx),
         "SpaceToDepth" => space::space_to_depth(lw, ctx),
         "Reshape" => reshape(lw, ctx),
@@ -270,9 +280,11 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "GroupNormalization" => group_norm::group_norm(lw, ctx),
         "InstanceNormalization" => group_norm::instance_norm(lw, ctx),
         "Conv" | "ConvTranspose" | "MaxPool" | "AveragePool" if window::is_1d(lw, ctx)? => window::as_2d(lw, ctx),
+        "ConvTranspose" if conv_nd::is_nd(lw, ctx)? => conv_nd::conv_transpose_nd(lw, ctx),
         "ConvTranspose" => conv_transpose::conv_transpose(lw, ctx),
         "Col2Im" => conv_transpose::col2im(lw, ctx),
         "Resize" => resize::resize(lw, ctx),
+        "Conv" if conv_nd::is_nd(lw, ctx)? => conv_nd::conv_nd(lw, ctx),
         "Conv" => window::conv(lw, ctx),
         "MaxPool" => window::pool(lw, ctx, ReduceOp::Max),
         "AveragePool" => window::pool(lw, ctx, ReduceOp::Mean),

@@ -16,7 +16,7 @@ use super::logic::binary_thunk;
 use super::movement::concat_along;
 use super::ops::{numel, R};
 use super::slice::{slice_value, AxisSlice, Dest};
-use super::{fold, Lowerer, NodeCtx, Value};
+use super::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
 
 /// One spatial axis of the window.
@@ -55,29 +55,7 @@ pub(super) fn pool_nd(
         ReduceOp::Max => f32::NEG_INFINITY,
         _ => 0.0,
     };
-    // Pad every axis so each window position of each output lies inside.
-    let mut cur = Value::Data { storage: x, shape: shape.to_vec() };
-    for (i, w) in windows.iter().enumerate() {
-        let d = i + 2;
-        let needed = (w.output - 1) * w.stride + (w.kernel - 1) * w.dilation + 1;
-        let after = needed.saturating_sub(w.pads.0 + w.input);
-        if w.pads.0 == 0 && after == 0 {
-            continue;
-        }
-        let cur_shape = match &cur {
-            Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
-        };
-        let block = |n: usize| {
-            let mut s = cur_shape.clone();
-            s[d] = n;
-            Value::Const(fold::fill(&s, &ConstData::F32(vec![fill])))
-        };
-        let mut padded = cur_shape.clone();
-        padded[d] = w.input.saturating_add(w.pads.0).saturating_add(after);
-        fold::check_size(ctx, &padded, DType::F32)?;
-        let pieces = [block(w.pads.0), cur.clone(), block(after)];
-        cur = concat_along(lw, ctx, &pieces, d, &Dest::Scratch(format!("{name}.padded{d}")))?;
-    }
+    let cur = pad_for_windows(lw, ctx, x, shape, windows, fill)?;
     let out_shape: Vec<usize> = shape[..2].iter().copied().chain(windows.iter().map(|w| w.output)).collect();
     let padded_shape = match &cur {
         Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
@@ -191,6 +169,67 @@ pub(super) fn pool_nd(
         lw.define(ctx, 1, Value::Data { storage: ix, shape: out_shape.clone() })?;
     }
     lw.define(ctx, 0, Value::Data { storage: acc, shape: out_shape })
+}
+
+/// `x` (`[N, C, spatial...]`, f32 data) padded with `fill` so that every
+/// window position of every output lies inside: the leading padding of
+/// each axis, and at the end what its last window reaches. Per padded
+/// axis, the blocks of `fill` are splatted at run time from one scalar
+/// param (a block as a param would put the input's surface into the
+/// weights file) and one `Concat` joins them with the tensor; `x` itself
+/// when nothing is padded.
+pub(super) fn pad_for_windows(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    x: usize,
+    shape: &[usize],
+    windows: &[Window],
+    fill: f32,
+) -> Result<Value, crate::error::ImportError> {
+    let name = ctx.node.output[0].clone();
+    let mut cur = Value::Data { storage: x, shape: shape.to_vec() };
+    let mut scalar = None;
+    for (i, w) in windows.iter().enumerate() {
+        let d = i + 2;
+        let needed = (w.output - 1) * w.stride + (w.kernel - 1) * w.dilation + 1;
+        let after = needed.saturating_sub(w.pads.0 + w.input);
+        if w.pads.0 == 0 && after == 0 {
+            continue;
+        }
+        let cur_shape = match &cur {
+            Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
+        };
+        let fill_param = match scalar {
+            Some(p) => p,
+            None => {
+                let c = ConstTensor { shape: vec![], data: ConstData::F32(vec![fill]) };
+                *scalar.insert(lw.add_param(&format!("{name}.fill"), &c)?)
+            }
+        };
+        // One block per distinct length (both sides share it when equal).
+        let mut blocks: Vec<(usize, Value)> = Vec::new();
+        let mut pieces = Vec::new();
+        for (len, is_after) in [(w.pads.0, false), (after, true)] {
+            if is_after {
+                pieces.push(cur.clone());
+            }
+            if len == 0 {
+                continue;
+            }
+            if let Some((_, v)) = blocks.iter().find(|(l, _)| *l == len) {
+                pieces.push(v.clone());
+                continue;
+            }
+            let mut s = cur_shape.clone();
+            s[d] = len;
+            let block = super::movement::broadcast_into_scratch(lw, ctx, fill_param, &[], &s)?;
+            let v = Value::Data { storage: block, shape: s };
+            blocks.push((len, v.clone()));
+            pieces.push(v);
+        }
+        cur = concat_along(lw, ctx, &pieces, d, &Dest::Scratch(format!("{name}.padded{d}")))?;
+    }
+    Ok(cur)
 }
 
 /// For window offset `flat`, the flat index into the unpadded input of the

@@ -82,18 +82,31 @@ pub(super) fn log_softmax(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     if define_if_empty(lw, ctx, &shape, DType::F32)? {
         return Ok(());
     }
+    let y = lw.output_storage(ctx, 0, shape.clone())?;
+    log_softmax_into(lw, ctx, x, [outer, axis_dim, inner], y)?;
+    lw.define(ctx, 0, Value::Data { storage: y, shape })
+}
+
+/// The thunks of a log-softmax of `x` over the middle axis of `[outer,
+/// axis_dim, inner]` into `y` (also `SoftmaxCrossEntropyLoss`'s first step).
+pub(super) fn log_softmax_into(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    x: usize,
+    [outer, axis_dim, inner]: [usize; 3],
+    y: usize,
+) -> R {
     let (full, row) = ([outer, axis_dim, inner], [outer, 1, inner]);
     let name = ctx.node.output[0].clone();
     let max = lw.scratch_storage(&format!("{name}.max"), row.to_vec(), DType::F32)?;
     lw.emit(ctx, Thunk::Reduce { src: x, dst: max, outer, axis_dim, inner, op: ReduceOp::Max });
-    // The shifted input is written into the output, which the last
-    // subtraction then updates in place (an exact alias).
-    let y = lw.output_storage(ctx, 0, shape.clone())?;
+    // The shifted input is written into `y`, which the last subtraction
+    // then updates in place (an exact alias).
     lw.emit(ctx, binary_thunk(ctx, (x, &full), (max, &row), y, &full, BinaryOp::Sub, 4)?);
     let lse = lw.scratch_storage(&format!("{name}.lse"), row.to_vec(), DType::F32)?;
     lw.emit(ctx, Thunk::Reduce { src: y, dst: lse, outer, axis_dim, inner, op: ReduceOp::LogSumExp });
     lw.emit(ctx, binary_thunk(ctx, (y, &full), (lse, &row), y, &full, BinaryOp::Sub, 4)?);
-    lw.define(ctx, 0, Value::Data { storage: y, shape })
+    Ok(())
 }
 
 /// `Hardmax`: 1 at the first largest element of each row, 0 elsewhere.

@@ -6,6 +6,7 @@ use rlx_sched::{ActKind, ReduceOp, Thunk};
 
 use super::nn::only_first_output;
 use super::ops::R;
+use super::pool_nd::Window;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::ConstTensor;
@@ -92,11 +93,11 @@ pub(super) fn pair_attr(ctx: &NodeCtx<'_>, name: &str) -> Result<[usize; 2], Imp
 }
 
 /// The window geometry of one spatial axis.
-struct Axis {
-    input: usize,
-    kernel: usize,
-    stride: usize,
-    dilation: usize,
+pub(super) struct Axis {
+    pub input: usize,
+    pub kernel: usize,
+    pub stride: usize,
+    pub dilation: usize,
 }
 
 impl Axis {
@@ -107,7 +108,7 @@ impl Axis {
 
 /// Leading and trailing padding of each spatial axis from `pads` and
 /// `auto_pad`: `[(begin_h, end_h), (begin_w, end_w), ...]`.
-fn pads(ctx: &NodeCtx<'_>, axes: &[Axis]) -> Result<Vec<(usize, usize)>, ImportError> {
+pub(super) fn pads(ctx: &NodeCtx<'_>, axes: &[Axis]) -> Result<Vec<(usize, usize)>, ImportError> {
     let k = axes.len();
     let auto = ctx.string_attr("auto_pad")?.unwrap_or_else(|| "NOTSET".to_string());
     match auto.as_str() {
@@ -145,7 +146,12 @@ fn pads(ctx: &NodeCtx<'_>, axes: &[Axis]) -> Result<Vec<(usize, usize)>, ImportE
 
 /// Output size of one axis (floor, or ceil for pooling's `ceil_mode`, where
 /// a window must still start inside the input or its leading padding).
-fn out_size(ctx: &NodeCtx<'_>, a: &Axis, (begin, end): (usize, usize), ceil: bool) -> Result<usize, ImportError> {
+pub(super) fn out_size(
+    ctx: &NodeCtx<'_>,
+    a: &Axis,
+    (begin, end): (usize, usize),
+    ceil: bool,
+) -> Result<usize, ImportError> {
     let padded = a.input.saturating_add(begin).saturating_add(end);
     if padded < a.span() {
         return Err(ctx.err(format!(
@@ -244,7 +250,12 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 
 /// A per-axis spatial attribute (`kernel_shape`, `strides`, `dilations`)
 /// of `k` positive values; `default` fills an absent one.
-fn axis_attr(ctx: &NodeCtx<'_>, name: &str, k: usize, default: Option<usize>) -> Result<Vec<usize>, ImportError> {
+pub(super) fn axis_attr(
+    ctx: &NodeCtx<'_>,
+    name: &str,
+    k: usize,
+    default: Option<usize>,
+) -> Result<Vec<usize>, ImportError> {
     match (ctx.ints_attr(name)?, default) {
         (None, Some(d)) => Ok(vec![d; k]),
         (None, None) => Err(ctx.err(format!("needs the attribute `{name}`"))),
@@ -267,10 +278,6 @@ pub(super) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
     if xs.len() < 4 || xs.contains(&0) {
         return Err(ctx.err(format!("X has shape {xs:?}; only non-empty NCHW (or NCDHW...) tensors are supported")));
     }
-    let k = xs.len() - 2;
-    let kernel = axis_attr(ctx, "kernel_shape", k, None)?;
-    let strides = axis_attr(ctx, "strides", k, Some(1))?;
-    let dilations = axis_attr(ctx, "dilations", k, Some(1))?;
     // The order `Indices` counts the spatial axes in; the values do not
     // depend on it.
     let column_major = match ctx.int_attr("storage_order", 0)? {
@@ -278,15 +285,37 @@ pub(super) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
         1 => true,
         v => return Err(ctx.bad_attr("storage_order", format!("is {v}; must be 0 (row major) or 1 (column major)"))),
     };
-    let ceil = match ctx.int_attr("ceil_mode", 0)? {
-        0 => false,
-        1 => true,
-        v => return Err(ctx.bad_attr("ceil_mode", format!("is {v}; must be 0 or 1"))),
-    };
     let count_include_pad = match (kind, ctx.int_attr("count_include_pad", 0)?) {
         (_, 0) => false,
         (ReduceOp::Mean, 1) => true,
         (_, v) => return Err(ctx.bad_attr("count_include_pad", format!("is {v}; must be 0 or 1 (AveragePool only)"))),
+    };
+    let windows = pool_windows(ctx, &xs)?;
+    // The kernel counts padded positions as `[0, in + 2 * begin)`: right
+    // only when the trailing padding equals the leading one.
+    let symmetric = windows.iter().all(|w| w.pads.0 == w.pads.1);
+    let dilated = windows.iter().any(|w| w.dilation != 1);
+    if windows.len() != 2 || dilated || (count_include_pad && !symmetric) || indices {
+        return super::pool_nd::pool_nd(lw, ctx, src, &xs, &windows, kind, count_include_pad, column_major);
+    }
+    let [n, c, h, w] = [xs[0], xs[1], xs[2], xs[3]];
+    let [wh, ww] = [&windows[0], &windows[1]];
+    let params = [wh.kernel, ww.kernel, wh.stride, ww.stride, wh.pads.0, ww.pads.0];
+    pool_thunk(lw, ctx, src, [n, c, h, w], [wh.output, ww.output], params, kind, count_include_pad)
+}
+
+/// The windows of a pooling node over `xs` (`[N, C, spatial...]`, one
+/// spatial axis or more): `kernel_shape`, `strides`, `dilations`, `pads`
+/// / `auto_pad` and `ceil_mode`.
+pub(super) fn pool_windows(ctx: &NodeCtx<'_>, xs: &[usize]) -> Result<Vec<Window>, ImportError> {
+    let k = xs.len() - 2;
+    let kernel = axis_attr(ctx, "kernel_shape", k, None)?;
+    let strides = axis_attr(ctx, "strides", k, Some(1))?;
+    let dilations = axis_attr(ctx, "dilations", k, Some(1))?;
+    let ceil = match ctx.int_attr("ceil_mode", 0)? {
+        0 => false,
+        1 => true,
+        v => return Err(ctx.bad_attr("ceil_mode", format!("is {v}; must be 0 or 1"))),
     };
     let axes: Vec<Axis> = (0..k)
         .map(|d| Axis { input: xs[d + 2], kernel: kernel[d], stride: strides[d], dilation: dilations[d] })
@@ -299,26 +328,18 @@ pub(super) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
             ctx.bad_attr("pads", format!("{:?} on axis {d} must be smaller than the kernel ({})", p[d], kernel[d]))
         );
     }
-    let outs: Vec<usize> = (0..k).map(|d| out_size(ctx, &axes[d], p[d], ceil)).collect::<Result<_, _>>()?;
-    // The kernel counts padded positions as `[0, in + 2 * begin)`: right
-    // only when the trailing padding equals the leading one.
-    let symmetric = p.iter().all(|&(b, e)| b == e);
-    if k != 2 || dilations != [1, 1] || (count_include_pad && !symmetric) || indices {
-        let windows: Vec<super::pool_nd::Window> = (0..k)
-            .map(|d| super::pool_nd::Window {
+    (0..k)
+        .map(|d| {
+            Ok(Window {
                 input: xs[d + 2],
                 kernel: kernel[d],
                 stride: strides[d],
                 dilation: dilations[d],
                 pads: p[d],
-                output: outs[d],
+                output: out_size(ctx, &axes[d], p[d], ceil)?,
             })
-            .collect();
-        return super::pool_nd::pool_nd(lw, ctx, src, &xs, &windows, kind, count_include_pad, column_major);
-    }
-    let [n, c, h, w] = [xs[0], xs[1], xs[2], xs[3]];
-    let params = [kernel[0], kernel[1], strides[0], strides[1], p[0].0, p[1].0];
-    pool_thunk(lw, ctx, src, [n, c, h, w], [outs[0], outs[1]], params, kind, count_include_pad)
+        })
+        .collect()
 }
 
 /// `GlobalAveragePool` / `GlobalMaxPool`: one window over each plane.
