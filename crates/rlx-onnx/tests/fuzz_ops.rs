@@ -122,6 +122,8 @@ fn arity(op: &str) -> (usize, usize) {
         "Slice" => (3, 5),
         "Where" | "Range" => (3, 3),
         "BatchNormalization" => (5, 5),
+        "LSTM" => (3, 8),
+        "GRU" | "RNN" => (3, 6),
         "Concat" => (1, 4),
         "Constant" => (0, 0),
         _ => (1, 1),
@@ -159,7 +161,8 @@ fn random_single_node_graphs_import_or_fail_cleanly() {
             }
             names.push(name);
         }
-        let extra = matches!(op, "TopK" | "Split" | "MaxPool" | "LayerNormalization" | "BatchNormalization");
+        let extra =
+            matches!(op, "TopK" | "Split" | "MaxPool" | "LayerNormalization" | "BatchNormalization" | "LSTM" | "GRU");
         let outs: Vec<String> = (0..1 + if extra { rng.below(3) } else { 0 }).map(|o| format!("out{o}_")).collect();
         let out_refs: Vec<&str> = outs.iter().map(String::as_str).collect();
         let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
