@@ -171,9 +171,13 @@ enum Command {
         #[arg(long, conflicts_with = "ops")]
         all: bool,
     },
-    /// LeNet-5, MiniLM, ResNet-18 and a depthwise CNN from torch end to end: verify, static binary vs
-    /// onnxruntime, arena ratios (opt-in: models/onnx/requirements.txt).
-    OnnxE2e,
+    /// LeNet-5, MiniLM, ResNet-18, a depthwise CNN and an LSTM classifier from torch end to end:
+    /// verify, static binary vs onnxruntime, arena ratios (opt-in: models/onnx/requirements.txt).
+    OnnxE2e {
+        /// Only these models (lenet, lenet_b4, minilm, resnet, dwsep, lstm; repeatable).
+        #[arg(long = "model")]
+        models: Vec<String>,
+    },
     /// Fuzz one target of fuzz/ with AFL++ (cargo-afl) for a while (docs/fuzzing.md).
     Fuzz {
         /// sched, npy, weights or onnx.
@@ -279,7 +283,7 @@ fn main() -> ExitCode {
         Command::Build { name, static_link, target_cpu } => {
             done(build_static::build(&root(), name, *static_link, target_cpu.as_deref()).map(|_| ()))
         }
-        Command::OnnxE2e => e2e::onnx_e2e(&root()),
+        Command::OnnxE2e { models } => e2e::onnx_e2e(&root(), models),
         Command::Fuzz { target, time } => fuzz::fuzz(&root(), target, *time),
         Command::Verify { path, inputs, shapes, tol } => verify::verify(&root(), path, inputs, shapes, *tol),
         Command::Conformance { ops, generated, data, verbose, all } => {
