@@ -171,10 +171,10 @@ enum Command {
         #[arg(long, conflicts_with = "ops")]
         all: bool,
     },
-    /// LeNet-5, MiniLM, ResNet-18, a depthwise CNN and a U-Net from torch end to end: verify, static
-    /// binary vs onnxruntime, arena ratios (opt-in: models/onnx/requirements.txt).
+    /// LeNet-5, MiniLM, ResNet-18, a depthwise CNN, a U-Net and an LSTM classifier from torch end to
+    /// end: verify, static binary vs onnxruntime, arena ratios (opt-in: models/onnx/requirements.txt).
     OnnxE2e {
-        /// Only these models (lenet, lenet_b4, minilm, resnet, dwsep, unet); default: all.
+        /// Only these models (lenet, lenet_b4, minilm, resnet, dwsep, unet, lstm; repeatable); default: all.
         #[arg(long = "model", value_name = "NAME")]
         models: Vec<String>,
     },

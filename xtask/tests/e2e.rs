@@ -26,3 +26,17 @@ fn without_onnxruntime_it_says_skipped_and_succeeds() {
     );
     std::fs::remove_dir_all(&dir).expect("remove temp dir");
 }
+
+#[test]
+fn an_unknown_model_name_is_an_error_listing_the_known_ones() {
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["onnx-e2e", "--model", "lstm", "--model", "nope"])
+        .output()
+        .expect("run xtask");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("unknown model(s) [\"nope\"]; known: lenet, lenet_b4, minilm, resnet, dwsep, lstm"),
+        "{stderr}"
+    );
+}

@@ -7,7 +7,8 @@
 //! `Expr` into tokens. This crate stays free of syn and quote.
 
 use crate::ops::{
-    ActKind, ArgOp, BinaryOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step, StepArg,
+    ActKind, ArgOp, BinaryOp, MaskKind, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step,
+    StepArg,
 };
 
 /// A constant Rust expression.
@@ -83,6 +84,7 @@ unit_variants!(ResizeCoord at "::rlx_runtime::ResizeCoord" {
     HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric,
 });
 unit_variants!(ScatterReduction at "::rlx_runtime::ScatterReduction" { None, Add, Mul, Max, Min });
+unit_variants!(RecurrentCell at "::rlx_runtime::RecurrentCell" { Lstm, Gru, GruLinearBeforeReset, Rnn });
 
 impl ConstExpr for MaskKind {
     fn const_expr(&self) -> Expr {

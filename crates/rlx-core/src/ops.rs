@@ -96,6 +96,67 @@ named_enum! {
 }
 
 named_enum! {
+    /// The cell a `Recurrent` thunk runs: ONNX `LSTM`, `GRU` (the reset
+    /// gate applied to the state before its product with `R`, or with
+    /// `linear_before_reset`, to the product) and `RNN`.
+    RecurrentCell {
+        Lstm = "lstm",
+        Gru = "gru",
+        GruLinearBeforeReset = "gru_linear_before_reset",
+        Rnn = "rnn",
+    }
+}
+
+impl RecurrentCell {
+    /// Gates per hidden unit, in ONNX order: 4 (`i, o, f, c`), 3 (`z, r,
+    /// h`) or 1.
+    pub const fn gates(self) -> usize {
+        match self {
+            RecurrentCell::Lstm => 4,
+            RecurrentCell::Gru | RecurrentCell::GruLinearBeforeReset => 3,
+            RecurrentCell::Rnn => 1,
+        }
+    }
+
+    /// Elements of a `Recurrent` thunk's packed recurrence weight for
+    /// `hidden` units (`None` on overflow): `R^T` (`hidden x gates *
+    /// hidden`) in the panel layout of [`crate::pack`]. For `gru` the
+    /// `z, r` columns and the `h` columns are two matrices, packed one
+    /// after the other: the `h` product reads `r (.) H`, known only after
+    /// the first.
+    pub fn packed_r_len(self, hidden: usize) -> Option<usize> {
+        use crate::pack::packed_len;
+        match self {
+            RecurrentCell::Gru => packed_len(hidden, hidden.checked_mul(2)?)?.checked_add(packed_len(hidden, hidden)?),
+            _ => packed_len(hidden, hidden.checked_mul(self.gates())?),
+        }
+    }
+
+    /// Packs one direction's ONNX recurrence weight `r` (`[gates *
+    /// hidden, hidden]`, row-major) into the layout of
+    /// [`RecurrentCell::packed_r_len`].
+    ///
+    /// # Panics
+    ///
+    /// When `r.len() != gates * hidden * hidden`.
+    pub fn pack_r(self, r: &[f32], hidden: usize) -> Vec<f32> {
+        use crate::pack::pack_b;
+        let cols = self.gates() * hidden;
+        assert_eq!(r.len(), cols * hidden, "pack_r: {} values for {cols} x {hidden}", r.len());
+        match self {
+            // `R` is stored `[n, k]`: the transposed storage of `R^T`.
+            RecurrentCell::Gru => {
+                let (zr, h) = r.split_at(2 * hidden * hidden);
+                let mut out = pack_b(zr, hidden, 2 * hidden, true);
+                out.extend(pack_b(h, hidden, hidden, true));
+                out
+            }
+            _ => pack_b(r, hidden, cols, true),
+        }
+    }
+}
+
+named_enum! {
     /// How `ScatterElements` and `ScatterNd` combine an update with the
     /// element it lands on: `none` replaces it, the others reduce.
     ScatterReduction { None = "none", Add = "add", Mul = "mul", Max = "max", Min = "min" }

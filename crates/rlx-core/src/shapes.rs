@@ -5,7 +5,7 @@
 //! re-exports each at the path generated code names.
 
 use crate::expr::{unit_variants, ConstExpr, Expr};
-use crate::ops::{MaskKind, ReduceOp};
+use crate::ops::{ActKind, MaskKind, RecurrentCell, ReduceOp};
 
 /// A struct whose generated-code form is a struct literal at `$path`.
 macro_rules! const_struct {
@@ -257,6 +257,61 @@ const_struct! {
         pub pw: usize,
         pub dh: usize,
         pub dw: usize,
+    }
+}
+
+const_struct! {
+    "::rlx_runtime::kernels::recurrent::RecurrentShape"
+    /// The `Recurrent` thunk's fields other than its operands: the cell,
+    /// the sizes, which direction of how many, the layout, the clip and the
+    /// activations.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct RecurrentShape {
+        pub cell: RecurrentCell,
+        pub seq: usize,
+        pub batch: usize,
+        pub hidden: usize,
+        /// Directions the operands hold (1, or 2 when bidirectional).
+        pub dirs: usize,
+        /// The direction this call computes (`< dirs`).
+        pub dir: usize,
+        /// Walk the sequence from its last step to its first.
+        pub reverse: bool,
+        /// ONNX `layout = 1`: batch before sequence in `x` and `y`, and
+        /// before directions in the states.
+        pub batch_major: bool,
+        /// Gate pre-activations are clamped to `[-clip, clip]`; `inf`
+        /// clamps nothing.
+        pub clip: f32,
+        /// The gate activation (`f` of ONNX), the candidate's (`g`) and the
+        /// cell output's (`h`, LSTM only).
+        pub act_f: ActKind,
+        pub act_g: ActKind,
+        pub act_h: ActKind,
+    }
+}
+
+impl RecurrentShape {
+    /// Columns of gate values per batch row: `gates * hidden`.
+    pub fn gate_cols(&self) -> usize {
+        self.cell.gates() * self.hidden
+    }
+
+    /// Temporary rows of `hidden` values per batch row besides the gates:
+    /// the state `H`, and for an LSTM the cell `C` and `h(C)`, for a GRU
+    /// `r (.) H` or the `h` product.
+    pub fn extra_rows(cell: RecurrentCell) -> usize {
+        match cell {
+            RecurrentCell::Lstm => 3,
+            RecurrentCell::Gru | RecurrentCell::GruLinearBeforeReset => 2,
+            RecurrentCell::Rnn => 1,
+        }
+    }
+
+    /// f32 of scratch one call uses: `batch * hidden * (gates +
+    /// extra_rows)`; `None` on overflow.
+    pub fn scratch_elems(cell: RecurrentCell, batch: usize, hidden: usize) -> Option<usize> {
+        batch.checked_mul(hidden)?.checked_mul(cell.gates() + Self::extra_rows(cell))
     }
 }
 

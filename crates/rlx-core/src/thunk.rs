@@ -20,7 +20,7 @@
 
 use crate::dtype::DType;
 use crate::ops::{
-    ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step,
+    ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step,
 };
 
 /// One field of a kind, for hints and generated documentation.
@@ -432,6 +432,31 @@ macro_rules! thunk_table {
     ToBlocked { src: Op<O>, dst: Op<O>, n: usize, c: usize, hw: usize }
     /// Converts a blocked `[n, c, hw]` back to NCHW.
     FromBlocked { src: Op<O>, dst: Op<O>, n: usize, c: usize, hw: usize }
+    /// One direction of an ONNX recurrent layer over a whole sequence:
+    /// `cell` is `lstm` (gates `i, o, f, c`), `gru` or
+    /// `gru_linear_before_reset` (`z, r, h`) or `rnn` (one gate), `G`
+    /// gates of `hidden` units each. `x` holds the input projections with
+    /// their biases, `X W^T + Wb (+ Rb)`, for every step, batch row and
+    /// direction: `[seq, batch, dirs, G * hidden]` (`[batch, seq, ...]`
+    /// when `batch_major`); this thunk reads direction `dir`'s columns.
+    /// `r` is this direction's `R^T` packed (`RecurrentCell::packed_r_len`),
+    /// `bias` (`[G * hidden]`, optional) is added to the product `H R^T`,
+    /// `p` the LSTM's peepholes `[3 * hidden]` (`i, o, f`). States `h0`,
+    /// `c0` (LSTM) and `y_h`, `y_c` (LSTM) are `[dirs, batch, hidden]`
+    /// (`[batch, dirs, hidden]` when `batch_major`), `y` is `[seq, dirs,
+    /// batch, hidden]` (`[batch, seq, dirs, hidden]`); the thunk reads and
+    /// writes only direction `dir` of each. A missing initial state is
+    /// zero; a missing output is not written. Steps run from the last to
+    /// the first when `reverse`. Gate pre-activations are clamped to
+    /// `[-clip, clip]` (`inf`: no clamp); `act_f`, `act_g`, `act_h` are
+    /// ONNX's `f`, `g`, `h` (an RNN uses `act_f` only, a GRU `act_f` and
+    /// `act_g`). Equations in `docs/kernels/recurrent.md`.
+    Recurrent {
+        x: Op<O>, r: Op<O>, bias: OptOp<O>, p: OptOp<O>, h0: OptOp<O>, c0: OptOp<O>, y: OptOp<O>,
+        y_h: OptOp<O>, y_c: OptOp<O>, cell: RecurrentCell, seq: usize, batch: usize, hidden: usize,
+        dirs: usize, dir: usize, reverse: bool, batch_major: bool, clip: f32, act_f: ActKind,
+        act_g: ActKind, act_h: ActKind,
+    }
     /// Writes `src` `[batch, new_len, row]` into `cache` `[batch, max_len, row]`
     /// at sequence position `pos`.
     KvAppend { src: Op<O>, cache: Op<O>, batch: usize, new_len: usize, max_len: usize, row: usize, pos: usize, elem_bytes: usize }

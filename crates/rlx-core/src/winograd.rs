@@ -154,8 +154,9 @@ pub fn winograd_applies(s: &Conv2dShape) -> bool {
         && s.w_out >= 1
         && s.ph <= 2
         && s.pw <= 2
-        && s.h_out <= s.h + s.ph
-        && s.w_out <= s.w_in + s.pw
+        // Saturating: the validator asks this of any written shape.
+        && s.h_out <= s.h.saturating_add(s.ph)
+        && s.w_out <= s.w_in.saturating_add(s.pw)
         && winograd_filter_len(s.c_out, s.c_in).is_some()
         && winograd_scratch_bytes_checked(s).is_some()
 }
@@ -384,5 +385,14 @@ mod tests {
         // One output row in a tile row: 1/4 of the computed pixels.
         let row = Conv2dShape { h: 1, h_out: 1, w_in: 400, w_out: 400, ..same3(64, 56) };
         assert!(winograd_applies(&row) && !winograd_pays(&row));
+    }
+
+    #[test]
+    fn applies_takes_any_written_shape_without_overflow() {
+        // Found by the validator's mutation test: a width of `usize::MAX`.
+        let s = Conv2dShape::winograd(1, 2, (4, usize::MAX), 2, (4, 4), (1, 1));
+        assert!(winograd_applies(&s));
+        let s = Conv2dShape::winograd(1, 2, (usize::MAX, 4), 2, (4, 4), (2, 2));
+        assert!(winograd_applies(&s));
     }
 }

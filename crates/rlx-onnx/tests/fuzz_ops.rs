@@ -122,6 +122,8 @@ fn arity(op: &str) -> (usize, usize) {
         "Slice" => (3, 5),
         "Where" | "Range" | "OneHot" => (3, 3),
         "BatchNormalization" => (5, 5),
+        "LSTM" => (3, 8),
+        "GRU" | "RNN" => (3, 6),
         "Concat" => (1, 4),
         "Constant" => (0, 0),
         _ => (1, 1),
@@ -161,7 +163,14 @@ fn random_single_node_graphs_import_or_fail_cleanly() {
         }
         let extra = matches!(
             op,
-            "TopK" | "Split" | "MaxPool" | "LayerNormalization" | "BatchNormalization" | "SoftmaxCrossEntropyLoss"
+            "TopK"
+                | "Split"
+                | "MaxPool"
+                | "LayerNormalization"
+                | "BatchNormalization"
+                | "SoftmaxCrossEntropyLoss"
+                | "LSTM"
+                | "GRU"
         );
         let outs: Vec<String> = (0..1 + if extra { rng.below(3) } else { 0 }).map(|o| format!("out{o}_")).collect();
         let out_refs: Vec<&str> = outs.iter().map(String::as_str).collect();

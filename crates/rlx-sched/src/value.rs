@@ -8,7 +8,8 @@
 
 use crate::dtype::DType;
 use crate::ops::{
-    ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step, StepArg,
+    ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction,
+    Step, StepArg,
 };
 use crate::span::Span;
 
@@ -239,6 +240,7 @@ named_field!(ArgOp, "arg-reduction");
 named_field!(ResizeMode, "resize mode");
 named_field!(ResizeCoord, "coordinate transformation");
 named_field!(ScatterReduction, "scatter reduction");
+named_field!(RecurrentCell, "recurrent cell");
 
 named_field!(DType, "dtype");
 

@@ -11,8 +11,8 @@ use rlx_sched::ast::{Ast, BufferDecl, Header, OperandRef, Spanned, ThunkDecl, We
 use rlx_sched::parse::is_reserved;
 use rlx_sched::value::{format_f32, parse_f32, Value, ValueKind};
 use rlx_sched::{
-    parse, print, ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, ResizeCoord, ResizeMode, Role, ScatterReduction,
-    Segment, Span, Thunk, ThunkKind,
+    parse, print, ActKind, ArgOp, BinaryOp, CmpOp, DType, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode, Role,
+    ScatterReduction, Segment, Span, Thunk, ThunkKind,
 };
 
 fn num(s: impl Into<String>) -> Value {
@@ -115,6 +115,7 @@ fn field_value(ty: &str) -> BoxedStrategy<Value> {
         "ResizeMode" => names(ResizeMode::names()),
         "ResizeCoord" => names(ResizeCoord::names()),
         "ScatterReduction" => names(ScatterReduction::names()),
+        "RecurrentCell" => names(RecurrentCell::names()),
         "DType" => names(DType::ALL.iter().map(|d| d.name()).collect()),
         "MaskKind" => prop_oneof![
             names(vec!["none", "causal", "custom", "bias"]),

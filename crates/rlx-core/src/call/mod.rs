@@ -44,6 +44,7 @@ use crate::operand::Operand;
 use crate::ops::{ActKind, ArgOp, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step};
 use crate::shapes::{
     AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,
+    RecurrentShape,
 };
 use crate::BinaryOp;
 use crate::CmpOp;
@@ -174,6 +175,10 @@ macro_rules! kernel_call_table {
             SoftmaxF32 = softmax::softmax_f32 <> (src: In<f32>, dst: Out<f32>, rows: usize, cols: usize, par: bool);
             AttentionF32 = attention::attention_f32 <> (q: In<f32>, k: In<f32>, v: In<f32>, mask: NullIn<f32>, out: Out<f32>, shape: Ref<AttentionShape>, scores: Ref<AttentionScores>, path: Val<AttentionPath>, scratch: Scratch<f32>, par: bool);
             RopeF32 = rope::rope_f32 <> (x: In<f32>, cos: In<f32>, sin: In<f32>, out: Out<f32>, batch: usize, seq: usize, heads: usize, head_dim: usize, interleaved: bool, par: bool);
+
+            // ---- recurrent ----
+            /// One direction of an LSTM, GRU or RNN over the sequence.
+            RecurrentF32 = recurrent::recurrent_f32 <> (x: In<f32>, r: In<f32>, bias: NullIn<f32>, p: NullIn<f32>, h0: NullIn<f32>, c0: NullIn<f32>, y: NullOut<f32>, y_h: NullOut<f32>, y_c: NullOut<f32>, shape: Ref<RecurrentShape>, scratch: Scratch<f32>, par: bool);
 
             // ---- reductions ----
             ReduceF32 = reduce::reduce_f32 <> (src: In<f32>, dst: Out<f32>, outer: usize, axis_dim: usize, inner: usize, op: Val<ReduceOp>, par: bool);

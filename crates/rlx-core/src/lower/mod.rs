@@ -19,6 +19,7 @@ mod gather_scatter;
 mod gemm;
 mod movement;
 mod norm;
+mod recurrent;
 mod reduce;
 
 use crate::call::KernelCall;
@@ -98,6 +99,7 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         | T::WinogradConv2D { .. }
         | T::BlockedPool2D { .. } => conv::lower(thunk),
         T::ToBlocked { .. } | T::FromBlocked { .. } => conv::lower(thunk),
+        T::Recurrent { .. } => recurrent::lower(thunk),
         T::Nop {} => return None,
     })
 }

@@ -11,4 +11,5 @@ mod gather_scatter;
 mod gemm;
 mod movement;
 mod norm;
+mod recurrent;
 mod reduce;

@@ -24,6 +24,7 @@ mod norm;
 mod onehot;
 mod ops;
 mod pool_nd;
+mod recurrent;
 mod reduce;
 mod resize;
 mod scatter;
@@ -170,6 +171,13 @@ impl NodeCtx<'_> {
     /// A string attribute, lossily decoded.
     pub(crate) fn string_attr(&self, name: &str) -> Result<Option<String>, ImportError> {
         Ok(self.typed_attr(name, AttributeType::String)?.map(|a| String::from_utf8_lossy(&a.s).into_owned()))
+    }
+
+    /// A list-of-strings attribute, each lossily decoded.
+    pub(crate) fn strings_attr(&self, name: &str) -> Result<Option<Vec<String>>, ImportError> {
+        Ok(self
+            .typed_attr(name, AttributeType::Strings)?
+            .map(|a| a.strings.iter().map(|s| String::from_utf8_lossy(s).into_owned()).collect()))
     }
 
     pub(crate) fn tensor_attr(&self, name: &str) -> Result<Option<&crate::proto::TensorProto>, ImportError> {

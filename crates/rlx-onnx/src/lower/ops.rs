@@ -5,7 +5,7 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
     attention_op, conv_nd, conv_transpose, einsum, fold, group_norm, logic, loss, lp, movement, nn, norm, onehot,
-    reduce, resize, scatter, slice, softmax, space, window, Lowerer, NodeCtx, Value,
+    recurrent, reduce, resize, scatter, slice, softmax, space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -44,6 +44,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Expand",
     "Flatten",
     "Floor",
+    "GRU",
     "Gather",
     "GatherElements",
     "GatherND",
@@ -60,6 +61,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Identity",
     "InstanceNormalization",
     "IsNaN",
+    "LSTM",
     "LayerNormalization",
     "LeakyRelu",
     "Less",
@@ -84,6 +86,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Pad",
     "Pow",
     "RMSNormalization",
+    "RNN",
     "Range",
     "Reciprocal",
     "ReduceL1",
@@ -144,6 +147,9 @@ pub fn const_inputs(op_type: &str) -> &'static [usize] {
         "Slice" => &[1, 2, 3, 4],
         "Pad" => &[1, 2, 3],
         "Clip" => &[1, 2],
+        // The weights, biases, lengths and peepholes of a recurrent layer.
+        "LSTM" => &[1, 2, 3, 4, 7],
+        "GRU" | "RNN" => &[1, 2, 3, 4],
         _ => &[],
     }
 }
@@ -285,6 +291,9 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Col2Im" => conv_transpose::col2im(lw, ctx),
         "Resize" => resize::resize(lw, ctx),
         "Conv" if conv_nd::is_nd(lw, ctx)? => conv_nd::conv_nd(lw, ctx),
+        "LSTM" => recurrent::recurrent(lw, ctx, recurrent::Op::Lstm),
+        "GRU" => recurrent::recurrent(lw, ctx, recurrent::Op::Gru),
+        "RNN" => recurrent::recurrent(lw, ctx, recurrent::Op::Rnn),
         "Conv" => window::conv(lw, ctx),
         "MaxPool" => window::pool(lw, ctx, ReduceOp::Max),
         "AveragePool" => window::pool(lw, ctx, ReduceOp::Mean),

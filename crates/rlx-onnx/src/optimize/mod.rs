@@ -82,7 +82,8 @@ fn elems(shape: &[usize]) -> usize {
 }
 
 /// The storages a thunk writes. Operand fields named `dst`, `out`,
-/// `values` and `c` are outputs (except `Fma`'s `c`, an addend), `data`
+/// `values`, `y`, `y_h`, `y_c` (`Recurrent`) and `c` are outputs (except
+/// `Fma`'s `c`, an addend), `data`
 /// and `cache` are updated in place; every other operand is read.
 fn written(thunk: &Thunk<usize>) -> Vec<usize> {
     let kind = thunk.kind();
@@ -90,7 +91,7 @@ fn written(thunk: &Thunk<usize>) -> Vec<usize> {
         .operands()
         .into_iter()
         .filter(|(field, _)| match *field {
-            "dst" | "out" | "values" | "data" | "cache" => true,
+            "dst" | "out" | "values" | "data" | "cache" | "y" | "y_h" | "y_c" => true,
             "c" => kind != ThunkKind::Fma,
             _ => false,
         })

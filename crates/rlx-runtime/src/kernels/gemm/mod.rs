@@ -29,7 +29,9 @@ use crate::threads::par_for;
 
 pub use half_weights::{half_weight_scratch_elems, HALF_WEIGHT_DIRECT_MAX_M};
 pub use tiled::{pack_rows_f32, packed_gemm_f32, packed_gemm_f32_via, packed_gemm_row_bias_f32, tiled_gemm_isa};
-pub(crate) use tiled::{pack_transposed_f32, packed_gemm_row_bias_produced_f32, packed_gemm_strided_f32};
+pub(crate) use tiled::{
+    pack_transposed_f32, packed_gemm_cols_f32, packed_gemm_row_bias_produced_f32, packed_gemm_strided_f32,
+};
 
 /// The vector kernels of one instruction set.
 #[derive(Clone, Copy)]

@@ -13,6 +13,7 @@ mod gather_scatter;
 mod gemm;
 mod movement;
 mod norm;
+mod recurrent;
 mod reduce;
 
 use super::access::{Access, Alias, Dir, Elem, Issue, Pattern};
@@ -302,6 +303,7 @@ pub(crate) fn rules<O>(t: &Thunk<O>) -> Rules<'_, O> {
         Thunk::BlockedConv2D { .. } => conv::conv2d_blocked(&mut r, t),
         Thunk::WinogradConv2D { .. } => conv::conv2d_winograd(&mut r, t),
         Thunk::ToBlocked { .. } | Thunk::FromBlocked { .. } => conv::reorder(&mut r, t),
+        Thunk::Recurrent { .. } => recurrent::recurrent(&mut r, t),
         Thunk::Nop {} => {}
     }
     r

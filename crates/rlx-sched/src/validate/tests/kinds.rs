@@ -371,3 +371,47 @@ fn field_rules_are_reported_even_when_an_operand_does_not_resolve() {
     ));
     assert_eq!(errs, ["unknown buffer `nope`", "`head_dim` 3 is odd; rotary embedding rotates pairs"]);
 }
+
+#[test]
+fn recurrent_rules() {
+    const RNN: &str = "Recurrent { x: a, r: b, bias: none, p: none, h0: none, c0: none, y: none, y_h: c, y_c: none, \
+                       cell: rnn, seq: 2, batch: 1, hidden: 4, dirs: 1, dir: 0, reverse: false, batch_major: false, \
+                       clip: inf, act_f: tanh, act_g: identity, act_h: identity }";
+    // `RNN` with some fields' values replaced.
+    let with = |over: &[(&str, &str)]| {
+        let mut text = RNN.to_string();
+        for (field, value) in over {
+            let start = text.find(&format!(" {field}: ")).expect("a field") + field.len() + 3;
+            let end = start + text[start..].find([',', ' ']).expect("a value");
+            text.replace_range(start..end, value);
+        }
+        text
+    };
+    clean(&with(&[]));
+    clean(&with(&[("dirs", "2"), ("dir", "1"), ("reverse", "true"), ("clip", "0.5"), ("y", "y")]));
+    one_error(&with(&[("dirs", "3")]), &["`dirs` is 3; it must be 1 or 2"]);
+    one_error(&with(&[("dir", "1")]), &["`dir` is 1; it must be below `dirs` (1)"]);
+    one_error(&with(&[("clip", "0.0")]), &["`clip` is 0; it must be positive"]);
+    one_error(&with(&[("clip", "nan")]), &["`clip` is NaN"]);
+    one_error(&with(&[("cell", "gru"), ("p", "a")]), &["`p` is for `cell: lstm` only"]);
+    one_error(&with(&[("y_c", "y")]), &["`y_c` is for `cell: lstm` only"]);
+    // `r` holds packed_len(17, 17) = 544 values: past `b`'s 256.
+    some_error(&with(&[("hidden", "17")]), &["`r`", "buffer `b`"]);
+    // The state may not overlap an output.
+    some_error(&with(&[("h0", "c")]), &["overlap"]);
+}
+
+#[test]
+fn a_bidirectional_output_needs_both_directions() {
+    let bufs =
+        "input x: f32[2, 1, 8] @ arena+0\ninput r: f32[64] @ arena+64\noutput y: f32[2, 2, 1, 4] @ arena+320\n\n";
+    let thunk = |dir: usize| {
+        format!(
+            "Recurrent {{ x: x, r: r, bias: none, p: none, h0: none, c0: none, y: y, y_h: none, y_c: none, \
+             cell: rnn, seq: 2, batch: 1, hidden: 4, dirs: 2, dir: {dir}, reverse: false, batch_major: false, \
+             clip: inf, act_f: tanh, act_g: identity, act_h: identity }}\n"
+        )
+    };
+    assert_clean(&format!("{bufs}{}{}", thunk(0), thunk(1)));
+    assert_error(&format!("{bufs}{}", thunk(0)), &["`y`"]);
+}

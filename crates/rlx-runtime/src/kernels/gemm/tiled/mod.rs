@@ -321,6 +321,32 @@ pub(crate) unsafe fn packed_gemm_strided_f32(
     unsafe { run(kernel(), &g, false) }
 }
 
+/// `c[m,n] (stride ldc) = a[m,k] (stride lda) @ B + bias[n]` with `B`
+/// packed at `b` and the bias optional: a recurrent cell's product of one
+/// step, which fills some of the gate columns of wider rows. Bits as
+/// [`packed_gemm_f32`].
+///
+/// # Safety
+///
+/// `a` valid for `m` rows of `k` reads at stride `lda`, `b` for
+/// `packed_len(k, n)` reads, `bias` (when given) for `n` reads, `c` for
+/// `m` rows of `n` writes at stride `ldc`, overlapping no input.
+pub(crate) unsafe fn packed_gemm_cols_f32(
+    a: *const f32,
+    lda: usize,
+    b: *const f32,
+    bias: Option<*const f32>,
+    c: *mut f32,
+    ldc: usize,
+    (m, k, n): (usize, usize, usize),
+    par: bool,
+) {
+    let bias = bias.map_or(Bias::None, Bias::Cols);
+    let g = Gemm { m, k, n, a, lda, b, c, ldc, bias, act: ActKind::Identity };
+    // SAFETY: forwarded contract.
+    unsafe { run(kernel(), &g, par) }
+}
+
 /// Packs the transpose of `src` (`n` rows of `k` values at stride `ld`,
 /// so `B[p, j] = src[j * ld + p]` is `k x n`) into the panel layout at
 /// `dst`. Serial.
