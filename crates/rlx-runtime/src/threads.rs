@@ -108,12 +108,19 @@ const WORKER_STACK_BYTES: usize = 8 << 20;
 
 fn pool() -> &'static rayon::ThreadPool {
     POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
+        let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(requested())
             .thread_name(|i| format!("rlx-worker-{i}"))
             .stack_size(WORKER_STACK_BYTES)
             .build()
-            .expect("failed to start the rlx thread pool")
+            .expect("failed to start the rlx thread pool");
+        // Each worker takes one job now: the first steal of a thread
+        // registers it with crossbeam's epoch collector (allocations),
+        // which would otherwise happen inside whichever later run first
+        // gets that worker to steal (a run on a loaded machine whose
+        // warm-up ran on one worker only).
+        pool.broadcast(|_| ());
+        pool
     })
 }
 
