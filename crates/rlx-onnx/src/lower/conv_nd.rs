@@ -45,16 +45,7 @@ pub(super) fn conv_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         return Err(ctx.err(format!("empty shapes X {xs:?}, W {ws:?} are not supported")));
     }
     let (c_in, c_out, c_per_group) = (xs[1], ws[0], ws[1]);
-    let group = ctx.int_attr("group", 1)?;
-    let groups = usize::try_from(group)
-        .ok()
-        .filter(|&g| g >= 1 && c_in % g == 0 && c_out % g == 0 && c_in / g == c_per_group)
-        .ok_or_else(|| {
-            ctx.bad_attr(
-                "group",
-                format!("is {group}; X has {c_in} channels and W {c_out} filters of {c_per_group} channels"),
-            )
-        })?;
+    let groups = super::window::conv_groups(ctx, c_in, c_out, c_per_group)?;
     let kernel = &ws[2..];
     if let Some(ks) = ctx.ints_attr("kernel_shape")? {
         if !ks.iter().map(|&v| usize::try_from(v).ok()).eq(kernel.iter().map(|&v| Some(v))) {

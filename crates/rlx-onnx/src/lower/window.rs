@@ -182,16 +182,7 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (w, ws) = lw.data_input(ctx, 1)?;
     let [n, c_in, h, w_in] = nchw(ctx, "X", &xs)?;
     let [c_out, c_per_group, kh, kw] = nchw(ctx, "W", &ws)?;
-    let group = ctx.int_attr("group", 1)?;
-    let groups = usize::try_from(group)
-        .ok()
-        .filter(|&g| g >= 1 && c_in % g == 0 && c_out % g == 0 && c_in / g == c_per_group)
-        .ok_or_else(|| {
-            ctx.bad_attr(
-                "group",
-                format!("is {group}; X has {c_in} channels and W {c_out} filters of {c_per_group} channels"),
-            )
-        })?;
+    let groups = conv_groups(ctx, c_in, c_out, c_per_group)?;
     if let Some(k) = ctx.ints_attr("kernel_shape")? {
         if k != [kh as i64, kw as i64] {
             return Err(ctx.bad_attr("kernel_shape", format!("is {k:?}, but W has shape {ws:?}")));
@@ -364,4 +355,24 @@ fn pool_thunk(
     let dst = lw.output_storage(ctx, 0, shape.clone())?;
     lw.emit(ctx, Thunk::Pool2D { src, dst, n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw, kind, count_include_pad });
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
+}
+
+/// A convolution's `group` attribute, checked against `c_in` input
+/// channels and `c_out` filters of `c_per_group` channels each.
+pub(super) fn conv_groups(
+    ctx: &NodeCtx<'_>,
+    c_in: usize,
+    c_out: usize,
+    c_per_group: usize,
+) -> Result<usize, ImportError> {
+    let group = ctx.int_attr("group", 1)?;
+    usize::try_from(group)
+        .ok()
+        .filter(|&g| g >= 1 && c_in.is_multiple_of(g) && c_out.is_multiple_of(g) && c_in / g == c_per_group)
+        .ok_or_else(|| {
+            ctx.bad_attr(
+                "group",
+                format!("is {group}; X has {c_in} channels and W {c_out} filters of {c_per_group} channels"),
+            )
+        })
 }
