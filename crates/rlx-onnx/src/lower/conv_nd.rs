@@ -70,16 +70,7 @@ pub(super) fn conv_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             })
         })
         .collect::<Result<_, ImportError>>()?;
-    let bias = match ctx.input_name(2) {
-        Some(_) => {
-            let (b, bs) = lw.data_input(ctx, 2)?;
-            if bs != [c_out] {
-                return Err(ctx.err(format!("B has shape {bs:?}; expected [{c_out}]")));
-            }
-            Some(b)
-        }
-        None => None,
-    };
+    let bias = super::window::conv_bias(lw, ctx, c_out)?;
 
     conv_core(lw, ctx, (x, &xs), w, [c_out, c_per_group, groups], &windows, bias)
 }
@@ -235,16 +226,7 @@ pub(super) fn conv_transpose_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         })
         .collect();
     let geo = geometry(ctx, &axes)?;
-    let bias = match ctx.input_name(2) {
-        Some(_) => {
-            let (b, bs) = lw.data_input(ctx, 2)?;
-            if bs != [c_out] {
-                return Err(ctx.err(format!("B has shape {bs:?}; expected [{c_out}]")));
-            }
-            Some(b)
-        }
-        None => None,
-    };
+    let bias = super::window::conv_bias(lw, ctx, c_out)?;
     let mut windows = Vec::with_capacity(k);
     for (d, a) in axes.iter().enumerate() {
         let (begin, output) = geo[d];

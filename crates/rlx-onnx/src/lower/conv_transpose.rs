@@ -162,16 +162,7 @@ pub(super) fn conv_transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ];
     let geo = geometry(ctx, &axes)?;
     let [(ph, h_out), (pw, w_out)] = [geo[0], geo[1]];
-    let bias = match ctx.input_name(2) {
-        Some(_) => {
-            let (b, bs) = lw.data_input(ctx, 2)?;
-            if bs != [c_out] {
-                return Err(ctx.err(format!("B has shape {bs:?}; expected [{c_out}]")));
-            }
-            Some(b)
-        }
-        None => None,
-    };
+    let bias = super::window::conv_bias(lw, ctx, c_out)?;
 
     // A_g = W_g^T: `[c_out/g * kh * kw, c_in/g]` per group, stacked.
     let (c_in_g, m, hw) = (c_in / g, c_out_g * kh * kw, h * w);

@@ -198,16 +198,7 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (ph, pw) = (p[0], p[1]);
     let h_out = out_size(ctx, &axes[0], ph, false)?;
     let w_out = out_size(ctx, &axes[1], pw, false)?;
-    let bias = match ctx.input_name(2) {
-        Some(_) => {
-            let (b, bs) = lw.data_input(ctx, 2)?;
-            if bs != [c_out] {
-                return Err(ctx.err(format!("B has shape {bs:?}; expected [{c_out}]")));
-            }
-            Some(b)
-        }
-        None => None,
-    };
+    let bias = conv_bias(lw, ctx, c_out)?;
     let shape = vec![n, c_out, h_out, w_out];
     let out = lw.output_storage(ctx, 0, shape.clone())?;
     lw.emit(
@@ -375,4 +366,16 @@ pub(super) fn conv_groups(
                 format!("is {group}; X has {c_in} channels and W {c_out} filters of {c_per_group} channels"),
             )
         })
+}
+
+/// A convolution's optional bias (input 2), which must be `[c_out]`.
+pub(super) fn conv_bias(lw: &mut Lowerer, ctx: &NodeCtx<'_>, c_out: usize) -> Result<Option<usize>, ImportError> {
+    if ctx.input_name(2).is_none() {
+        return Ok(None);
+    }
+    let (b, bs) = lw.data_input(ctx, 2)?;
+    if bs != [c_out] {
+        return Err(ctx.err(format!("B has shape {bs:?}; expected [{c_out}]")));
+    }
+    Ok(Some(b))
 }
