@@ -16,8 +16,13 @@ pub fn load_with_weights(sched: &std::path::Path) -> (rlx_sched::Schedule, Vec<u
     (s, weights)
 }
 
-/// Runs generated code on `(arena offset, bytes)` inputs; returns the arena.
-pub type RunFn = fn(&[(usize, Vec<u8>)]) -> Vec<u8>;
+/// Inputs of one run: `(arena offset, bytes)` per input buffer.
+pub type StepInputs = Vec<(usize, Vec<u8>)>;
+
+/// Runs generated code once per step on one model (state persists from
+/// step to step); returns the arena after each step, then once more after
+/// `reset_state`.
+pub type RunFn = fn(&[StepInputs]) -> Vec<Vec<u8>>;
 
 /// A compiled run case: a `.sched` file from `sched/run/` and a function
 /// that runs its generated code.
@@ -25,19 +30,25 @@ pub struct Case {
     pub name: &'static str,
     /// Absolute path of the `.sched` file.
     pub sched: &'static str,
-    /// Builds the generated model, writes each `(arena offset, bytes)`
-    /// input, runs it, and returns the whole arena.
+    /// Builds the generated model and runs it on each step's inputs.
     pub run: RunFn,
 }
 
-/// Runs a generated model on raw inputs and returns its arena.
-pub fn run_model<M: GeneratedModel>(inputs: &[(usize, Vec<u8>)]) -> Vec<u8> {
+/// Runs a generated model on each step's raw inputs, in order, on one
+/// model; returns the arena after each step and after `reset_state`.
+pub fn run_model<M: GeneratedModel>(steps: &[StepInputs]) -> Vec<Vec<u8>> {
     let mut m = M::new();
-    for (off, bytes) in inputs {
-        m.arena_mut()[*off..*off + bytes.len()].copy_from_slice(bytes);
+    let mut arenas = Vec::with_capacity(steps.len() + 1);
+    for inputs in steps {
+        for (off, bytes) in inputs {
+            m.arena_mut()[*off..*off + bytes.len()].copy_from_slice(bytes);
+        }
+        m.run();
+        arenas.push(m.arena().to_vec());
     }
-    m.run();
-    m.arena().to_vec()
+    m.reset_state();
+    arenas.push(m.arena().to_vec());
+    arenas
 }
 
 mod cases {

@@ -47,6 +47,29 @@ fn first_difference(s: &Schedule, a: &[u8], b: &[u8]) -> String {
     format!("first differing arena byte {i}, in {owner}")
 }
 
+/// Runs per case: one, or several when the case has `state` (what one run
+/// leaves must be what the next reads, on both sides).
+const STATE_STEPS: usize = 4;
+
+/// The inputs of step `step`: fresh values per step, and an input named
+/// `pos` (a decoder step's position) set to `step`, so consecutive runs
+/// fill consecutive cache rows until they run past the cache.
+fn step_inputs(s: &Schedule, step: usize) -> Vec<(usize, Vec<u8>)> {
+    s.buffers()
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.role == Role::Input)
+        .map(|(i, b)| {
+            let bytes = if b.name == "pos" && b.dtype == DType::I64 && b.elems() == 1 {
+                (step as i64).to_le_bytes().to_vec()
+            } else {
+                input_bytes(b.dtype, b.elems(), 0x5eed + i as u64 + 1000 * step as u64)
+            };
+            (b.offset, bytes)
+        })
+        .collect()
+}
+
 #[test]
 fn generated_code_matches_the_interpreter_bit_for_bit() {
     assert!(!CASES.is_empty(), "no run cases were compiled");
@@ -54,21 +77,30 @@ fn generated_code_matches_the_interpreter_bit_for_bit() {
     for case in CASES {
         let path = Path::new(case.sched);
         let (s, weights) = rlx_tests::load_with_weights(path);
-        let inputs: Vec<(usize, Vec<u8>)> = s
-            .buffers()
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.role == Role::Input)
-            .map(|(i, b)| (b.offset, input_bytes(b.dtype, b.elems(), 0x5eed + i as u64)))
-            .collect();
-        let mut interp = Interpreter::new(s.clone(), &weights).unwrap();
-        for (b, (_, bytes)) in s.buffers().iter().filter(|b| b.role == Role::Input).zip(&inputs) {
-            interp.set_bytes(&b.name, bytes).unwrap();
-        }
-        interp.run();
+        let steps = if s.states().next().is_some() { STATE_STEPS } else { 1 };
+        let inputs: Vec<_> = (0..steps).map(|step| step_inputs(&s, step)).collect();
         let generated = (case.run)(&inputs);
-        if interp.arena() != generated.as_slice() {
-            failures.push(format!("{}: {}", case.name, first_difference(&s, interp.arena(), &generated)));
+        let mut interp = Interpreter::new(s.clone(), &weights).unwrap();
+        for (step, step_inputs) in inputs.iter().enumerate() {
+            for (b, (_, bytes)) in s.buffers().iter().filter(|b| b.role == Role::Input).zip(step_inputs) {
+                interp.set_bytes(&b.name, bytes).unwrap();
+            }
+            interp.run();
+            if interp.arena() != generated[step].as_slice() {
+                let at = first_difference(&s, interp.arena(), &generated[step]);
+                failures.push(format!("{} (run {}): {at}", case.name, step + 1));
+            }
+        }
+        interp.reset_state();
+        if interp.arena() != generated[steps].as_slice() {
+            failures.push(format!(
+                "{} (reset_state): {}",
+                case.name,
+                first_difference(&s, interp.arena(), &generated[steps])
+            ));
+        }
+        if s.states().any(|b| interp.bytes(&b.name).unwrap().iter().any(|&x| x != 0)) {
+            failures.push(format!("{}: reset_state left a state buffer non-zero", case.name));
         }
     }
     eprintln!("{} run cases compared", CASES.len());

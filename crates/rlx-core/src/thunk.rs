@@ -349,6 +349,18 @@ macro_rules! thunk_table {
     /// tables of `[seq, head_dim / 2]`; pairs are `(i, i + head_dim/2)`, or
     /// `(2i, 2i + 1)` when `interleaved`.
     Rope { x: Op<O>, cos: Op<O>, sin: Op<O>, out: Op<O>, batch: usize, seq: usize, heads: usize, head_dim: usize, interleaved: bool }
+    /// `Rope` of `[seq, heads, head_dim]` at positions `p..p + seq`, `p` the
+    /// i64 in `pos` (read at run time): rows `p..p + seq` of `cos`/`sin`
+    /// tables of `[max_len, head_dim / 2]`.
+    RopeAt { x: Op<O>, cos: Op<O>, sin: Op<O>, pos: Op<O>, out: Op<O>, seq: usize, heads: usize, head_dim: usize, max_len: usize, interleaved: bool }
+    /// Causal attention of `seq` queries at positions `p..p + seq` (`p` the
+    /// i64 in `pos`, read at run time) over rows `0..p + seq` of the key and
+    /// value caches `k`/`v` `[max_len, kv_heads * head_dim]`; `q` rows are
+    /// `q_row_stride` apart, `out` is `[seq, heads * head_dim]`.
+    CachedAttention {
+        q: Op<O>, k: Op<O>, v: Op<O>, pos: Op<O>, out: Op<O>, seq: usize, max_len: usize, heads: usize,
+        kv_heads: usize, head_dim: usize, scale: f32, q_row_stride: usize,
+    }
     /// Reduces the middle axis of `[outer, axis_dim, inner]` to `[outer, inner]`.
     Reduce { src: Op<O>, dst: Op<O>, outer: usize, axis_dim: usize, inner: usize, op: ReduceOp }
     /// Index of the max/min along the middle axis; first occurrence unless
@@ -460,6 +472,10 @@ macro_rules! thunk_table {
     /// Writes `src` `[batch, new_len, row]` into `cache` `[batch, max_len, row]`
     /// at sequence position `pos`.
     KvAppend { src: Op<O>, cache: Op<O>, batch: usize, new_len: usize, max_len: usize, row: usize, pos: usize, elem_bytes: usize }
+    /// Writes `src` `[new_len, row]` into rows `p..p + new_len` of `cache`
+    /// `[max_len, row]`, where `p` is the i64 in `pos`, read at run time (a
+    /// decoder step's position input).
+    KvWrite { src: Op<O>, cache: Op<O>, pos: Op<O>, new_len: usize, max_len: usize, row: usize, elem_bytes: usize }
     /// Does nothing.
     Nop {}
         }

@@ -90,6 +90,15 @@ impl<'w> Interpreter<'w> {
         self.arena.as_slice()
     }
 
+    /// Zeroes every `state` buffer, as `new` left them (a decoder forgets
+    /// its cached positions); the generated `reset_state` does the same.
+    pub fn reset_state(&mut self) {
+        let arena = self.arena.as_mut_slice();
+        for b in self.schedule.states() {
+            arena[b.offset..b.offset + b.bytes()].fill(0);
+        }
+    }
+
     /// Runs every thunk in order.
     pub fn run(&mut self) {
         let parallel = self.parallel;

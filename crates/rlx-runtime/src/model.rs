@@ -33,6 +33,9 @@ pub struct ModelInfo {
     pub weights_bytes: usize,
     pub inputs: &'static [TensorInfo],
     pub outputs: &'static [TensorInfo],
+    /// Buffers that persist between runs (`state` in the `.sched`): zeroed
+    /// by `new` and [`GeneratedModel::reset_state`], else written by thunks.
+    pub states: &'static [TensorInfo],
     pub thunks: &'static [ThunkInfo],
 }
 
@@ -56,4 +59,12 @@ pub trait GeneratedModel {
     fn run(&mut self);
     fn arena(&self) -> &[u8];
     fn arena_mut(&mut self) -> &mut [u8];
+    /// Zeroes every `state` buffer, as `new` left them (a decoder forgets
+    /// its cached positions). Allocates nothing.
+    fn reset_state(&mut self) {
+        let arena = self.arena_mut();
+        for s in Self::INFO.states {
+            arena[s.offset..s.offset + s.bytes].fill(0);
+        }
+    }
 }

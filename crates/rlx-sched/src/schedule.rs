@@ -16,6 +16,10 @@ pub enum Role {
     Param,
     /// Intermediate data.
     Scratch,
+    /// Data that persists from one run to the next (a decoder's KV cache):
+    /// zeroed when the model is created and by `reset_state`, otherwise
+    /// only thunks write it.
+    State,
 }
 
 impl Role {
@@ -25,6 +29,7 @@ impl Role {
             Role::Output => "output",
             Role::Param => "param",
             Role::Scratch => "scratch",
+            Role::State => "state",
         }
     }
 
@@ -34,6 +39,7 @@ impl Role {
             "output" => Some(Role::Output),
             "param" => Some(Role::Param),
             "scratch" => Some(Role::Scratch),
+            "state" => Some(Role::State),
             _ => None,
         }
     }
@@ -142,5 +148,10 @@ impl Schedule {
 
     pub fn outputs(&self) -> impl Iterator<Item = &Buffer> {
         self.buffers.iter().filter(|b| b.role == Role::Output)
+    }
+
+    /// The buffers that persist between runs (see [`Role::State`]).
+    pub fn states(&self) -> impl Iterator<Item = &Buffer> {
+        self.buffers.iter().filter(|b| b.role == Role::State)
     }
 }

@@ -99,6 +99,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     };
     let inputs = tensor_info(Role::Input);
     let outputs = tensor_info(Role::Output);
+    let states = tensor_info(Role::State);
     let thunk_infos = s.nodes().iter().map(|n| {
         let kind = n.thunk.kind().name();
         let line = Literal::u32_unsuffixed(n.line);
@@ -282,6 +283,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
                 weights_bytes: WEIGHTS_BYTES,
                 inputs: #inputs,
                 outputs: #outputs,
+                states: #states,
                 thunks: &[#(#thunk_infos),*],
             };
 

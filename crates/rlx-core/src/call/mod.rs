@@ -159,6 +159,7 @@ macro_rules! kernel_call_table {
             GatherF32 = movement::gather_f32 <index: I = IndexElem> (table: In<f32>, indices: In<I>, dst: Out<f32>, num_indices: usize, row_len: usize, vocab: usize, par: bool);
             GatherAxis = movement::gather_axis <index: I = IndexElem> (src: In<u8>, indices: In<I>, dst: Out<u8>, outer: usize, axis_dim: usize, inner: usize, num_indices: usize, elem_bytes: usize, par: bool);
             KvAppend = movement::kv_append <> (src: In<u8>, cache: Out<u8>, batch: usize, new_len: usize, max_len: usize, row: usize, pos: usize, elem_bytes: usize, par: bool);
+            KvWrite = movement::kv_write <> (src: In<u8>, cache: Out<u8>, pos: In<i64>, new_len: usize, max_len: usize, row: usize, elem_bytes: usize, par: bool);
 
             // ---- gather and scatter ----
             GatherElements = gather_scatter::gather_elements <index: I = IndexElem> (data: In<u8>, indices: In<I>, dst: Out<u8>, data_dims: Dims, index_dims: Dims, axis: usize, elem_bytes: usize, par: bool);
@@ -175,6 +176,8 @@ macro_rules! kernel_call_table {
             SoftmaxF32 = softmax::softmax_f32 <> (src: In<f32>, dst: Out<f32>, rows: usize, cols: usize, par: bool);
             AttentionF32 = attention::attention_f32 <> (q: In<f32>, k: In<f32>, v: In<f32>, mask: NullIn<f32>, out: Out<f32>, shape: Ref<AttentionShape>, scores: Ref<AttentionScores>, path: Val<AttentionPath>, scratch: Scratch<f32>, par: bool);
             RopeF32 = rope::rope_f32 <> (x: In<f32>, cos: In<f32>, sin: In<f32>, out: Out<f32>, batch: usize, seq: usize, heads: usize, head_dim: usize, interleaved: bool, par: bool);
+            RopeAtF32 = rope::rope_at_f32 <> (x: In<f32>, cos: In<f32>, sin: In<f32>, pos: In<i64>, out: Out<f32>, seq: usize, heads: usize, head_dim: usize, max_len: usize, interleaved: bool, par: bool);
+            CachedAttentionF32 = attention::cached_attention_f32 <> (q: In<f32>, k: In<f32>, v: In<f32>, pos: In<i64>, out: Out<f32>, shape: Ref<AttentionShape>, scores: Ref<AttentionScores>, path: Val<AttentionPath>, scratch: Scratch<f32>, par: bool);
 
             // ---- recurrent ----
             /// One direction of an LSTM, GRU or RNN over the sequence.

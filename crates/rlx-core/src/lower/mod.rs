@@ -78,7 +78,8 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         | T::Concat { .. }
         | T::Gather { .. }
         | T::GatherAxis { .. }
-        | T::KvAppend { .. } => return movement::lower(thunk),
+        | T::KvAppend { .. }
+        | T::KvWrite { .. } => return movement::lower(thunk),
         T::GatherElements { .. } | T::GatherNd { .. } | T::ScatterElements { .. } | T::ScatterNd { .. } => {
             gather_scatter::lower(thunk)
         }
@@ -89,7 +90,9 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         | T::BatchNormInference { .. }
         | T::Softmax { .. }
         | T::Attention { .. }
-        | T::Rope { .. } => norm::lower(thunk, params),
+        | T::Rope { .. }
+        | T::RopeAt { .. }
+        | T::CachedAttention { .. } => norm::lower(thunk, params),
         T::Reduce { .. } | T::ArgReduce { .. } | T::Cumsum { .. } | T::TopK { .. } => reduce::lower(thunk),
         T::Conv2D { .. }
         | T::Pool2D { .. }

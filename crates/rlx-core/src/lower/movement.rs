@@ -89,6 +89,9 @@ pub(super) fn lower(t: &Thunk<Operand>) -> Option<K> {
             elem_bytes,
             par: parallel(batch * new_len * row),
         },
+        &Thunk::KvWrite { src, cache, pos, new_len, max_len, row, elem_bytes } => {
+            K::KvWrite { src, cache, pos, new_len, max_len, row, elem_bytes, par: parallel(new_len * row) }
+        }
         _ => not_in_family("movement", t),
     })
 }

@@ -214,3 +214,102 @@ fn score_skip_comes_from_the_schedule() {
     let full = get(&arena, 20, 1)[0];
     assert!((full - 10.9).abs() < 1e-5, "{full}");
 }
+
+/// `CachedAttention` at run-time positions against the naive causal
+/// attention over the cache rows written so far, and against `Attention`
+/// specialised for that length (the same bits: it is the same kernel on
+/// the narrowed shape). Both paths: a one-token step (direct) and a chunk
+/// whose full-cache shape takes the GEMM path. Out-of-range positions give
+/// zeros.
+#[test]
+fn cached_attention_reads_the_rows_before_its_position() {
+    for (seq, max_len, h, kvh, d) in [(1, 9, 4, 2, 8), (4, 16, 2, 1, 8), (3, 5, 1, 1, 3)] {
+        let mut rng = StdRng::seed_from_u64(seq as u64 * 31 + max_len as u64);
+        let mut r = |n: usize| (0..n).map(|_| rng.gen_range(-1.0f32..1.0)).collect::<Vec<_>>();
+        // Q rows carry two extra columns (a fused-QKV-like stride).
+        let q_stride = h * d + 2;
+        let (q, k, v) = (r(seq * q_stride), r(max_len * kvh * d), r(max_len * kvh * d));
+        let (q_off, k_off, v_off) = (0, q.len() * 4, (q.len() + k.len()) * 4);
+        let pos_off = ((q.len() + 2 * k.len()) * 4).next_multiple_of(8);
+        let (out_off, ref_off) = (pos_off + 64, pos_off + 64 + seq * h * d * 4);
+        let mut arena = Arena::new(ref_off + seq * h * d * 4);
+        put(&mut arena, q_off, &q);
+        put(&mut arena, k_off, &k);
+        put(&mut arena, v_off, &v);
+        let weights = Arena::new(64);
+        let a = |o| at(Segment::Arena, o);
+        let cached = Thunk::CachedAttention {
+            q: a(q_off),
+            k: a(k_off),
+            v: a(v_off),
+            pos: a(pos_off),
+            out: a(out_off),
+            seq,
+            max_len,
+            heads: h,
+            kv_heads: kvh,
+            head_dim: d,
+            scale: 0.4,
+            q_row_stride: q_stride,
+        };
+        for pos in [0i64, 1, (max_len - seq) as i64, (max_len - seq + 1) as i64, -1] {
+            arena.as_mut_slice()[pos_off..pos_off + 8].copy_from_slice(&pos.to_le_bytes());
+            put(&mut arena, out_off, &vec![f32::NAN; seq * h * d]);
+            run(&mut arena, &weights, 0, params(), &cached);
+            let got = get(&arena, out_off, seq * h * d);
+            let Some(p) = usize::try_from(pos).ok().filter(|p| p + seq <= max_len) else {
+                assert!(got.iter().all(|&x| x == 0.0), "pos {pos}: out of range must write zeros");
+                continue;
+            };
+            let kv = p + seq;
+            let dense_q: Vec<f32> = (0..seq).flat_map(|i| q[i * q_stride..i * q_stride + h * d].to_vec()).collect();
+            let want = naive(
+                &dense_q,
+                &k[..kv * kvh * d],
+                &v[..kv * kvh * d],
+                &[],
+                MaskKind::Causal,
+                1,
+                seq,
+                kv,
+                h,
+                kvh,
+                d,
+                params(),
+                0.4,
+            );
+            for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                // The bound of `attention_reads_every_field_and_the_schedule_params`.
+                assert!((g as f64 - w).abs() <= 5e-6, "seq {seq} pos {pos} at {i}: {g} vs {w}");
+            }
+            let specialised = Thunk::Attention {
+                q: a(q_off),
+                k: a(k_off),
+                v: a(v_off),
+                mask: None,
+                out: a(ref_off),
+                batch: 1,
+                seq,
+                kv_seq: kv,
+                heads: h,
+                head_dim: d,
+                v_head_dim: d,
+                mask_kind: MaskKind::Causal,
+                scale: 0.4,
+                softcap: 0.0,
+                q_row_stride: q_stride,
+                k_row_stride: kvh * d,
+                v_row_stride: kvh * d,
+                bhsd: false,
+                kv_heads: kvh,
+            };
+            // The path is fixed for the full cache; pin `Attention` to it
+            // by comparing only where both lowerings agree on the path.
+            let full = rlx_core::plan::attention_uses_gemm(seq, max_len, d, d);
+            if full == rlx_core::plan::attention_uses_gemm(seq, kv, d, d) {
+                run(&mut arena, &weights, 0, params(), &specialised);
+                assert_eq!(get(&arena, ref_off, seq * h * d), got, "seq {seq} pos {pos}: differs from Attention");
+            }
+        }
+    }
+}

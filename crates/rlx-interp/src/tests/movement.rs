@@ -220,3 +220,23 @@ fn kv_append_at_position() {
     a.run(&Thunk::KvAppend { src: at(0), cache: at(128), batch, new_len, max_len, row, pos, elem_bytes: eb });
     assert_eq!(a.get(128, cache.len()), want);
 }
+
+#[test]
+fn kv_write_at_run_time_position() {
+    let (new_len, max_len, row, eb) = (2, 5, 3, 4);
+    let src = pattern(new_len * row * eb, 7);
+    let cache = pattern(max_len * row * eb, 100);
+    for pos in [0i64, 1, 3, 4, -1, i64::MAX] {
+        let mut want = cache.clone();
+        if let Some(p) = usize::try_from(pos).ok().filter(|p| p + new_len <= max_len) {
+            let to = p * row * eb;
+            want[to..to + src.len()].copy_from_slice(&src);
+        }
+        let mut a = Arena::new(512);
+        a.put(0, &src);
+        a.put(64, &pos.to_le_bytes());
+        a.put(128, &cache);
+        a.run(&Thunk::KvWrite { src: at(0), cache: at(128), pos: at(64), new_len, max_len, row, elem_bytes: eb });
+        assert_eq!(a.get(128, cache.len()), want, "pos {pos}");
+    }
+}

@@ -237,3 +237,52 @@ fn rope_both_layouts_in_place() {
         assert_eq!(a.0[..len], want[..]);
     }
 }
+
+/// `RopeAt` rotates by table rows `pos..pos + seq`: the bits of `Rope`
+/// handed those rows; a position past the tables writes zeros.
+#[test]
+fn rope_at_reads_the_table_rows_at_its_position() {
+    let (seq, heads, hd, max_len) = (3, 2, 6, 7);
+    let (half, len) = (hd / 2, seq * heads * hd);
+    // x, cos, sin, pos (as two f32 words), out, reference.
+    let (cos, sin) = (len, len + max_len * half);
+    let pos = sin + max_len * half;
+    let (out, want_at) = (pos + 2, pos + 2 + len);
+    for interleaved in [false, true] {
+        for p in [0i64, 2, (max_len - seq) as i64, (max_len - seq + 1) as i64, -3] {
+            let mut a = Arena(values(want_at + len, 17));
+            let bits = p.to_le_bytes();
+            a.0[pos] = f32::from_le_bytes(bits[..4].try_into().unwrap());
+            a.0[pos + 1] = f32::from_le_bytes(bits[4..].try_into().unwrap());
+            a.run(&Thunk::RopeAt {
+                x: at(0),
+                cos: at(cos),
+                sin: at(sin),
+                pos: at(pos),
+                out: at(out),
+                seq,
+                heads,
+                head_dim: hd,
+                max_len,
+                interleaved,
+            });
+            let got = a.0[out..out + len].to_vec();
+            let Some(p) = usize::try_from(p).ok().filter(|p| p + seq <= max_len) else {
+                assert!(got.iter().all(|&x| x == 0.0), "pos {p}: out of range must write zeros");
+                continue;
+            };
+            a.run(&Thunk::Rope {
+                x: at(0),
+                cos: at(cos + p * half),
+                sin: at(sin + p * half),
+                out: at(want_at),
+                batch: 1,
+                seq,
+                heads,
+                head_dim: hd,
+                interleaved,
+            });
+            assert_eq!(got, a.0[want_at..want_at + len], "pos {p} interleaved {interleaved}");
+        }
+    }
+}

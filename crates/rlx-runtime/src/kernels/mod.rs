@@ -18,3 +18,16 @@ pub mod rope;
 pub mod softmax;
 #[cfg(target_arch = "x86_64")]
 mod vexp;
+
+/// The first position of a decoder step, read from its `pos` buffer: `Some(p)`
+/// when `0 <= p` and `p + len <= max_len` (the step's rows fit in the
+/// cache), else `None`, and the kernels that take a position then compute
+/// nothing (outputs zero, caches untouched; see `docs/decoding.md`).
+///
+/// # Safety
+/// `pos` is readable for one `i64` (aligned or not).
+pub(crate) unsafe fn step_position(pos: *const i64, len: usize, max_len: usize) -> Option<usize> {
+    // SAFETY: the caller's contract.
+    let p = usize::try_from(unsafe { pos.read_unaligned() }).ok()?;
+    (p.checked_add(len)? <= max_len).then_some(p)
+}

@@ -83,7 +83,9 @@ pub(crate) fn check(ast: &Ast, bytes: &[Option<usize>], flows: &[Flow], diags: &
         })
     };
     let mut written = IntervalSet::new();
-    for (_, lo, hi) in buffers().filter(|(d, _, _)| d.role == Role::Input) {
+    // Inputs are written by the caller; state holds zeros or what the
+    // previous run left, both defined.
+    for (_, lo, hi) in buffers().filter(|(d, _, _)| matches!(d.role, Role::Input | Role::State)) {
         written.insert(lo, hi);
     }
     let mut scan_budget = MAX_WRITER_SCAN;

@@ -445,6 +445,10 @@ pub(super) fn kv_append_past_end(pos: usize, new_len: usize, max_len: usize) -> 
     format!("`pos` {pos} + `new_len` {new_len} is past `max_len` {max_len}")
 }
 
+pub(super) fn step_longer_than_cache(len: usize, max_len: usize) -> String {
+    format!("a step of {len} positions does not fit in a cache of `max_len` {max_len}")
+}
+
 pub(super) fn odd_head_dim(d: usize) -> String {
     format!("`head_dim` {d} is odd; rotary embedding rotates pairs")
 }

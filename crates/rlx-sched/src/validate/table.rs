@@ -98,7 +98,7 @@ pub(crate) fn build(ast: &Ast, diags: &mut Vec<Diagnostic>) -> Table {
                 Diagnostic::error(decl.offset.span, messages::param_in_arena(name))
                     .with_hint(messages::PARAM_SEGMENT_HINT),
             ),
-            (Role::Input | Role::Output | Role::Scratch, Segment::Weights) => diags.push(
+            (Role::Input | Role::Output | Role::Scratch | Role::State, Segment::Weights) => diags.push(
                 Diagnostic::error(decl.offset.span, messages::not_param_in_weights(decl.role.name(), name))
                     .with_hint(messages::WEIGHTS_SEGMENT_HINT),
             ),
@@ -208,16 +208,18 @@ fn needed_arena(ast: &Ast, table: &Table) -> usize {
         .unwrap_or(0)
 }
 
+/// Roles whose bytes belong to the caller or persist between runs: no other
+/// buffer may share them.
 fn is_io(role: Role) -> bool {
-    matches!(role, Role::Input | Role::Output)
+    matches!(role, Role::Input | Role::Output | Role::State)
 }
 
 /// Overlapping pairs reported at most: past this many the rest of a
 /// hostile table is summed up in one error, so the check stays fast.
 const MAX_OVERLAP_PAIRS: usize = 10_000;
 
-/// Inputs and outputs own their bytes; scratch buffers may share (the
-/// planner reuses memory of values that are dead).
+/// Inputs, outputs and state own their bytes; scratch buffers may share
+/// (the planner reuses memory of values that are dead).
 ///
 /// A sweep over the buffers by offset, keeping the buffers still open
 /// (inputs and outputs apart from all), finds only pairs that overlap and

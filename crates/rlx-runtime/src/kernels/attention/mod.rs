@@ -110,6 +110,46 @@ pub unsafe fn attention_f32(
     }
 }
 
+/// Causal attention of a decoder step: the `shape.seq` queries at
+/// positions `p..p + seq` (`p = *pos`) over the first `p + seq` rows of the
+/// key and value caches, whose full length is `shape.kv_seq` (`max_len`).
+/// The step runs [`attention_f32`] on the shape narrowed to those rows, so
+/// it computes exactly what a schedule specialised for that length would.
+/// A position outside the caches writes zeros.
+///
+/// # Safety
+/// As [`attention_f32`] for `shape` (batch 1, BSHD, causal): `k` and `v`
+/// readable for all `shape.kv_seq` rows, `scratch` sized for `shape`;
+/// `pos` readable for one i64.
+pub unsafe fn cached_attention_f32(
+    q: *const f32,
+    k: *const f32,
+    v: *const f32,
+    pos: *const i64,
+    out: *mut f32,
+    shape: &AttentionShape,
+    scores: &AttentionScores,
+    path: AttentionPath,
+    scratch: *mut f32,
+    par: bool,
+) {
+    // SAFETY: `pos` is readable by the contract.
+    match unsafe { crate::kernels::step_position(pos, shape.seq, shape.kv_seq) } {
+        Some(p) => {
+            let step = AttentionShape { kv_seq: p + shape.seq, ..*shape };
+            // SAFETY: `step` reads a prefix of the rows `shape` allows and
+            // needs no more scratch (a smaller `kv_seq`); the rest is the
+            // caller's contract. No mask operand for `Causal`.
+            unsafe { attention_f32(q, k, v, std::ptr::null(), out, &step, scores, path, scratch, par) }
+        }
+        None => {
+            let len = shape.seq * shape.heads * shape.v_head_dim;
+            // SAFETY: `out` is writable for `seq * heads * v_head_dim` f32.
+            unsafe { std::ptr::write_bytes(out, 0, len) }
+        }
+    }
+}
+
 /// The vector primitives for this CPU, chosen on first use.
 #[derive(Clone, Copy)]
 pub(crate) struct VecOps {

@@ -181,3 +181,29 @@ pub unsafe fn kv_append(
         batches(0, batch, par);
     }
 }
+
+/// [`kv_append`] of one sequence at the position of a decoder step, `p =
+/// *pos` read at run time: rows `p..p + new_len` of `cache`. Writes nothing
+/// when those rows do not fit in `max_len`.
+///
+/// # Safety
+/// `src` readable for `new_len * row` elements of `elem_bytes`, `cache`
+/// writable for `max_len * row`, `pos` readable for one i64; `src` and
+/// `cache` do not overlap.
+pub unsafe fn kv_write(
+    src: *const u8,
+    cache: *mut u8,
+    pos: *const i64,
+    new_len: usize,
+    max_len: usize,
+    row: usize,
+    elem_bytes: usize,
+    par: bool,
+) {
+    // SAFETY: `pos` is readable by the contract.
+    if let Some(p) = unsafe { crate::kernels::step_position(pos, new_len, max_len) } {
+        // SAFETY: one batch row; `p + new_len <= max_len`, and the rest is
+        // the caller's contract.
+        unsafe { kv_append(src, cache, 1, new_len, max_len, row, p, elem_bytes, par) }
+    }
+}

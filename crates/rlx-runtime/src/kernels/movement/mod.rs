@@ -24,7 +24,7 @@ mod avx2;
 #[cfg(test)]
 mod tests;
 
-pub use copy::{concat, copy_bytes, copy_f32, copy_f64, copy_i64, kv_append, narrow};
+pub use copy::{concat, copy_bytes, copy_f32, copy_f64, copy_i64, kv_append, kv_write, narrow};
 pub use gather::{gather_axis, gather_f32, GatherIndex};
 pub use reorder::{blocked_to_nchw_f32, nchw_to_blocked_f32};
 pub use resize::resize_f32;

@@ -143,3 +143,36 @@ pub unsafe fn rope_f32(
     // SAFETY: forwarded contract.
     unsafe { rope_with(ops(), x, cos, sin, out, batch, seq, heads, head_dim, interleaved, par) }
 }
+
+/// `Rope` of `[seq, heads, head_dim]` at the positions `p..p + seq` of a
+/// decoder step, `p = *pos`: rows `p..p + seq` of the `[max_len, head_dim /
+/// 2]` tables. A position outside the tables writes zeros.
+///
+/// # Safety
+/// As [`rope_f32`] with `batch = 1`, except that `cos` and `sin` are
+/// readable for `max_len * (head_dim / 2)` f32; `pos` readable for one i64.
+pub unsafe fn rope_at_f32(
+    x: *const f32,
+    cos: *const f32,
+    sin: *const f32,
+    pos: *const i64,
+    out: *mut f32,
+    seq: usize,
+    heads: usize,
+    head_dim: usize,
+    max_len: usize,
+    interleaved: bool,
+    par: bool,
+) {
+    // SAFETY: `pos` is readable by the contract.
+    match unsafe { crate::kernels::step_position(pos, seq, max_len) } {
+        Some(p) => {
+            let at = p * (head_dim / 2);
+            // SAFETY: rows `p..p + seq` lie inside the tables (`p + seq <=
+            // max_len`); the rest is `rope_f32`'s contract.
+            unsafe { rope_f32(x, cos.add(at), sin.add(at), out, 1, seq, heads, head_dim, interleaved, par) }
+        }
+        // SAFETY: `out` is writable for `seq * heads * head_dim` f32.
+        None => unsafe { std::ptr::write_bytes(out, 0, seq * heads * head_dim) },
+    }
+}

@@ -3,7 +3,7 @@
 use super::{product, Rules};
 use crate::ops::MaskKind;
 use crate::thunk::Thunk;
-use crate::validate::access::{Dir, Pattern, F32};
+use crate::validate::access::{Dir, Pattern, F32, I64};
 use crate::validate::messages;
 
 /// `rows` rows of `width` f32, `stride` f32 apart: one `[*, heads, d]` row
@@ -106,5 +106,45 @@ pub(super) fn attention<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
         "seq",
         unit.and_then(|u| product(&[b, h, u, 4])),
         "batch*heads*(seq*kv_seq + head_dim*ceil(kv_seq/16)*16 + kv_seq*ceil(v_head_dim/16)*16)*4",
+    );
+}
+
+pub(super) fn cached_attention<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::CachedAttention { q, k, v, pos, out, seq, max_len, heads, kv_heads, head_dim, scale, q_row_stride } = t
+    else {
+        unreachable!("cached_attention called on {:?}", t.kind())
+    };
+    let (s, m, h, kvh, d) = (*seq, *max_len, *heads, *kv_heads, *head_dim);
+    r.require_hint(kvh > 0, "kv_heads", messages::zero_kv_heads, messages::kv_heads_hint);
+    r.require_hint(
+        kvh == 0 || h % kvh == 0,
+        "kv_heads",
+        || messages::kv_heads_grouping(h, kvh),
+        messages::kv_heads_hint,
+    );
+    r.require(s <= m, "seq", || messages::step_longer_than_cache(s, m));
+    r.finite("scale", *scale, false);
+    r.read("pos", pos, I64, &[1], "1");
+    let q_width = product(&[h, d]);
+    if let Some(width) = q_width {
+        r.require(s <= 1 || *q_row_stride >= width, "q_row_stride", || {
+            messages::row_stride_too_small("q_row_stride", *q_row_stride, "heads*head_dim", width)
+        });
+    }
+    let q_formula = "(seq-1)*q_row_stride + heads*head_dim";
+    r.strided(Dir::Read, "q", q, F32, rows(Some(s), *q_row_stride, q_width), q_formula);
+    r.read("k", k, F32, &[m, kvh, d], "max_len*kv_heads*head_dim");
+    r.read("v", v, F32, &[m, kvh, d], "max_len*kv_heads*head_dim");
+    r.write("out", out, F32, &[s, h, d], "seq*heads*head_dim");
+    let padded = |x: usize| x.checked_add(15).map(|x| x / 16 * 16);
+    let unit = product(&[s, m]).and_then(|scores| {
+        let kt = padded(m).and_then(|p| p.checked_mul(d))?;
+        let vp = padded(d).and_then(|p| p.checked_mul(m))?;
+        scores.checked_add(kt)?.checked_add(vp)
+    });
+    r.scratch(
+        "seq",
+        unit.and_then(|u| product(&[h, u, 4])),
+        "heads*(seq*max_len + head_dim*ceil(max_len/16)*16 + max_len*ceil(head_dim/16)*16)*4",
     );
 }

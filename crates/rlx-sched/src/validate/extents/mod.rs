@@ -277,6 +277,7 @@ pub(crate) fn rules<O>(t: &Thunk<O>) -> Rules<'_, O> {
         Thunk::Gather { .. } => movement::gather(&mut r, t),
         Thunk::GatherAxis { .. } => movement::gather_axis(&mut r, t),
         Thunk::KvAppend { .. } => movement::kv_append(&mut r, t),
+        Thunk::KvWrite { .. } => movement::kv_write(&mut r, t),
         Thunk::GatherElements { .. } => gather_scatter::gather_elements(&mut r, t),
         Thunk::GatherNd { .. } => gather_scatter::gather_nd(&mut r, t),
         Thunk::ScatterElements { .. } => gather_scatter::scatter_elements(&mut r, t),
@@ -292,6 +293,8 @@ pub(crate) fn rules<O>(t: &Thunk<O>) -> Rules<'_, O> {
         }
         Thunk::Attention { .. } => attention::attention(&mut r, t),
         Thunk::Rope { .. } => norm::rope(&mut r, t),
+        Thunk::RopeAt { .. } => norm::rope_at(&mut r, t),
+        Thunk::CachedAttention { .. } => attention::cached_attention(&mut r, t),
         Thunk::Reduce { .. } => reduce::reduce(&mut r, t),
         Thunk::ArgReduce { .. } => reduce::arg_reduce(&mut r, t),
         Thunk::Cumsum { .. } => reduce::cumsum(&mut r, t),

@@ -4,7 +4,7 @@
 use super::{max_index, product, Rules};
 use crate::dtype::DType;
 use crate::thunk::Thunk;
-use crate::validate::access::{Alias, Dir, Elem, Pattern, F32};
+use crate::validate::access::{Alias, Dir, Elem, Pattern, F32, I64};
 use crate::validate::messages;
 
 /// The dtypes an index operand may have.
@@ -129,4 +129,17 @@ pub(super) fn kv_append<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
         )
     })();
     r.strided(Dir::Write, "cache", cache, elem, cache_rows, "rows pos..pos+new_len of batch*max_len*row");
+}
+
+pub(super) fn kv_write<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::KvWrite { src, cache, pos, new_len, max_len, row, elem_bytes } = t else {
+        unreachable!("kv_write called on {:?}", t.kind())
+    };
+    r.require(new_len <= max_len, "new_len", || messages::step_longer_than_cache(*new_len, *max_len));
+    r.read("pos", pos, I64, &[1], "1");
+    let Some(elem) = r.byte_elem("elem_bytes", *elem_bytes) else { return };
+    r.read("src", src, elem, &[*new_len, *row], "new_len*row");
+    // The rows written depend on the run-time position; every other row
+    // keeps its bytes, so the whole cache is read and written.
+    r.update("cache", cache, elem, &[*max_len, *row], "max_len*row");
 }

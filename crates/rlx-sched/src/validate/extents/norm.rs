@@ -2,7 +2,7 @@
 
 use super::Rules;
 use crate::thunk::Thunk;
-use crate::validate::access::{Alias, F32};
+use crate::validate::access::{Alias, F32, I64};
 use crate::validate::messages;
 
 pub(super) fn layer_norm<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
@@ -73,4 +73,18 @@ pub(super) fn rope<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.read("cos", cos, F32, &[*seq, half], "seq*head_dim/2");
     r.read("sin", sin, F32, &[*seq, half], "seq*head_dim/2");
     r.write("out", out, F32, &[*batch, *seq, *heads, *head_dim], "batch*seq*heads*head_dim");
+}
+
+pub(super) fn rope_at<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::RopeAt { x, cos, sin, pos, out, seq, heads, head_dim, max_len, interleaved: _ } = t else {
+        unreachable!("rope_at called on {:?}", t.kind())
+    };
+    r.require(head_dim % 2 == 0, "head_dim", || messages::odd_head_dim(*head_dim));
+    r.require(seq <= max_len, "seq", || messages::step_longer_than_cache(*seq, *max_len));
+    let half = head_dim / 2;
+    r.read("pos", pos, I64, &[1], "1");
+    r.read_alias(Alias::Exact, "x", x, F32, &[*seq, *heads, *head_dim], "seq*heads*head_dim");
+    r.read("cos", cos, F32, &[*max_len, half], "max_len*head_dim/2");
+    r.read("sin", sin, F32, &[*max_len, half], "max_len*head_dim/2");
+    r.write("out", out, F32, &[*seq, *heads, *head_dim], "seq*heads*head_dim");
 }

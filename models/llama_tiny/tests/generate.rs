@@ -1,0 +1,86 @@
+//! The `llama_tiny` decoder step against `transformers`' LlamaForCausalLM
+//! (the reference written by `models/make/make_llama_tiny.py`): a 64-token
+//! greedy generation, one `run` per token over the persistent KV cache,
+//! with every step's logits within 1e-4 of the reference and the same
+//! tokens.
+
+use std::path::{Path, PathBuf};
+
+use llama_tiny::{GeneratedModel, Model};
+use rlx_runtime::npy::read_npy;
+
+fn expected(name: &str) -> rlx_runtime::npy::NpyArray {
+    read_npy(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("expected").join(name)).unwrap()
+}
+
+fn i64s(bytes: &[u8]) -> Vec<i64> {
+    bytes.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+/// Runs one token at `pos`; returns the logits.
+fn step(m: &mut Model, token: i64, pos: usize) -> Vec<f32> {
+    m.input_tokens()[0] = token;
+    m.input_pos()[0] = pos as i64;
+    m.run();
+    m.output_logits().to_vec()
+}
+
+fn argmax(row: &[f32]) -> i64 {
+    let mut best = 0;
+    for (i, &x) in row.iter().enumerate() {
+        if x > row[best] {
+            best = i;
+        }
+    }
+    best as i64
+}
+
+/// The whole greedy generation; returns the worst logit error.
+fn generate_and_compare(m: &mut Model) -> f32 {
+    let prompt = i64s(&expected("prompt_ids.npy").bytes);
+    let tokens = i64s(&expected("tokens.npy").bytes);
+    let logits = expected("logits.npy");
+    let vocab = logits.shape[1];
+    let want = f32s(&logits.bytes);
+    let mut row = Vec::new();
+    for (pos, &t) in prompt.iter().enumerate() {
+        row = step(m, t, pos);
+    }
+    let mut worst = 0.0f32;
+    for (i, &want_token) in tokens.iter().enumerate() {
+        let want_row = &want[i * vocab..(i + 1) * vocab];
+        for (j, (&g, &w)) in row.iter().zip(want_row).enumerate() {
+            let err = (g - w).abs();
+            worst = worst.max(err);
+            // f32 against transformers' f32 (different summation orders):
+            // the bound for every step of the generation.
+            assert!(err <= 1e-4, "step {i}, logit {j}: {g} vs {w}");
+        }
+        let got = argmax(&row);
+        assert_eq!(got, want_token, "step {i}: greedy token");
+        row = step(m, got, prompt.len() + i);
+    }
+    worst
+}
+
+#[test]
+fn greedy_generation_matches_transformers() {
+    let mut m = Model::new();
+    let worst = generate_and_compare(&mut m);
+    eprintln!("llama_tiny: 64 greedy steps, worst logit error {worst:e}");
+    // A second generation after `reset_state` starts from an empty cache
+    // and gives the same logits.
+    m.reset_state();
+    assert_eq!(generate_and_compare(&mut m), worst);
+}
+
+#[test]
+fn the_cache_is_state() {
+    let names: Vec<&str> = Model::INFO.states.iter().map(|s| s.name).collect();
+    assert_eq!(names, ["layer0.k_cache", "layer0.v_cache", "layer1.k_cache", "layer1.v_cache"]);
+    assert!(Path::new(Model::INFO.sched_path).ends_with("model.sched"));
+}
