@@ -1,0 +1,202 @@
+//! The command line of a decoder binary:
+//! `NAME --prompt TEXT [--max-tokens N] [--temperature F] [--top-k N]
+//! [--top-p F] [--seed N] [--ids]`.
+//!
+//! A decoder's `main.rs` is one line over [`main`]. Generated text goes to
+//! stdout as it is produced (flushed per token, then a final newline);
+//! stderr gets one line per phase, e.g.
+//! `prefill: 12 tokens, 3.1 ms, 3870 tok/s`. Every user error (bad
+//! argument, empty or too long prompt) is one line on stderr and exit code
+//! 2, as in `rlx_runtime::cli`; a failure of the model itself (a NaN
+//! logit, a wrong logits length) is one line and exit code 1.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::ops::ControlFlow;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::generate::{generate, GenerateError, Stats, Token};
+use crate::sampler::{Sampler, SamplerConfig};
+use crate::tokenizer::Tokenizer;
+use crate::StepModel;
+
+// Numbers accept a leading `-` so that `--max-tokens -1` is reported as a
+// bad value of that flag, not as an unknown flag `-1`.
+#[derive(Parser, Debug)]
+#[command(about = "Generates text with a decoder compiled by rlx AOT", disable_version_flag = true)]
+struct Args {
+    /// The text to continue.
+    #[arg(long, value_name = "TEXT")]
+    prompt: Option<String>,
+    /// Tokens to generate at most (fewer if the end-of-text token comes).
+    #[arg(long, value_name = "N", default_value_t = 32, allow_negative_numbers = true)]
+    max_tokens: usize,
+    /// Sampling temperature; 0 is greedy (argmax).
+    #[arg(long, value_name = "F", default_value_t = 0.0, allow_negative_numbers = true)]
+    temperature: f32,
+    /// Sample only among the N most likely tokens.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    top_k: Option<usize>,
+    /// Sample only among the most likely tokens that together reach probability F.
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
+    top_p: Option<f32>,
+    /// Seed of the sampler's random stream.
+    #[arg(long, value_name = "N", default_value_t = 0, allow_negative_numbers = true)]
+    seed: u64,
+    /// Print the generated token ids (space-separated) instead of text.
+    #[arg(long)]
+    ids: bool,
+}
+
+/// An error line and the exit code it ends with.
+#[derive(Debug)]
+struct Fail {
+    code: u8,
+    msg: String,
+}
+
+fn usage(msg: impl Into<String>) -> Fail {
+    Fail { code: 2, msg: msg.into() }
+}
+
+/// Runs the CLI over the process arguments, stdout and stderr.
+pub fn main<M: StepModel>(model: M, tokenizer_json: &'static [u8]) -> ExitCode {
+    let (mut out, mut err) = (io::stdout().lock(), io::stderr().lock());
+    main_from(model, tokenizer_json, std::env::args_os(), &mut out, &mut err)
+}
+
+/// [`main`] over the given arguments (the first is the program name) and
+/// writers.
+pub fn main_from<M, I, T>(
+    mut model: M,
+    tokenizer_json: &[u8],
+    argv: I,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> ExitCode
+where
+    M: StepModel,
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    let prog = argv
+        .first()
+        .and_then(|p| std::path::Path::new(p).file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "decoder".into());
+    let args = match Args::try_parse_from(&argv) {
+        Ok(a) => a,
+        Err(e) if !e.use_stderr() => {
+            // --help: the full text, success.
+            let _ = write!(out, "{e}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            // clap's first line names the problem; the rest is a usage hint.
+            let text = e.to_string();
+            let line = text.lines().next().unwrap_or("error: bad arguments");
+            let _ = writeln!(err, "{prog}: {line}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&mut model, tokenizer_json, &args, out, err) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            let _ = writeln!(err, "{prog}: error: {}", f.msg);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn sampler_config(args: &Args) -> Result<SamplerConfig, Fail> {
+    let t = args.temperature;
+    if !(t.is_finite() && t >= 0.0) {
+        return Err(usage(format!("--temperature `{t}` is not allowed: give a finite value >= 0 (0 is greedy)")));
+    }
+    if args.top_k == Some(0) {
+        return Err(usage("--top-k `0` is not allowed: give at least 1"));
+    }
+    if let Some(p) = args.top_p.filter(|p| !(*p > 0.0 && *p <= 1.0)) {
+        return Err(usage(format!("--top-p `{p}` is not allowed: give a value in (0, 1]")));
+    }
+    let mut config = SamplerConfig::with_temperature(t, args.seed);
+    config.top_k = args.top_k;
+    config.top_p = args.top_p;
+    Ok(config)
+}
+
+fn run<M: StepModel>(
+    model: &mut M,
+    tokenizer_json: &[u8],
+    args: &Args,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Fail> {
+    let Some(prompt) = &args.prompt else {
+        return Err(usage("missing --prompt TEXT"));
+    };
+    let config = sampler_config(args)?;
+    let tokenizer = Tokenizer::from_bytes(tokenizer_json).map_err(|e| Fail { code: 1, msg: e.to_string() })?;
+    let mut sampler = Sampler::new(config, model.vocab()).map_err(|e| Fail { code: 1, msg: e.to_string() })?;
+
+    let mut write_error = None;
+    let mut first = true;
+    let result = generate(model, &tokenizer, &mut sampler, prompt, args.max_tokens, |t: Token<'_>| {
+        let written = match (args.ids, t.id) {
+            (true, Some(id)) => {
+                let sep = if first { "" } else { " " };
+                first = false;
+                write!(out, "{sep}{id}")
+            }
+            (true, None) => Ok(()),
+            (false, _) => out.write_all(t.text.as_bytes()),
+        };
+        match written.and_then(|()| out.flush()) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                write_error = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    });
+    let stats = result.map_err(|e| Fail { code: exit_code(&e), msg: e.to_string() })?;
+    match write_error {
+        // A closed pipe (`| head`) is the reader's choice, not a failure.
+        Some(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+        Some(e) => return Err(Fail { code: 1, msg: format!("cannot write to stdout: {e}") }),
+        None => {
+            let _ = writeln!(out).and_then(|()| out.flush());
+        }
+    }
+    let _ = err.write_all(report(&stats).as_bytes());
+    Ok(())
+}
+
+/// 2 for what the user can fix (the prompt, the length), 1 for the model.
+fn exit_code(e: &GenerateError) -> u8 {
+    match e {
+        GenerateError::EmptyPrompt
+        | GenerateError::TooLong { .. }
+        | GenerateError::PaddedTooLong { .. }
+        | GenerateError::PromptToken { .. }
+        | GenerateError::Tokenizer(_) => 2,
+        _ => 1,
+    }
+}
+
+/// The two stderr lines, one per phase.
+pub fn report(stats: &Stats) -> String {
+    let end = if stats.stopped_at_end { ", stopped at end-of-text" } else { "" };
+    format!(
+        "prefill: {} tokens, {:.1} ms, {:.0} tok/s\ndecode: {} tokens, {:.1} ms, {:.0} tok/s{end}\n",
+        stats.prefill_tokens,
+        stats.prefill_time.as_secs_f64() * 1e3,
+        stats.prefill_rate(),
+        stats.decode_tokens,
+        stats.decode_time.as_secs_f64() * 1e3,
+        stats.decode_rate(),
+    )
+}

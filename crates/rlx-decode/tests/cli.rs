@@ -1,0 +1,135 @@
+//! The decoder command line: in process over the mock model (every
+//! argument and error), and as a process (`rlx-decode-mock`).
+
+mod common;
+
+use std::process::{Command, ExitCode};
+
+use common::mock::{successor, Bigram};
+use rlx_decode::Tokenizer;
+
+const PROG: &str = "rlx-decode-mock";
+
+/// Runs the CLI in process; returns (exit code, stdout, stderr).
+fn cli(args: &[&str]) -> (ExitCode, String, String) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let argv = std::iter::once(PROG).chain(args.iter().copied());
+    let code = rlx_decode::cli::main_from(Bigram::new(512, 4, 64), common::TOKENIZER_JSON, argv, &mut out, &mut err);
+    (code, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+}
+
+/// The greedy continuation of `prompt` under the mock model.
+fn greedy_ids(prompt: &str, n: usize) -> Vec<u32> {
+    let tok = Tokenizer::from_bytes(common::TOKENIZER_JSON).unwrap();
+    let mut t = *tok.encode(prompt).unwrap().last().unwrap() as i64;
+    (0..n)
+        .map(|_| {
+            t = successor(t, 512);
+            t as u32
+        })
+        .collect()
+}
+
+fn check_report(err: &str, prompt_tokens: usize, decode_tokens: usize) {
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    let prefill = format!("prefill: {prompt_tokens} tokens, ");
+    let decode = format!("decode: {decode_tokens} tokens, ");
+    assert!(lines[0].starts_with(&prefill) && lines[0].ends_with(" tok/s"), "{err}");
+    assert!(lines[1].starts_with(&decode) && lines[1].ends_with(" tok/s"), "{err}");
+    assert!(lines[0].contains(" ms, "), "{err}");
+}
+
+#[test]
+fn ids_mode_prints_the_greedy_ids() {
+    let (code, out, err) = cli(&["--prompt", "Hello, world!", "--max-tokens", "5", "--ids"]);
+    assert_eq!(code, ExitCode::SUCCESS, "{err}");
+    // "Hello, world!" ends in token 1; the walk is t -> 7t + 3 mod 512.
+    assert_eq!(out, "10 73 2 17 122\n");
+    assert_eq!(greedy_ids("Hello, world!", 5), [10, 73, 2, 17, 122]);
+    check_report(&err, 10, 4);
+}
+
+#[test]
+fn text_mode_prints_the_decoded_text_and_a_newline() {
+    let (code, out, err) = cli(&["--prompt", "def f(x):", "--max-tokens", "12"]);
+    assert_eq!(code, ExitCode::SUCCESS, "{err}");
+    let tok = Tokenizer::from_bytes(common::TOKENIZER_JSON).unwrap();
+    let ids: Vec<u32> = greedy_ids("def f(x):", 12).into_iter().take_while(|&t| t != 0).collect();
+    assert_eq!(out, format!("{}\n", tok.decode(&ids).unwrap()));
+}
+
+#[test]
+fn the_default_is_32_greedy_tokens() {
+    let (code, out, _) = cli(&["--prompt", "the", "--ids"]);
+    assert_eq!(code, ExitCode::SUCCESS);
+    let want: Vec<String> = greedy_ids("the", 32).iter().take_while(|&&t| t != 0).map(u32::to_string).collect();
+    assert_eq!(out, format!("{}\n", want.join(" ")));
+}
+
+#[test]
+fn a_seed_makes_sampling_reproducible() {
+    let args = ["--prompt", "abc", "--temperature", "1.5", "--top-k", "3", "--top-p", "0.9", "--seed", "9", "--ids"];
+    let (code, a, _) = cli(&args);
+    assert_eq!(code, ExitCode::SUCCESS);
+    assert_eq!(cli(&args).1, a);
+}
+
+#[test]
+fn bad_arguments_are_one_line_and_exit_code_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&[], "error: missing --prompt TEXT"),
+        (&["--prompt", ""], "error: the prompt is empty: give at least one token"),
+        (&["--prompt", "x", "--max-tokens", "abc"], "error: invalid value 'abc' for '--max-tokens <N>'"),
+        (&["--prompt", "x", "--max-tokens", "-1"], "error: invalid value '-1' for '--max-tokens <N>'"),
+        (
+            &["--prompt", "x", "--temperature", "-1"],
+            "error: --temperature `-1` is not allowed: give a finite value >= 0 (0 is greedy)",
+        ),
+        (&["--prompt", "x", "--temperature", "nan"], "error: --temperature `NaN` is not allowed"),
+        (&["--prompt", "x", "--temperature", "warm"], "error: invalid value 'warm' for '--temperature <F>'"),
+        (&["--prompt", "x", "--top-k", "0"], "error: --top-k `0` is not allowed: give at least 1"),
+        (&["--prompt", "x", "--top-p", "0"], "error: --top-p `0` is not allowed: give a value in (0, 1]"),
+        (&["--prompt", "x", "--top-p", "1.5"], "error: --top-p `1.5` is not allowed: give a value in (0, 1]"),
+        (&["--prompt", "x", "--seed", "-3"], "error: invalid value '-3' for '--seed <N>'"),
+        (&["--prompt", "x", "--bogus"], "error: unexpected argument '--bogus' found"),
+        (
+            &["--prompt", "x y", "--max-tokens", "63"],
+            "error: prompt of 3 tokens + max-tokens 63 = 66 exceeds the model's context of 64 positions",
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, out, err) = cli(args);
+        assert_eq!(code, ExitCode::from(2), "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with(&format!("{PROG}: {want}")), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn help_goes_to_stdout_with_success() {
+    let (code, out, err) = cli(&["--help"]);
+    assert_eq!(code, ExitCode::SUCCESS);
+    assert!(out.contains("--max-tokens") && out.contains("--top-p") && err.is_empty(), "{out}");
+}
+
+#[test]
+fn the_binary_streams_to_stdout_and_reports_on_stderr() {
+    let bin = env!("CARGO_BIN_EXE_rlx-decode-mock");
+    let run = |args: &[&str]| Command::new(bin).args(args).output().expect("runs");
+
+    let o = run(&["--prompt", "Hello, world!", "--max-tokens", "5", "--ids"]);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), "10 73 2 17 122\n");
+    check_report(&err, 10, 4);
+
+    let o = run(&["--prompt", "x", "--top-p", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(o.stderr).unwrap(),
+        "rlx-decode-mock: error: --top-p `2` is not allowed: give a value in (0, 1]\n"
+    );
+}

@@ -1,0 +1,115 @@
+//! The bundled byte-level BPE tokenizer: Rust ids equal the Python
+//! `tokenizers` ids, and streamed decoding equals whole decoding.
+
+mod common;
+
+use rlx_decode::{TextStream, Tokenizer};
+
+fn tokenizer() -> Tokenizer {
+    Tokenizer::from_bytes(common::TOKENIZER_JSON).expect("loads")
+}
+
+/// `(text, ids)` from the fixture models/make/make_tokenizer.py writes.
+fn cases() -> Vec<(String, Vec<u32>)> {
+    let v: serde_json::Value = serde_json::from_str(common::TOKENIZER_CASES).expect("fixture parses");
+    v["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|c| {
+            let ids = c["ids"].as_array().unwrap().iter().map(|i| i.as_u64().unwrap() as u32).collect();
+            (c["text"].as_str().unwrap().to_owned(), ids)
+        })
+        .collect()
+}
+
+#[test]
+fn the_vocabulary_and_end_of_text_are_found() {
+    let t = tokenizer();
+    assert_eq!(t.vocab(), 512);
+    assert_eq!(t.end_of_text(), Some(0));
+    assert_eq!(t.token_bytes(0).unwrap(), b"", "special tokens decode to no text");
+    assert!(t.token_bytes(512).is_err());
+}
+
+#[test]
+fn encode_matches_python_tokenizers() {
+    let t = tokenizer();
+    let cases = cases();
+    assert!(cases.len() >= 8);
+    for (text, ids) in cases {
+        assert_eq!(t.encode(&text).unwrap(), ids, "{text:?}");
+    }
+}
+
+/// Streams `ids` one token at a time; returns the pieces (the last one from
+/// `finish`).
+fn stream(t: &Tokenizer, ids: &[u32]) -> Vec<String> {
+    let mut s = TextStream::new();
+    let mut pieces: Vec<String> = ids.iter().map(|&id| s.push(t, id).unwrap().to_owned()).collect();
+    pieces.push(s.finish().to_owned());
+    pieces
+}
+
+#[test]
+fn streamed_text_is_the_decoded_text_and_round_trips() {
+    let t = tokenizer();
+    for (text, ids) in cases() {
+        let pieces = stream(&t, &ids);
+        // Special tokens vanish from decoded text.
+        let want = text.replace("<|endoftext|>", "");
+        assert_eq!(pieces.concat(), want, "{text:?}");
+        assert_eq!(t.decode(&ids).unwrap(), want);
+        assert_eq!(t.inner().decode(&ids, true).unwrap(), want, "tokenizers' own decoder agrees");
+    }
+}
+
+#[test]
+fn a_character_split_across_tokens_is_held_until_complete() {
+    let t = tokenizer();
+    let ids = t.encode("🦀").unwrap();
+    assert!(ids.len() > 1, "the crab is several byte tokens: {ids:?}");
+    let pieces = stream(&t, &ids);
+    // Nothing comes out until the last byte of the character arrives.
+    assert!(pieces[..ids.len() - 1].iter().all(String::is_empty), "{pieces:?}");
+    assert_eq!(pieces[ids.len() - 1], "🦀");
+}
+
+#[test]
+fn bytes_that_never_form_text_become_replacement_characters() {
+    let t = tokenizer();
+    // Byte tokens: two of the four bytes of a character then a letter, a
+    // lone continuation byte then a letter, and a character cut off at the
+    // end.
+    let byte = |b: u8| -> u32 {
+        (0..t.vocab() as u32).find(|&id| t.token_bytes(id).unwrap() == [b]).expect("every byte has a token")
+    };
+    let crab = "🦀".as_bytes();
+    let ids: Vec<u32> =
+        [crab[0], crab[1], b'a', 0x80, b'b', crab[0], crab[1], crab[2]].iter().map(|&b| byte(b)).collect();
+    let pieces = stream(&t, &ids);
+    let mut all = Vec::new();
+    for &id in &ids {
+        all.extend_from_slice(t.token_bytes(id).unwrap());
+    }
+    assert_eq!(pieces.concat(), String::from_utf8_lossy(&all));
+    assert_eq!(pieces.concat(), "\u{FFFD}a\u{FFFD}b\u{FFFD}");
+    assert_eq!(pieces.last().unwrap(), "\u{FFFD}", "a character cut at the end is flushed by finish");
+}
+
+#[test]
+fn a_tokenizer_that_is_not_byte_level_is_refused() {
+    let json = String::from_utf8(common::TOKENIZER_JSON.to_vec()).unwrap();
+    let json = json.replace(
+        r#""decoder": {"add_prefix_space": true, "trim_offsets": true, "type": "ByteLevel", "use_regex": true}"#,
+        r#""decoder": {"type": "Fuse"}"#,
+    );
+    assert!(json.contains("Fuse"), "the fixture's decoder text changed");
+    let e = Tokenizer::from_bytes(json.as_bytes()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the tokenizer's decoder is Fuse, not ByteLevel: only byte-level BPE tokenizers are supported"
+    );
+    let e = Tokenizer::from_bytes(b"{").unwrap_err();
+    assert!(e.to_string().starts_with("cannot load tokenizer.json: "), "{e}");
+}
