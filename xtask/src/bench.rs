@@ -30,7 +30,7 @@ pub fn bench(root: &Path, rounds: usize) -> Result<()> {
     );
     for (i, threads) in ["1", "2"].iter().enumerate() {
         let mut cmd = Command::new(&bin);
-        cmd.env("RLX_NUM_THREADS", threads).arg(rounds.to_string()).arg("--gemm");
+        cmd.env("RLX_NUM_THREADS", threads).arg(rounds.to_string()).args(["--gemm", "--decode"]);
         if i > 0 {
             cmd.arg("--no-header");
         }

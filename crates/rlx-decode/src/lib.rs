@@ -7,7 +7,8 @@
 //!
 //! ```ignore
 //! fn main() -> std::process::ExitCode {
-//!     rlx_decode::cli::main(llama_tiny::Model::new(), include_bytes!("../tokenizer.json"))
+//!     let step = rlx_decode::GeneratedStep::new(llama_tiny::Model::new()).expect("a decoder step");
+//!     rlx_decode::cli::main(step, include_bytes!("../tokenizer.json"))
 //! }
 //! ```
 //!
@@ -41,10 +42,12 @@
 pub mod cli;
 pub mod generate;
 pub mod sampler;
+pub mod step;
 pub mod tokenizer;
 
 pub use generate::{generate, generate_ids, GenerateError, Stats, Token};
 pub use sampler::{SampleError, Sampler, SamplerConfig};
+pub use step::{GeneratedStep, StepError};
 pub use tokenizer::{TextStream, Tokenizer, TokenizerError};
 
 /// The contract a generated decoder implements: a transformer whose KV

@@ -84,3 +84,36 @@ fn the_cache_is_state() {
     assert_eq!(names, ["layer0.k_cache", "layer0.v_cache", "layer1.k_cache", "layer1.v_cache"]);
     assert!(Path::new(Model::INFO.sched_path).ends_with("model.sched"));
 }
+
+/// The binary's path: `GeneratedStep` and rlx-decode's greedy loop over the
+/// same model give the reference's 64 tokens.
+#[test]
+fn the_generation_loop_gives_the_reference_tokens() {
+    let prompt = i64s(&expected("prompt_ids.npy").bytes);
+    let want: Vec<u32> = i64s(&expected("tokens.npy").bytes).iter().map(|&t| t as u32).collect();
+    let mut step = rlx_decode::GeneratedStep::new(Model::new()).unwrap();
+    let mut sampler = rlx_decode::Sampler::new(rlx_decode::SamplerConfig::default(), 512).unwrap();
+    let mut got = Vec::new();
+    let stats = rlx_decode::generate_ids(&mut step, &mut sampler, &prompt, want.len(), None, |t| {
+        got.push(t);
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert_eq!(got, want);
+    assert_eq!(stats.prefill_tokens, prompt.len());
+}
+
+/// The binary prints text and reports both phases; a request past the
+/// cache is one line on stderr and exit code 2.
+#[test]
+fn cli_generates_and_refuses_too_long_requests() {
+    let bin = env!("CARGO_BIN_EXE_llama_tiny");
+    let (code, out, err) = rlx_testkit::models::run_binary(bin, &["--prompt", "def main", "--max-tokens", "8"]);
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(!out.is_empty() || err.contains("end-of-text"), "no text: {err}");
+    assert!(err.contains("prefill:") && err.contains("tok/s"), "stderr: {err}");
+    let (code, _, err) = rlx_testkit::models::run_binary(bin, &["--prompt", "hi", "--max-tokens", "500"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.trim().lines().count(), 1, "stderr: {err}");
+    assert!(err.contains("128"), "stderr: {err}");
+}

@@ -21,6 +21,10 @@ mod cnn;
 #[rustfmt::skip]
 #[allow(clippy::all, unused, missing_docs)]
 mod bert_tiny;
+#[path = "../../../models/llama_tiny/src/generated.rs"]
+#[rustfmt::skip]
+#[allow(clippy::all, unused, missing_docs)]
+mod llama_tiny;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -92,6 +96,65 @@ fn bench_model<M: GeneratedModel>(rounds: usize) -> (Duration, Duration) {
         }
     }
     (median(g), median(i))
+}
+
+/// Writes a decoder step's `tokens` (one token) and `pos` into an arena.
+fn set_step(arena: &mut [u8], token: i64, pos: usize) {
+    let info = llama_tiny::Model::INFO;
+    for t in info.inputs {
+        let value = if t.name == "pos" { pos as i64 } else { token };
+        arena[t.offset..t.offset + 8].copy_from_slice(&value.to_le_bytes());
+    }
+}
+
+/// One decode step of `llama_tiny` (generated vs interpreter, interleaved
+/// as in `bench_model`): median step times after a 7-token prompt, the
+/// positions cycling through the cache so every step attends to a
+/// realistic prefix.
+fn bench_decoder(rounds: usize) -> (Duration, Duration) {
+    let (schedule, weights) = load("llama_tiny");
+    let mut model = llama_tiny::Model::new();
+    let mut interp = Interpreter::new(schedule, weights.as_slice()).unwrap();
+    let prompt = 7;
+    for pos in 0..prompt {
+        set_step(model.arena_mut(), 1 + pos as i64, pos);
+        model.run();
+        interp.set_bytes("tokens", &(1 + pos as i64).to_le_bytes()).unwrap();
+        interp.set_bytes("pos", &(pos as i64).to_le_bytes()).unwrap();
+        interp.run();
+    }
+    let max_len = llama_tiny::Model::INFO.states[0].shape[0];
+    let (mut g, mut i) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let pos = prompt + round % (max_len - prompt);
+        let token = (round % 500) as i64;
+        set_step(model.arena_mut(), token, pos);
+        interp.set_bytes("tokens", &token.to_le_bytes()).unwrap();
+        interp.set_bytes("pos", &(pos as i64).to_le_bytes()).unwrap();
+        let t = Instant::now();
+        model.run();
+        g.push(t.elapsed());
+        let t = Instant::now();
+        interp.run();
+        i.push(t.elapsed());
+    }
+    (median(g), median(i))
+}
+
+/// This machine's copy bandwidth in GB/s (bytes read + written), best of
+/// five 256 MiB copies: the ceiling a memory-bound decode step can reach.
+fn copy_bandwidth() -> f64 {
+    let n = 256 << 20;
+    let src = vec![1u8; n];
+    let mut dst = vec![0u8; n];
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let t = Instant::now();
+        dst.copy_from_slice(std::hint::black_box(&src));
+        best = best.min(t.elapsed().as_secs_f64());
+        std::hint::black_box(&dst);
+    }
+    2.0 * n as f64 / best / 1e9
 }
 
 /// (m, k, n) of every GEMM-shaped thunk with its node index.
@@ -190,6 +253,23 @@ fn main() {
             g.as_secs_f64() * 1e6,
             i.as_secs_f64() * 1e6,
             g.as_secs_f64() / i.as_secs_f64()
+        );
+    }
+    if args.iter().any(|a| a == "--decode") {
+        let (g, i) = bench_decoder(rounds);
+        let weights = llama_tiny::Model::INFO.weights_bytes as f64;
+        println!();
+        println!("| decoder | threads | step (generated) | step (interpreter) | generated / interpreter | tokens/s | weights read | GB/s | copy bandwidth |");
+        println!("|---|---|---|---|---|---|---|---|---|");
+        println!(
+            "| llama_tiny | {threads} | {:.1} us | {:.1} us | {:.3} | {:.0} | {:.2} MB | {:.2} | {:.1} GB/s |",
+            g.as_secs_f64() * 1e6,
+            i.as_secs_f64() * 1e6,
+            g.as_secs_f64() / i.as_secs_f64(),
+            1.0 / g.as_secs_f64(),
+            weights / 1e6,
+            weights / g.as_secs_f64() / 1e9,
+            copy_bandwidth()
         );
     }
     if args.iter().any(|a| a == "--gemm") {

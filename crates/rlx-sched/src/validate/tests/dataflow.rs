@@ -104,3 +104,36 @@ fn a_schedule_without_outputs_is_a_warning() {
     assert_eq!(w[0].message, "the schedule has no output buffer: nothing its thunks compute can be read");
     assert!(w[0].hint.as_deref().is_some_and(|h| h.starts_with("declare what the model computes")));
 }
+
+/// `state` persists between runs: a thunk may read it before any thunk of
+/// the run wrote it (zeros on the first run, the last run's data after),
+/// no other buffer may overlap it, and it lives in the arena.
+#[test]
+fn state_is_defined_before_the_run_and_owns_its_bytes() {
+    let step = "input pos: i64[1] @ arena+0\ninput k: f32[4] @ arena+64\nstate cache: f32[8, 4] @ arena+128\n\
+                output y: f32[8, 4] @ arena+256\n\n\
+                KvWrite { src: k, cache: cache, pos: pos, new_len: 1, max_len: 8, row: 4, elem_bytes: 4 }\n\
+                Copy { src: cache, dst: y, len: 32 }\n";
+    let checked = assert_clean(step);
+    assert!(warnings(&checked).is_empty(), "no read-never-written warning for state");
+    assert_one_error(
+        "state cache: f32[8] @ arena+0\nscratch s: f32[8] @ arena+16\noutput y: f32[8] @ arena+64\n\n\
+         Copy { src: cache, dst: y, len: 8 }\n",
+        &["scratch buffer `s` overlaps state buffer `cache`"],
+    );
+    assert_error(
+        "state cache: f32[8] @ weights+0\noutput y: f32[8] @ arena+64\n\nCopy { src: cache, dst: y, len: 8 }\n",
+        &["state buffer `cache` cannot live in the weights segment"],
+    );
+}
+
+#[test]
+fn a_step_longer_than_its_cache_is_an_error() {
+    assert_one_error(
+        "input pos: i64[1] @ arena+0\ninput k: f32[12] @ arena+64\nstate cache: f32[2, 4] @ arena+128\n\
+         output y: f32[2, 4] @ arena+256\n\n\
+         KvWrite { src: k, cache: cache, pos: pos, new_len: 3, max_len: 2, row: 4, elem_bytes: 4 }\n\
+         Copy { src: cache, dst: y, len: 8 }\n",
+        &["a step of 3 positions does not fit in a cache of `max_len` 2"],
+    );
+}
