@@ -24,6 +24,10 @@ mod scalar;
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
+#[cfg(target_arch = "x86_64")]
+mod transcendental;
 
 #[cfg(test)]
 pub(crate) mod tests;
@@ -37,7 +41,7 @@ pub use scalar::scalar_act_f32;
 pub fn act_has_simd(act: ActKind) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        crate::kernels::elementwise::par::has_avx2_fma() && avx2::supports(act)
+        crate::kernels::elementwise::par::has_avx2_fma() && (avx2::supports(act) || transcendental::supports(act))
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -46,7 +50,19 @@ pub fn act_has_simd(act: ActKind) -> bool {
     }
 }
 
-/// One thread's share: the SIMD kernel where it exists, else scalar.
+/// Whether the transcendental forms run on 16 lanes (AVX-512F, with AVX2
+/// and FMA as every AVX-512 CPU has) rather than 8 (detected once).
+#[cfg(target_arch = "x86_64")]
+fn has_avx512() -> bool {
+    static DETECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DETECTED.get_or_init(|| {
+        std::arch::is_x86_feature_detected!("avx512f") && crate::kernels::elementwise::par::has_avx2_fma()
+    })
+}
+
+/// One thread's share: the SIMD kernel where it exists, else scalar. The
+/// transcendental forms and the GELU run 16 lanes where AVX-512F exists,
+/// which gives the 8-lane bits, so the choice never changes a result.
 ///
 /// # Safety
 /// As [`act_f32_slice`].
@@ -55,6 +71,18 @@ unsafe fn act_serial(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
     if act == ActKind::Gelu && std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: AVX-512F was detected; extents as the caller promised.
         unsafe { avx512::gelu_map(src, dst, len) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if transcendental::supports(act) && has_avx512() {
+        // SAFETY: AVX-512F was detected; extents as the caller promised.
+        unsafe { transcendental::avx512_trans_f32(act, src, dst, len) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if transcendental::supports(act) && crate::kernels::elementwise::par::has_avx2_fma() {
+        // SAFETY: AVX2 and FMA were detected; extents as the caller promised.
+        unsafe { transcendental::avx2_trans_f32(act, src, dst, len) };
         return;
     }
     #[cfg(target_arch = "x86_64")]
@@ -100,6 +128,20 @@ pub unsafe fn act_f32_slice(act: ActKind, src: *const f32, dst: *mut f32, len: u
         // caller's extents; chunks write disjoint ranges.
         unsafe { act_serial(act, s.get().add(start), d.get().add(start), n) }
     });
+}
+
+/// `act(x)` as [`act_f32_slice`] computes it for an element `x` on this
+/// CPU: every kernel gives an element the same bits wherever it sits in
+/// a call of any length (the SIMD forms run their tail through the same
+/// vector code), so this is the per-element spec of the fast path, as
+/// `math::act_f32` is of [`act_f32_slice_math`]. Scalar references of
+/// kernels that apply activations through the fast path use it.
+pub fn act_f32_fast(act: ActKind, x: f32) -> f32 {
+    let mut v = x;
+    let p: *mut f32 = &mut v;
+    // SAFETY: `p` is one f32, read and written in place (the exact alias).
+    unsafe { act_serial(act, p, p, 1) };
+    v
 }
 
 /// `data[i] = act(data[i])` for `i < len`, split over threads when `par`.
