@@ -375,6 +375,18 @@ impl Lanes for __m512 {
     }
 }
 
+/// One activation's vector form, at any width. A trait rather than a
+/// closure: closures do not inherit the `#[target_feature]`s of the map
+/// they are passed to, and neither get inlined nor let the intrinsics
+/// inside them be; `#[inline(always)]` methods all the way down do.
+pub(super) trait Form {
+    /// The form of 1 vector.
+    ///
+    /// # Safety
+    /// `V`'s target features are enabled.
+    unsafe fn apply<V: Lanes>(&self, x: V) -> V;
+}
+
 /// `dst[i] = f(src[i])`, `V::N` lanes at a time; the last `len % N`
 /// elements go through the same `f` with a masked load (absent lanes read
 /// 0) and a masked store, so an element's result never depends on its
@@ -384,17 +396,18 @@ impl Lanes for __m512 {
 /// `V`'s target features are enabled; `src` readable and `dst` writable
 /// for `len` f32; `dst == src` or no overlap.
 #[inline(always)]
-pub(super) unsafe fn map<V: Lanes>(src: *const f32, dst: *mut f32, len: usize, f: impl Fn(V) -> V) {
+pub(super) unsafe fn map<V: Lanes, F: Form>(src: *const f32, dst: *mut f32, len: usize, f: &F) {
     let mut i = 0;
     while i + V::N <= len {
         // SAFETY: `i + N <= len` keeps the block inside both extents; each
-        // block is loaded before it is stored, so an exact alias is fine.
-        unsafe { f(V::load(src.add(i))).store(dst.add(i)) };
+        // block is loaded before it is stored, so an exact alias is fine;
+        // `V`'s features are the caller's contract.
+        unsafe { f.apply(V::load(src.add(i))).store(dst.add(i)) };
         i += V::N;
     }
     if i < len {
         // SAFETY: `len - i < N` elements remain; masked-off lanes are neither
         // read nor written.
-        unsafe { f(V::load_part(src.add(i), len - i)).store_part(dst.add(i), len - i) };
+        unsafe { f.apply(V::load_part(src.add(i), len - i)).store_part(dst.add(i), len - i) };
     }
 }

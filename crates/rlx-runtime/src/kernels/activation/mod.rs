@@ -1,22 +1,34 @@
 //! Activation kernels: `dst[i] = act(src[i])`, in place or not.
 //!
 //! The scalar kernel applies `crate::math`, the single definition of every
-//! activation. The AVX2 kernel covers the activations whose vector form is
-//! the same IEEE operations in the same order as `math` (comparisons,
-//! blends, `+ - * /`, `sqrt`, rounding), so it is bit-exact with scalar;
-//! only the NaN payload chosen when both operands of an operation are NaN
-//! may differ. The one exception is the exact `gelu`: its AVX2 form is a
-//! polynomial approximation within a few ulp of `math::gelu` (the bound is
-//! measured in the tests), because the scalar one dominates the run time
-//! of GELU models; with AVX-512 it runs 16 lanes at a time, the same
-//! operations lane for lane, so the same bits. The AVX2 choice is made once per process, and the
-//! interpreter and generated code both call [`act_f32_slice`] /
-//! [`act_in_place_f32`], so they still agree bit for bit on one machine.
-//! The other transcendental activations always run the scalar kernel.
+//! activation. Three kinds of SIMD kernel (x86-64; aarch64 runs the scalar
+//! kernel for every kind, there is no NEON file):
+//!
+//! - `avx2`: the activations whose vector form is the same IEEE operations
+//!   in the same order as `math` (comparisons, blends, `+ - * /`, `sqrt`,
+//!   rounding), so it is bit-exact with scalar; only the NaN payload chosen
+//!   when both operands of an operation are NaN may differ.
+//! - the exact `gelu`: a polynomial approximation within a few ulp of
+//!   `math::gelu` (the bound is measured in the tests), 8 lanes (`avx2`) or
+//!   16 (`avx512`), the same operations lane for lane, so the same bits.
+//! - `transcendental`: exp, sigmoid, silu, tanh, gelu_tanh, mish,
+//!   softplus, elu, selu and celu, written once over `lanes`' vector
+//!   interface and run
+//!   on 16 lanes with AVX-512F or 8 with AVX2+FMA (again the same bits):
+//!   approximations on one vector `exp`, each within a measured ulp bound
+//!   of the exact function (`docs/kernels/activation.md`). Log, erf, sin
+//!   and cos stay scalar.
+//!
+//! The choice is made once per process, and every vector kernel runs its
+//! tail through the same vector code (masked), so an element's bits do not
+//! depend on its position, the call's length or the thread split
+//! ([`act_f32_fast`] is that per-element function). The interpreter and
+//! generated code both call [`act_f32_slice`] / [`act_in_place_f32`], so
+//! they agree bit for bit on one machine.
 //!
 //! [`act_f32_slice_math`] is the path bit-exact with `math` for every kind
 //! (the fused `ElementwiseRegion` uses it, because generated code inlines
-//! that chain as calls to `math`).
+//! that chain as calls to `math`): it takes only the exact SIMD kernels.
 
 mod scalar;
 

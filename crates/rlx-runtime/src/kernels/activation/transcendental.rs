@@ -1,5 +1,6 @@
 //! Vector forms of the transcendental activations (`exp`, `sigmoid`,
-//! `silu`, `tanh`, `gelu_tanh`, `elu`, `selu`, `celu`, `mish`), written
+//! `silu`, `tanh`, `gelu_tanh`, `elu`, `selu`, `celu`, `mish`,
+//! `softplus`), written
 //! once over [`Lanes`] and run on 8 lanes (AVX2+FMA) or 16 (AVX-512F) with
 //! the same operations lane for lane, so both widths give the same bits.
 //!
@@ -21,7 +22,7 @@
 
 use std::arch::x86_64::{__m256, __m512};
 
-use super::lanes::{map, Lanes};
+use super::lanes::{map, Form, Lanes};
 use crate::kernels::vexp::{EXP_P, LN2_HI, LN2_LO};
 use rlx_core::ActKind;
 
@@ -44,6 +45,19 @@ pub(super) const TANH_P: [f32; 5] = [-5.704_988_7e-3, 2.063_908_9e-2, -5.373_971
 /// `mish`'s `exp` argument is clamped to this: from 20 on,
 /// `w (w + 2) / (w (w + 2) + 2)` is 1 in f32 (`w = e^x`).
 pub(super) const MISH_HI: f32 = 20.0;
+/// Cephes `logf`: `ln(1 + f) = f - f^2 / 2 + f^3 P(f)` on
+/// `sqrt(1/2) - 1 <= f < sqrt(2) - 1`, highest degree first.
+pub(super) const LOG_P: [f32; 9] = [
+    7.037_683_6e-2,
+    -1.151_461_e-1,
+    1.167_699_9e-1,
+    -1.242_014_1e-1,
+    1.424_932_3e-1,
+    -1.666_805_8e-1,
+    2.000_071_4e-1,
+    -2.499_999_4e-1,
+    3.333_333_1e-1,
+];
 /// `2 * sqrt(2 / pi)`, as `math::gelu_tanh` rounds it.
 const GELU_TANH_2C: f32 = (2.0 * std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2) as f32;
 
@@ -57,6 +71,7 @@ pub(super) fn supports(act: ActKind) -> bool {
         | ActKind::Tanh
         | ActKind::GeluTanh
         | ActKind::Mish
+        | ActKind::Softplus
         | ActKind::Elu { .. }
         | ActKind::Selu { .. } => true,
         ActKind::Celu { alpha } => alpha > 0.0,
@@ -276,6 +291,78 @@ unsafe fn mish<V: Lanes>(x: V) -> V {
     }
 }
 
+/// `ln(1 + y)` for `y` in `[0, 1]` (NaN passes): `u = 1 + y` rounded,
+/// `u = 2^k (1 + f)` with `k` 0 or 1 and `f` in `[sqrt(1/2) - 1, sqrt(2) -
+/// 1)` (both steps exact), Cephes' polynomial for `ln(1 + f)`, and the
+/// rounding error of `u`, `y - (u - 1)` (exact), added back as
+/// `(y - (u - 1)) / u`, so a tiny `y` gives `y` itself.
+///
+/// # Safety
+/// `V`'s target features are enabled.
+#[inline(always)]
+unsafe fn log1p_unit<V: Lanes>(y: V) -> V {
+    // SAFETY: `V`'s target features are the caller's contract.
+    unsafe {
+        let one = V::splat(1.0);
+        let u = one.add(y);
+        let c = y.sub(u.sub(one)).div(u);
+        let big = u.ge(V::splat(std::f32::consts::SQRT_2));
+        let k = V::select(big, one, V::splat(0.0));
+        let f = V::select(big, u.mul(V::splat(0.5)), u).sub(one);
+        let z = f.mul(f);
+        let t = f.mul(z).fma(f.horner(&LOG_P), V::splat(-0.5).mul(z));
+        let t = k.fma(V::splat(LN2_LO), t.add(c));
+        k.fma(V::splat(LN2_HI), f.add(t))
+    }
+}
+
+/// `ln(1 + exp(x))` as `max(x, 0) + ln(1 + exp(-|x|))`, as
+/// `math::softplus`: no overflow, and for very negative `x` the result is
+/// `exp(x)` itself (rounded once, subnormals included).
+/// `softplus(-inf) = 0`, `softplus(inf) = inf`, NaN passes.
+///
+/// # Safety
+/// `V`'s target features are enabled.
+#[inline(always)]
+unsafe fn softplus<V: Lanes>(x: V) -> V {
+    // SAFETY: `V`'s target features are the caller's contract.
+    unsafe {
+        let zero = V::splat(0.0);
+        let e = exp(x.abs().mul(V::splat(-1.0)));
+        let pos = V::select(x.gt(zero), x, zero);
+        pos.add(log1p_unit(e))
+    }
+}
+
+/// A [`Form`] per kind: `form!(Name { params }, |self, x| expr)`.
+macro_rules! form {
+    ($name:ident { $($p:ident),* }, |$s:ident, $x:ident| $body:expr) => {
+        struct $name {
+            $($p: f32,)*
+        }
+        impl Form for $name {
+            #[inline(always)]
+            #[allow(unused_variables)]
+            unsafe fn apply<V: Lanes>(&self, $x: V) -> V {
+                let $s = self;
+                // SAFETY: `V`'s target features are the `Form::apply` contract.
+                unsafe { $body }
+            }
+        }
+    };
+}
+
+form!(Exp {}, |s, x| exp(x));
+form!(Sigmoid {}, |s, x| sigmoid(x));
+form!(Silu {}, |s, x| silu(x));
+form!(Tanh {}, |s, x| tanh(x));
+form!(GeluTanh {}, |s, x| gelu_tanh(x));
+form!(Mish {}, |s, x| mish(x));
+form!(Softplus {}, |s, x| softplus(x));
+form!(Elu { alpha }, |s, x| elu(x, s.alpha));
+form!(Selu { alpha, gamma }, |s, x| selu(x, s.alpha, s.gamma));
+form!(Celu { alpha }, |s, x| celu(x, s.alpha));
+
 /// `dst[i] = act(src[i])` for a kind [`supports`] accepts, `V::N` lanes
 /// at a time; other kinds run the scalar kernel.
 ///
@@ -288,15 +375,16 @@ unsafe fn run<V: Lanes>(act: ActKind, src: *const f32, dst: *mut f32, len: usize
     // `map` (and each form it applies) and `scalar_act_f32` require.
     unsafe {
         match act {
-            ActKind::Exp => map(src, dst, len, |x: V| exp(x)),
-            ActKind::Sigmoid => map(src, dst, len, |x: V| sigmoid(x)),
-            ActKind::Silu => map(src, dst, len, |x: V| silu(x)),
-            ActKind::Tanh => map(src, dst, len, |x: V| tanh(x)),
-            ActKind::GeluTanh => map(src, dst, len, |x: V| gelu_tanh(x)),
-            ActKind::Mish => map(src, dst, len, |x: V| mish(x)),
-            ActKind::Elu { alpha } => map(src, dst, len, |x: V| elu(x, alpha)),
-            ActKind::Selu { alpha, gamma } => map(src, dst, len, |x: V| selu(x, alpha, gamma)),
-            ActKind::Celu { alpha } if alpha > 0.0 => map(src, dst, len, |x: V| celu(x, alpha)),
+            ActKind::Exp => map::<V, _>(src, dst, len, &Exp {}),
+            ActKind::Sigmoid => map::<V, _>(src, dst, len, &Sigmoid {}),
+            ActKind::Silu => map::<V, _>(src, dst, len, &Silu {}),
+            ActKind::Tanh => map::<V, _>(src, dst, len, &Tanh {}),
+            ActKind::GeluTanh => map::<V, _>(src, dst, len, &GeluTanh {}),
+            ActKind::Mish => map::<V, _>(src, dst, len, &Mish {}),
+            ActKind::Softplus => map::<V, _>(src, dst, len, &Softplus {}),
+            ActKind::Elu { alpha } => map::<V, _>(src, dst, len, &Elu { alpha }),
+            ActKind::Selu { alpha, gamma } => map::<V, _>(src, dst, len, &Selu { alpha, gamma }),
+            ActKind::Celu { alpha } if alpha > 0.0 => map::<V, _>(src, dst, len, &Celu { alpha }),
             _ => super::scalar_act_f32(act, src, dst, len),
         }
     }
