@@ -41,7 +41,7 @@ pub(super) const EXPM1_LO: f32 = -30.0;
 pub(super) const TANH_SPLIT: f32 = 0.625;
 /// Cephes `tanhf`: `tanh(x) = x + x^3 P(x^2)` on `|x| < 0.625`, highest
 /// degree first.
-pub(super) const TANH_P: [f32; 5] = [-5.704_988_7e-3, 2.063_908_9e-2, -5.373_971_6e-2, 1.333_144_2e-1, -3.333_328_2e-1];
+pub(super) const TANH_P: [f32; 5] = [-5.704_988_7e-3, 2.063_909e-2, -5.373_971_6e-2, 1.333_144_2e-1, -3.333_328e-1];
 /// `mish`'s `exp` argument is clamped to this: from 20 on,
 /// `w (w + 2) / (w (w + 2) + 2)` is 1 in f32 (`w = e^x`).
 pub(super) const MISH_HI: f32 = 20.0;
@@ -56,7 +56,7 @@ pub(super) const LOG_P: [f32; 9] = [
     -1.666_805_8e-1,
     2.000_071_4e-1,
     -2.499_999_4e-1,
-    3.333_333_1e-1,
+    3.333_333e-1,
 ];
 /// `2 * sqrt(2 / pi)`, as `math::gelu_tanh` rounds it.
 const GELU_TANH_2C: f32 = (2.0 * std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2) as f32;
