@@ -110,7 +110,8 @@ unsafe fn act_serial(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
 
 /// `dst[i] = math::act_f32(act, src[i])` for `i < len`, bit for bit on
 /// every CPU (up to NaN payloads): the SIMD kernel only for the kinds
-/// whose vector form is exact, so `gelu` stays scalar here. Serial.
+/// whose vector form is exact, so `gelu` and the transcendental kinds
+/// (exp, sigmoid, tanh, ...) run the scalar `math` here. Serial.
 ///
 /// # Safety
 /// As [`act_f32_slice`].

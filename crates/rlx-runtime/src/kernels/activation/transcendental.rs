@@ -113,21 +113,21 @@ unsafe fn exp<V: Lanes>(x: V) -> V {
     }
 }
 
-/// `num(p) / (1 + e) * 2^m` with `exp(-|u|) = p 2^n = e`: the shared tail
+/// `num / (1 + e) * 2^m` with `exp(-|u|) = p 2^n = e`: the shared tail
 /// of the logistic forms. For `u >= 0` the numerator is `pos` and
-/// `m = 0`; below, `neg(p)` and `m = n`, so `x e / (1 + e)`-small results
-/// are scaled once, at the end (no overflow: `e <= 1`).
+/// `m = 0`; below, `neg * p` and `m = n`, so `x e / (1 + e)`-small
+/// results are scaled once, at the end (no overflow: `e <= 1`).
 ///
 /// # Safety
 /// `V`'s target features are enabled.
 #[inline(always)]
-unsafe fn logistic<V: Lanes>(u: V, pos: V, neg: impl Fn(V) -> V) -> V {
+unsafe fn logistic<V: Lanes>(u: V, pos: V, neg: V) -> V {
     // SAFETY: `V`'s target features are the caller's contract.
     unsafe {
         let (p, n) = exp_parts(u.abs().mul(V::splat(-1.0)), 0.0);
         let d = p.pow2(n).add(V::splat(1.0));
         let ge = u.ge(V::splat(0.0));
-        let num = V::select(ge, pos, neg(p));
+        let num = V::select(ge, pos, neg.mul(p));
         num.div(d).pow2(V::select(ge, V::splat(0.0), n))
     }
 }
@@ -140,8 +140,9 @@ unsafe fn logistic<V: Lanes>(u: V, pos: V, neg: impl Fn(V) -> V) -> V {
 /// `V`'s target features are enabled.
 #[inline(always)]
 unsafe fn sigmoid<V: Lanes>(x: V) -> V {
+    // `1 * p` is `p`: the numerator below 0 is `e`'s reduced part.
     // SAFETY: `V`'s target features are the caller's contract.
-    unsafe { logistic(x, V::splat(1.0), |p| p) }
+    unsafe { logistic(x, V::splat(1.0), V::splat(1.0)) }
 }
 
 /// `x * sigmoid(u)` for the silu-like forms. `x` is clamped below at
@@ -153,10 +154,7 @@ unsafe fn sigmoid<V: Lanes>(x: V) -> V {
 #[inline(always)]
 unsafe fn x_sigmoid<V: Lanes>(x: V, u: V) -> V {
     // SAFETY: `V`'s target features are the caller's contract.
-    unsafe {
-        let xc = V::splat(EXP_LO).max(x);
-        logistic(u, x, |p| xc.mul(p))
-    }
+    unsafe { logistic(u, x, V::splat(EXP_LO).max(x)) }
 }
 
 /// `x * sigmoid(x)`; `silu(-inf) = -0`, `silu(inf) = inf`.
