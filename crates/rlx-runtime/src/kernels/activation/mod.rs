@@ -13,11 +13,10 @@
 //!   16 (`avx512`), the same operations lane for lane, so the same bits.
 //! - `transcendental`: exp, sigmoid, silu, tanh, gelu_tanh, mish,
 //!   softplus, elu, selu and celu, written once over `lanes`' vector
-//!   interface and run
-//!   on 16 lanes with AVX-512F or 8 with AVX2+FMA (again the same bits):
-//!   approximations on one vector `exp`, each within a measured ulp bound
-//!   of the exact function (`docs/kernels/activation.md`). Log, erf, sin
-//!   and cos stay scalar.
+//!   interface and run on 16 lanes with AVX-512F or 8 with AVX2+FMA (again
+//!   the same bits): approximations on one vector `exp`, each within a
+//!   measured ulp bound of the exact function
+//!   (`docs/kernels/activation.md`). Log, erf, sin and cos stay scalar.
 //!
 //! The choice is made once per process, and every vector kernel runs its
 //! tail through the same vector code (masked), so an element's bits do not
