@@ -1,22 +1,33 @@
 //! Activation kernels: `dst[i] = act(src[i])`, in place or not.
 //!
 //! The scalar kernel applies `crate::math`, the single definition of every
-//! activation. The AVX2 kernel covers the activations whose vector form is
-//! the same IEEE operations in the same order as `math` (comparisons,
-//! blends, `+ - * /`, `sqrt`, rounding), so it is bit-exact with scalar;
-//! only the NaN payload chosen when both operands of an operation are NaN
-//! may differ. The one exception is the exact `gelu`: its AVX2 form is a
-//! polynomial approximation within a few ulp of `math::gelu` (the bound is
-//! measured in the tests), because the scalar one dominates the run time
-//! of GELU models; with AVX-512 it runs 16 lanes at a time, the same
-//! operations lane for lane, so the same bits. The AVX2 choice is made once per process, and the
-//! interpreter and generated code both call [`act_f32_slice`] /
-//! [`act_in_place_f32`], so they still agree bit for bit on one machine.
-//! The other transcendental activations always run the scalar kernel.
+//! activation. Three kinds of SIMD kernel (x86-64; aarch64 runs the scalar
+//! kernel for every kind, there is no NEON file):
+//!
+//! - `avx2`: the activations whose vector form is the same IEEE operations
+//!   in the same order as `math` (comparisons, blends, `+ - * /`, `sqrt`,
+//!   rounding), so it is bit-exact with scalar; only the NaN payload chosen
+//!   when both operands of an operation are NaN may differ.
+//! - the exact `gelu`: a polynomial approximation within a few ulp of
+//!   `math::gelu` (the bound is measured in the tests), 8 lanes (`avx2`) or
+//!   16 (`avx512`), the same operations lane for lane, so the same bits.
+//! - `transcendental`: exp, sigmoid, silu, tanh, gelu_tanh, mish,
+//!   softplus, elu, selu and celu, written once over `lanes`' vector
+//!   interface and run on 16 lanes with AVX-512F or 8 with AVX2+FMA (again
+//!   the same bits): approximations on one vector `exp`, each within a
+//!   measured ulp bound of the exact function
+//!   (`docs/kernels/activation.md`). Log, erf, sin and cos stay scalar.
+//!
+//! The choice is made once per process, and every vector kernel runs its
+//! tail through the same vector code (masked), so an element's bits do not
+//! depend on its position, the call's length or the thread split
+//! ([`act_f32_fast`] is that per-element function). The interpreter and
+//! generated code both call [`act_f32_slice`] / [`act_in_place_f32`], so
+//! they agree bit for bit on one machine.
 //!
 //! [`act_f32_slice_math`] is the path bit-exact with `math` for every kind
 //! (the fused `ElementwiseRegion` uses it, because generated code inlines
-//! that chain as calls to `math`).
+//! that chain as calls to `math`): it takes only the exact SIMD kernels.
 
 mod scalar;
 
@@ -24,6 +35,10 @@ mod scalar;
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
+#[cfg(target_arch = "x86_64")]
+mod transcendental;
 
 #[cfg(test)]
 pub(crate) mod tests;
@@ -37,7 +52,7 @@ pub use scalar::scalar_act_f32;
 pub fn act_has_simd(act: ActKind) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        crate::kernels::elementwise::par::has_avx2_fma() && avx2::supports(act)
+        crate::kernels::elementwise::par::has_avx2_fma() && (avx2::supports(act) || transcendental::supports(act))
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -46,7 +61,19 @@ pub fn act_has_simd(act: ActKind) -> bool {
     }
 }
 
-/// One thread's share: the SIMD kernel where it exists, else scalar.
+/// Whether the transcendental forms run on 16 lanes (AVX-512F, with AVX2
+/// and FMA as every AVX-512 CPU has) rather than 8 (detected once).
+#[cfg(target_arch = "x86_64")]
+fn has_avx512() -> bool {
+    static DETECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DETECTED.get_or_init(|| {
+        std::arch::is_x86_feature_detected!("avx512f") && crate::kernels::elementwise::par::has_avx2_fma()
+    })
+}
+
+/// One thread's share: the SIMD kernel where it exists, else scalar. The
+/// transcendental forms and the GELU run 16 lanes where AVX-512F exists,
+/// which gives the 8-lane bits, so the choice never changes a result.
 ///
 /// # Safety
 /// As [`act_f32_slice`].
@@ -55,6 +82,18 @@ unsafe fn act_serial(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
     if act == ActKind::Gelu && std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: AVX-512F was detected; extents as the caller promised.
         unsafe { avx512::gelu_map(src, dst, len) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if transcendental::supports(act) && has_avx512() {
+        // SAFETY: AVX-512F was detected; extents as the caller promised.
+        unsafe { transcendental::avx512_trans_f32(act, src, dst, len) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if transcendental::supports(act) && crate::kernels::elementwise::par::has_avx2_fma() {
+        // SAFETY: AVX2 and FMA were detected; extents as the caller promised.
+        unsafe { transcendental::avx2_trans_f32(act, src, dst, len) };
         return;
     }
     #[cfg(target_arch = "x86_64")]
@@ -70,7 +109,8 @@ unsafe fn act_serial(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
 
 /// `dst[i] = math::act_f32(act, src[i])` for `i < len`, bit for bit on
 /// every CPU (up to NaN payloads): the SIMD kernel only for the kinds
-/// whose vector form is exact, so `gelu` stays scalar here. Serial.
+/// whose vector form is exact, so `gelu` and the transcendental kinds
+/// (exp, sigmoid, tanh, ...) run the scalar `math` here. Serial.
 ///
 /// # Safety
 /// As [`act_f32_slice`].
@@ -100,6 +140,20 @@ pub unsafe fn act_f32_slice(act: ActKind, src: *const f32, dst: *mut f32, len: u
         // caller's extents; chunks write disjoint ranges.
         unsafe { act_serial(act, s.get().add(start), d.get().add(start), n) }
     });
+}
+
+/// `act(x)` as [`act_f32_slice`] computes it for an element `x` on this
+/// CPU: every kernel gives an element the same bits wherever it sits in
+/// a call of any length (the SIMD forms run their tail through the same
+/// vector code), so this is the per-element spec of the fast path, as
+/// `math::act_f32` is of [`act_f32_slice_math`]. Scalar references of
+/// kernels that apply activations through the fast path use it.
+pub fn act_f32_fast(act: ActKind, x: f32) -> f32 {
+    let mut v = x;
+    let p: *mut f32 = &mut v;
+    // SAFETY: `p` is one f32, read and written in place (the exact alias).
+    unsafe { act_serial(act, p, p, 1) };
+    v
 }
 
 /// `data[i] = act(data[i])` for `i < len`, split over threads when `par`.

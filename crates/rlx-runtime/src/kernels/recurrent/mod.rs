@@ -7,14 +7,18 @@
 //! with the recurrence weight, `H R^T`, on the tiled GEMM (`R^T` prepacked
 //! by the importer, `rlx_core::pack`); then, row by row, the projections
 //! added, the peepholes, the clamp, the activations (the activation
-//! family's [`act_f32_slice_math`], bit for bit `math::act_f32`), the new
-//! cell and state. The state lives in scratch; each step's is copied to
+//! family's fast path, [`act_f32_slice`]: the vector forms of sigmoid and
+//! tanh, within a few ulp of the exact functions), the new cell and
+//! state. The state lives in scratch; each step's is copied to
 //! `y`, the last one to `y_h` (and the cell to `y_c`). Nothing allocates.
 //!
 //! [`scalar`] is the reference: the same equations one element at a time,
 //! the products as plain loops of fused multiply-adds in increasing `k`,
-//! which is the order of every tiled GEMM microkernel, so the two agree
-//! bit for bit and the tests compare them exactly. Equations and the
+//! which is the order of every tiled GEMM microkernel, and the gate
+//! activations through `activation::act_f32_fast`, the per-element bits of
+//! the same fast path, so the two agree bit for bit and the tests compare
+//! them exactly (`docs/decisions.md`, "Recurrent gates run the fast
+//! activations"). Equations and the
 //! layouts: `docs/kernels/recurrent.md`.
 
 pub mod scalar;
@@ -28,7 +32,7 @@ use rlx_core::pack::packed_len;
 pub use rlx_core::shapes::RecurrentShape;
 use rlx_core::{ActKind, RecurrentCell};
 
-use crate::kernels::activation::act_f32_slice_math;
+use crate::kernels::activation::act_f32_slice;
 use crate::kernels::gemm::packed_gemm_cols_f32;
 
 /// Element offset of step `t`, batch row `b` of this direction's gate
@@ -213,10 +217,12 @@ fn clamp(g: &mut [f32], clip: f32) {
     }
 }
 
-/// `act` in place over `g`.
+/// `act` in place over `g`, serially (a row of gates is short, and the
+/// step is already inside the caller's threads when there are any).
 fn activate(g: &mut [f32], act: ActKind) {
-    // SAFETY: `g` is one slice, read and written in place.
-    unsafe { act_f32_slice_math(act, g.as_ptr(), g.as_mut_ptr(), g.len()) }
+    let p = g.as_mut_ptr();
+    // SAFETY: `g` is one slice, read and written in place (the exact alias).
+    unsafe { act_f32_slice(act, p, p, g.len(), false) }
 }
 
 impl Step<'_> {

@@ -3,13 +3,17 @@
 //! packed weight read through its index formula. Each product term is its
 //! bias (or 0) followed by one fused multiply-add per `k` in increasing
 //! order, which is what the tiled GEMM computes, and every other operation
-//! is the one the entry performs, so the two agree bit for bit.
+//! is the one the entry performs, so the two agree bit for bit. The gate
+//! activations are `activation::act_f32_fast`: the bits the entry's fast
+//! activation path gives each element on this CPU (the vector forms of
+//! sigmoid and tanh where they exist, `math` elsewhere); the activations
+//! themselves are tested against f64 references in the activation family.
 
 use rlx_core::pack::{packed_len, PANEL};
 use rlx_core::{ActKind, RecurrentCell};
 
 use super::RecurrentShape;
-use crate::math::act_f32;
+use crate::kernels::activation::act_f32_fast;
 
 /// The inputs of one call (`None`: absent).
 #[derive(Clone, Copy, Debug)]
@@ -51,7 +55,7 @@ fn gate(v: f32, clip: f32, act: ActKind) -> f32 {
     } else {
         v
     };
-    act_f32(act, v)
+    act_f32_fast(act, v)
 }
 
 /// One direction of the layer, as `super::recurrent_f32` (see
@@ -92,7 +96,7 @@ pub fn recurrent(s: &RecurrentShape, inp: &Inputs<'_>, out: Outputs<'_>) {
                         let new = fg * old + ig * cand;
                         let og = gate(with_peephole(pre(n + j), n + j, new), s.clip, s.act_f);
                         c[b][j] = new;
-                        next_h[b][j] = og * act_f32(s.act_h, new);
+                        next_h[b][j] = og * act_f32_fast(s.act_h, new);
                     }
                 }
                 RecurrentCell::Gru | RecurrentCell::GruLinearBeforeReset => {

@@ -233,3 +233,25 @@ fn hand_computed_steps() {
     assert_eq!(y_c, vec![0.25]);
     assert_eq!(y_h, vec![0.5 * 0.25f32.tanh()]);
 }
+
+#[test]
+fn gates_run_the_fast_activation_path() {
+    // RNN, R = 0, one step: `y = f(x)` element by element, so every gate
+    // value is the activation family's fast path for its input, at every
+    // position of a row longer than two vectors, with a tail.
+    for act in [ActKind::Tanh, ActKind::Sigmoid, ActKind::Relu] {
+        let n = 37;
+        let s = RecurrentShape { act_f: act, ..shape(RecurrentCell::Rnn, 1, 1, n) };
+        let mut case = Case::new(s, 5, false);
+        case.x = values(n, 9, 6.0);
+        case.r = RecurrentCell::Rnn.pack_r(&vec![0.0; n * n], n);
+        let [y, _, _] = case.run(false);
+        for (j, (&got, &x)) in y.iter().zip(&case.x).enumerate() {
+            let want = crate::kernels::activation::act_f32_fast(act, x);
+            assert_eq!(got.to_bits(), want.to_bits(), "{act:?} at {j} (x = {x})");
+            // Within a few ulp of `math` whichever path that is.
+            let exact = crate::math::act_f32(act, x);
+            assert!((got - exact).abs() <= 4.0 * f32::EPSILON * exact.abs().max(f32::MIN_POSITIVE), "{act:?} at {j}");
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! One vector interface over 8 lanes (AVX2+FMA, `__m256`) and 16 lanes
+//! (AVX-512F, `__m512`), so each transcendental activation in
+//! [`super::transcendental`] is written once and both widths run the same
+//! IEEE operations in the same order lane for lane: the AVX-512 form gives
+//! the AVX2 form's bits for every input.
+//!
+//! Every method maps to one instruction (or a fixed short sequence) with
+//! the same semantics at both widths: `min`/`max` return the second
+//! operand when either is NaN (x86's `minps`/`maxps`), comparisons are
+//! ordered (false on NaN), `round` is round-to-nearest-even.
+
+use std::arch::x86_64::*;
+
+use crate::kernels::vexp::{horner16, horner8, times_pow2_16, times_pow2_8};
+
+/// A vector of f32 lanes and the operations the activations use.
+///
+/// # Safety
+/// Every method may only run where the width's target features are
+/// enabled: AVX2 and FMA for `__m256`, AVX-512F for `__m512`. The methods
+/// are `#[inline(always)]` so they are compiled into the
+/// `#[target_feature]` map that calls them.
+pub(super) trait Lanes: Copy {
+    /// A lane mask, as the comparisons return it.
+    type Mask: Copy;
+    /// Lanes per vector.
+    const N: usize;
+    /// # Safety
+    /// The width's target features are enabled (see the trait).
+    unsafe fn splat(v: f32) -> Self;
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn add(self, b: Self) -> Self;
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn sub(self, b: Self) -> Self;
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn mul(self, b: Self) -> Self;
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn div(self, b: Self) -> Self;
+    /// `self * b + c`, rounded once.
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn fma(self, b: Self, c: Self) -> Self;
+    /// `c - self * b`, rounded once.
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn fnma(self, b: Self, c: Self) -> Self;
+    /// `self < b ? self : b` per lane (`b` on NaN).
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn min(self, b: Self) -> Self;
+    /// `self > b ? self : b` per lane (`b` on NaN).
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn max(self, b: Self) -> Self;
+    /// The sign bit cleared.
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn abs(self) -> Self;
+    /// `self` with the sign bit of `x` or-ed in.
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn or_sign_of(self, x: Self) -> Self;
+    /// Round to the nearest integer, ties to even.
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn round(self) -> Self;
+    /// `self * 2^n` for integral `n` in `[-252, 254]`, rounded once
+    /// (`vexp::times_pow2_8`).
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn pow2(self, n: Self) -> Self;
+    /// Horner evaluation of `c` (highest degree first) at `self`.
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn horner<const K: usize>(self, c: &[f32; K]) -> Self;
+    /// `self < b` (false on NaN).
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn lt(self, b: Self) -> Self::Mask;
+    /// `self > b` (false on NaN).
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn gt(self, b: Self) -> Self::Mask;
+    /// `self >= b` (false on NaN).
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn ge(self, b: Self) -> Self::Mask;
+    /// `m ? t : f` per lane.
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn select(m: Self::Mask, t: Self, f: Self) -> Self;
+    /// The first `n < N` elements at `p`, the other lanes 0.
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`]; `p` readable for `n` f32.
+    unsafe fn load_part(p: *const f32, n: usize) -> Self;
+    /// Stores the first `n < N` lanes to `p`.
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`]; `p` writable for `n` f32.
+    unsafe fn store_part(self, p: *mut f32, n: usize);
+    /// # Safety
+    /// As [`Lanes::splat`]; `p` readable for `N` f32.
+    unsafe fn load(p: *const f32) -> Self;
+    /// # Safety
+    /// As [`Lanes::splat`]; `p` writable for `N` f32.
+    unsafe fn store(self, p: *mut f32);
+}
+
+/// Lanes `< n` set, for the AVX2 masked tail.
+///
+/// # Safety
+/// AVX2 enabled.
+#[inline(always)]
+unsafe fn mask8(n: usize) -> __m256i {
+    // SAFETY: register-only AVX2 intrinsics; the caller runs with AVX2.
+    unsafe { _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)) }
+}
+
+impl Lanes for __m256 {
+    type Mask = __m256;
+    const N: usize = 8;
+    #[inline(always)]
+    unsafe fn splat(v: f32) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_set1_ps(v) }
+    }
+    #[inline(always)]
+    unsafe fn add(self, b: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_add_ps(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn sub(self, b: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_sub_ps(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn mul(self, b: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_mul_ps(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn div(self, b: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_div_ps(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn fma(self, b: Self, c: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_fmadd_ps(self, b, c) }
+    }
+    #[inline(always)]
+    unsafe fn fnma(self, b: Self, c: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_fnmadd_ps(self, b, c) }
+    }
+    #[inline(always)]
+    unsafe fn min(self, b: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_min_ps(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn max(self, b: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_max_ps(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn abs(self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_andnot_ps(_mm256_set1_ps(-0.0), self) }
+    }
+    #[inline(always)]
+    unsafe fn or_sign_of(self, x: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_or_ps(self, _mm256_and_ps(_mm256_set1_ps(-0.0), x)) }
+    }
+    #[inline(always)]
+    unsafe fn round(self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self) }
+    }
+    #[inline(always)]
+    unsafe fn pow2(self, n: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { times_pow2_8(self, n) }
+    }
+    #[inline(always)]
+    unsafe fn horner<const K: usize>(self, c: &[f32; K]) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { horner8(c, self) }
+    }
+    #[inline(always)]
+    unsafe fn lt(self, b: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_cmp_ps::<_CMP_LT_OQ>(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn gt(self, b: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_cmp_ps::<_CMP_GT_OQ>(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn ge(self, b: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_cmp_ps::<_CMP_GE_OQ>(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn select(m: Self, t: Self, f: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_blendv_ps(f, t, m) }
+    }
+    #[inline(always)]
+    unsafe fn load_part(p: *const f32, n: usize) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract); the extent is the caller's.
+        unsafe { _mm256_maskload_ps(p, mask8(n)) }
+    }
+    #[inline(always)]
+    unsafe fn store_part(self, p: *mut f32, n: usize) {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract); the extent is the caller's.
+        unsafe { _mm256_maskstore_ps(p, mask8(n), self) }
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract); the extent is the caller's.
+        unsafe { _mm256_loadu_ps(p) }
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut f32) {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract); the extent is the caller's.
+        unsafe { _mm256_storeu_ps(p, self) }
+    }
+}
+
+/// `a op b` on the bits of two vectors (`vandps`/`vorps` on 512 bits need
+/// AVX-512DQ; the integer forms are F).
+macro_rules! bits512 {
+    ($op:ident, $a:expr, $b:expr) => {
+        _mm512_castsi512_ps($op(_mm512_castps_si512($a), _mm512_castps_si512($b)))
+    };
+}
+
+impl Lanes for __m512 {
+    type Mask = __mmask16;
+    const N: usize = 16;
+    #[inline(always)]
+    unsafe fn splat(v: f32) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_set1_ps(v) }
+    }
+    #[inline(always)]
+    unsafe fn add(self, b: Self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_add_ps(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn sub(self, b: Self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_sub_ps(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn mul(self, b: Self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_mul_ps(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn div(self, b: Self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_div_ps(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn fma(self, b: Self, c: Self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_fmadd_ps(self, b, c) }
+    }
+    #[inline(always)]
+    unsafe fn fnma(self, b: Self, c: Self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_fnmadd_ps(self, b, c) }
+    }
+    #[inline(always)]
+    unsafe fn min(self, b: Self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_min_ps(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn max(self, b: Self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_max_ps(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn abs(self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { bits512!(_mm512_and_si512, self, _mm512_castsi512_ps(_mm512_set1_epi32(i32::MAX))) }
+    }
+    #[inline(always)]
+    unsafe fn or_sign_of(self, x: Self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe {
+            let sign = bits512!(_mm512_and_si512, x, _mm512_castsi512_ps(_mm512_set1_epi32(i32::MIN)));
+            bits512!(_mm512_or_si512, self, sign)
+        }
+    }
+    #[inline(always)]
+    unsafe fn round(self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self) }
+    }
+    #[inline(always)]
+    unsafe fn pow2(self, n: Self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { times_pow2_16(self, n) }
+    }
+    #[inline(always)]
+    unsafe fn horner<const K: usize>(self, c: &[f32; K]) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { horner16(c, self) }
+    }
+    #[inline(always)]
+    unsafe fn lt(self, b: Self) -> __mmask16 {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_cmp_ps_mask::<_CMP_LT_OQ>(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn gt(self, b: Self) -> __mmask16 {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_cmp_ps_mask::<_CMP_GT_OQ>(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn ge(self, b: Self) -> __mmask16 {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_cmp_ps_mask::<_CMP_GE_OQ>(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn select(m: __mmask16, t: Self, f: Self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_mask_blend_ps(m, f, t) }
+    }
+    #[inline(always)]
+    unsafe fn load_part(p: *const f32, n: usize) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract); the extent is the caller's.
+        unsafe { _mm512_maskz_loadu_ps((1u16 << n) - 1, p) }
+    }
+    #[inline(always)]
+    unsafe fn store_part(self, p: *mut f32, n: usize) {
+        // SAFETY: AVX-512F enabled (the trait's contract); the extent is the caller's.
+        unsafe { _mm512_mask_storeu_ps(p, (1u16 << n) - 1, self) }
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract); the extent is the caller's.
+        unsafe { _mm512_loadu_ps(p) }
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut f32) {
+        // SAFETY: AVX-512F enabled (the trait's contract); the extent is the caller's.
+        unsafe { _mm512_storeu_ps(p, self) }
+    }
+}
+
+/// One activation's vector form, at any width. A trait rather than a
+/// closure: closures do not inherit the `#[target_feature]`s of the map
+/// they are passed to, and neither get inlined nor let the intrinsics
+/// inside them be; `#[inline(always)]` methods all the way down do.
+pub(super) trait Form {
+    /// The form of 1 vector.
+    ///
+    /// # Safety
+    /// `V`'s target features are enabled.
+    unsafe fn apply<V: Lanes>(&self, x: V) -> V;
+}
+
+/// `dst[i] = f(src[i])`, `V::N` lanes at a time; the last `len % N`
+/// elements go through the same `f` with a masked load (absent lanes read
+/// 0) and a masked store, so an element's result never depends on its
+/// position or on the call's length.
+///
+/// # Safety
+/// `V`'s target features are enabled; `src` readable and `dst` writable
+/// for `len` f32; `dst == src` or no overlap.
+#[inline(always)]
+pub(super) unsafe fn map<V: Lanes, F: Form>(src: *const f32, dst: *mut f32, len: usize, f: &F) {
+    let mut i = 0;
+    while i + V::N <= len {
+        // SAFETY: `i + N <= len` keeps the block inside both extents; each
+        // block is loaded before it is stored, so an exact alias is fine;
+        // `V`'s features are the caller's contract.
+        unsafe { f.apply(V::load(src.add(i))).store(dst.add(i)) };
+        i += V::N;
+    }
+    if i < len {
+        // SAFETY: `len - i < N` elements remain; masked-off lanes are neither
+        // read nor written.
+        unsafe { f.apply(V::load_part(src.add(i), len - i)).store_part(dst.add(i), len - i) };
+    }
+}
