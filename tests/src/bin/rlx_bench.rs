@@ -131,12 +131,24 @@ fn bench_decoder(rounds: usize) -> (Duration, Duration) {
         set_step(model.arena_mut(), token, pos);
         interp.set_bytes("tokens", &token.to_le_bytes()).unwrap();
         interp.set_bytes("pos", &(pos as i64).to_le_bytes()).unwrap();
-        let t = Instant::now();
-        model.run();
-        g.push(t.elapsed());
-        let t = Instant::now();
-        interp.run();
-        i.push(t.elapsed());
+        let mut time_generated = || {
+            let t = Instant::now();
+            model.run();
+            g.push(t.elapsed());
+        };
+        let mut time_interp = || {
+            let t = Instant::now();
+            interp.run();
+            i.push(t.elapsed());
+        };
+        // Alternating order, as in `bench_model`.
+        if round % 2 == 0 {
+            time_generated();
+            time_interp();
+        } else {
+            time_interp();
+            time_generated();
+        }
     }
     (median(g), median(i))
 }
