@@ -75,6 +75,21 @@ enum Command {
     },
     /// Generate, build and run the mlp model on the bundled digits.
     Demo,
+    /// Import a Hugging Face Llama checkpoint (DIR/config.json,
+    /// DIR/model.safetensors) as a decoder step: writes model.sched and
+    /// weights.safetensors (docs/decoding.md).
+    ImportLlama {
+        checkpoint: PathBuf,
+        /// Directory for the outputs.
+        #[arg(long)]
+        out_dir: PathBuf,
+        /// The schedule's model name.
+        #[arg(long)]
+        name: String,
+        /// Tokens per step (1: a decode step).
+        #[arg(long, default_value_t = 1)]
+        seq: usize,
+    },
     /// Import an ONNX model: writes model.sched and weights.safetensors.
     Import {
         path: PathBuf,
@@ -273,6 +288,9 @@ fn main() -> ExitCode {
                 new_model: new_model.as_deref(),
             };
             done(import::import(&root_dir.clone().unwrap_or_else(root), &args))
+        }
+        Command::ImportLlama { checkpoint, out_dir, name, seq } => {
+            done(import::import_llama(checkpoint, out_dir, name, *seq))
         }
         Command::Bench { rounds, vs_ort: true, models, target_cpu } => {
             done(bench::vs_ort(&root(), *rounds, models, target_cpu.as_deref()))

@@ -69,7 +69,7 @@ fn plan_arena(lowered: &Lowered) -> (Vec<Option<usize>>, usize, usize) {
                 bytes,
                 first: if used { first[i] } else { 0 },
                 last: if used { last[i] } else { 0 },
-                pinned: matches!(s.role, Role::Input | Role::Output),
+                pinned: matches!(s.role, Role::Input | Role::Output | Role::State),
             }
         })
         .collect();
@@ -124,6 +124,17 @@ pub(crate) fn emit(
     model: &str,
     weights_path: &str,
 ) -> Result<(String, Vec<u8>, ImportReport), ImportError> {
+    let origin = format!("imported from ONNX by rlx-onnx {}", env!("CARGO_PKG_VERSION"));
+    emit_with(lowered, model, weights_path, &origin)
+}
+
+/// [`emit`] with the first comment line of the schedule (where it came from).
+pub(crate) fn emit_with(
+    lowered: &Lowered,
+    model: &str,
+    weights_path: &str,
+    origin: &str,
+) -> Result<(String, Vec<u8>, ImportReport), ImportError> {
     let (arena_offsets, mut arena_bytes, peak_live_bytes) = plan_arena(lowered);
     // Buffers with no elements still live in the arena, which the format
     // wants non-empty then.
@@ -148,10 +159,10 @@ pub(crate) fn emit(
         mask_threshold: spanned(0.5),
         mask_neg_inf: spanned(-1e9),
         score_skip: spanned(0.0),
-        leading_comments: vec![format!("imported from ONNX by rlx-onnx {}", env!("CARGO_PKG_VERSION"))],
+        leading_comments: vec![origin.to_string()],
     };
     let mut buffers = Vec::new();
-    for role in [Role::Input, Role::Output, Role::Param, Role::Scratch] {
+    for role in [Role::Input, Role::Output, Role::State, Role::Param, Role::Scratch] {
         for (i, s) in lowered.storages.iter().enumerate() {
             if s.role != role || s.view.is_some() {
                 continue;

@@ -12,6 +12,7 @@
 mod emit;
 pub mod error;
 mod graph;
+pub mod llama;
 mod lower;
 mod names;
 mod optimize;

@@ -362,7 +362,8 @@ fn compact(lowered: &mut Lowered, alias: &[usize]) {
 /// Drops storages nothing needs: neither a graph input or output, nor
 /// named by a thunk, nor the base of a view a thunk names.
 fn prune(lowered: &mut Lowered) {
-    let mut keep: Vec<bool> = lowered.storages.iter().map(|s| matches!(s.role, Role::Input | Role::Output)).collect();
+    let mut keep: Vec<bool> =
+        lowered.storages.iter().map(|s| matches!(s.role, Role::Input | Role::Output | Role::State)).collect();
     for lt in &lowered.thunks {
         for (_, &id) in lt.thunk.operands() {
             keep[id] = true;

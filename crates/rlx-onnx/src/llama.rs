@@ -1,0 +1,358 @@
+//! A Llama-architecture decoder from a Hugging Face checkpoint
+//! (`config.json` + `model.safetensors`) to a decoder-step schedule: the
+//! second front end of this crate, for the architecture whose exported
+//! ONNX graphs carry a dynamic KV cache (`docs/decoding.md`).
+//!
+//! The step runs `seq` tokens at the run-time position `pos` over a KV
+//! cache of `max_position_embeddings` rows per layer, kept in `state`
+//! buffers: the convention `rlx_decode::GeneratedStep` drives. Products are
+//! prepacked like an ONNX model's (`optimize::prepack`).
+
+use std::collections::HashMap;
+
+use rlx_sched::{ActKind, BinaryOp, DType, Role, Step, StepArg, Thunk};
+use safetensors::SafeTensors;
+
+use crate::emit;
+use crate::error::ImportError;
+use crate::lower::{Lowered, LoweredThunk, Storage};
+use crate::optimize;
+use crate::Imported;
+
+/// The `config.json` fields the importer reads (Hugging Face names).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LlamaConfig {
+    pub vocab_size: usize,
+    pub hidden_size: usize,
+    pub intermediate_size: usize,
+    pub num_hidden_layers: usize,
+    pub num_attention_heads: usize,
+    pub num_key_value_heads: usize,
+    pub head_dim: usize,
+    pub max_position_embeddings: usize,
+    pub rms_norm_eps: f32,
+    pub rope_theta: f32,
+    pub tie_word_embeddings: bool,
+}
+
+fn config_err(message: impl Into<String>) -> ImportError {
+    ImportError::Weights(format!("config.json: {}", message.into()))
+}
+
+impl LlamaConfig {
+    /// Reads a Hugging Face `LlamaConfig` JSON; refuses what the step does
+    /// not compute (biases, another activation, rope scaling).
+    pub fn from_json(text: &str) -> Result<Self, ImportError> {
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| config_err(e.to_string()))?;
+        let int = |k: &str| -> Result<usize, ImportError> {
+            v.get(k)
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|x| usize::try_from(x).ok())
+                .filter(|&x| x > 0)
+                .ok_or_else(|| config_err(format!("`{k}` must be a positive integer")))
+        };
+        let float = |k: &str, default: f64| -> Result<f32, ImportError> {
+            match v.get(k) {
+                None => Ok(default as f32),
+                Some(x) => x.as_f64().map(|x| x as f32).ok_or_else(|| config_err(format!("`{k}` must be a number"))),
+            }
+        };
+        let flag = |k: &str, default: bool| v.get(k).and_then(serde_json::Value::as_bool).unwrap_or(default);
+        if flag("attention_bias", false) || flag("mlp_bias", false) {
+            return Err(config_err("biases in attention or MLP products are not supported"));
+        }
+        if let Some(act) = v.get("hidden_act").and_then(serde_json::Value::as_str) {
+            if act != "silu" {
+                return Err(config_err(format!("`hidden_act` `{act}`: only `silu` (SwiGLU) is supported")));
+            }
+        }
+        if v.get("rope_scaling").is_some_and(|s| !s.is_null()) {
+            return Err(config_err("`rope_scaling` is not supported"));
+        }
+        // transformers 5 nests the rotary settings in `rope_parameters`;
+        // 4.x wrote `rope_theta` at the top level.
+        let rope = v.get("rope_parameters").filter(|r| !r.is_null());
+        if let Some(kind) = rope.and_then(|r| r.get("rope_type")).and_then(serde_json::Value::as_str) {
+            if kind != "default" {
+                return Err(config_err(format!(
+                    "`rope_type` `{kind}`: only `default` rotary embeddings are supported"
+                )));
+            }
+        }
+        let theta = match rope.and_then(|r| r.get("rope_theta")).or_else(|| v.get("rope_theta")) {
+            None => 10000.0,
+            Some(x) => {
+                x.as_f64().filter(|t| *t > 0.0).ok_or_else(|| config_err("`rope_theta` must be a positive number"))?
+                    as f32
+            }
+        };
+        let (hidden, heads) = (int("hidden_size")?, int("num_attention_heads")?);
+        let head_dim = match v.get("head_dim") {
+            Some(_) => int("head_dim")?,
+            None if hidden % heads == 0 => hidden / heads,
+            None => return Err(config_err("`hidden_size` is not a multiple of `num_attention_heads`")),
+        };
+        let kv_heads = match v.get("num_key_value_heads") {
+            Some(_) => int("num_key_value_heads")?,
+            None => heads,
+        };
+        if heads % kv_heads != 0 || head_dim % 2 != 0 {
+            return Err(config_err("the query heads must be a multiple of the key/value heads, head_dim even"));
+        }
+        Ok(LlamaConfig {
+            vocab_size: int("vocab_size")?,
+            hidden_size: hidden,
+            intermediate_size: int("intermediate_size")?,
+            num_hidden_layers: int("num_hidden_layers")?,
+            num_attention_heads: heads,
+            num_key_value_heads: kv_heads,
+            head_dim,
+            max_position_embeddings: int("max_position_embeddings")?,
+            rms_norm_eps: float("rms_norm_eps", 1e-6)?,
+            rope_theta: theta,
+            tie_word_embeddings: flag("tie_word_embeddings", false),
+        })
+    }
+}
+
+/// The rotary tables `[max_len, head_dim / 2]` as transformers computes
+/// them in f32: `inv_freq[i] = 1 / theta^(2i / head_dim)`, angle `pos *
+/// inv_freq[i]`.
+fn rope_tables(c: &LlamaConfig) -> (Vec<f32>, Vec<f32>) {
+    let half = c.head_dim / 2;
+    let inv: Vec<f32> = (0..half).map(|i| 1.0 / c.rope_theta.powf((2 * i) as f32 / c.head_dim as f32)).collect();
+    let mut cos = Vec::with_capacity(c.max_position_embeddings * half);
+    let mut sin = Vec::with_capacity(c.max_position_embeddings * half);
+    for p in 0..c.max_position_embeddings {
+        for &f in &inv {
+            let angle = p as f32 * f;
+            cos.push(angle.cos());
+            sin.push(angle.sin());
+        }
+    }
+    (cos, sin)
+}
+
+/// Builds the step's storages and thunks.
+struct Builder<'a> {
+    lowered: Lowered,
+    tensors: &'a SafeTensors<'a>,
+    ids: HashMap<String, usize>,
+}
+
+fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+impl Builder<'_> {
+    fn storage(&mut self, name: &str, shape: Vec<usize>, role: Role, dtype: DType, data: Option<Vec<u8>>) -> usize {
+        self.lowered.storages.push(Storage {
+            name: name.to_string(),
+            shape,
+            dtype,
+            role,
+            data,
+            view: None,
+            viewed: false,
+        });
+        let id = self.lowered.storages.len() - 1;
+        self.ids.insert(name.to_string(), id);
+        id
+    }
+
+    fn arena(&mut self, name: &str, shape: Vec<usize>, role: Role) -> usize {
+        self.storage(name, shape, role, DType::F32, None)
+    }
+
+    /// Checkpoint tensor `name` as f32 (f16 and bf16 widened), checked
+    /// against `shape`.
+    fn tensor(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, ImportError> {
+        let t = self.tensors.tensor(name).map_err(|_| ImportError::Weights(format!("tensor `{name}` is missing")))?;
+        if t.shape() != shape {
+            return Err(ImportError::Weights(format!("tensor `{name}`: shape {:?}, expected {shape:?}", t.shape())));
+        }
+        let data = t.data();
+        let values = match t.dtype() {
+            safetensors::Dtype::F32 => {
+                data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+            }
+            safetensors::Dtype::F16 => {
+                data.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect()
+            }
+            safetensors::Dtype::BF16 => {
+                data.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect()
+            }
+            other => return Err(ImportError::Weights(format!("tensor `{name}`: dtype {other:?} is not a float"))),
+        };
+        Ok(values)
+    }
+
+    /// A param from checkpoint tensor `src` (`[rows, cols]`), transposed to
+    /// `[cols, rows]` when `transpose` (torch's `Linear` is `[out, in]`).
+    fn param(&mut self, name: &str, src: &str, shape: &[usize], transpose: bool) -> Result<usize, ImportError> {
+        let v = self.tensor(src, shape)?;
+        let (data, out_shape) = match (transpose, shape) {
+            (true, &[rows, cols]) => {
+                let mut t = vec![0.0f32; v.len()];
+                for r in 0..rows {
+                    for c in 0..cols {
+                        t[c * rows + r] = v[r * cols + c];
+                    }
+                }
+                (t, vec![cols, rows])
+            }
+            _ => (v, shape.to_vec()),
+        };
+        Ok(self.storage(name, out_shape, Role::Param, DType::F32, Some(f32_bytes(&data))))
+    }
+
+    fn thunk(&mut self, comment: impl Into<String>, thunk: Thunk<usize>) {
+        self.lowered.thunks.push(LoweredThunk { thunk, comment: comment.into() });
+    }
+}
+
+/// Imports a Llama checkpoint as a decoder step of `seq` tokens.
+pub fn import_llama(
+    config_json: &str,
+    safetensors_bytes: &[u8],
+    seq: usize,
+    model_name: &str,
+    weights_file: &str,
+) -> Result<Imported, ImportError> {
+    let c = LlamaConfig::from_json(config_json)?;
+    if seq == 0 || seq > c.max_position_embeddings {
+        return Err(config_err(format!("a step of {seq} tokens does not fit {} positions", c.max_position_embeddings)));
+    }
+    let tensors = SafeTensors::deserialize(safetensors_bytes).map_err(|e| ImportError::Weights(e.to_string()))?;
+    let mut b = Builder {
+        lowered: Lowered { storages: Vec::new(), thunks: Vec::new() },
+        tensors: &tensors,
+        ids: HashMap::new(),
+    };
+    let (h, hd, heads, kvh, inter, vocab, max_len) = (
+        c.hidden_size,
+        c.head_dim,
+        c.num_attention_heads,
+        c.num_key_value_heads,
+        c.intermediate_size,
+        c.vocab_size,
+        c.max_position_embeddings,
+    );
+    let (q_w, kv_w) = (heads * hd, kvh * hd);
+    let embed = b.param("embed", "model.embed_tokens.weight", &[vocab, h], false)?;
+    let (cos, sin) = rope_tables(&c);
+    let cos = b.storage("rope.cos", vec![max_len, hd / 2], Role::Param, DType::F32, Some(f32_bytes(&cos)));
+    let sin = b.storage("rope.sin", vec![max_len, hd / 2], Role::Param, DType::F32, Some(f32_bytes(&sin)));
+
+    let tokens = b.storage("tokens", vec![seq], Role::Input, DType::I64, None);
+    let pos = b.storage("pos", vec![1], Role::Input, DType::I64, None);
+    let logits = b.arena("logits", vec![seq, vocab], Role::Output);
+    let hidden = b.arena("h", vec![seq, h], Role::Scratch);
+    b.thunk(
+        "token embeddings",
+        Thunk::Gather {
+            table: embed,
+            indices: tokens,
+            dst: hidden,
+            num_indices: seq,
+            row_len: h,
+            vocab,
+            index_dtype: DType::I64,
+        },
+    );
+    let add = |x| vec![Step::Binary { op: BinaryOp::Add, arg: StepArg::Input(x), reversed: false }];
+    for l in 0..c.num_hidden_layers {
+        let p = format!("model.layers.{l}.");
+        let n = |s: &str| format!("layer{l}.{s}");
+        let attn_norm = b.param(&n("attn_norm"), &format!("{p}input_layernorm.weight"), &[h], false)?;
+        let wq = b.param(&n("wq"), &format!("{p}self_attn.q_proj.weight"), &[q_w, h], true)?;
+        let wk = b.param(&n("wk"), &format!("{p}self_attn.k_proj.weight"), &[kv_w, h], true)?;
+        let wv = b.param(&n("wv"), &format!("{p}self_attn.v_proj.weight"), &[kv_w, h], true)?;
+        let wo = b.param(&n("wo"), &format!("{p}self_attn.o_proj.weight"), &[h, q_w], true)?;
+        let mlp_norm = b.param(&n("mlp_norm"), &format!("{p}post_attention_layernorm.weight"), &[h], false)?;
+        let w_gate = b.param(&n("w_gate"), &format!("{p}mlp.gate_proj.weight"), &[inter, h], true)?;
+        let w_up = b.param(&n("w_up"), &format!("{p}mlp.up_proj.weight"), &[inter, h], true)?;
+        let w_down = b.param(&n("w_down"), &format!("{p}mlp.down_proj.weight"), &[h, inter], true)?;
+        let k_cache = b.arena(&n("k_cache"), vec![max_len, kv_w], Role::State);
+        let v_cache = b.arena(&n("v_cache"), vec![max_len, kv_w], Role::State);
+        let x = b.arena(&n("x"), vec![seq, h], Role::Scratch);
+        let (q, k, v) = (
+            b.arena(&n("q"), vec![seq, q_w], Role::Scratch),
+            b.arena(&n("k"), vec![seq, kv_w], Role::Scratch),
+            b.arena(&n("v"), vec![seq, kv_w], Role::Scratch),
+        );
+        let ctx = b.arena(&n("ctx"), vec![seq, q_w], Role::Scratch);
+        let proj = b.arena(&n("attn_out"), vec![seq, h], Role::Scratch);
+        let eps = c.rms_norm_eps;
+        b.thunk(format!("layer {l}: attention"), Thunk::RmsNorm { x: hidden, g: attn_norm, out: x, rows: seq, h, eps });
+        for (w, out, width) in [(wq, q, q_w), (wk, k, kv_w), (wv, v, kv_w)] {
+            b.thunk("", Thunk::Sgemm { a: x, b: w, c: out, m: seq, k: h, n: width });
+        }
+        for (t, nh) in [(q, heads), (k, kvh)] {
+            let interleaved = false;
+            b.thunk(
+                "",
+                Thunk::RopeAt { x: t, cos, sin, pos, out: t, seq, heads: nh, head_dim: hd, max_len, interleaved },
+            );
+        }
+        for (src, cache) in [(k, k_cache), (v, v_cache)] {
+            b.thunk("", Thunk::KvWrite { src, cache, pos, new_len: seq, max_len, row: kv_w, elem_bytes: 4 });
+        }
+        let scale = 1.0 / (hd as f32).sqrt();
+        b.thunk(
+            "",
+            Thunk::CachedAttention {
+                q,
+                k: k_cache,
+                v: v_cache,
+                pos,
+                out: ctx,
+                seq,
+                max_len,
+                heads,
+                kv_heads: kvh,
+                head_dim: hd,
+                scale,
+                q_row_stride: q_w,
+            },
+        );
+        b.thunk("", Thunk::Sgemm { a: ctx, b: wo, c: proj, m: seq, k: q_w, n: h });
+        b.thunk(
+            "residual",
+            Thunk::ElementwiseRegion { inputs: vec![hidden, proj], dst: hidden, len: seq * h, steps: add(1) },
+        );
+        let gate = b.arena(&n("gate"), vec![seq, inter], Role::Scratch);
+        let up = b.arena(&n("up"), vec![seq, inter], Role::Scratch);
+        let act = b.arena(&n("act"), vec![seq, inter], Role::Scratch);
+        let down = b.arena(&n("mlp_out"), vec![seq, h], Role::Scratch);
+        b.thunk(
+            format!("layer {l}: feed-forward (SwiGLU)"),
+            Thunk::RmsNorm { x: hidden, g: mlp_norm, out: x, rows: seq, h, eps },
+        );
+        b.thunk("", Thunk::Sgemm { a: x, b: w_gate, c: gate, m: seq, k: h, n: inter });
+        b.thunk("", Thunk::Sgemm { a: x, b: w_up, c: up, m: seq, k: h, n: inter });
+        let swiglu =
+            vec![Step::Act(ActKind::Silu), Step::Binary { op: BinaryOp::Mul, arg: StepArg::Input(1), reversed: false }];
+        b.thunk("", Thunk::ElementwiseRegion { inputs: vec![gate, up], dst: act, len: seq * inter, steps: swiglu });
+        b.thunk("", Thunk::Sgemm { a: act, b: w_down, c: down, m: seq, k: inter, n: h });
+        b.thunk(
+            "residual",
+            Thunk::ElementwiseRegion { inputs: vec![hidden, down], dst: hidden, len: seq * h, steps: add(1) },
+        );
+    }
+    let final_norm = b.param("final_norm", "model.norm.weight", &[h], false)?;
+    let x = b.arena("final.x", vec![seq, h], Role::Scratch);
+    b.thunk("final norm", Thunk::RmsNorm { x: hidden, g: final_norm, out: x, rows: seq, h, eps: c.rms_norm_eps });
+    let head = if c.tie_word_embeddings {
+        Thunk::SgemmT { a: x, b: embed, c: logits, m: seq, k: h, n: vocab, ta: false, tb: true }
+    } else {
+        let lm_head = b.param("lm_head", "lm_head.weight", &[vocab, h], true)?;
+        Thunk::Sgemm { a: x, b: lm_head, c: logits, m: seq, k: h, n: vocab }
+    };
+    b.thunk("logits", head);
+    let mut lowered = b.lowered;
+    optimize::prepack(&mut lowered);
+    let (sched_text, weights, report) =
+        emit::emit_with(&lowered, model_name, weights_file, "imported from a Llama checkpoint by rlx-onnx")?;
+    Ok(Imported { sched_text, weights, report, warnings: Vec::new() })
+}
