@@ -35,6 +35,10 @@ pub struct LlamaConfig {
     pub tie_word_embeddings: bool,
 }
 
+/// Rotary table entries (`max_position_embeddings * head_dim`) accepted:
+/// 1 GiB of f32 for cos and sin together, far above real models.
+const MAX_ROPE_TABLE: usize = 1 << 28;
+
 fn config_err(message: impl Into<String>) -> ImportError {
     ImportError::Weights(format!("config.json: {}", message.into()))
 }
@@ -99,6 +103,15 @@ impl LlamaConfig {
         if heads % kv_heads != 0 || head_dim % 2 != 0 {
             return Err(config_err("the query heads must be a multiple of the key/value heads, head_dim even"));
         }
+        // The rotary tables are built here, before any tensor bounds the
+        // sizes: a hostile config must get an error, not an allocation
+        // failure.
+        let max_len = int("max_position_embeddings")?;
+        if max_len.checked_mul(head_dim).is_none_or(|n| n > MAX_ROPE_TABLE) {
+            return Err(config_err(format!(
+                "`max_position_embeddings` {max_len} x `head_dim` {head_dim} is more than {MAX_ROPE_TABLE} table entries"
+            )));
+        }
         Ok(LlamaConfig {
             vocab_size: int("vocab_size")?,
             hidden_size: hidden,
@@ -107,7 +120,7 @@ impl LlamaConfig {
             num_attention_heads: heads,
             num_key_value_heads: kv_heads,
             head_dim,
-            max_position_embeddings: int("max_position_embeddings")?,
+            max_position_embeddings: max_len,
             rms_norm_eps: float("rms_norm_eps", 1e-6)?,
             rope_theta: theta,
             tie_word_embeddings: flag("tie_word_embeddings", false),

@@ -47,6 +47,10 @@ fn what_the_step_cannot_compute_is_refused() {
         ),
         (edit("\"rope_type\": \"default\"", "\"rope_type\": \"llama3\""), "only `default` rotary"),
         (edit("\"rope_theta\": 10000.0", "\"rope_theta\": -1.0"), "`rope_theta` must be a positive number"),
+        (
+            edit("\"max_position_embeddings\": 128", "\"max_position_embeddings\": 18446744073709551615"),
+            "table entries",
+        ),
         ("{".to_string(), "config.json"),
     ];
     for (text, want) in cases {
