@@ -113,6 +113,26 @@ pub fn print_warnings(imported: &rlx_onnx::Imported) {
     }
 }
 
+/// `cargo xtask import-llama DIR`: a Hugging Face Llama checkpoint
+/// (`DIR/config.json`, `DIR/model.safetensors`) to a decoder-step
+/// `model.sched` + `weights.safetensors` in `out_dir` (`docs/decoding.md`).
+pub fn import_llama(checkpoint: &Path, out_dir: &Path, name: &str, seq: usize) -> Result<()> {
+    let config_path = checkpoint.join("config.json");
+    let weights_path = checkpoint.join("model.safetensors");
+    let config = std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
+    let weights = std::fs::read(&weights_path).with_context(|| format!("reading {}", weights_path.display()))?;
+    let imported = rlx_onnx::llama::import_llama(&config, &weights, seq, name, "weights.safetensors")
+        .map_err(|e| anyhow!("{}: {e}", checkpoint.display()))?;
+    std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let sched = out_dir.join("model.sched");
+    let weights = out_dir.join("weights.safetensors");
+    std::fs::write(&weights, &imported.weights).with_context(|| format!("writing {}", weights.display()))?;
+    std::fs::write(&sched, &imported.sched_text).with_context(|| format!("writing {}", sched.display()))?;
+    println!("wrote {} and {}", sched.display(), weights.display());
+    println!("{}", imported.report);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,24 +162,4 @@ mod tests {
             assert_eq!(e, format!("--const: expected NAME=PATH.npy, found `{bad}`"));
         }
     }
-}
-
-/// `cargo xtask import-llama DIR`: a Hugging Face Llama checkpoint
-/// (`DIR/config.json`, `DIR/model.safetensors`) to a decoder-step
-/// `model.sched` + `weights.safetensors` in `out_dir` (`docs/decoding.md`).
-pub fn import_llama(checkpoint: &Path, out_dir: &Path, name: &str, seq: usize) -> Result<()> {
-    let config_path = checkpoint.join("config.json");
-    let weights_path = checkpoint.join("model.safetensors");
-    let config = std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
-    let weights = std::fs::read(&weights_path).with_context(|| format!("reading {}", weights_path.display()))?;
-    let imported = rlx_onnx::llama::import_llama(&config, &weights, seq, name, "weights.safetensors")
-        .map_err(|e| anyhow!("{}: {e}", checkpoint.display()))?;
-    std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
-    let sched = out_dir.join("model.sched");
-    let weights = out_dir.join("weights.safetensors");
-    std::fs::write(&weights, &imported.weights).with_context(|| format!("writing {}", weights.display()))?;
-    std::fs::write(&sched, &imported.sched_text).with_context(|| format!("writing {}", sched.display()))?;
-    println!("wrote {} and {}", sched.display(), weights.display());
-    println!("{}", imported.report);
-    Ok(())
 }
