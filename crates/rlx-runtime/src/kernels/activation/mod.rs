@@ -25,9 +25,10 @@
 //! generated code both call [`act_f32_slice`] / [`act_in_place_f32`], so
 //! they agree bit for bit on one machine.
 //!
-//! [`act_f32_slice_math`] is the path bit-exact with `math` for every kind
-//! (the fused `ElementwiseRegion` uses it, because generated code inlines
-//! that chain as calls to `math`): it takes only the exact SIMD kernels.
+//! [`act_f32_slice_math`] is the path bit-exact with `math` for every kind:
+//! it takes only the exact SIMD kernels. The fused `ElementwiseRegion`
+//! applies its activation steps through the fast path instead, so a fused
+//! chain keeps the bits of its unfused thunks.
 
 mod scalar;
 

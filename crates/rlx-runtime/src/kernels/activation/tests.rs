@@ -608,7 +608,7 @@ fn simd_coverage_matches_the_documented_list() {
         assert!(act_has_simd(ActKind::ThresholdedRelu { alpha: 1.0 }));
         assert!(!dispatch_is_bit_exact(ActKind::Gelu));
         // The transcendental forms: vector approximations, never `math`'s
-        // bits, so neither `act_f32_slice_math` nor the fused region uses them.
+        // bits, so `act_f32_slice_math` does not use them.
         for act in trans_acts() {
             assert!(act_has_simd(act), "{act:?}");
             assert!(!dispatch_is_bit_exact(act), "{act:?}");

@@ -1,18 +1,18 @@
 //! `ElementwiseRegion`: a fused chain over `len` elements.
 //!
-//! This is the interpreter's path. Generated code does not call it: the
-//! emitter inlines the chain as one loop calling `crate::math` in step
-//! order (`acc = in0[i]; acc = math::relu(acc); acc = math::add_f32(acc,
-//! in1[i]); ...`). Both apply the same functions in the same order to
-//! each element, so they agree bit for bit: here a block of elements goes
+//! Interpreter and generated code both call [`region_f32`] (the
+//! `RegionF32` entry), so they agree bit for bit. A block of elements goes
 //! through one step at a time (one `match` per step and block instead of
-//! per element), using kernels that are bit-exact with `math`.
+//! per element). Each step is the kernel the same step runs unfused:
+//! activations through the activation family's fast path (the vector
+//! transcendentals, `docs/kernels/activation.md`), binaries through the
+//! binary kernels, so fusing a chain never changes a bit of its result.
 
 use super::binary::BinF32;
 use super::ops::with_bin_op;
 use super::par::{split, SyncPtr};
 use super::paths::Kernel2;
-use crate::kernels::activation::act_f32_slice_math;
+use crate::kernels::activation::act_f32_slice;
 use rlx_core::{Step, StepArg};
 
 /// Elements per block: the accumulator block lives on the stack.
@@ -77,7 +77,7 @@ unsafe fn apply_step(step: &Step, a: *mut f32, m: usize, input: impl Fn(usize) -
     // and writes them to `a`, the exact alias each of them allows.
     unsafe {
         match *step {
-            Step::Act(act) => act_f32_slice_math(act, a, a, m),
+            Step::Act(act) => act_f32_slice(act, a, a, m, false),
             Step::Binary { op, arg, reversed } => with_bin_op!(op, O => match (arg, reversed) {
                 (StepArg::Input(k), false) => BinF32::<O>::same(a, input(k), a, m),
                 (StepArg::Input(k), true) => BinF32::<O>::same(input(k), a, a, m),

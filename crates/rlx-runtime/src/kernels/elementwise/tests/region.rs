@@ -1,7 +1,10 @@
 //! `ElementwiseRegion`: chains against a naive per-element loop that
-//! applies `crate::math` in step order (what generated code inlines).
+//! applies each step's unfused function in step order: `crate::math` for
+//! binaries, the activation family's fast path (`act_f32_fast`, whose
+//! accuracy the activation tests bound) for activations.
 
 use super::{random_values, same};
+use crate::kernels::activation::act_f32_fast;
 use crate::kernels::elementwise::region_f32;
 use crate::math;
 use rlx_core::{ActKind, BinaryOp, Step, StepArg};
@@ -10,7 +13,7 @@ fn naive(inputs: &[Vec<f32>], steps: &[Step], i: usize) -> f32 {
     let mut acc = inputs[0][i];
     for step in steps {
         acc = match *step {
-            Step::Act(act) => math::act_f32(act, acc),
+            Step::Act(act) => act_f32_fast(act, acc),
             Step::Binary { op, arg, reversed } => {
                 let v = match arg {
                     StepArg::Input(n) => inputs[n][i],
