@@ -12,6 +12,16 @@ fn rows(rows: Option<usize>, stride: usize, width: Option<usize>) -> Option<Patt
     Pattern::strided(0, rows?, stride.checked_mul(4)?, width?.checked_mul(4)?)
 }
 
+/// f32 elements of one (batch, head) unit's scratch, checked: the `seq x
+/// kv_seq` scores, then `K^T` and `V` packed for the GEMM path (columns
+/// rounded up to 16), as `rlx_core::plan::attention_unit_scratch_elems`.
+fn unit_scratch(seq: usize, kv_seq: usize, head_dim: usize, v_head_dim: usize) -> Option<usize> {
+    let padded = |x: usize| x.checked_add(15).map(|x| x / 16 * 16);
+    let kt = padded(kv_seq)?.checked_mul(head_dim)?;
+    let vp = padded(v_head_dim)?.checked_mul(kv_seq)?;
+    product(&[seq, kv_seq])?.checked_add(kt)?.checked_add(vp)
+}
+
 pub(super) fn attention<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     let Thunk::Attention {
         q,
@@ -96,15 +106,9 @@ pub(super) fn attention<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.write("out", out, F32, &[b, s, h, dv], "batch*seq*heads*v_head_dim");
     // Per (batch, head): a score matrix, and K^T and V packed (columns
     // rounded up to 16) for the GEMM path.
-    let padded = |x: usize| x.checked_add(15).map(|x| x / 16 * 16);
-    let unit = product(&[s, kvs]).and_then(|scores| {
-        let kt = padded(kvs).and_then(|p| p.checked_mul(d))?;
-        let vp = padded(dv).and_then(|p| p.checked_mul(kvs))?;
-        scores.checked_add(kt)?.checked_add(vp)
-    });
     r.scratch(
         "seq",
-        unit.and_then(|u| product(&[b, h, u, 4])),
+        unit_scratch(s, kvs, d, dv).and_then(|u| product(&[b, h, u, 4])),
         "batch*heads*(seq*kv_seq + head_dim*ceil(kv_seq/16)*16 + kv_seq*ceil(v_head_dim/16)*16)*4",
     );
 }
@@ -136,15 +140,9 @@ pub(super) fn cached_attention<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.read("k", k, F32, &[m, kvh, d], "max_len*kv_heads*head_dim");
     r.read("v", v, F32, &[m, kvh, d], "max_len*kv_heads*head_dim");
     r.write("out", out, F32, &[s, h, d], "seq*heads*head_dim");
-    let padded = |x: usize| x.checked_add(15).map(|x| x / 16 * 16);
-    let unit = product(&[s, m]).and_then(|scores| {
-        let kt = padded(m).and_then(|p| p.checked_mul(d))?;
-        let vp = padded(d).and_then(|p| p.checked_mul(m))?;
-        scores.checked_add(kt)?.checked_add(vp)
-    });
     r.scratch(
         "seq",
-        unit.and_then(|u| product(&[h, u, 4])),
+        unit_scratch(s, m, d, d).and_then(|u| product(&[h, u, 4])),
         "heads*(seq*max_len + head_dim*ceil(max_len/16)*16 + max_len*ceil(head_dim/16)*16)*4",
     );
 }
