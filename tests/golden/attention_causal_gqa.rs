@@ -95,6 +95,7 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
                 bytes: 640,
             },
         ],
+        entries: &[],
         states: &[],
         thunks: &[
             ::rlx_runtime::model::ThunkInfo {

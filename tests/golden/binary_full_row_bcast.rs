@@ -140,6 +140,7 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
                 bytes: 96,
             },
         ],
+        entries: &[],
         states: &[],
         thunks: &[
             ::rlx_runtime::model::ThunkInfo {

@@ -80,6 +80,7 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
                 bytes: 108,
             },
         ],
+        entries: &[],
         states: &[],
         thunks: &[
             ::rlx_runtime::model::ThunkInfo {

@@ -16,8 +16,9 @@ pub fn load_with_weights(sched: &std::path::Path) -> (rlx_sched::Schedule, Vec<u
     (s, weights)
 }
 
-/// Inputs of one run: `(arena offset, bytes)` per input buffer.
-pub type StepInputs = Vec<(usize, Vec<u8>)>;
+/// One run: the entry point to run (an index into `ModelInfo::entries`, 0
+/// for `run`) and `(arena offset, bytes)` per input it reads.
+pub type StepInputs = (usize, Vec<(usize, Vec<u8>)>);
 
 /// Runs generated code once per step on one model (state persists from
 /// step to step); returns the arena after each step, then once more after
@@ -39,11 +40,11 @@ pub struct Case {
 pub fn run_model<M: GeneratedModel>(steps: &[StepInputs]) -> Vec<Vec<u8>> {
     let mut m = M::new();
     let mut arenas = Vec::with_capacity(steps.len() + 1);
-    for inputs in steps {
+    for (entry, inputs) in steps {
         for (off, bytes) in inputs {
             m.arena_mut()[*off..*off + bytes.len()].copy_from_slice(bytes);
         }
-        m.run();
+        m.run_entry(*entry);
         arenas.push(m.arena().to_vec());
     }
     m.reset_state();

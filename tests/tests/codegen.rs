@@ -56,9 +56,14 @@ fn golden_generated_text() {
     let root = root();
     let update = std::env::var_os("UPDATE_EXPECT").is_some();
     let mut failures = Vec::new();
-    for name in
-        ["sgemm_tail", "binary_full_row_bcast", "elementwise_region_chain", "attention_causal_gqa", "conv2_d_groups"]
-    {
+    for name in [
+        "sgemm_tail",
+        "binary_full_row_bcast",
+        "elementwise_region_chain",
+        "attention_causal_gqa",
+        "conv2_d_groups",
+        "cached_attention_entries",
+    ] {
         let sched = root.join("tests/sched/run").join(format!("{name}.sched"));
         let golden = root.join("tests/golden").join(format!("{name}.rs"));
         let text = project::generate_file(&sched, &root, &golden).unwrap();

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use rand::{Rng, SeedableRng};
 use rlx_interp::Interpreter;
-use rlx_sched::{DType, Role, Schedule, ThunkKind};
+use rlx_sched::{DType, Schedule, ThunkKind};
 use rlx_tests::CASES;
 
 /// Deterministic input bytes for a buffer. Integers stay in `0..4` so they
@@ -47,19 +47,29 @@ fn first_difference(s: &Schedule, a: &[u8], b: &[u8]) -> String {
     format!("first differing arena byte {i}, in {owner}")
 }
 
-/// Runs per case: one, or several when the case has `state` (what one run
-/// leaves must be what the next reads, on both sides).
+/// Runs per case: one per entry point, or several when the case has
+/// `state` (what one run leaves must be what the next reads, on both
+/// sides).
 const STATE_STEPS: usize = 4;
 
-/// The inputs of step `step`: fresh values per step, and an input named
-/// `pos` (a decoder step's position) set to `step`, so consecutive runs
-/// fill consecutive cache rows until they run past the cache.
-fn step_inputs(s: &Schedule, step: usize) -> Vec<(usize, Vec<u8>)> {
-    s.buffers()
+/// The entry point of each run: every entry in turn, twice round when the
+/// case has state (so each entry reads what the others left).
+fn entry_plan(s: &Schedule) -> Vec<usize> {
+    let n = s.entries().len();
+    let runs = if s.states().next().is_some() { STATE_STEPS.max(2 * n) } else { n };
+    (0..runs).map(|step| step % n).collect()
+}
+
+/// The inputs of run `step` of entry `entry`: fresh values per run, and an
+/// input named `pos` (a decoder step's position) set to `step`, so
+/// consecutive runs fill consecutive cache rows until they run past the
+/// cache.
+fn step_inputs(s: &Schedule, entry: usize, step: usize) -> Vec<(usize, Vec<u8>)> {
+    s.entries()[entry]
+        .inputs
         .iter()
-        .enumerate()
-        .filter(|(_, b)| b.role == Role::Input)
-        .map(|(i, b)| {
+        .map(|&i| {
+            let b = &s.buffers()[i];
             let bytes = if b.name == "pos" && b.dtype == DType::I64 && b.elems() == 1 {
                 (step as i64).to_le_bytes().to_vec()
             } else {
@@ -77,18 +87,19 @@ fn generated_code_matches_the_interpreter_bit_for_bit() {
     for case in CASES {
         let path = Path::new(case.sched);
         let (s, weights) = rlx_tests::load_with_weights(path);
-        let steps = if s.states().next().is_some() { STATE_STEPS } else { 1 };
-        let inputs: Vec<_> = (0..steps).map(|step| step_inputs(&s, step)).collect();
+        let plan = entry_plan(&s);
+        let steps = plan.len();
+        let inputs: Vec<_> = plan.iter().enumerate().map(|(step, &e)| (e, step_inputs(&s, e, step))).collect();
         let generated = (case.run)(&inputs);
         let mut interp = Interpreter::new(s.clone(), &weights).unwrap();
-        for (step, step_inputs) in inputs.iter().enumerate() {
-            for (b, (_, bytes)) in s.buffers().iter().filter(|b| b.role == Role::Input).zip(step_inputs) {
-                interp.set_bytes(&b.name, bytes).unwrap();
+        for (step, (entry, step_inputs)) in inputs.iter().enumerate() {
+            for (&b, (_, bytes)) in s.entries()[*entry].inputs.iter().zip(step_inputs) {
+                interp.set_bytes(&s.buffers()[b].name, bytes).unwrap();
             }
-            interp.run();
+            interp.run_entry(*entry);
             if interp.arena() != generated[step].as_slice() {
                 let at = first_difference(&s, interp.arena(), &generated[step]);
-                failures.push(format!("{} (run {}): {at}", case.name, step + 1));
+                failures.push(format!("{} (run {}, entry {entry}): {at}", case.name, step + 1));
             }
         }
         interp.reset_state();

@@ -115,13 +115,14 @@ pub fn print_warnings(imported: &rlx_onnx::Imported) {
 
 /// `cargo xtask import-llama DIR`: a Hugging Face Llama checkpoint
 /// (`DIR/config.json`, `DIR/model.safetensors`) to a decoder-step
-/// `model.sched` + `weights.safetensors` in `out_dir` (`docs/decoding.md`).
-pub fn import_llama(checkpoint: &Path, out_dir: &Path, name: &str, seq: usize) -> Result<()> {
+/// `model.sched` + `weights.safetensors` in `out_dir` (`docs/decoding.md`),
+/// with a `prefill` entry of that many tokens when it is above 1.
+pub fn import_llama(checkpoint: &Path, out_dir: &Path, name: &str, prefill: usize) -> Result<()> {
     let config_path = checkpoint.join("config.json");
     let weights_path = checkpoint.join("model.safetensors");
     let config = std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
     let weights = std::fs::read(&weights_path).with_context(|| format!("reading {}", weights_path.display()))?;
-    let imported = rlx_onnx::llama::import_llama(&config, &weights, seq, name, "weights.safetensors")
+    let imported = rlx_onnx::llama::import_llama(&config, &weights, prefill, name, "weights.safetensors")
         .map_err(|e| anyhow!("{}: {e}", checkpoint.display()))?;
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let sched = out_dir.join("model.sched");

@@ -86,9 +86,9 @@ enum Command {
         /// The schedule's model name.
         #[arg(long)]
         name: String,
-        /// Tokens per step (1: a decode step).
-        #[arg(long, default_value_t = 1)]
-        seq: usize,
+        /// Tokens of the `prefill` entry point (1: a decode step only).
+        #[arg(long, default_value_t = 16)]
+        prefill: usize,
     },
     /// Import an ONNX model: writes model.sched and weights.safetensors.
     Import {
@@ -289,8 +289,8 @@ fn main() -> ExitCode {
             };
             done(import::import(&root_dir.clone().unwrap_or_else(root), &args))
         }
-        Command::ImportLlama { checkpoint, out_dir, name, seq } => {
-            done(import::import_llama(checkpoint, out_dir, name, *seq))
+        Command::ImportLlama { checkpoint, out_dir, name, prefill } => {
+            done(import::import_llama(checkpoint, out_dir, name, *prefill))
         }
         Command::Bench { rounds, vs_ort: true, models, target_cpu } => {
             done(bench::vs_ort(&root(), *rounds, models, target_cpu.as_deref()))

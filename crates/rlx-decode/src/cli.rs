@@ -180,7 +180,6 @@ fn exit_code(e: &GenerateError) -> u8 {
     match e {
         GenerateError::EmptyPrompt
         | GenerateError::TooLong { .. }
-        | GenerateError::PaddedTooLong { .. }
         | GenerateError::PromptToken { .. }
         | GenerateError::Tokenizer(_) => 2,
         _ => 1,

@@ -18,10 +18,6 @@ pub enum GenerateError {
         prompt.saturating_add(*max_tokens)
     )]
     TooLong { prompt: usize, max_tokens: usize, max_len: usize },
-    #[error(
-        "prompt of {prompt} tokens is prefilled in chunks of {chunk} and would write {padded} cache positions, more than the model's context of {max_len}"
-    )]
-    PaddedTooLong { prompt: usize, chunk: usize, padded: usize, max_len: usize },
     #[error("prompt token {index} has id {id}, outside the model's vocabulary of {vocab}")]
     PromptToken { index: usize, id: i64, vocab: usize },
     #[error("sampled token id {id} is outside the tokenizer's vocabulary of {vocab}")]
@@ -43,7 +39,9 @@ pub enum GenerateError {
 pub struct Stats {
     /// Prompt tokens (not counting the padding of the last chunk).
     pub prefill_tokens: usize,
-    /// `prefill` calls.
+    /// Model calls of the prefill: `prefill` chunks, plus one `decode`
+    /// step per token of a last partial chunk whose padding would not fit
+    /// in the cache.
     pub prefill_chunks: usize,
     /// Time in `prefill` and in sampling the first token.
     pub prefill_time: Duration,
@@ -144,8 +142,10 @@ where
 /// Prompt handling: the prompt is cut into chunks of `prefill_chunk()`
 /// tokens; the last chunk is padded with token 0. The padded rows write
 /// cache rows past the prompt, which no later query reads before a decode
-/// step overwrites them (attention is causal over `0..=pos`). The first
-/// token is sampled from the logits row of the last real prompt token.
+/// step overwrites them (attention is causal over `0..=pos`); when the
+/// padding would run past the cache, the last chunk's tokens run as decode
+/// steps instead. The first token is sampled from the logits row of the
+/// last real prompt token.
 pub fn generate_ids<M, F>(
     model: &mut M,
     sampler: &mut Sampler,
@@ -177,6 +177,21 @@ where
     let mut next = 0u32;
     while pos < prompt.len() {
         let real = chunk.min(prompt.len() - pos);
+        if real < chunk && pos + chunk > max_len {
+            // A padded chunk would write past the cache: the tail runs one
+            // decode step per token instead.
+            for (p, &t) in (pos..).zip(&prompt[pos..]) {
+                let logits = model.decode(t, p);
+                stats.prefill_chunks += 1;
+                if logits.len() != vocab {
+                    return Err(GenerateError::Logits { call: "decode", found: logits.len(), expected: vocab });
+                }
+                if p + 1 == prompt.len() {
+                    next = sampler.sample(logits)?;
+                }
+            }
+            break;
+        }
         let input: &[i64] = if real == chunk {
             &prompt[pos..pos + chunk]
         } else {
@@ -233,10 +248,6 @@ fn check(prompt: &[i64], max_tokens: usize, vocab: usize, chunk: usize, max_len:
     }
     if prompt.len().saturating_add(max_tokens) > max_len {
         return Err(GenerateError::TooLong { prompt: prompt.len(), max_tokens, max_len });
-    }
-    let padded = prompt.len().div_ceil(chunk) * chunk;
-    if padded > max_len {
-        return Err(GenerateError::PaddedTooLong { prompt: prompt.len(), chunk, padded, max_len });
     }
     Ok(())
 }

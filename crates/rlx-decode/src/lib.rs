@@ -21,14 +21,14 @@
 //! `pos..pos + chunk`. The last chunk is padded with token 0: the padded
 //! rows write cache rows past the prompt, which no later query sees before
 //! a decode step overwrites them, because attention is causal over
-//! `0..=pos`. The first generated token is sampled from the logits row of
+//! `0..=pos`. When the padding would run past the cache, the last chunk's
+//! tokens run as [`StepModel::decode`] steps instead. The first generated token is sampled from the logits row of
 //! the last real prompt token; every later one from a
 //! [`StepModel::decode`] step that fed the token before it. The last
 //! generated token is never fed (nothing would read its logits).
 //!
-//! A call needs `prompt + max_tokens <= max_len`, and the padded prefill
-//! must fit too (`ceil(prompt / chunk) * chunk <= max_len`); both are
-//! checked before the model runs ([`GenerateError`]).
+//! A call needs `prompt + max_tokens <= max_len`, checked before the model
+//! runs ([`GenerateError`]).
 //!
 //! # Stopping
 //!

@@ -144,14 +144,25 @@ fn bad_requests_are_errors_before_the_model_runs() {
     for (prompt, max_tokens, msg) in cases {
         assert_eq!(error(&mut m, prompt, max_tokens).to_string(), msg);
     }
-    // 9 prompt tokens and 1 more fit a context of 10, but three padded
-    // chunks do not.
+}
+
+/// 9 prompt tokens and 1 more fit a context of 10, but three padded chunks
+/// of 4 would write 12 cache rows: the last chunk's one token runs as a
+/// decode step.
+#[test]
+fn a_last_chunk_whose_padding_passes_the_cache_runs_as_decode_steps() {
     let mut m = Bigram::new(16, CHUNK, 10);
-    assert_eq!(
-        error(&mut m, &[1; 9], 1).to_string(),
-        "prompt of 9 tokens is prefilled in chunks of 4 and would write 12 cache positions, more than the model's context of 10"
-    );
-    assert!(m.calls.is_empty());
+    let prompt = [1, 2, 3, 4, 5, 6, 7, 8, 9];
+    let (got, stats) = run(&mut m, &prompt, 1);
+    let expected = vec![
+        Call::Reset,
+        Call::Prefill { chunk: vec![1, 2, 3, 4], pos: 0 },
+        Call::Prefill { chunk: vec![5, 6, 7, 8], pos: 4 },
+        Call::Decode { token: 9, pos: 8 },
+    ];
+    assert_eq!(m.calls, expected);
+    assert_eq!(got, [m.table[9] as u32]);
+    assert_eq!(stats.prefill_chunks, 3);
 }
 
 #[test]

@@ -15,8 +15,6 @@ pub struct Interpreter<'w> {
     weights: &'w [u8],
     /// One lowered call per node (`None`: the thunk does nothing).
     calls: Vec<Option<KernelCall>>,
-    /// Whether any call may use the thread pool.
-    parallel: bool,
 }
 
 /// Why an interpreter could not be built.
@@ -47,8 +45,7 @@ impl<'w> Interpreter<'w> {
         // has, and that is an error naming the bytes, not an abort.
         let arena = Arena::try_new_for("arena", schedule.arena_size())?;
         let scratch = Arena::try_new_for("scratch", scratch_len)?;
-        let parallel = calls.iter().flatten().any(KernelCall::parallel);
-        Ok(Interpreter { arena, scratch, calls, schedule, weights, parallel })
+        Ok(Interpreter { arena, scratch, calls, schedule, weights })
     }
 
     pub fn schedule(&self) -> &Schedule {
@@ -99,11 +96,23 @@ impl<'w> Interpreter<'w> {
         }
     }
 
-    /// Runs every thunk in order.
+    /// Runs the schedule once (with entry points: the first), every thunk
+    /// in order.
     pub fn run(&mut self) {
-        let parallel = self.parallel;
+        self.run_entry(0);
+    }
+
+    /// Runs entry point `index` of [`Schedule::entries`] once.
+    ///
+    /// # Panics
+    ///
+    /// When `index` is not below `schedule().entries().len()`.
+    pub fn run_entry(&mut self, index: usize) {
+        let entry = &self.schedule.entries()[index];
+        let nodes = entry.nodes.clone();
+        let parallel = nodes.clone().any(|i| self.calls[i].as_ref().is_some_and(KernelCall::parallel));
         let mut all = || {
-            for index in 0..self.calls.len() {
+            for index in nodes.clone() {
                 self.run_node(index);
             }
         };
@@ -115,6 +124,11 @@ impl<'w> Interpreter<'w> {
         } else {
             all();
         }
+    }
+
+    /// The index of the entry point called `name`.
+    pub fn entry(&self, name: &str) -> Option<usize> {
+        self.schedule.entries().iter().position(|e| e.name.as_deref() == Some(name))
     }
 
     /// Runs one thunk by index (for per-thunk profiling).

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use rlx_sched::ast::{BufferDecl, Header, OperandRef, Spanned, Target, ThunkDecl, WeightsDecl};
+use rlx_sched::ast::{BufferDecl, EntryDecl, Header, OperandRef, Spanned, Target, ThunkDecl, WeightsDecl};
 use rlx_sched::{Ast, DType, Role, Segment, Span};
 use safetensors::tensor::{Dtype, TensorView};
 
@@ -215,6 +215,19 @@ pub(crate) fn emit_with(
         weights_bytes: weights.len(),
         params: weight_offsets.iter().flatten().count(),
     };
-    let ast = Ast { header, buffers, thunks, trailing_comments: Vec::new() };
+    let entries = lowered
+        .entries
+        .iter()
+        .map(|e| EntryDecl {
+            name: spanned(e.name.clone()),
+            inputs: e.inputs.iter().cloned().map(spanned).collect(),
+            outputs: e.outputs.iter().cloned().map(spanned).collect(),
+            first_thunk: e.first_thunk,
+            span: Span::default(),
+            line: 0,
+            leading_comments: Vec::new(),
+        })
+        .collect();
+    let ast = Ast { header, buffers, thunks, entries, trailing_comments: Vec::new() };
     Ok((rlx_sched::print(&ast), weights, report))
 }

@@ -3,9 +3,11 @@
 //! second front end of this crate, for the architecture whose exported
 //! ONNX graphs carry a dynamic KV cache (`docs/decoding.md`).
 //!
-//! The step runs `seq` tokens at the run-time position `pos` over a KV
-//! cache of `max_position_embeddings` rows per layer, kept in `state`
-//! buffers: the convention `rlx_decode::GeneratedStep` drives. Products are
+//! A step runs its tokens at the run-time position `pos` over a KV cache
+//! of `max_position_embeddings` rows per layer, kept in `state` buffers:
+//! the convention `rlx_decode::GeneratedStep` drives. The schedule has a
+//! `decode` entry (one token) and, with a prefill chunk above one, a
+//! `prefill` entry (the chunk), both over the same weights and cache. Products are
 //! prepacked like an ONNX model's (`optimize::prepack`).
 
 use std::collections::HashMap;
@@ -15,7 +17,7 @@ use safetensors::SafeTensors;
 
 use crate::emit;
 use crate::error::ImportError;
-use crate::lower::{Lowered, LoweredThunk, Storage};
+use crate::lower::{Lowered, LoweredEntry, LoweredThunk, Storage};
 use crate::optimize;
 use crate::Imported;
 
@@ -224,24 +226,84 @@ impl Builder<'_> {
     }
 }
 
-/// Imports a Llama checkpoint as a decoder step of `seq` tokens.
+/// The weights and state every entry reads, created once.
+struct Shared {
+    embed: usize,
+    cos: usize,
+    sin: usize,
+    pos: usize,
+    layers: Vec<LayerParams>,
+    final_norm: usize,
+    /// `None` with tied embeddings (the logits are `x @ embed^T`).
+    lm_head: Option<usize>,
+}
+
+/// One layer's weights and KV cache.
+struct LayerParams {
+    attn_norm: usize,
+    wq: usize,
+    wk: usize,
+    wv: usize,
+    wo: usize,
+    mlp_norm: usize,
+    w_gate: usize,
+    w_up: usize,
+    w_down: usize,
+    k_cache: usize,
+    v_cache: usize,
+}
+
+/// Imports a Llama checkpoint as a decoder-step schedule. With `prefill`
+/// 1 it has one entry, a decode step of one token; with `prefill` S > 1
+/// two entry points (`docs/decoding.md`): `decode` (one token, what `run`
+/// runs) and `prefill` (a chunk of S), sharing the weights and the KV
+/// cache.
 pub fn import_llama(
     config_json: &str,
     safetensors_bytes: &[u8],
-    seq: usize,
+    prefill: usize,
     model_name: &str,
     weights_file: &str,
 ) -> Result<Imported, ImportError> {
     let c = LlamaConfig::from_json(config_json)?;
-    if seq == 0 || seq > c.max_position_embeddings {
-        return Err(config_err(format!("a step of {seq} tokens does not fit {} positions", c.max_position_embeddings)));
+    if prefill == 0 || prefill > c.max_position_embeddings {
+        return Err(config_err(format!(
+            "a prefill chunk of {prefill} tokens does not fit {} positions",
+            c.max_position_embeddings
+        )));
     }
     let tensors = SafeTensors::deserialize(safetensors_bytes).map_err(|e| ImportError::Weights(e.to_string()))?;
     let mut b = Builder {
-        lowered: Lowered { storages: Vec::new(), thunks: Vec::new() },
+        lowered: Lowered { storages: Vec::new(), thunks: Vec::new(), entries: Vec::new() },
         tensors: &tensors,
         ids: HashMap::new(),
     };
+    let shared = shared_params(&mut b, &c)?;
+    if prefill == 1 {
+        step(&mut b, &c, &shared, 1, "");
+    } else {
+        for (name, seq, prefix) in [("decode", 1, ""), ("prefill", prefill, "prefill.")] {
+            let first_thunk = b.lowered.thunks.len();
+            let (tokens, logits) = step(&mut b, &c, &shared, seq, prefix);
+            let names = |ids: &[usize]| ids.iter().map(|&i| b.lowered.storages[i].name.clone()).collect();
+            let entry = LoweredEntry {
+                name: name.to_string(),
+                inputs: names(&[tokens, shared.pos]),
+                outputs: names(&[logits]),
+                first_thunk,
+            };
+            b.lowered.entries.push(entry);
+        }
+    }
+    let mut lowered = b.lowered;
+    optimize::prepack(&mut lowered);
+    let (sched_text, weights, report) =
+        emit::emit_with(&lowered, model_name, weights_file, "imported from a Llama checkpoint by rlx-onnx")?;
+    Ok(Imported { sched_text, weights, report, warnings: Vec::new() })
+}
+
+/// The weights, the rotary tables, the position input and the caches.
+fn shared_params(b: &mut Builder<'_>, c: &LlamaConfig) -> Result<Shared, ImportError> {
     let (h, hd, heads, kvh, inter, vocab, max_len) = (
         c.hidden_size,
         c.head_dim,
@@ -253,18 +315,57 @@ pub fn import_llama(
     );
     let (q_w, kv_w) = (heads * hd, kvh * hd);
     let embed = b.param("embed", "model.embed_tokens.weight", &[vocab, h], false)?;
-    let (cos, sin) = rope_tables(&c);
+    let (cos, sin) = rope_tables(c);
     let cos = b.storage("rope.cos", vec![max_len, hd / 2], Role::Param, DType::F32, Some(f32_bytes(&cos)));
     let sin = b.storage("rope.sin", vec![max_len, hd / 2], Role::Param, DType::F32, Some(f32_bytes(&sin)));
-
-    let tokens = b.storage("tokens", vec![seq], Role::Input, DType::I64, None);
     let pos = b.storage("pos", vec![1], Role::Input, DType::I64, None);
-    let logits = b.arena("logits", vec![seq, vocab], Role::Output);
-    let hidden = b.arena("h", vec![seq, h], Role::Scratch);
+    let mut layers = Vec::with_capacity(c.num_hidden_layers);
+    for l in 0..c.num_hidden_layers {
+        let p = format!("model.layers.{l}.");
+        let n = |s: &str| format!("layer{l}.{s}");
+        layers.push(LayerParams {
+            attn_norm: b.param(&n("attn_norm"), &format!("{p}input_layernorm.weight"), &[h], false)?,
+            wq: b.param(&n("wq"), &format!("{p}self_attn.q_proj.weight"), &[q_w, h], true)?,
+            wk: b.param(&n("wk"), &format!("{p}self_attn.k_proj.weight"), &[kv_w, h], true)?,
+            wv: b.param(&n("wv"), &format!("{p}self_attn.v_proj.weight"), &[kv_w, h], true)?,
+            wo: b.param(&n("wo"), &format!("{p}self_attn.o_proj.weight"), &[h, q_w], true)?,
+            mlp_norm: b.param(&n("mlp_norm"), &format!("{p}post_attention_layernorm.weight"), &[h], false)?,
+            w_gate: b.param(&n("w_gate"), &format!("{p}mlp.gate_proj.weight"), &[inter, h], true)?,
+            w_up: b.param(&n("w_up"), &format!("{p}mlp.up_proj.weight"), &[inter, h], true)?,
+            w_down: b.param(&n("w_down"), &format!("{p}mlp.down_proj.weight"), &[h, inter], true)?,
+            k_cache: b.arena(&n("k_cache"), vec![max_len, kv_w], Role::State),
+            v_cache: b.arena(&n("v_cache"), vec![max_len, kv_w], Role::State),
+        });
+    }
+    let final_norm = b.param("final_norm", "model.norm.weight", &[h], false)?;
+    let lm_head = match c.tie_word_embeddings {
+        true => None,
+        false => Some(b.param("lm_head", "lm_head.weight", &[vocab, h], true)?),
+    };
+    Ok(Shared { embed, cos, sin, pos, layers, final_norm, lm_head })
+}
+
+/// The thunks of one step of `seq` tokens, its buffers named with
+/// `prefix`; returns its `tokens` input and `logits` output.
+fn step(b: &mut Builder<'_>, c: &LlamaConfig, w: &Shared, seq: usize, prefix: &str) -> (usize, usize) {
+    let (h, hd, heads, kvh, inter, vocab, max_len) = (
+        c.hidden_size,
+        c.head_dim,
+        c.num_attention_heads,
+        c.num_key_value_heads,
+        c.intermediate_size,
+        c.vocab_size,
+        c.max_position_embeddings,
+    );
+    let (q_w, kv_w) = (heads * hd, kvh * hd);
+    let (eps, pos) = (c.rms_norm_eps, w.pos);
+    let tokens = b.storage(&format!("{prefix}tokens"), vec![seq], Role::Input, DType::I64, None);
+    let logits = b.arena(&format!("{prefix}logits"), vec![seq, vocab], Role::Output);
+    let hidden = b.arena(&format!("{prefix}h"), vec![seq, h], Role::Scratch);
     b.thunk(
         "token embeddings",
         Thunk::Gather {
-            table: embed,
+            table: w.embed,
             indices: tokens,
             dst: hidden,
             num_indices: seq,
@@ -274,20 +375,8 @@ pub fn import_llama(
         },
     );
     let add = |x| vec![Step::Binary { op: BinaryOp::Add, arg: StepArg::Input(x), reversed: false }];
-    for l in 0..c.num_hidden_layers {
-        let p = format!("model.layers.{l}.");
-        let n = |s: &str| format!("layer{l}.{s}");
-        let attn_norm = b.param(&n("attn_norm"), &format!("{p}input_layernorm.weight"), &[h], false)?;
-        let wq = b.param(&n("wq"), &format!("{p}self_attn.q_proj.weight"), &[q_w, h], true)?;
-        let wk = b.param(&n("wk"), &format!("{p}self_attn.k_proj.weight"), &[kv_w, h], true)?;
-        let wv = b.param(&n("wv"), &format!("{p}self_attn.v_proj.weight"), &[kv_w, h], true)?;
-        let wo = b.param(&n("wo"), &format!("{p}self_attn.o_proj.weight"), &[h, q_w], true)?;
-        let mlp_norm = b.param(&n("mlp_norm"), &format!("{p}post_attention_layernorm.weight"), &[h], false)?;
-        let w_gate = b.param(&n("w_gate"), &format!("{p}mlp.gate_proj.weight"), &[inter, h], true)?;
-        let w_up = b.param(&n("w_up"), &format!("{p}mlp.up_proj.weight"), &[inter, h], true)?;
-        let w_down = b.param(&n("w_down"), &format!("{p}mlp.down_proj.weight"), &[h, inter], true)?;
-        let k_cache = b.arena(&n("k_cache"), vec![max_len, kv_w], Role::State);
-        let v_cache = b.arena(&n("v_cache"), vec![max_len, kv_w], Role::State);
+    for (l, lp) in w.layers.iter().enumerate() {
+        let n = |s: &str| format!("{prefix}layer{l}.{s}");
         let x = b.arena(&n("x"), vec![seq, h], Role::Scratch);
         let (q, k, v) = (
             b.arena(&n("q"), vec![seq, q_w], Role::Scratch),
@@ -296,19 +385,22 @@ pub fn import_llama(
         );
         let ctx = b.arena(&n("ctx"), vec![seq, q_w], Role::Scratch);
         let proj = b.arena(&n("attn_out"), vec![seq, h], Role::Scratch);
-        let eps = c.rms_norm_eps;
-        b.thunk(format!("layer {l}: attention"), Thunk::RmsNorm { x: hidden, g: attn_norm, out: x, rows: seq, h, eps });
-        for (w, out, width) in [(wq, q, q_w), (wk, k, kv_w), (wv, v, kv_w)] {
-            b.thunk("", Thunk::Sgemm { a: x, b: w, c: out, m: seq, k: h, n: width });
+        b.thunk(
+            format!("layer {l}: attention"),
+            Thunk::RmsNorm { x: hidden, g: lp.attn_norm, out: x, rows: seq, h, eps },
+        );
+        for (wt, out, width) in [(lp.wq, q, q_w), (lp.wk, k, kv_w), (lp.wv, v, kv_w)] {
+            b.thunk("", Thunk::Sgemm { a: x, b: wt, c: out, m: seq, k: h, n: width });
         }
         for (t, nh) in [(q, heads), (k, kvh)] {
             let interleaved = false;
+            let (cos, sin) = (w.cos, w.sin);
             b.thunk(
                 "",
                 Thunk::RopeAt { x: t, cos, sin, pos, out: t, seq, heads: nh, head_dim: hd, max_len, interleaved },
             );
         }
-        for (src, cache) in [(k, k_cache), (v, v_cache)] {
+        for (src, cache) in [(k, lp.k_cache), (v, lp.v_cache)] {
             b.thunk("", Thunk::KvWrite { src, cache, pos, new_len: seq, max_len, row: kv_w, elem_bytes: 4 });
         }
         let scale = 1.0 / (hd as f32).sqrt();
@@ -316,8 +408,8 @@ pub fn import_llama(
             "",
             Thunk::CachedAttention {
                 q,
-                k: k_cache,
-                v: v_cache,
+                k: lp.k_cache,
+                v: lp.v_cache,
                 pos,
                 out: ctx,
                 seq,
@@ -329,7 +421,7 @@ pub fn import_llama(
                 q_row_stride: q_w,
             },
         );
-        b.thunk("", Thunk::Sgemm { a: ctx, b: wo, c: proj, m: seq, k: q_w, n: h });
+        b.thunk("", Thunk::Sgemm { a: ctx, b: lp.wo, c: proj, m: seq, k: q_w, n: h });
         b.thunk(
             "residual",
             Thunk::ElementwiseRegion { inputs: vec![hidden, proj], dst: hidden, len: seq * h, steps: add(1) },
@@ -340,32 +432,25 @@ pub fn import_llama(
         let down = b.arena(&n("mlp_out"), vec![seq, h], Role::Scratch);
         b.thunk(
             format!("layer {l}: feed-forward (SwiGLU)"),
-            Thunk::RmsNorm { x: hidden, g: mlp_norm, out: x, rows: seq, h, eps },
+            Thunk::RmsNorm { x: hidden, g: lp.mlp_norm, out: x, rows: seq, h, eps },
         );
-        b.thunk("", Thunk::Sgemm { a: x, b: w_gate, c: gate, m: seq, k: h, n: inter });
-        b.thunk("", Thunk::Sgemm { a: x, b: w_up, c: up, m: seq, k: h, n: inter });
+        b.thunk("", Thunk::Sgemm { a: x, b: lp.w_gate, c: gate, m: seq, k: h, n: inter });
+        b.thunk("", Thunk::Sgemm { a: x, b: lp.w_up, c: up, m: seq, k: h, n: inter });
         let swiglu =
             vec![Step::Act(ActKind::Silu), Step::Binary { op: BinaryOp::Mul, arg: StepArg::Input(1), reversed: false }];
         b.thunk("", Thunk::ElementwiseRegion { inputs: vec![gate, up], dst: act, len: seq * inter, steps: swiglu });
-        b.thunk("", Thunk::Sgemm { a: act, b: w_down, c: down, m: seq, k: inter, n: h });
+        b.thunk("", Thunk::Sgemm { a: act, b: lp.w_down, c: down, m: seq, k: inter, n: h });
         b.thunk(
             "residual",
             Thunk::ElementwiseRegion { inputs: vec![hidden, down], dst: hidden, len: seq * h, steps: add(1) },
         );
     }
-    let final_norm = b.param("final_norm", "model.norm.weight", &[h], false)?;
-    let x = b.arena("final.x", vec![seq, h], Role::Scratch);
-    b.thunk("final norm", Thunk::RmsNorm { x: hidden, g: final_norm, out: x, rows: seq, h, eps: c.rms_norm_eps });
-    let head = if c.tie_word_embeddings {
-        Thunk::SgemmT { a: x, b: embed, c: logits, m: seq, k: h, n: vocab, ta: false, tb: true }
-    } else {
-        let lm_head = b.param("lm_head", "lm_head.weight", &[vocab, h], true)?;
-        Thunk::Sgemm { a: x, b: lm_head, c: logits, m: seq, k: h, n: vocab }
+    let x = b.arena(&format!("{prefix}final.x"), vec![seq, h], Role::Scratch);
+    b.thunk("final norm", Thunk::RmsNorm { x: hidden, g: w.final_norm, out: x, rows: seq, h, eps });
+    let head = match w.lm_head {
+        None => Thunk::SgemmT { a: x, b: w.embed, c: logits, m: seq, k: h, n: vocab, ta: false, tb: true },
+        Some(lm_head) => Thunk::Sgemm { a: x, b: lm_head, c: logits, m: seq, k: h, n: vocab },
     };
     b.thunk("logits", head);
-    let mut lowered = b.lowered;
-    optimize::prepack(&mut lowered);
-    let (sched_text, weights, report) =
-        emit::emit_with(&lowered, model_name, weights_file, "imported from a Llama checkpoint by rlx-onnx")?;
-    Ok(Imported { sched_text, weights, report, warnings: Vec::new() })
+    (tokens, logits)
 }

@@ -18,16 +18,28 @@ fn checkpoint() -> (String, Vec<u8>) {
 #[test]
 fn the_bundled_checkpoint_imports_to_the_checked_in_schedule() {
     let (config, weights) = checkpoint();
-    let imported = import_llama(&config, &weights, 1, "llama_tiny", "weights.safetensors").unwrap();
+    // `cargo xtask import-llama`'s default prefill chunk.
+    let imported = import_llama(&config, &weights, 16, "llama_tiny", "weights.safetensors").unwrap();
     let sched = std::fs::read_to_string(model_dir().join("model.sched")).unwrap();
     assert!(
         imported.sched_text == sched,
         "models/llama_tiny/model.sched is stale: run python3 models/make/make_llama_tiny.py"
     );
     assert!(imported.weights == std::fs::read(model_dir().join("weights.safetensors")).unwrap(), "weights are stale");
-    // A prefill chunk of 8 imports and validates too.
-    let chunk = import_llama(&config, &weights, 8, "llama_tiny_prefill", "weights.safetensors").unwrap();
-    assert!(chunk.sched_text.contains("seq: 8"));
+    let entries: Vec<&str> = imported.sched_text.lines().filter(|l| l.starts_with("entry ")).collect();
+    assert_eq!(
+        entries,
+        [
+            "entry decode { inputs: [tokens, pos], outputs: [logits] }",
+            "entry prefill { inputs: [prefill.tokens, pos], outputs: [prefill.logits] }"
+        ]
+    );
+    // A chunk of 1 is a decode step alone: no entry lines. Both validate.
+    let decode_only = import_llama(&config, &weights, 1, "llama_tiny_step", "weights.safetensors").unwrap();
+    assert!(!decode_only.sched_text.contains("\nentry "));
+    for text in [&imported.sched_text, &decode_only.sched_text] {
+        rlx_sched::check_source(text, &model_dir()).unwrap();
+    }
 }
 
 #[test]
@@ -58,7 +70,9 @@ fn what_the_step_cannot_compute_is_refused() {
         assert!(e.contains(want), "{e}");
     }
     let e = import_llama(&config, &weights, 129, "m", "w.safetensors").unwrap_err().to_string();
-    assert!(e.contains("does not fit 128 positions"), "{e}");
+    assert!(e.contains("a prefill chunk of 129 tokens does not fit 128 positions"), "{e}");
+    let e = import_llama(&config, &weights, 0, "m", "w.safetensors").unwrap_err().to_string();
+    assert!(e.contains("a prefill chunk of 0 tokens"), "{e}");
     let e = import_llama(&config, &weights[..100], 1, "m", "w.safetensors").unwrap_err().to_string();
     assert!(!e.is_empty());
     let c = LlamaConfig::from_json(&config).unwrap();

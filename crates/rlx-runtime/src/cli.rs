@@ -293,6 +293,7 @@ mod tests {
             weights_bytes: 0,
             inputs: &[X],
             outputs: &[],
+            entries: &[],
             states: &[],
             thunks: &[],
         };

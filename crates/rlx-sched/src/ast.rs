@@ -25,6 +25,9 @@ pub struct Ast {
     pub header: Header,
     pub buffers: Vec<BufferDecl>,
     pub thunks: Vec<ThunkDecl>,
+    /// `entry` lines, in order; empty when the schedule has one implicit
+    /// entry (`run` runs every thunk).
+    pub entries: Vec<EntryDecl>,
     /// Comment lines after the last item, kept for the printer.
     pub trailing_comments: Vec<String>,
 }
@@ -76,6 +79,24 @@ pub struct BufferDecl {
     /// 1-based line number.
     pub line: u32,
     /// `//` comment lines directly above, without the `//`.
+    pub leading_comments: Vec<String>,
+}
+
+/// `entry NAME { inputs: [..], outputs: [..] }`: the thunks below it, up to
+/// the next `entry` line, are one entry point of the generated model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntryDecl {
+    pub name: Spanned<String>,
+    /// The `input` buffers the caller writes before running this entry.
+    pub inputs: Vec<Spanned<String>>,
+    /// The `output` buffers this entry writes.
+    pub outputs: Vec<Spanned<String>>,
+    /// Index in [`Ast::thunks`] of the entry's first thunk.
+    pub first_thunk: usize,
+    /// The whole line.
+    pub span: Span,
+    /// 1-based line number.
+    pub line: u32,
     pub leading_comments: Vec<String>,
 }
 

@@ -36,7 +36,7 @@ pub use rlx_core::{
     ActKind, ArgOp, BinaryOp, CmpOp, DType, FieldSpec, KernelCall, MaskKind, Operand, Params, RecurrentCell, ReduceOp,
     ResizeCoord, ResizeMode, ScatterReduction, Segment, Step, StepArg, Thunk, ThunkKind,
 };
-pub use schedule::{Buffer, Node, Role, Schedule, WeightsFile};
+pub use schedule::{Buffer, Entry, Node, Role, Schedule, WeightsFile};
 pub use span::Span;
 pub use validate::{validate, Checked, Policy, ValidateOptions};
 

@@ -2,7 +2,8 @@
 //!
 //! Canonical form: the header lines in order with single spaces, a blank
 //! line, the buffer table (role column padded to 8), a blank line, one
-//! thunk per line with its fields in table order, then any trailing
+//! thunk per line with its fields in table order (each `entry` line after
+//! a blank line, above its first thunk), then any trailing
 //! comments after a blank line. Comments print as `// text` directly above
 //! their item. `print(parse(print(ast))) == print(ast)` for every AST the
 //! parser accepts, and the output ends with exactly one `\n`.
@@ -10,7 +11,7 @@
 use crate::fields::FieldSyntax;
 use std::fmt::Write as _;
 
-use crate::ast::{Ast, BufferDecl, Header, OperandRef};
+use crate::ast::{Ast, BufferDecl, EntryDecl, Header, OperandRef, Spanned};
 use crate::thunk::Thunk;
 use crate::value::{format_f32, FieldValue, Value, ValueKind};
 
@@ -26,13 +27,21 @@ pub fn print(ast: &Ast) -> String {
             out.push('\n');
         }
     }
-    if !ast.thunks.is_empty() {
+    let mut entries = ast.entries.iter().peekable();
+    if !ast.thunks.is_empty() && entries.peek().is_none_or(|e| e.first_thunk > 0) {
         out.push('\n');
-        for t in &ast.thunks {
-            print_comments(&mut out, &t.leading_comments);
-            out.push_str(&print_thunk(&t.thunk));
-            out.push('\n');
+    }
+    for (i, t) in ast.thunks.iter().enumerate() {
+        while let Some(e) = entries.next_if(|e| e.first_thunk <= i) {
+            print_entry(&mut out, e);
         }
+        print_comments(&mut out, &t.leading_comments);
+        out.push_str(&print_thunk(&t.thunk));
+        out.push('\n');
+    }
+    // Entries without thunks, after the last thunk.
+    for e in entries {
+        print_entry(&mut out, e);
     }
     if !ast.trailing_comments.is_empty() {
         out.push('\n');
@@ -65,6 +74,15 @@ fn print_header(out: &mut String, h: &Header) {
     let _ = writeln!(out, "mask_threshold {}", format_f32(h.mask_threshold.value));
     let _ = writeln!(out, "mask_neg_inf {}", format_f32(h.mask_neg_inf.value));
     let _ = writeln!(out, "score_skip {}", format_f32(h.score_skip.value));
+}
+
+/// A blank line, the entry's comments and its line.
+fn print_entry(out: &mut String, e: &EntryDecl) {
+    out.push('\n');
+    print_comments(out, &e.leading_comments);
+    let names = |list: &[Spanned<String>]| list.iter().map(|n| n.value.as_str()).collect::<Vec<_>>().join(", ");
+    let _ =
+        writeln!(out, "entry {} {{ inputs: [{}], outputs: [{}] }}", e.name.value, names(&e.inputs), names(&e.outputs));
 }
 
 /// One buffer line, without the newline: `input   x: f32[1, 784] @ arena+0`.

@@ -87,6 +87,23 @@ pub struct Node {
     pub line: u32,
 }
 
+/// One entry point: a run of consecutive nodes, the inputs the caller
+/// writes before it and the outputs it writes (`docs/sched-format.md`,
+/// "Entry points").
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// `None` for the one implicit entry of a schedule without `entry`
+    /// lines.
+    pub name: Option<String>,
+    /// Indices into [`Schedule::buffers`], in the order the entry lists them.
+    pub inputs: Vec<usize>,
+    pub outputs: Vec<usize>,
+    /// Its nodes, indices into [`Schedule::nodes`].
+    pub nodes: std::ops::Range<usize>,
+    /// 1-based line of the `entry` line; 0 for the implicit entry.
+    pub line: u32,
+}
+
 /// A checked schedule. Only `validate` builds one, and its fields are
 /// private: holding a `Schedule` means every access it describes is in
 /// bounds, aligned and consistent, which the interpreter relies on for
@@ -101,6 +118,8 @@ pub struct Schedule {
     pub(crate) params: Params,
     pub(crate) buffers: Vec<Buffer>,
     pub(crate) nodes: Vec<Node>,
+    /// Never empty: the first is what `run` runs.
+    pub(crate) entries: Vec<Entry>,
 }
 
 impl Schedule {
@@ -136,6 +155,19 @@ impl Schedule {
 
     pub fn nodes(&self) -> &[Node] {
         &self.nodes
+    }
+
+    /// The entry points, in `.sched` order; one unnamed entry covering
+    /// every node when the schedule has no `entry` lines. The first is what
+    /// `run` runs.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Whether the schedule has `entry` lines (several entry points, or one
+    /// named).
+    pub fn has_named_entries(&self) -> bool {
+        self.entries.iter().any(|e| e.name.is_some())
     }
 
     pub fn buffer(&self, name: &str) -> Option<&Buffer> {

@@ -222,8 +222,15 @@ fn header() -> impl Strategy<Value = Header> {
 }
 
 fn ast_with(thunks: impl Strategy<Value = Vec<ThunkDecl>>) -> impl Strategy<Value = Ast> {
-    (header(), prop::collection::vec(buffer(), 0..5), thunks, comments())
-        .prop_map(|(header, buffers, thunks, trailing_comments)| Ast { header, buffers, thunks, trailing_comments })
+    (header(), prop::collection::vec(buffer(), 0..5), thunks, comments()).prop_map(
+        |(header, buffers, thunks, trailing_comments)| Ast {
+            header,
+            buffers,
+            thunks,
+            entries: Vec::new(),
+            trailing_comments,
+        },
+    )
 }
 
 fn any_ast() -> impl Strategy<Value = Ast> {

@@ -239,6 +239,7 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
                 bytes: 8192,
             },
         ],
+        entries: &[],
         states: &[],
         thunks: &[
             ::rlx_runtime::model::ThunkInfo {

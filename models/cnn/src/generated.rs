@@ -114,6 +114,7 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
                 bytes: 40,
             },
         ],
+        entries: &[],
         states: &[],
         thunks: &[
             ::rlx_runtime::model::ThunkInfo {

@@ -78,6 +78,44 @@ fn greedy_generation_matches_transformers() {
     assert_eq!(generate_and_compare(&mut m), worst);
 }
 
+/// The `prefill` entry point: the whole prompt in one chunk (padded), its
+/// last real row within 1e-4 of the reference's first logits, every row
+/// within 1e-4 of the one-token steps' logits; decode steps then continue
+/// from its cache to the reference tokens.
+#[test]
+fn the_prefill_entry_matches_the_reference_and_the_decode_steps() {
+    let prompt = i64s(&expected("prompt_ids.npy").bytes);
+    let tokens = i64s(&expected("tokens.npy").bytes);
+    let logits = expected("logits.npy");
+    let vocab = logits.shape[1];
+    let want = f32s(&logits.bytes);
+    let mut stepwise = Model::new();
+    let rows: Vec<Vec<f32>> = prompt.iter().enumerate().map(|(pos, &t)| step(&mut stepwise, t, pos)).collect();
+
+    let mut m = Model::new();
+    let chunk = m.input_prefill_tokens().len();
+    assert!(prompt.len() <= chunk);
+    m.input_prefill_tokens().fill(0);
+    m.input_prefill_tokens()[..prompt.len()].copy_from_slice(&prompt);
+    m.input_pos()[0] = 0;
+    m.run_prefill();
+    let out = m.output_prefill_logits();
+    for (r, row) in rows.iter().enumerate() {
+        for (j, (&g, &w)) in out[r * vocab..(r + 1) * vocab].iter().zip(row).enumerate() {
+            assert!((g - w).abs() <= 1e-4, "prompt row {r}, logit {j}: prefill {g} vs step {w}");
+        }
+    }
+    let last = &out[(prompt.len() - 1) * vocab..prompt.len() * vocab];
+    for (j, (&g, &w)) in last.iter().zip(&want[..vocab]).enumerate() {
+        assert!((g - w).abs() <= 1e-4, "logit {j}: prefill {g} vs transformers {w}");
+    }
+    let mut next = argmax(last);
+    for (i, &want_token) in tokens.iter().enumerate() {
+        assert_eq!(next, want_token, "token {i}");
+        next = argmax(&step(&mut m, next, prompt.len() + i));
+    }
+}
+
 #[test]
 fn the_cache_is_state() {
     let names: Vec<&str> = Model::INFO.states.iter().map(|s| s.name).collect();

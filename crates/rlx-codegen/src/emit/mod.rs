@@ -60,9 +60,6 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     // they share.
     let calls: Vec<_> = s.nodes().iter().map(|n| rlx_sched::lower::lower(&n.thunk, &s.params())).collect();
     let scratch_bytes = calls.iter().flatten().map(|c| c.scratch_bytes()).max().unwrap_or(0).div_ceil(64) * 64;
-    // A model with a parallel call runs inside the pool (one hand-off per
-    // run rather than one per parallel call); one without never touches it.
-    let in_pool = calls.iter().flatten().any(|c| c.parallel());
     let weights_len = s.weights().as_ref().map_or(0, |w| w.data_len);
 
     let offsets = s.buffers().iter().zip(&const_names).map(|(b, name)| {
@@ -84,9 +81,10 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
         quote! { const _: () = assert!(#ident + #bytes <= #limit && #ident % #align == 0); }
     });
 
-    let tensor_info = |role: Role| {
-        let items = s.buffers().iter().zip(&const_names).filter(|(b, _)| b.role == role).map(|(b, name)| {
-            let ident = format_ident!("{name}");
+    let tensor_list = |indices: &mut dyn Iterator<Item = usize>| {
+        let items = indices.map(|i| {
+            let b = &s.buffers()[i];
+            let ident = format_ident!("{}", const_names[i]);
             let bname = &b.name;
             let dt = dtype_path(b.dtype);
             let shape = b.shape.iter().map(|&d| usize_lit(d));
@@ -97,9 +95,15 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
         });
         quote! { &[#(#items),*] }
     };
-    let inputs = tensor_info(Role::Input);
-    let outputs = tensor_info(Role::Output);
-    let states = tensor_info(Role::State);
+    let entries = s.entries();
+    let inputs = tensor_list(&mut entries[0].inputs.iter().copied());
+    let outputs = tensor_list(&mut entries[0].outputs.iter().copied());
+    let states = tensor_list(&mut (0..s.buffers().len()).filter(|&i| s.buffers()[i].role == Role::State));
+    let entry_infos = named_entries(s).map(|(e, name)| {
+        let (ins, outs) = (tensor_list(&mut e.inputs.iter().copied()), tensor_list(&mut e.outputs.iter().copied()));
+        let line = Literal::u32_unsuffixed(e.line);
+        quote! { ::rlx_runtime::model::EntryInfo { name: #name, inputs: #ins, outputs: #outs, line: #line } }
+    });
     let thunk_infos = s.nodes().iter().map(|n| {
         let kind = n.thunk.kind().name();
         let line = Literal::u32_unsuffixed(n.line);
@@ -175,41 +179,53 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     let blank = comment(opts, "");
 
     let ctx = Ctx::new(s, &const_names);
-    let chunks: Vec<_> = s.nodes().iter().enumerate().collect::<Vec<_>>();
-    let chunks: Vec<_> = chunks.chunks(opts.thunks_per_fn.max(1)).collect();
-    let part_names: Vec<_> = (0..chunks.len()).map(|i| format_ident!("run_part_{i}")).collect();
-    let parts = chunks.iter().zip(&part_names).map(|(chunk, fname)| {
-        let first = chunk.first().map_or(0, |(i, _)| *i);
-        let last = chunk.last().map_or(0, |(i, _)| *i);
-        let doc = format!(" Thunks #{first} to #{last}.");
-        let stmts = chunk.iter().enumerate().map(|(j, (i, node))| {
-            let gap = if j > 0 { comment(opts, "") } else { TokenStream::new() };
-            let m = comment(opts, &format!("#{i} {}  {}:{}", node.thunk.kind().name(), opts.sched_path, node.line));
-            let call = calls[*i].as_ref().map(|c| call::print(&ctx, c)).unwrap_or_default();
-            let idx = usize_lit(*i);
+    // Each entry's thunks in parts of `thunks_per_fn`: straight-line
+    // functions small enough for rustc, never spanning two entries.
+    let mut parts = Vec::new();
+    let mut run_bodies = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let nodes: Vec<_> = entry.nodes.clone().map(|i| (i, &s.nodes()[i])).collect();
+        let chunks: Vec<_> = nodes.chunks(opts.thunks_per_fn.max(1)).collect();
+        let prefix = entry.name.as_ref().map_or_else(|| "run_part".to_string(), |n| format!("run_{n}_part"));
+        let part_names: Vec<_> = (0..chunks.len()).map(|i| format_ident!("{prefix}_{i}")).collect();
+        parts.extend(chunks.iter().zip(&part_names).map(|(chunk, fname)| {
+            let first = chunk.first().map_or(0, |(i, _)| *i);
+            let last = chunk.last().map_or(0, |(i, _)| *i);
+            let doc = format!(" Thunks #{first} to #{last}.");
+            let stmts = chunk.iter().enumerate().map(|(j, (i, node))| {
+                let gap = if j > 0 { comment(opts, "") } else { TokenStream::new() };
+                let m = comment(opts, &format!("#{i} {}  {}:{}", node.thunk.kind().name(), opts.sched_path, node.line));
+                let call = calls[*i].as_ref().map(|c| call::print(&ctx, c)).unwrap_or_default();
+                let idx = usize_lit(*i);
+                quote! {
+                    #gap
+                    #m
+                    #call
+                    #[cfg(feature = "profile")]
+                    ::rlx_runtime::profile::mark(#idx);
+                }
+            });
             quote! {
-                #gap
-                #m
-                #call
-                #[cfg(feature = "profile")]
-                ::rlx_runtime::profile::mark(#idx);
-            }
-        });
-        quote! {
-            #[doc = #doc]
-            ///
-            /// # Safety
-            ///
-            /// `a` must point to the model's arena, `w` to the weights' data
-            /// section and `s` to its scratch, as set up by `Model::new`.
-            #[allow(unused_variables)]
-            unsafe fn #fname(a: *mut u8, w: *const u8, s: *mut u8) {
-                unsafe {
-                    #(#stmts)*
+                #[doc = #doc]
+                ///
+                /// # Safety
+                ///
+                /// `a` must point to the model's arena, `w` to the weights' data
+                /// section and `s` to its scratch, as set up by `Model::new`.
+                #[allow(unused_variables)]
+                unsafe fn #fname(a: *mut u8, w: *const u8, s: *mut u8) {
+                    unsafe {
+                        #(#stmts)*
+                    }
                 }
             }
-        }
-    });
+        }));
+        // An entry with a parallel call runs inside the pool (one hand-off
+        // per run rather than one per parallel call); one without never
+        // touches it.
+        let in_pool = entry.nodes.clone().any(|i| calls[i].as_ref().is_some_and(|c| c.parallel()));
+        run_bodies.push(run_body(opts, &weights_ptr, &part_names, in_pool));
+    }
 
     let model_name = &s.model();
     let sched_path = &opts.sched_path;
@@ -218,28 +234,45 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
     let scratch_lit = usize_lit(scratch_bytes);
     let weights_lit = usize_lit(weights_len);
     let doc = format!(" The `{}` model, compiled from `{}`.", s.model(), opts.sched_path);
-    let run_safety = comment(
-        opts,
-        if in_pool {
-            "SAFETY: the validator proved every access in bounds and aligned; the parts capture only pointers that outlive the call."
-        } else {
-            "SAFETY: the validator proved every access in bounds and aligned."
-        },
-    );
-    let run_body = if in_pool {
-        quote! {
-            unsafe {
-                ::rlx_runtime::threads::run_in_pool(&mut || {
-                    #(#part_names(a, w, s);)*
-                });
+    // Without `entry` lines the body is `run` itself; with them each entry
+    // is a `run_NAME` method, `run` the first and `run_entry` all of them.
+    let (run_items, entry_methods) = if s.has_named_entries() {
+        let names: Vec<_> = named_entries(s).map(|(_, n)| format_ident!("run_{n}")).collect();
+        let methods: Vec<_> = named_entries(s)
+            .zip(&names)
+            .zip(&run_bodies)
+            .map(|(((e, name), method), body)| {
+                let doc =
+                    format!(" Runs entry point `{name}` (`{}:{}`) once. Allocates nothing.", opts.sched_path, e.line);
+                quote! {
+                    #[doc = #doc]
+                    pub fn #method(&mut self) {
+                        #body
+                    }
+                }
+            })
+            .collect();
+        let first = &names[0];
+        let arms = names.iter().enumerate().map(|(i, m)| {
+            let i = usize_lit(i);
+            quote! { #i => self.#m(), }
+        });
+        let items = quote! {
+            fn run(&mut self) {
+                self.#first();
             }
-        }
+
+            fn run_entry(&mut self, index: usize) {
+                match index {
+                    #(#arms)*
+                    _ => panic!("model `{}` has no entry point {index}", #model_name),
+                }
+            }
+        };
+        (items, methods)
     } else {
-        quote! {
-            unsafe {
-                #(#part_names(a, w, s);)*
-            }
-        }
+        let body = &run_bodies[0];
+        (quote! { fn run(&mut self) { #body } }, Vec::new())
     };
     let offsets_title = comment(opts, "Byte offsets of every buffer in its segment.");
     let asserts_title = comment(opts, "The plan, checked by the compiler: editing an offset by hand fails the build.");
@@ -270,6 +303,7 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
         #blank
         impl Model {
             #(#accessors)*
+            #(#entry_methods)*
         }
         #blank
         impl ::rlx_runtime::model::GeneratedModel for Model {
@@ -283,21 +317,14 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
                 weights_bytes: WEIGHTS_BYTES,
                 inputs: #inputs,
                 outputs: #outputs,
+                entries: &[#(#entry_infos),*],
                 states: #states,
                 thunks: &[#(#thunk_infos),*],
             };
 
             #constructors
 
-            fn run(&mut self) {
-                let a = self.arena.as_mut_ptr();
-                let s = self.scratch.as_mut_ptr();
-                let w: *const u8 = #weights_ptr;
-                #[cfg(feature = "profile")]
-                ::rlx_runtime::profile::start();
-                #run_safety
-                #run_body
-            }
+            #run_items
 
             fn arena(&self) -> &[u8] {
                 self.arena.as_slice()
@@ -309,6 +336,53 @@ pub fn emit(s: &Schedule, opts: &Options) -> TokenStream {
         }
 
         #(#blank #parts)*
+    }
+}
+
+/// The named entries with their names (none without `entry` lines).
+fn named_entries(s: &Schedule) -> impl Iterator<Item = (&rlx_sched::Entry, &str)> {
+    s.entries().iter().filter_map(|e| Some((e, e.name.as_deref()?)))
+}
+
+/// The body of a run method: the parts in order, inside the pool when
+/// `in_pool`.
+fn run_body(
+    opts: &Options,
+    weights_ptr: &TokenStream,
+    part_names: &[proc_macro2::Ident],
+    in_pool: bool,
+) -> TokenStream {
+    let safety = comment(
+        opts,
+        if in_pool {
+            "SAFETY: the validator proved every access in bounds and aligned; the parts capture only pointers that outlive the call."
+        } else {
+            "SAFETY: the validator proved every access in bounds and aligned."
+        },
+    );
+    let calls = if in_pool {
+        quote! {
+            unsafe {
+                ::rlx_runtime::threads::run_in_pool(&mut || {
+                    #(#part_names(a, w, s);)*
+                });
+            }
+        }
+    } else {
+        quote! {
+            unsafe {
+                #(#part_names(a, w, s);)*
+            }
+        }
+    };
+    quote! {
+        let a = self.arena.as_mut_ptr();
+        let s = self.scratch.as_mut_ptr();
+        let w: *const u8 = #weights_ptr;
+        #[cfg(feature = "profile")]
+        ::rlx_runtime::profile::start();
+        #safety
+        #calls
     }
 }
 

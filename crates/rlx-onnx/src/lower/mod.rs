@@ -91,6 +91,33 @@ pub(crate) struct LoweredThunk {
 pub(crate) struct Lowered {
     pub storages: Vec<Storage>,
     pub thunks: Vec<LoweredThunk>,
+    /// Entry points (`entry` lines), in order; empty for one implicit
+    /// entry. Only the Llama front end makes them, and only
+    /// [`crate::optimize::prepack`] runs on them, which removes thunks
+    /// through [`Lowered::remove_thunk`] so the boundaries stay right.
+    pub entries: Vec<LoweredEntry>,
+}
+
+/// An entry point: its inputs and outputs by storage name (names survive
+/// the passes' renumbering of storages) and its first thunk.
+#[derive(Clone, Debug)]
+pub(crate) struct LoweredEntry {
+    pub name: String,
+    pub inputs: Vec<String>,
+    pub outputs: Vec<String>,
+    pub first_thunk: usize,
+}
+
+impl Lowered {
+    /// Removes thunk `t`, keeping every entry's first thunk in place.
+    pub(crate) fn remove_thunk(&mut self, t: usize) -> LoweredThunk {
+        for e in &mut self.entries {
+            if e.first_thunk > t {
+                e.first_thunk -= 1;
+            }
+        }
+        self.thunks.remove(t)
+    }
 }
 
 /// A graph input with its resolved static shape.
@@ -475,7 +502,7 @@ pub(crate) fn lower_graph(
     for out in &graph.output {
         bind_graph_output(&mut lw, &out.name, out)?;
     }
-    Ok(Lowered { storages: lw.storages, thunks: lw.thunks })
+    Ok(Lowered { storages: lw.storages, thunks: lw.thunks, entries: Vec::new() })
 }
 
 /// Makes sure graph output `name` ends in its own `output` buffer: a value

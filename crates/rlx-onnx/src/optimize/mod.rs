@@ -428,6 +428,7 @@ mod tests {
                 LoweredThunk { thunk: Thunk::Copy { src: 0, dst: 4, len: 3 }, comment: String::new() },
                 LoweredThunk { thunk: Thunk::Copy { src: 4, dst: 1, len: 3 }, comment: String::new() },
             ],
+            entries: Vec::new(),
         };
         prune(&mut lowered);
         let names: Vec<&str> = lowered.storages.iter().map(|s| s.name.as_str()).collect();

@@ -59,7 +59,7 @@ fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
         if let Thunk::BiasAdd { src, bias: add, dst, rows, cols } = next.thunk {
             if src == c && dst == c && rows == m && cols == n {
                 bias = Some(add);
-                let next_comment = lowered.thunks.remove(t + 1).comment;
+                let next_comment = lowered.remove_thunk(t + 1).comment;
                 let lt = &mut lowered.thunks[t];
                 lt.comment = format!("{} + {}", lt.comment, next_comment);
             }
@@ -81,7 +81,7 @@ fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
         };
         if let Some((next_act, dst)) = fused {
             (act, c) = (next_act, dst);
-            let next_comment = lowered.thunks.remove(t + 1).comment;
+            let next_comment = lowered.remove_thunk(t + 1).comment;
             let lt = &mut lowered.thunks[t];
             lt.comment = format!("{} + {}", lt.comment, next_comment);
         }

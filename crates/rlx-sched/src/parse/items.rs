@@ -5,7 +5,7 @@ use super::lexer::Tok;
 use super::messages as msg;
 use super::suggest;
 use super::{is_reserved, MAX_DEPTH};
-use crate::ast::{BufferDecl, OperandRef, Spanned, ThunkDecl};
+use crate::ast::{BufferDecl, EntryDecl, OperandRef, Spanned, ThunkDecl};
 use crate::diag::Diagnostic;
 use crate::dtype::DType;
 use crate::fields::FieldSyntax;
@@ -63,6 +63,54 @@ pub(super) fn parse_buffer(cur: &mut Cursor<'_>, role: Role, line: u32) -> PResu
         segment,
         offset: Spanned::new(offset, offset_span),
         span: start.join(cur.prev_span()),
+        line,
+        leading_comments: Vec::new(),
+    })
+}
+
+/// `entry NAME { inputs: [a, b], outputs: [c] }`; the cursor is at
+/// `entry`. Both fields are required (an entry without inputs writes
+/// `inputs: []`), in either order.
+pub(super) fn parse_entry(cur: &mut Cursor<'_>, line: u32, first_thunk: usize) -> PResult<EntryDecl> {
+    let start = cur.here();
+    cur.next();
+    let (name, name_span) = cur.ident(msg::what::ENTRY_NAME)?;
+    let fields = parse_fields(cur)?;
+    cur.end(msg::what::ENTRY)?;
+    let span = start.join(cur.prev_span());
+    let (mut inputs, mut outputs) = (None, None);
+    for (field, field_span, value) in fields {
+        let slot = match field.as_str() {
+            "inputs" => &mut inputs,
+            "outputs" => &mut outputs,
+            _ => {
+                return Err(
+                    Diagnostic::error(field_span, msg::unknown_entry_field(&field)).with_hint(msg::ENTRY_SHAPE_HINT)
+                )
+            }
+        };
+        if slot.is_some() {
+            return Err(Diagnostic::error(field_span, msg::duplicate_entry_field(&field)));
+        }
+        let ValueKind::List(items) = value.kind else {
+            return Err(Diagnostic::error(value.span, msg::ENTRY_LIST).with_hint(msg::ENTRY_SHAPE_HINT));
+        };
+        let names = items
+            .into_iter()
+            .map(|v| match v.kind {
+                ValueKind::Ident(n) => Ok(Spanned::new(n, v.span)),
+                _ => Err(Diagnostic::error(v.span, msg::ENTRY_BUFFER_NAME).with_hint(msg::ENTRY_SHAPE_HINT)),
+            })
+            .collect::<PResult<Vec<_>>>()?;
+        *slot = Some(names);
+    }
+    let missing = |f| Diagnostic::error(span, msg::missing_entry_field(f)).with_hint(msg::ENTRY_SHAPE_HINT);
+    Ok(EntryDecl {
+        name: Spanned::new(name, name_span),
+        inputs: inputs.ok_or_else(|| missing("inputs"))?,
+        outputs: outputs.ok_or_else(|| missing("outputs"))?,
+        first_thunk,
+        span,
         line,
         leading_comments: Vec::new(),
     })

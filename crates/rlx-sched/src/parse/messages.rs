@@ -23,6 +23,8 @@ pub(super) mod what {
     pub(in crate::parse) const VALUE: &str = "a value";
     pub(in crate::parse) const BUFFER: &str = "buffer";
     pub(in crate::parse) const THUNK: &str = "thunk";
+    pub(in crate::parse) const ENTRY_NAME: &str = "an entry name";
+    pub(in crate::parse) const ENTRY: &str = "entry";
     pub(in crate::parse) const COLON: &str = "`:`";
     pub(in crate::parse) const AT: &str = "`@`";
     pub(in crate::parse) const PLUS: &str = "`+`";
@@ -48,7 +50,26 @@ pub(super) const SHA256_FORM: &str = "sha256 must be 64 lower-case hex digits";
 pub(super) const SUPPORTED_VERSION_HINT: &str = "this parser reads format version 1";
 pub(super) const END_OF_LINE: &str = "end of line";
 pub(super) const SEGMENT_HINT: &str = "expected `arena` or `weights`";
-pub(super) const ROLE_HINT: &str = "expected one of input, output, param, scratch";
+pub(super) const ROLE_HINT: &str = "expected one of input, output, param, scratch, state";
+pub(super) const ENTRY_SHAPE_HINT: &str = "an entry line is `entry NAME { inputs: [a, b], outputs: [c] }`";
+pub(super) const THUNK_BEFORE_ENTRY: &str = "thunk before the first `entry` line";
+pub(super) const THUNK_BEFORE_ENTRY_HINT: &str =
+    "in a schedule with `entry` lines every thunk belongs to the entry above it; add an `entry` line above this thunk";
+
+pub(super) fn unknown_entry_field(name: &str) -> String {
+    format!("unknown entry field `{name}`")
+}
+
+pub(super) fn duplicate_entry_field(name: &str) -> String {
+    format!("duplicate entry field `{name}`")
+}
+
+pub(super) fn missing_entry_field(name: &str) -> String {
+    format!("entry has no `{name}` field")
+}
+
+pub(super) const ENTRY_LIST: &str = "expected a list of buffer names, `[a, b]`";
+pub(super) const ENTRY_BUFFER_NAME: &str = "expected a buffer name";
 
 pub(super) fn unexpected_char(c: char) -> String {
     if c.is_control() {

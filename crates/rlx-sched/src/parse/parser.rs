@@ -4,11 +4,11 @@
 
 use super::cursor::Cursor;
 use super::header::{parse_header_line, HeaderKey, HeaderValue};
-use super::items::{parse_buffer, parse_thunk};
+use super::items::{parse_buffer, parse_entry, parse_thunk};
 use super::lexer::{lex, Tok, Token};
 use super::messages as msg;
 use super::suggest;
-use crate::ast::{Ast, BufferDecl, Header, ThunkDecl};
+use crate::ast::{Ast, BufferDecl, EntryDecl, Header, ThunkDecl};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::schedule::Role;
 use crate::span::Span;
@@ -25,7 +25,7 @@ pub(super) fn parse_source(src: &str) -> Result<Ast, Diagnostics> {
     p.finish()
 }
 
-const ROLES: [&str; 4] = ["input", "output", "param", "scratch"];
+const ROLES: [&str; 5] = ["input", "output", "param", "scratch", "state"];
 
 #[derive(Default)]
 struct Parser {
@@ -42,6 +42,7 @@ struct Parser {
     seen_thunk: bool,
     buffers: Vec<BufferDecl>,
     thunks: Vec<ThunkDecl>,
+    entries: Vec<EntryDecl>,
     /// Comment lines since the last item, for the next one.
     pending: Vec<String>,
     /// "Did you mean" answers for unknown kinds, and for unknown line words.
@@ -74,6 +75,8 @@ impl Parser {
                     self.header_line(key, &mut cur, comments);
                 } else if let Some(role) = Role::from_name(word) {
                     self.buffer_line(role, &mut cur, line, comments);
+                } else if word == "entry" && matches!(cur.peek_at(1), Some(Tok::Ident(_))) {
+                    self.entry_line(&mut cur, line, comments);
                 } else if cur.peek_at(1) == Some(&Tok::LBrace) {
                     self.thunk_line(&mut cur, line, comments);
                 } else {
@@ -142,6 +145,19 @@ impl Parser {
         }
     }
 
+    fn entry_line(&mut self, cur: &mut Cursor<'_>, line: u32, comments: Vec<String>) {
+        self.first_item.get_or_insert(cur.here());
+        // Buffers come before entries as before thunks.
+        self.seen_thunk = true;
+        match parse_entry(cur, line, self.thunks.len()) {
+            Ok(mut e) => {
+                e.leading_comments = comments;
+                self.entries.push(e);
+            }
+            Err(d) => self.diags.push(d),
+        }
+    }
+
     /// Reports required header lines that never appeared.
     fn check_missing_header(&mut self) {
         if self.present.iter().all(Option::is_none) {
@@ -162,6 +178,16 @@ impl Parser {
 
     fn finish(mut self) -> Result<Ast, Diagnostics> {
         self.check_missing_header();
+        // With entries, every thunk belongs to one: none may precede the
+        // first `entry` line.
+        if let Some(first) = self.entries.first() {
+            if let Some(orphan) = self.thunks.first().filter(|_| first.first_thunk > 0) {
+                self.diags.push(
+                    Diagnostic::error(orphan.kind_span, msg::THUNK_BEFORE_ENTRY)
+                        .with_hint(msg::THUNK_BEFORE_ENTRY_HINT),
+                );
+            }
+        }
         if !self.diags.is_empty() {
             let mut diags = self.diags;
             diags.sort_by_key(|d| d.span.map(|s| (s.start, s.end)));
@@ -172,7 +198,13 @@ impl Parser {
             // only a guard so that a parser bug cannot become a panic.
             return Err(Diagnostics(vec![Diagnostic::error(None, msg::INTERNAL_HEADER)]));
         };
-        Ok(Ast { header, buffers: self.buffers, thunks: self.thunks, trailing_comments: self.pending })
+        Ok(Ast {
+            header,
+            buffers: self.buffers,
+            thunks: self.thunks,
+            entries: self.entries,
+            trailing_comments: self.pending,
+        })
     }
 }
 

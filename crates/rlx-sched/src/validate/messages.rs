@@ -603,4 +603,52 @@ pub(super) const READ_NEVER_WRITTEN_HINT: &str =
 pub(super) fn output_not_written(name: &str, lo: usize, hi: usize, missing: usize, size: usize) -> String {
     format!("output `{name}` is not fully written: no thunk writes {} of its {size} bytes", unwritten(lo, hi, missing))
 }
+pub(super) fn output_not_written_by(
+    name: &str,
+    entry: &str,
+    lo: usize,
+    hi: usize,
+    missing: usize,
+    size: usize,
+) -> String {
+    format!(
+        "output `{name}` is not fully written by entry `{entry}`: no thunk of it writes {} of its {size} bytes",
+        unwritten(lo, hi, missing)
+    )
+}
 pub(super) const OUTPUT_NOT_WRITTEN_HINT: &str = "every byte of an output must be written by some thunk";
+
+pub(super) fn bad_entry_name(name: &str) -> String {
+    format!("`{name}` cannot name an entry")
+}
+pub(super) const ENTRY_NAME_HINT: &str =
+    "an entry name is lower-case letters, digits and `_`, not starting with a digit (it names the method `run_NAME`)";
+
+pub(super) fn duplicate_entry(name: &str) -> String {
+    format!("entry `{name}` is declared twice")
+}
+
+pub(super) fn entry_wrong_role(name: &str, found: &str, want: &str) -> String {
+    let article = |role: &str| if role.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("`{name}` is {} {found} buffer, not {} {want}", article(found), article(want))
+}
+
+pub(super) fn listed_twice(name: &str, entry: &str) -> String {
+    format!("`{name}` is listed twice in entry `{entry}`")
+}
+
+pub(super) fn in_no_entry(role: &str, name: &str) -> String {
+    format!("{role} `{name}` belongs to no entry")
+}
+
+pub(super) fn in_no_entry_hint(role: &str) -> String {
+    format!("list it in the `{role}s` of the entry that uses it")
+}
+
+pub(super) fn not_in_entry(role: &str, name: &str, entry: &str) -> String {
+    format!("{role} `{name}` is not among the {role}s of entry `{entry}`")
+}
+
+pub(super) fn not_in_entry_hint(role: &str, entry: &str, line: u32) -> String {
+    format!("add it to the `{role}s` of entry `{entry}` (line {line}), or move the thunk to the entry that has it")
+}

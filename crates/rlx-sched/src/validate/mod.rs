@@ -12,14 +12,17 @@
 //!    in bounds, aligned, of the right dtype, not a write to the weights,
 //!    and overlaps follow the in-place policy ([`thunks`], with the
 //!    per-kind rules in [`extents`]);
-//! 5. the dataflow over the arena ([`dataflow`]), once every access is
-//!    known and in bounds.
+//! 5. the entry points ([`entries`]): names, their inputs and outputs, and
+//!    that a thunk touches only its own entry's;
+//! 6. the dataflow over the arena, per entry ([`dataflow`]), once every
+//!    access is known and in bounds.
 //!
 //! The rules and the decisions behind them are written down in
 //! `docs/validation.md`.
 
 mod access;
 mod dataflow;
+mod entries;
 mod extents;
 mod intervals;
 mod messages;
@@ -140,10 +143,14 @@ pub fn validate(ast: &Ast, opts: &ValidateOptions<'_>) -> Result<Checked, Diagno
             None => flows_complete = false,
         }
     }
+    let before = diags.len();
+    let entries = entries::check(ast, &table, &mut diags);
+    let entries_ok = !diags[before..].iter().any(Diagnostic::is_error);
     // With an access unknown the dataflow would report noise: a skipped
-    // writer makes every later reader look unwritten.
-    if flows_complete {
-        dataflow::check(ast, &table.bytes, &flows, &mut diags);
+    // writer makes every later reader look unwritten; so would an entry
+    // that lacks an input its thunks read.
+    if flows_complete && entries_ok {
+        dataflow::check(ast, &table.bytes, &flows, &entries, &mut diags);
     }
     // Thunks whose results nobody can read, said at the first of them once
     // the schedule is otherwise valid (next to errors it is noise).
@@ -172,6 +179,7 @@ pub fn validate(ast: &Ast, opts: &ValidateOptions<'_>) -> Result<Checked, Diagno
         },
         buffers: table.buffers,
         nodes,
+        entries,
     };
     Ok(Checked { schedule, warnings: diags })
 }
