@@ -153,6 +153,42 @@ fn bench_decoder(rounds: usize) -> (Duration, Duration) {
     (median(g), median(i))
 }
 
+/// One `prefill` chunk of `llama_tiny` at position 0 (generated vs
+/// interpreter, interleaved): median times of the chunk.
+fn bench_prefill(rounds: usize) -> (Duration, Duration) {
+    let (schedule, weights) = load("llama_tiny");
+    let mut model = llama_tiny::Model::new();
+    let mut interp = Interpreter::new(schedule, weights.as_slice()).unwrap();
+    let entry = llama_tiny::Model::INFO.entry("prefill").expect("llama_tiny has a prefill entry");
+    let tokens: Vec<i64> = (0..model.input_prefill_tokens().len() as i64).map(|t| 1 + t).collect();
+    model.input_prefill_tokens().copy_from_slice(&tokens);
+    model.input_pos()[0] = 0;
+    let bytes: Vec<u8> = tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
+    interp.set_bytes("prefill.tokens", &bytes).unwrap();
+    interp.set_bytes("pos", &0i64.to_le_bytes()).unwrap();
+    let (mut g, mut i) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let mut time_generated = || {
+            let t = Instant::now();
+            model.run_entry(entry);
+            g.push(t.elapsed());
+        };
+        let mut time_interp = || {
+            let t = Instant::now();
+            interp.run_entry(entry);
+            i.push(t.elapsed());
+        };
+        if round % 2 == 0 {
+            time_generated();
+            time_interp();
+        } else {
+            time_interp();
+            time_generated();
+        }
+    }
+    (median(g), median(i))
+}
+
 /// This machine's copy bandwidth in GB/s (bytes read + written), best of
 /// five 256 MiB copies: the ceiling a memory-bound decode step can reach.
 fn copy_bandwidth() -> f64 {
@@ -282,6 +318,21 @@ fn main() {
             weights / 1e6,
             weights / g.as_secs_f64() / 1e9,
             copy_bandwidth()
+        );
+        // The prompt's entry: a chunk of tokens per pass over the weights.
+        let (pg, pi) = bench_prefill(rounds);
+        let chunk =
+            llama_tiny::Model::INFO.entries.iter().find(|e| e.name == "prefill").map_or(0, |e| e.inputs[0].shape[0]);
+        println!();
+        println!("| prefill | threads | chunk | chunk (generated) | chunk (interpreter) | generated / interpreter | tokens/s | vs decode steps |");
+        println!("|---|---|---|---|---|---|---|---|");
+        println!(
+            "| llama_tiny | {threads} | {chunk} | {:.1} us | {:.1} us | {:.3} | {:.0} | {:.2}x |",
+            pg.as_secs_f64() * 1e6,
+            pi.as_secs_f64() * 1e6,
+            pg.as_secs_f64() / pi.as_secs_f64(),
+            chunk as f64 / pg.as_secs_f64(),
+            chunk as f64 * g.as_secs_f64() / pg.as_secs_f64()
         );
     }
     if args.iter().any(|a| a == "--gemm") {

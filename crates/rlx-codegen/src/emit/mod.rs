@@ -2,9 +2,10 @@
 //!
 //! Layout of the output, in order: buffer offset constants, `const`
 //! assertions of the plan, model facts (`INFO`), the weights, the `Model`
-//! struct with typed accessors and `run`, then the `run` parts: straight
-//! lines of kernel calls, one per thunk, each preceded by a comment naming
-//! the thunk and its `.sched` line.
+//! struct with typed accessors and `run` (with entry points: a `run_NAME`
+//! method per entry and `run_entry`), then the run parts: straight lines
+//! of kernel calls, one per thunk, each preceded by a comment naming the
+//! thunk and its `.sched` line.
 
 mod call;
 mod ctx;
