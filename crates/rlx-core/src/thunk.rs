@@ -198,6 +198,10 @@ macro_rules! thunk_table {
     /// panel layout of `rlx_core::pack`, in the weights file. `bias` is
     /// optional. What the importer writes for a product with a weight.
     PackedGemm { a: Op<O>, w: Op<O>, bias: OptOp<O>, c: Op<O>, m: usize, k: usize, n: usize, act: ActKind }
+    /// `PackedGemm` with the packed weight stored in 16-bit floats:
+    /// `w_dtype` is `f16` or `bf16`, widened to f32 as the product reads it
+    /// (f32 compute, half the weight bytes).
+    PackedGemmHalf { a: Op<O>, w: Op<O>, bias: OptOp<O>, c: Op<O>, m: usize, k: usize, n: usize, act: ActKind, w_dtype: DType }
     /// `dst[r,j] = src[r,j] + bias[j]`; in place when `dst == src`.
     BiasAdd { src: Op<O>, bias: Op<O>, dst: Op<O>, rows: usize, cols: usize }
     /// `dst[i] = op(lhs[li], rhs[ri])` over `len` elements of `elem_bytes`

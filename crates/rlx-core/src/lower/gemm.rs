@@ -7,6 +7,7 @@ use crate::call::KernelCall as K;
 use crate::operand::Operand;
 use crate::plan::{gemm_needs_temp, half_weight_scratch_elems, packed_gemm_parallel, parallel};
 use crate::thunk::Thunk;
+use crate::DType;
 
 const HALF: usize = 2;
 
@@ -55,6 +56,15 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
                 K::PackedGemmF32Via { scratch: m * n * F32, a, w, bias, c, m, k, n, act, par }
             } else {
                 K::PackedGemmF32 { a, w, bias, c, m, k, n, act, par }
+            }
+        }
+        Thunk::PackedGemmHalf { a, w, bias, c, m, k, n, act, w_dtype } => {
+            let par = packed_gemm_parallel(m, k, n);
+            let bf16 = w_dtype == DType::Bf16;
+            if gemm_needs_temp(&a, m * k * F32, &w, 0, &c, m * n * F32) {
+                K::PackedGemmHalfVia { scratch: m * n * F32, a, w, bias, c, m, k, n, act, bf16, par }
+            } else {
+                K::PackedGemmHalf { a, w, bias, c, m, k, n, act, bf16, par }
             }
         }
         Thunk::BiasAdd { src, bias, dst, rows, cols } => {

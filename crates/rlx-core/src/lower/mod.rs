@@ -38,6 +38,7 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         | T::BatchedSgemm { .. }
         | T::FusedMmBiasAct { .. }
         | T::PackedGemm { .. }
+        | T::PackedGemmHalf { .. }
         | T::BiasAdd { .. } => gemm::lower(thunk),
         T::BinaryFull { .. }
         | T::ElementwiseRegion { .. }

@@ -322,6 +322,77 @@ fn packed_gemm_is_the_ordered_fma_chain() {
     }
 }
 
+/// `PackedGemmHalf` is `PackedGemm` over the widened weights, bit for
+/// bit: the same ordered FMA chain, the weight widened from f16 / bf16
+/// exactly. Row and column tails, `k` across the pass length, a product
+/// large enough to split over threads, no bias, `a` overlapping `c`.
+#[test]
+fn packed_gemm_half_is_packed_gemm_over_the_widened_weights() {
+    let mut rng = StdRng::seed_from_u64(18);
+    let cases = [
+        (1, 300, 33, true, ActKind::Silu),
+        (1, 1, 1, false, ActKind::Identity),
+        (13, 9, 16, true, ActKind::Relu),
+        (16, 64, 130, false, ActKind::Identity),
+        (64, 512, 256, true, ActKind::Gelu),
+    ];
+    for bf16 in [false, true] {
+        for (m, k, n, with_bias, act) in cases {
+            let a = random(&mut rng, m * k);
+            let b = random(&mut rng, k * n);
+            let bias = random(&mut rng, n);
+            let (bits, widened): (Vec<u16>, Vec<f32>) = if bf16 {
+                b.iter().map(|&x| half::bf16::from_f32(x)).map(|h| (h.to_bits(), h.to_f32())).unzip()
+            } else {
+                b.iter().map(|&x| half::f16::from_f32(x)).map(|h| (h.to_bits(), h.to_f32())).unzip()
+            };
+            let packed_half = rlx_sched::pack::pack_b(&bits, k, n, false);
+            let packed_f32 = rlx_sched::pack::pack_b(&widened, k, n, false);
+            let bias_off = (packed_f32.len() * 4).div_ceil(64) * 64;
+            let run = |fx: &mut Fixture, thunk: Thunk<Operand>, c_off: usize| {
+                fx.run(&thunk);
+                fx.get_f32(c_off, m * n).iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            };
+            let placements: &[(&str, usize, usize)] =
+                if m * k == m * n || m * k <= 64 { &C_PLACEMENTS } else { &[("disjoint", 0, 1 << 20)] };
+            for &(place, a_off, c_off) in placements {
+                let arena_len = (2 << 20).max(c_off + m * n * 4);
+                let mut want_fx = Fixture::new(arena_len, bias_off + 4 * n, m * n * 4);
+                want_fx.put_f32(Segment::Arena, a_off, &a);
+                want_fx.put_f32(Segment::Weights, 0, &packed_f32);
+                want_fx.put_f32(Segment::Weights, bias_off, &bias);
+                let bias_op = with_bias.then(|| weights(bias_off));
+                let want = run(
+                    &mut want_fx,
+                    Thunk::PackedGemm { a: arena(a_off), w: weights(0), bias: bias_op, c: arena(c_off), m, k, n, act },
+                    c_off,
+                );
+                let mut fx = Fixture::new(arena_len, bias_off + 4 * n, m * n * 4);
+                fx.put_f32(Segment::Arena, a_off, &a);
+                fx.put_u16(0, &packed_half);
+                fx.put_f32(Segment::Weights, bias_off, &bias);
+                let w_dtype = if bf16 { rlx_sched::DType::Bf16 } else { rlx_sched::DType::F16 };
+                let got = run(
+                    &mut fx,
+                    Thunk::PackedGemmHalf {
+                        a: arena(a_off),
+                        w: weights(0),
+                        bias: bias_op,
+                        c: arena(c_off),
+                        m,
+                        k,
+                        n,
+                        act,
+                        w_dtype,
+                    },
+                    c_off,
+                );
+                assert_eq!(got, want, "bf16={bf16} m={m} k={k} n={n} {act:?} {place}");
+            }
+        }
+    }
+}
+
 #[test]
 fn bias_add_in_place_and_out_of_place() {
     let mut rng = StdRng::seed_from_u64(16);

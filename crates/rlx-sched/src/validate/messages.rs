@@ -509,8 +509,9 @@ pub(super) fn winograd_shape(s: &rlx_core::shapes::Conv2dShape) -> String {
         "WinogradConv2D pads by at most 2 on each side: leading `ph` {} / `pw` {}, trailing {} / {} (implied by `h_out` {} / `w_out` {})",
         s.ph,
         s.pw,
-        (s.h_out + 2).saturating_sub(s.h + s.ph),
-        (s.w_out + 2).saturating_sub(s.w_in + s.pw),
+        // Saturating: the fields are any file's numbers.
+        s.h_out.saturating_add(2).saturating_sub(s.h.saturating_add(s.ph)),
+        s.w_out.saturating_add(2).saturating_sub(s.w_in.saturating_add(s.pw)),
         s.h_out,
         s.w_out
     )

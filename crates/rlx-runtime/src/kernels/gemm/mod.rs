@@ -173,6 +173,60 @@ pub unsafe fn sgemm_t_f32_via(
     }
 }
 
+/// `c[m,n] = act(a[m,k] @ widen(B) + bias[n])` with the weight `B`
+/// prepacked in 16-bit floats (`w`: `rlx_core::pack::packed_len(k, n)`
+/// values, bfloat16 bits when `bf16`, else IEEE f16): the f16 / bf16
+/// weights of `PackedGemmHalf`. Bits of [`packed_gemm_f32`] over the
+/// widened weights; memory traffic is the 2-byte weights.
+///
+/// # Safety
+///
+/// `a` valid for `m*k` reads, `w` for `packed_len(k, n)` 16-bit reads,
+/// `bias` (when given) for `n` reads, `c` for `m*n` writes; `c` must not
+/// overlap `a`, `w` or `bias` (use [`packed_gemm_half_via`]).
+pub unsafe fn packed_gemm_half(
+    a: *const f32,
+    w: *const u16,
+    bias: Option<*const f32>,
+    c: *mut f32,
+    m: usize,
+    k: usize,
+    n: usize,
+    act: ActKind,
+    bf16: bool,
+    par: bool,
+) {
+    let widen = if bf16 { isa().bf16_to_f32 } else { isa().f16_to_f32 };
+    // SAFETY: forwarded contract.
+    unsafe { tiled::packed_gemm_half(widen, a, w, bias, c, (m, k, n), act, par) }
+}
+
+/// [`packed_gemm_half`] through a temporary of `m*n` f32.
+///
+/// # Safety
+///
+/// As [`packed_gemm_half`] without the overlap rule, and `scratch` valid
+/// for `m*n` writes, overlapping no operand.
+pub unsafe fn packed_gemm_half_via(
+    scratch: *mut f32,
+    a: *const f32,
+    w: *const u16,
+    bias: Option<*const f32>,
+    c: *mut f32,
+    m: usize,
+    k: usize,
+    n: usize,
+    act: ActKind,
+    bf16: bool,
+    par: bool,
+) {
+    // SAFETY: `scratch` is a separate buffer of `m*n` f32.
+    unsafe {
+        packed_gemm_half(a, w, bias, scratch, m, k, n, act, bf16, par);
+        std::ptr::copy_nonoverlapping(scratch, c, m * n);
+    }
+}
+
 /// `c[m,n] = a[m,k] @ widen(b[k,n])` with `b` stored as IEEE f16 bits.
 ///
 /// With `m <= HALF_WEIGHT_DIRECT_MAX_M` the weights stream through a small

@@ -1,6 +1,7 @@
 //! Matrix products and the bias add.
 
 use super::{product, Rules};
+use crate::dtype::DType;
 use crate::thunk::Thunk;
 use crate::validate::access::{Alias, Elem, F32};
 use crate::validate::messages;
@@ -49,14 +50,35 @@ pub(super) fn packed_gemm<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     let Thunk::PackedGemm { a, w, bias, c, m, k, n, act: _ } = t else {
         unreachable!("packed_gemm called on {:?}", t.kind())
     };
-    r.read_alias(Alias::Any, "a", a, F32, &[*m, *k], "m*k");
-    match crate::pack::packed_len(*k, *n) {
-        Some(len) => r.read("w", w, F32, &[len], "k*ceil(n/16)*16"),
+    packed(r, [a, w, c], bias, [*m, *k, *n], F32);
+}
+
+/// `PackedGemm` with the packed weight in f16 or bf16 (`w_dtype`).
+pub(super) fn packed_gemm_half<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::PackedGemmHalf { a, w, bias, c, m, k, n, act: _, w_dtype } = t else {
+        unreachable!("packed_gemm_half called on {:?}", t.kind())
+    };
+    if r.dtype_in("w_dtype", *w_dtype, &[DType::F16, DType::Bf16]) {
+        packed(r, [a, w, c], bias, [*m, *k, *n], Elem::Exact(*w_dtype));
+    }
+}
+
+/// The accesses of a product with a prepacked weight of `w_elem`.
+fn packed<'a, O>(
+    r: &mut Rules<'a, O>,
+    [a, w, c]: [&'a O; 3],
+    bias: &'a Option<O>,
+    [m, k, n]: [usize; 3],
+    w_elem: Elem,
+) {
+    r.read_alias(Alias::Any, "a", a, F32, &[m, k], "m*k");
+    match crate::pack::packed_len(k, n) {
+        Some(len) => r.read("w", w, w_elem, &[len], "k*ceil(n/16)*16"),
         None => r.issue("w", messages::extent_overflow("w", "k*ceil(n/16)*16"), Some(messages::overflow_hint())),
     }
-    r.read_opt("bias", bias, F32, &[*n], "n");
-    r.write("c", c, F32, &[*m, *n], "m*n");
-    r.scratch("c", product(&[*m, *n, 4]), "m*n*4");
+    r.read_opt("bias", bias, F32, &[n], "n");
+    r.write("c", c, F32, &[m, n], "m*n");
+    r.scratch("c", product(&[m, n, 4]), "m*n*4");
 }
 
 pub(super) fn bias_add<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {

@@ -249,6 +249,52 @@ pub unsafe fn packed_gemm_f32_via(
     }
 }
 
+/// Widens `len` 16-bit floats (f16 or bf16 bits) at `src` into f32 at `dst`.
+pub(crate) type Widen = unsafe fn(*const u16, *mut f32, usize);
+
+/// `c[m,n] = act(a[m,k] @ widen(B) + bias[n])` with `B` packed in 16-bit
+/// floats (`w`: `packed_len(k, n)` f16 or bf16 values, the layout of
+/// [`rlx_core::pack`]). Each pass's slice of `B` is widened into the
+/// task's stack buffer right before the microkernels read it, so memory
+/// traffic is the 2-byte weights and the bits are those of
+/// [`packed_gemm_f32`] over the widened weights.
+///
+/// # Safety
+///
+/// As [`packed_gemm_f32`] with `w` valid for `packed_len(k, n)` 16-bit
+/// reads, and `widen` a conversion kernel this CPU runs.
+pub(crate) unsafe fn packed_gemm_half(
+    widen: Widen,
+    a: *const f32,
+    w: *const u16,
+    bias: Option<*const f32>,
+    c: *mut f32,
+    (m, k, n): (usize, usize, usize),
+    act: ActKind,
+    par: bool,
+) {
+    let w_addr = w as usize;
+    // Panels `cols.start / PANEL ..` of the range, rows `p0..p0 + kc` of
+    // each: a contiguous run of `kc * PANEL` values per panel.
+    let produce = move |p0: usize, kc: usize, cols: Range<usize>, dst: *mut f32| {
+        let first = cols.start / PANEL;
+        for q in 0..cols.len().div_ceil(PANEL) {
+            // SAFETY: panel `first + q` exists (`cols` is inside `n`), its
+            // rows `p0..p0 + kc` are inside it, and `dst` holds
+            // `TASK_PANELS` panel slices of `kc` rows.
+            unsafe {
+                let src = (w_addr as *const u16).add((first + q) * k * PANEL + p0 * PANEL);
+                widen(src, dst.add(q * kc * PANEL), kc * PANEL);
+            }
+        }
+    };
+    let bias = bias.map_or(Bias::None, Bias::Cols);
+    let g = Gemm { m, k, n, a, lda: k, b: std::ptr::null(), c, ldc: n, bias, act };
+    // SAFETY: forwarded contract; `produce` writes every value of each
+    // slice's panels (packed panels are full width).
+    unsafe { run_produced(kernel(), &g, &produce, par) }
+}
+
 /// `c[m,n] = a[m,k] @ B + bias[i]` with `B` (`k x n`) packed at `b`, `a`
 /// and `c` row-major at strides `lda` and `ldc`, and the bias (optional)
 /// one value per row, as a convolution's output channels have it. Bits as
