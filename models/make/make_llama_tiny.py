@@ -8,7 +8,8 @@ models/llama_tiny --name llama_tiny` (the script runs it).
 The config is documented in docs/decoding.md.
 
 Writes models/llama_tiny/hf/{config.json, model.safetensors},
-models/llama_tiny/expected/{prompt_ids,tokens,logits}.npy, then
+models/llama_tiny/expected/{prompt_ids,tokens,logits}.npy, the references
+of the narrow-weight imports expected/logits_{f16,bf16}.npy, then
 models/llama_tiny/{model.sched, weights.safetensors} through the importer.
 
 Run from the workspace root: python3 models/make/make_llama_tiny.py
@@ -76,6 +77,29 @@ def greedy_reference(model):
     return np.stack(logits).astype(np.float32), np.array(tokens, dtype=np.int64)
 
 
+@torch.no_grad()
+def narrow_reference(path, tokens, dtype):
+    """The logits of the same steps (teacher-forced on the reference
+    tokens, no cache) with every product's weight rounded to `dtype` and
+    back, as `cargo xtask import-llama --weights f16|bf16` stores them: the
+    Linear layers, and the tied embedding where it is the logits' weight
+    (the token lookup keeps f32, as the import does)."""
+    model = LlamaForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
+    embed = model.model.embed_tokens.weight.detach().clone()
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.Linear) and name != "lm_head":
+            module.weight.copy_(module.weight.to(dtype).float())
+    ids = torch.tensor([PROMPT + [int(t) for t in tokens[:-1]]])
+    hidden = model.model(input_ids=ids).last_hidden_state[0]
+    logits = hidden @ embed.to(dtype).float().T
+    return logits[len(PROMPT) - 1:].numpy().astype(np.float32)
+
+
+def write_narrow_references(tokens):
+    for name, dtype in [("f16", torch.float16), ("bf16", torch.bfloat16)]:
+        save_npy(OUT / "expected" / f"logits_{name}.npy", narrow_reference(OUT / "hf", tokens, dtype))
+
+
 def main():
     model = build_model()
     # The checkpoint as transformers writes it: what a user would import.
@@ -84,6 +108,7 @@ def main():
     save_npy(OUT / "expected" / "prompt_ids.npy", np.array(PROMPT, dtype=np.int64))
     save_npy(OUT / "expected" / "tokens.npy", tokens)
     save_npy(OUT / "expected" / "logits.npy", logits)
+    write_narrow_references(tokens)
     root = Path(__file__).resolve().parents[2]
     subprocess.run(["cargo", "xtask", "import-llama", str(OUT / "hf"), "--out-dir", str(OUT), "--name", "llama_tiny"],
                    cwd=root, check=True)

@@ -113,16 +113,45 @@ pub fn print_warnings(imported: &rlx_onnx::Imported) {
     }
 }
 
+/// `--weights` of `cargo xtask import-llama`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LlamaWeights {
+    /// As the checkpoint stores them (f16 / bf16 stay 2 bytes, else f32).
+    Stored,
+    F32,
+    F16,
+    Bf16,
+}
+
+impl LlamaWeights {
+    fn format(self) -> rlx_onnx::llama::WeightFormat {
+        use rlx_onnx::llama::WeightFormat;
+        match self {
+            LlamaWeights::Stored => WeightFormat::AsStored,
+            LlamaWeights::F32 => WeightFormat::F32,
+            LlamaWeights::F16 => WeightFormat::F16,
+            LlamaWeights::Bf16 => WeightFormat::Bf16,
+        }
+    }
+}
+
 /// `cargo xtask import-llama DIR`: a Hugging Face Llama checkpoint
 /// (`DIR/config.json`, `DIR/model.safetensors`) to a decoder-step
 /// `model.sched` + `weights.safetensors` in `out_dir` (`docs/decoding.md`),
 /// with a `prefill` entry of that many tokens when it is above 1.
-pub fn import_llama(checkpoint: &Path, out_dir: &Path, name: &str, prefill: usize) -> Result<()> {
+pub fn import_llama(
+    checkpoint: &Path,
+    out_dir: &Path,
+    name: &str,
+    prefill: usize,
+    weights: LlamaWeights,
+) -> Result<()> {
     let config_path = checkpoint.join("config.json");
     let weights_path = checkpoint.join("model.safetensors");
     let config = std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
-    let weights = std::fs::read(&weights_path).with_context(|| format!("reading {}", weights_path.display()))?;
-    let imported = rlx_onnx::llama::import_llama(&config, &weights, prefill, name, "weights.safetensors")
+    let weights_bytes = std::fs::read(&weights_path).with_context(|| format!("reading {}", weights_path.display()))?;
+    let opts = rlx_onnx::llama::LlamaOptions { prefill, weights: weights.format() };
+    let imported = rlx_onnx::llama::import_llama_with(&config, &weights_bytes, &opts, name, "weights.safetensors")
         .map_err(|e| anyhow!("{}: {e}", checkpoint.display()))?;
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let sched = out_dir.join("model.sched");

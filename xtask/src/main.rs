@@ -89,6 +89,10 @@ enum Command {
         /// Tokens of the `prefill` entry point (1: a decode step only).
         #[arg(long, default_value_t = 16)]
         prefill: usize,
+        /// How the products' weights are stored: as the checkpoint has them
+        /// (f16 / bf16 stay 2 bytes, else f32), or converted.
+        #[arg(long, value_enum, default_value_t = import::LlamaWeights::Stored)]
+        weights: import::LlamaWeights,
     },
     /// Import an ONNX model: writes model.sched and weights.safetensors.
     Import {
@@ -289,8 +293,8 @@ fn main() -> ExitCode {
             };
             done(import::import(&root_dir.clone().unwrap_or_else(root), &args))
         }
-        Command::ImportLlama { checkpoint, out_dir, name, prefill } => {
-            done(import::import_llama(checkpoint, out_dir, name, *prefill))
+        Command::ImportLlama { checkpoint, out_dir, name, prefill, weights } => {
+            done(import::import_llama(checkpoint, out_dir, name, *prefill, *weights))
         }
         Command::Bench { rounds, vs_ort: true, models, target_cpu } => {
             done(bench::vs_ort(&root(), *rounds, models, target_cpu.as_deref()))

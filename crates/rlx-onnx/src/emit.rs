@@ -96,6 +96,8 @@ fn write_weights(lowered: &Lowered) -> Result<(Vec<u8>, Vec<Option<usize>>), Imp
         let s = &lowered.storages[*i];
         let dtype = match s.dtype {
             DType::F32 => Dtype::F32,
+            DType::F16 => Dtype::F16,
+            DType::Bf16 => Dtype::BF16,
             DType::I64 => Dtype::I64,
             DType::I32 => Dtype::I32,
             DType::Bool => Dtype::BOOL,

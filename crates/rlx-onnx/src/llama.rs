@@ -253,11 +253,27 @@ struct LayerParams {
     v_cache: usize,
 }
 
-/// Imports a Llama checkpoint as a decoder-step schedule. With `prefill`
-/// 1 it has one entry, a decode step of one token; with `prefill` S > 1
-/// two entry points (`docs/decoding.md`): `decode` (one token, what `run`
-/// runs) and `prefill` (a chunk of S), sharing the weights and the KV
-/// cache.
+/// How the products' weights are stored in the imported weights file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WeightFormat {
+    /// As the checkpoint stores them: f16 or bf16 stay 2 bytes
+    /// (`PackedGemmHalf`), anything else f32.
+    #[default]
+    AsStored,
+    F32,
+    F16,
+    Bf16,
+}
+
+/// What [`import_llama_with`] makes of a checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LlamaOptions {
+    /// Tokens of the `prefill` entry; 1 imports a decode step alone.
+    pub prefill: usize,
+    pub weights: WeightFormat,
+}
+
+/// [`import_llama_with`] with the weights as the checkpoint stores them.
 pub fn import_llama(
     config_json: &str,
     safetensors_bytes: &[u8],
@@ -265,6 +281,25 @@ pub fn import_llama(
     model_name: &str,
     weights_file: &str,
 ) -> Result<Imported, ImportError> {
+    let opts = LlamaOptions { prefill, weights: WeightFormat::AsStored };
+    import_llama_with(config_json, safetensors_bytes, &opts, model_name, weights_file)
+}
+
+/// Imports a Llama checkpoint as a decoder-step schedule. With `prefill`
+/// 1 it has one entry, a decode step of one token; with `prefill` S > 1
+/// two entry points (`docs/decoding.md`): `decode` (one token, what `run`
+/// runs) and `prefill` (a chunk of S), sharing the weights and the KV
+/// cache. The products' weights are prepacked, in f32 or, per
+/// `opts.weights`, in f16 / bf16 (`PackedGemmHalf`); norms, rotary tables
+/// and the embedding table stay f32.
+pub fn import_llama_with(
+    config_json: &str,
+    safetensors_bytes: &[u8],
+    opts: &LlamaOptions,
+    model_name: &str,
+    weights_file: &str,
+) -> Result<Imported, ImportError> {
+    let prefill = opts.prefill;
     let c = LlamaConfig::from_json(config_json)?;
     if prefill == 0 || prefill > c.max_position_embeddings {
         return Err(config_err(format!(
@@ -297,6 +332,19 @@ pub fn import_llama(
     }
     let mut lowered = b.lowered;
     optimize::prepack(&mut lowered);
+    let narrow = match opts.weights {
+        WeightFormat::F32 => None,
+        WeightFormat::F16 => Some(DType::F16),
+        WeightFormat::Bf16 => Some(DType::Bf16),
+        WeightFormat::AsStored => match tensors.tensor("model.layers.0.self_attn.q_proj.weight").map(|t| t.dtype()) {
+            Ok(safetensors::Dtype::F16) => Some(DType::F16),
+            Ok(safetensors::Dtype::BF16) => Some(DType::Bf16),
+            _ => None,
+        },
+    };
+    if let Some(dtype) = narrow {
+        optimize::narrow_packed_weights(&mut lowered, dtype);
+    }
     let (sched_text, weights, report) =
         emit::emit_with(&lowered, model_name, weights_file, "imported from a Llama checkpoint by rlx-onnx")?;
     Ok(Imported { sched_text, weights, report, warnings: Vec::new() })

@@ -85,3 +85,64 @@ fn what_the_step_cannot_compute_is_refused() {
     );
     assert_eq!(LlamaConfig::from_json(&old).unwrap().rope_theta, 500000.0);
 }
+
+/// The bundled checkpoint imported with f16 and with bf16 product weights
+/// (`PackedGemmHalf`), run by the interpreter through a whole greedy
+/// generation (the prompt through the `prefill` entry, then decode
+/// steps): every logit within 1e-4 of transformers running the same
+/// rounded weights (`expected/logits_{f16,bf16}.npy`), and the same 64
+/// tokens as the f32 model. The distance to the f32 model's logits is the
+/// price of the format (`docs/decoding.md`, "Narrow weights").
+#[test]
+fn narrow_weights_match_transformers_with_the_same_rounding() {
+    use rlx_onnx::llama::{import_llama_with, LlamaOptions, WeightFormat};
+    let (config, weights) = checkpoint();
+    let expected = |name: &str| rlx_runtime::npy::read_npy(&model_dir().join("expected").join(name)).unwrap();
+    let i64s = |b: &[u8]| b.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>();
+    let f32s = |b: &[u8]| b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>();
+    let prompt = i64s(&expected("prompt_ids.npy").bytes);
+    let tokens = i64s(&expected("tokens.npy").bytes);
+    let f32_logits = f32s(&expected("logits.npy").bytes);
+    let vocab = expected("logits.npy").shape[1];
+    let argmax = |row: &[f32]| (0..row.len()).fold(0, |best, i| if row[i] > row[best] { i } else { best }) as i64;
+    for (format, reference) in [(WeightFormat::F16, "logits_f16.npy"), (WeightFormat::Bf16, "logits_bf16.npy")] {
+        let want = f32s(&expected(reference).bytes);
+        let dir = std::env::temp_dir().join(format!("rlx-llama-{format:?}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let opts = LlamaOptions { prefill: 16, weights: format };
+        let imported = import_llama_with(&config, &weights, &opts, "llama_tiny", "weights.safetensors").unwrap();
+        assert!(imported.sched_text.contains("PackedGemmHalf"));
+        assert!(!imported.sched_text.contains("PackedGemm {"), "every product narrowed");
+        std::fs::write(dir.join("weights.safetensors"), &imported.weights).unwrap();
+        std::fs::write(dir.join("model.sched"), &imported.sched_text).unwrap();
+        let s = rlx_sched::load(&dir.join("model.sched")).unwrap().schedule;
+        let file = std::fs::read(dir.join("weights.safetensors")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let data_offset = s.weights().unwrap().data_offset;
+        let mut interp = rlx_interp::Interpreter::new(s, &file[data_offset..]).unwrap();
+        let prefill = interp.entry("prefill").unwrap();
+        let mut chunk = vec![0i64; 16];
+        chunk[..prompt.len()].copy_from_slice(&prompt);
+        interp.set_bytes("prefill.tokens", &chunk.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<_>>()).unwrap();
+        interp.set_bytes("pos", &0i64.to_le_bytes()).unwrap();
+        interp.run_entry(prefill);
+        let rows = f32s(interp.bytes("prefill.logits").unwrap());
+        let mut row = rows[(prompt.len() - 1) * vocab..prompt.len() * vocab].to_vec();
+        let (mut worst, mut from_f32) = (0.0f32, 0.0f32);
+        for (i, &want_token) in tokens.iter().enumerate() {
+            let range = i * vocab..(i + 1) * vocab;
+            for ((&g, &w), &f) in row.iter().zip(&want[range.clone()]).zip(&f32_logits[range]) {
+                worst = worst.max((g - w).abs());
+                from_f32 = from_f32.max((g - f).abs());
+            }
+            let got = argmax(&row);
+            assert_eq!(got, want_token, "{format:?}: token {i}");
+            interp.set_bytes("tokens", &got.to_le_bytes()).unwrap();
+            interp.set_bytes("pos", &((prompt.len() + i) as i64).to_le_bytes()).unwrap();
+            interp.run();
+            row = f32s(interp.bytes("logits").unwrap());
+        }
+        eprintln!("{format:?} weights: worst logit error {worst:e} vs the same rounding, {from_f32:e} vs f32 weights");
+        assert!(worst <= 1e-4, "{format:?}: worst logit error {worst} against transformers with the same weights");
+    }
+}

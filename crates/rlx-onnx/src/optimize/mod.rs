@@ -52,6 +52,12 @@ pub(crate) fn prepack(lowered: &mut Lowered) {
     prune(lowered);
 }
 
+/// Stores the prepacked product weights in f16 or bf16 (`PackedGemmHalf`);
+/// after [`prepack`].
+pub(crate) fn narrow_packed_weights(lowered: &mut Lowered, dtype: DType) {
+    pack::narrow_packed_weights(lowered, dtype);
+}
+
 /// Moves convolution chains to the blocked channel layout ([`blocked`]),
 /// Winograd where it pays when `winograd`, then drops the NCHW filters
 /// nothing reads any more.

@@ -89,6 +89,31 @@ fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
     lowered.thunks[t].thunk = Thunk::PackedGemm { a, w, bias, c, m, k, n, act };
 }
 
+/// Stores the prepacked weight of every `PackedGemm` in `dtype` (f16 or
+/// bf16), making it a `PackedGemmHalf`: half the bytes in the weights file
+/// and read per run, f32 compute. Each value rounds to nearest even, which
+/// is exact for weights that came from a checkpoint in that type. A
+/// weight several products read is converted once.
+pub(crate) fn narrow_packed_weights(lowered: &mut Lowered, dtype: DType) {
+    let mut narrowed = std::collections::HashSet::new();
+    for t in 0..lowered.thunks.len() {
+        let Thunk::PackedGemm { a, w, bias, c, m, k, n, act } = lowered.thunks[t].thunk else { continue };
+        if !narrowed.contains(&w) {
+            let s = &mut lowered.storages[w];
+            let plain_f32 = s.role == Role::Param && s.view.is_none() && s.dtype == DType::F32;
+            let Some(data) = s.data.as_mut().filter(|_| plain_f32) else { continue };
+            let values = data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")));
+            *data = match dtype {
+                DType::Bf16 => values.flat_map(|x| half::bf16::from_f32(x).to_le_bytes()).collect(),
+                _ => values.flat_map(|x| half::f16::from_f32(x).to_le_bytes()).collect(),
+            };
+            s.dtype = dtype;
+            narrowed.insert(w);
+        }
+        lowered.thunks[t].thunk = Thunk::PackedGemmHalf { a, w, bias, c, m, k, n, act, w_dtype: dtype };
+    }
+}
+
 /// Whether storage `id` is a plain f32 intermediate that only thunks `t`
 /// and `t + 1` name.
 fn private_to(lowered: &Lowered, id: usize, t: usize) -> bool {
