@@ -121,7 +121,7 @@ fn narrow_weights_match_transformers_with_the_same_rounding() {
         let data_offset = s.weights().unwrap().data_offset;
         let mut interp = rlx_interp::Interpreter::new(s, &file[data_offset..]).unwrap();
         let prefill = interp.entry("prefill").unwrap();
-        let mut chunk = vec![0i64; 16];
+        let mut chunk = [0i64; 16];
         chunk[..prompt.len()].copy_from_slice(&prompt);
         interp.set_bytes("prefill.tokens", &chunk.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<_>>()).unwrap();
         interp.set_bytes("pos", &0i64.to_le_bytes()).unwrap();
