@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::error::ImportError;
 use crate::lower::GraphInput;
 use crate::proto::{DimensionValue, ModelProto, ValueInfoProto};
-use crate::tensor::{data_type_name, dtype_of, read_tensor, ConstTensor, CARRIED_TYPES};
+use crate::tensor::{data_type_name, dtype_of, interface_dtype_of, read_tensor, ConstTensor, CARRIED_TYPES};
 
 /// The model's `ai.onnx` opset version (1 when it imports none, as the
 /// spec's default).
@@ -115,7 +115,7 @@ pub(crate) fn graph_inputs(
             continue;
         }
         let elem = info.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).map_or(0, |t| t.elem_type);
-        let dtype = dtype_of(elem).ok_or_else(|| {
+        let dtype = interface_dtype_of(elem).ok_or_else(|| {
             ImportError::tensor(
                 &info.name,
                 format!(

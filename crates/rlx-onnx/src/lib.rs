@@ -160,6 +160,12 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
     if opts.optimize {
         optimize::work_in_place(&mut lowered);
     }
+    // A model stored in 2-byte floats keeps its product weights in them
+    // (f32 compute): lossless, since those values came from the file.
+    let half = [proto::data_type::FLOAT16, proto::data_type::BFLOAT16];
+    if opts.prepack && graph.initializer.iter().any(|t| half.contains(&t.data_type)) {
+        optimize::narrow_exact_packed_weights(&mut lowered);
+    }
     let raw_name = opts.model_name.clone().unwrap_or_else(|| graph.name.clone());
     let model_name = names::sanitize(if raw_name.is_empty() { "model" } else { &raw_name });
     let (sched_text, weights, report) = emit::emit(&lowered, &model_name, w)?;

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use half::{bf16, f16};
 use rlx_sched::DType;
 
 use crate::error::ImportError;
@@ -102,11 +103,13 @@ impl ConstData {
     }
 }
 
-/// The importer's element type for an ONNX `TensorProto.DataType`, or
-/// `None` for one it does not carry.
+/// The element type the importer computes an ONNX `TensorProto.DataType`
+/// in, or `None` for one it does not carry. `FLOAT16` and `BFLOAT16` are
+/// storage formats here: their values are computed in f32 (see
+/// [`interface_dtype_of`] for graph inputs and outputs).
 pub fn dtype_of(onnx_type: i32) -> Option<DType> {
     match onnx_type {
-        data_type::FLOAT => Some(DType::F32),
+        data_type::FLOAT | data_type::FLOAT16 | data_type::BFLOAT16 => Some(DType::F32),
         data_type::INT64 => Some(DType::I64),
         data_type::INT32 => Some(DType::I32),
         data_type::BOOL => Some(DType::Bool),
@@ -114,8 +117,19 @@ pub fn dtype_of(onnx_type: i32) -> Option<DType> {
     }
 }
 
+/// The element type of a graph input or output buffer: as [`dtype_of`],
+/// but `FLOAT16` and `BFLOAT16` keep their 2-byte type at the model's
+/// interface (widened on the way in, narrowed on the way out).
+pub fn interface_dtype_of(onnx_type: i32) -> Option<DType> {
+    match onnx_type {
+        data_type::FLOAT16 => Some(DType::F16),
+        data_type::BFLOAT16 => Some(DType::Bf16),
+        other => dtype_of(other),
+    }
+}
+
 /// The types [`dtype_of`] accepts, for messages.
-pub const CARRIED_TYPES: &str = "FLOAT, INT64, INT32, BOOL";
+pub const CARRIED_TYPES: &str = "FLOAT, FLOAT16 and BFLOAT16 (computed in f32), INT64, INT32, BOOL";
 
 /// A constant tensor with a static shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -226,6 +240,22 @@ pub fn read_tensor(t: &TensorProto, base_dir: &Path) -> Result<ConstTensor, Impo
         (data_type::INT32, Some(b)) => ConstData::I32(from_le(name, &b, count, i32::from_le_bytes)?),
         (data_type::INT32, None) => ConstData::I32(check_count(name, t.int32_data.clone(), count)?),
         (data_type::BOOL, Some(b)) => ConstData::Bool(from_le(name, &b, count, |[c]: [u8; 1]| c != 0)?),
+        // 2-byte floats widen exactly; without raw data ONNX keeps their
+        // bits one per `int32_data` entry.
+        (data_type::FLOAT16, Some(b)) => ConstData::F32(from_le(name, &b, count, |c| f16::from_le_bytes(c).to_f32())?),
+        (data_type::BFLOAT16, Some(b)) => {
+            ConstData::F32(from_le(name, &b, count, |c| bf16::from_le_bytes(c).to_f32())?)
+        }
+        (data_type::FLOAT16, None) => ConstData::F32(check_count(
+            name,
+            t.int32_data.iter().map(|&v| f16::from_bits(v as u16).to_f32()).collect(),
+            count,
+        )?),
+        (data_type::BFLOAT16, None) => ConstData::F32(check_count(
+            name,
+            t.int32_data.iter().map(|&v| bf16::from_bits(v as u16).to_f32()).collect(),
+            count,
+        )?),
         // Bools without raw data are stored one per `int32_data` entry.
         (data_type::BOOL, None) => {
             ConstData::Bool(check_count(name, t.int32_data.iter().map(|&v| v != 0).collect(), count)?)

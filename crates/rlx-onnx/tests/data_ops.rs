@@ -194,7 +194,7 @@ fn casts_between_every_carried_type() {
     );
     let err = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
     assert!(
-        err.starts_with("ONNX op `Cast` (node `c`): attribute `to` is DOUBLE (11); supported targets: FLOAT, INT64"),
+        err.starts_with("ONNX op `Cast` (node `c`): attribute `to` is DOUBLE (11); supported targets: FLOAT, FLOAT16 and BFLOAT16 (computed in f32), INT64"),
         "{err}"
     );
 }

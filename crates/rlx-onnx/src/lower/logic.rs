@@ -453,7 +453,37 @@ pub(super) fn cast(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             ),
         )
     })?;
-    cast_to(lw, ctx, to)
+    match crate::tensor::interface_dtype_of(to_attr as i32) {
+        // A 2-byte float is computed in f32: the cast rounds to its
+        // precision and range and stays f32, so its values are the spec's.
+        Some(half @ (DType::F16 | DType::Bf16)) => round_to_half(lw, ctx, half),
+        _ => cast_to(lw, ctx, to),
+    }
+}
+
+/// `Cast` to FLOAT16 / BFLOAT16 of a value computed in f32: rounded to
+/// `half` (through a 2-byte temporary) and widened back.
+fn round_to_half(lw: &mut Lowerer, ctx: &NodeCtx<'_>, half: DType) -> R {
+    if let Some(c) = lw.const_input(ctx, 0)? {
+        if let Some(ConstTensor { shape, data: ConstData::F32(v) }) = fold::cast(&c, DType::F32) {
+            let round = |x: f32| match half {
+                DType::Bf16 => half::bf16::from_f32(x).to_f32(),
+                _ => half::f16::from_f32(x).to_f32(),
+            };
+            let data = ConstData::F32(v.into_iter().map(round).collect());
+            return lw.define(ctx, 0, Value::Const(ConstTensor { shape, data }));
+        }
+    }
+    let (src, shape, from) = lw.typed_input(ctx, 0)?;
+    if define_if_empty(lw, ctx, &shape, DType::F32)? {
+        return Ok(());
+    }
+    let len = numel(ctx, &shape)?;
+    let narrow = lw.scratch_storage(&format!("{}.{}", ctx.label, half.name()), shape.clone(), half)?;
+    lw.emit(ctx, cast_thunk(src, narrow, len, from, half));
+    let dst = lw.output_storage_typed(ctx, 0, shape.clone(), DType::F32)?;
+    lw.emit(ctx, cast_thunk(narrow, dst, len, half, DType::F32));
+    lw.define(ctx, 0, Value::Data { storage: dst, shape })
 }
 
 /// `CastLike`: a `Cast` to the element type of input 1 (whose values are

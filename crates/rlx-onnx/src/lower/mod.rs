@@ -485,11 +485,31 @@ pub(crate) fn lower_graph(
     constants: Vec<(String, ConstTensor)>,
     opset: i64,
 ) -> Result<Lowered, ImportError> {
-    let outputs: BTreeSet<String> = graph.output.iter().map(|o| o.name.clone()).collect();
+    // A 2-byte float output is narrowed from its f32 value at the end
+    // (`bind_graph_output`), so no producer writes it directly.
+    let outputs: BTreeSet<String> =
+        graph.output.iter().filter(|o| half_interface(o).is_none()).map(|o| o.name.clone()).collect();
     let mut lw = Lowerer::new(opset, outputs);
     for input in inputs {
         let id = lw.add_storage(&input.name, input.shape.clone(), Role::Input, input.dtype, None)?;
-        lw.values.insert(input.name.clone(), Value::Data { storage: id, shape: input.shape.clone() });
+        let storage = match input.dtype {
+            // 2-byte floats are computed in f32: widened once, on the way in.
+            DType::F16 | DType::Bf16 => {
+                let wide = lw.add_storage(
+                    &format!("{}.f32", input.name),
+                    input.shape.clone(),
+                    Role::Scratch,
+                    DType::F32,
+                    None,
+                )?;
+                let len = input.shape.iter().product();
+                let thunk = logic::cast_thunk(id, wide, len, input.dtype, DType::F32);
+                lw.thunks.push(LoweredThunk { thunk, comment: format!("input `{}` widened to f32", input.name) });
+                wide
+            }
+            _ => id,
+        };
+        lw.values.insert(input.name.clone(), Value::Data { storage, shape: input.shape.clone() });
     }
     for (name, c) in constants {
         lw.values.insert(name, Value::Const(c));
@@ -503,6 +523,12 @@ pub(crate) fn lower_graph(
         bind_graph_output(&mut lw, &out.name, out)?;
     }
     Ok(Lowered { storages: lw.storages, thunks: lw.thunks, entries: Vec::new() })
+}
+
+/// The 2-byte float type a graph input or output is declared with, if any.
+fn half_interface(info: &crate::proto::ValueInfoProto) -> Option<DType> {
+    let elem = info.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).map_or(0, |t| t.elem_type);
+    crate::tensor::interface_dtype_of(elem).filter(|d| matches!(d, DType::F16 | DType::Bf16))
 }
 
 /// Makes sure graph output `name` ends in its own `output` buffer: a value
@@ -524,6 +550,27 @@ fn bind_graph_output(lw: &mut Lowerer, name: &str, info: &crate::proto::ValueInf
                 format!("the model declares shape {declared:?}, inference gives {shape:?}"),
             ));
         }
+    }
+    if let Some(half) = half_interface(info) {
+        // Computed in f32, handed over in the declared 2-byte type.
+        let src = match &value {
+            Value::Const(c) => lw.add_param(&format!("{name}.value"), c)?,
+            Value::Data { storage, .. } => *storage,
+        };
+        if lw.storages[src].dtype != DType::F32 {
+            return Err(ImportError::tensor(name, "is declared a 2-byte float output but holds no floats"));
+        }
+        let dst = lw.add_storage(name, shape.clone(), Role::Output, half, None)?;
+        // The output buffer keeps the ONNX name; its f32 producer takes
+        // the fresh one.
+        if lw.storages[src].role == Role::Scratch && lw.storages[src].name == crate::names::sanitize(name) {
+            let (a, b) = (lw.storages[src].name.clone(), lw.storages[dst].name.clone());
+            (lw.storages[src].name, lw.storages[dst].name) = (b, a);
+        }
+        lw.output_storage.insert(name.to_string(), dst);
+        let thunk = logic::cast_thunk(src, dst, shape.iter().product(), DType::F32, half);
+        lw.thunks.push(LoweredThunk { thunk, comment: format!("output `{name}` narrowed to {}", half.name()) });
+        return Ok(());
     }
     if let Value::Data { storage, .. } = value {
         if lw.output_storage.get(name) == Some(&storage) {

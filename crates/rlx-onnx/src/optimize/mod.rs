@@ -52,10 +52,17 @@ pub(crate) fn prepack(lowered: &mut Lowered) {
     prune(lowered);
 }
 
-/// Stores the prepacked product weights in f16 or bf16 (`PackedGemmHalf`);
-/// after [`prepack`].
+/// Stores every prepacked product weight in `dtype`, f16 or bf16
+/// (`PackedGemmHalf`); after [`prepack`].
 pub(crate) fn narrow_packed_weights(lowered: &mut Lowered, dtype: DType) {
-    pack::narrow_packed_weights(lowered, dtype);
+    pack::narrow_packed_weights(lowered, &|_| Some(dtype));
+}
+
+/// Stores each prepacked product weight whose values are all exactly f16
+/// (or bf16) in that type: lossless, for models whose initializers were
+/// 2-byte floats; after [`prepack`].
+pub(crate) fn narrow_exact_packed_weights(lowered: &mut Lowered) {
+    pack::narrow_packed_weights(lowered, &pack::exact_half_type);
 }
 
 /// Moves convolution chains to the blocked channel layout ([`blocked`]),

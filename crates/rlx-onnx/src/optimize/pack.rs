@@ -89,28 +89,44 @@ fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
     lowered.thunks[t].thunk = Thunk::PackedGemm { a, w, bias, c, m, k, n, act };
 }
 
-/// Stores the prepacked weight of every `PackedGemm` in `dtype` (f16 or
-/// bf16), making it a `PackedGemmHalf`: half the bytes in the weights file
-/// and read per run, f32 compute. Each value rounds to nearest even, which
-/// is exact for weights that came from a checkpoint in that type. A
-/// weight several products read is converted once.
-pub(crate) fn narrow_packed_weights(lowered: &mut Lowered, dtype: DType) {
-    let mut narrowed = std::collections::HashSet::new();
+/// Stores the prepacked weight of each `PackedGemm` in the 2-byte type
+/// `choose` picks from its values (f16 or bf16; `None` keeps f32), making
+/// it a `PackedGemmHalf`: half the bytes in the weights file and read per
+/// run, f32 compute. Each value rounds to nearest even. A weight several
+/// products read is decided and converted once.
+pub(crate) fn narrow_packed_weights(lowered: &mut Lowered, choose: &dyn Fn(&[f32]) -> Option<DType>) {
+    let mut chosen: HashMap<usize, Option<DType>> = HashMap::new();
     for t in 0..lowered.thunks.len() {
         let Thunk::PackedGemm { a, w, bias, c, m, k, n, act } = lowered.thunks[t].thunk else { continue };
-        if !narrowed.contains(&w) {
+        let narrow = *chosen.entry(w).or_insert_with(|| {
             let s = &mut lowered.storages[w];
             let plain_f32 = s.role == Role::Param && s.view.is_none() && s.dtype == DType::F32;
-            let Some(data) = s.data.as_mut().filter(|_| plain_f32) else { continue };
-            let values = data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")));
+            let data = s.data.as_mut().filter(|_| plain_f32)?;
+            let values: Vec<f32> =
+                data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
+            let dtype = choose(&values)?;
             *data = match dtype {
-                DType::Bf16 => values.flat_map(|x| half::bf16::from_f32(x).to_le_bytes()).collect(),
-                _ => values.flat_map(|x| half::f16::from_f32(x).to_le_bytes()).collect(),
+                DType::Bf16 => values.iter().flat_map(|&x| half::bf16::from_f32(x).to_le_bytes()).collect(),
+                _ => values.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect(),
             };
             s.dtype = dtype;
-            narrowed.insert(w);
+            Some(dtype)
+        });
+        if let Some(w_dtype) = narrow {
+            lowered.thunks[t].thunk = Thunk::PackedGemmHalf { a, w, bias, c, m, k, n, act, w_dtype };
         }
-        lowered.thunks[t].thunk = Thunk::PackedGemmHalf { a, w, bias, c, m, k, n, act, w_dtype: dtype };
+    }
+}
+
+/// The 2-byte type that holds every one of `values` exactly: f16, else
+/// bf16, else `None`. Narrowing to it changes no bit of any product.
+pub(crate) fn exact_half_type(values: &[f32]) -> Option<DType> {
+    let exact_f16 = values.iter().all(|&x| half::f16::from_f32(x).to_f32().to_bits() == x.to_bits());
+    let exact_bf16 = || values.iter().all(|&x| half::bf16::from_f32(x).to_f32().to_bits() == x.to_bits());
+    match (exact_f16, exact_f16 || exact_bf16()) {
+        (true, _) => Some(DType::F16),
+        (false, true) => Some(DType::Bf16),
+        _ => None,
     }
 }
 
