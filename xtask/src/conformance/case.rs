@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use rlx_interp::Interpreter;
-use rlx_onnx::tensor::{read_tensor, ConstTensor};
+use rlx_onnx::proto::data_type;
+use rlx_onnx::tensor::{self, data_type_name, read_tensor, ConstData, ConstTensor};
 use rlx_onnx::{ImportError, ImportOptions};
 use rlx_sched::{DType, Schedule};
 
@@ -141,7 +142,7 @@ fn run_set(test: &NodeTest, set: &Path, dir: &Path, verbose: bool) -> Result<Pas
             opts.consts.push((info.name.clone(), value));
         } else {
             opts.shapes.push((info.name.clone(), value.shape.clone()));
-            feeds.push((sanitize(&info.name), value.data.to_le_bytes()));
+            feeds.push((sanitize(&info.name), interface_bytes(proto.data_type, &value)));
         }
     }
 
@@ -182,6 +183,10 @@ fn run_set(test: &NodeTest, set: &Path, dir: &Path, verbose: bool) -> Result<Pas
             .ok_or_else(|| format!("output {index}: the schedule has no output `{name}`"))?;
         let want = read_tensor(proto, set).map_err(|e| format!("output {index}: {e}"))?;
         let got = interp.bytes(&b.name).map_err(|e| e.to_string())?;
+        let declared = tensor::interface_dtype_of(proto.data_type);
+        if matches!(declared, Some(DType::F16 | DType::Bf16)) && declared != Some(b.dtype) {
+            return Err(format!("output {index}: dtype {} != expected {}", b.dtype, data_type_name(proto.data_type)));
+        }
         compare::check(index, b.dtype, &b.shape, got, &want)?;
         outputs.push(PassedOutput {
             name,
@@ -192,6 +197,20 @@ fn run_set(test: &NodeTest, set: &Path, dir: &Path, verbose: bool) -> Result<Pas
         });
     }
     Ok(PassedSet { sched, schedule, inputs: feeds, outputs })
+}
+
+/// An input's bytes in the type of the model's interface: 2-byte floats
+/// (read widened to f32) go back to their 2-byte bits, exactly.
+fn interface_bytes(onnx_type: i32, value: &ConstTensor) -> Vec<u8> {
+    match (onnx_type, &value.data) {
+        (data_type::FLOAT16, ConstData::F32(v)) => {
+            v.iter().flat_map(|&x| rlx_runtime::half::f16::from_f32(x).to_le_bytes()).collect()
+        }
+        (data_type::BFLOAT16, ConstData::F32(v)) => {
+            v.iter().flat_map(|&x| rlx_runtime::half::bf16::from_f32(x).to_le_bytes()).collect()
+        }
+        _ => value.data.to_le_bytes(),
+    }
 }
 
 #[cfg(test)]

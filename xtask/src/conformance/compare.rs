@@ -24,7 +24,10 @@ pub(crate) fn check(
     if shape != want.shape.as_slice() {
         return Err(format!("output {index}: shape {} != expected {}", dims(shape), dims(&want.shape)));
     }
-    if dtype != want.data.dtype() {
+    // 2-byte floats: the expected values are read widened to f32
+    // (exactly), so the output is widened to compare.
+    let widened = matches!(dtype, DType::F16 | DType::Bf16) && want.data.dtype() == DType::F32;
+    if dtype != want.data.dtype() && !widened {
         return Err(format!("output {index}: dtype {dtype} != expected {}", want.data.dtype()));
     }
     let got = decode(dtype, bytes).ok_or_else(|| format!("output {index}: cannot read {dtype} values"))?;
@@ -61,6 +64,10 @@ fn decode(dtype: DType, bytes: &[u8]) -> Option<ConstData> {
         DType::I32 => ConstData::I32(c.map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()),
         DType::I64 => ConstData::I64(c.map(|b| i64::from_le_bytes(b.try_into().expect("8-byte chunks"))).collect()),
         DType::Bool => ConstData::Bool(c.map(|b| b[0] != 0).collect()),
+        DType::F16 => ConstData::F32(c.map(|b| rlx_runtime::half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect()),
+        DType::Bf16 => {
+            ConstData::F32(c.map(|b| rlx_runtime::half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect())
+        }
         _ => return None,
     })
 }
@@ -182,6 +189,19 @@ mod tests {
         );
         let ints = ConstTensor { shape: vec![6], data: ConstData::I32(vec![0; 6]) };
         assert_eq!(check(1, DType::I64, &[6], &[0; 48], &ints), Err("output 1: dtype i64 != expected i32".to_string()));
+    }
+
+    #[test]
+    fn two_byte_float_outputs_compare_widened() {
+        let want = f32s(&[2], &[1.5, -0.333_251_95]);
+        let half: Vec<u8> =
+            [1.5f32, -0.333_251_95].iter().flat_map(|&x| rlx_runtime::half::f16::from_f32(x).to_le_bytes()).collect();
+        assert_eq!(check(0, DType::F16, &[2], &half, &want), Ok(()));
+        let off: Vec<u8> =
+            [1.5f32, 0.5].iter().flat_map(|&x| rlx_runtime::half::f16::from_f32(x).to_le_bytes()).collect();
+        assert!(check(0, DType::F16, &[2], &off, &want).is_err());
+        // An f32 expectation is not met by an integer output.
+        assert!(check(0, DType::I32, &[2], &[0; 8], &want).is_err());
     }
 
     #[test]
