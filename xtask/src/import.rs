@@ -117,12 +117,7 @@ pub fn print_warnings(imported: &rlx_onnx::Imported) {
 /// (`DIR/config.json`, `DIR/model.safetensors`) to a decoder-step
 /// `model.sched` + `weights.safetensors` in `out_dir` (`docs/decoding.md`).
 pub fn import_llama(checkpoint: &Path, out_dir: &Path, name: &str, seq: usize) -> Result<()> {
-    let config_path = checkpoint.join("config.json");
-    let weights_path = checkpoint.join("model.safetensors");
-    let config = std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
-    let weights = std::fs::read(&weights_path).with_context(|| format!("reading {}", weights_path.display()))?;
-    let imported = rlx_onnx::llama::import_llama(&config, &weights, seq, name, "weights.safetensors")
-        .map_err(|e| anyhow!("{}: {e}", checkpoint.display()))?;
+    let imported = read_llama(checkpoint, name, seq)?;
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let sched = out_dir.join("model.sched");
     let weights = out_dir.join("weights.safetensors");
@@ -131,6 +126,17 @@ pub fn import_llama(checkpoint: &Path, out_dir: &Path, name: &str, seq: usize) -
     println!("wrote {} and {}", sched.display(), weights.display());
     println!("{}", imported.report);
     Ok(())
+}
+
+/// A Llama checkpoint directory imported as a decoder step of `seq` tokens
+/// (weights file `weights.safetensors`).
+pub fn read_llama(checkpoint: &Path, name: &str, seq: usize) -> Result<rlx_onnx::Imported> {
+    let config_path = checkpoint.join("config.json");
+    let weights_path = checkpoint.join("model.safetensors");
+    let config = std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
+    let weights = std::fs::read(&weights_path).with_context(|| format!("reading {}", weights_path.display()))?;
+    rlx_onnx::llama::import_llama(&config, &weights, seq, name, "weights.safetensors")
+        .map_err(|e| anyhow!("{}: {e}", checkpoint.display()))
 }
 
 #[cfg(test)]
