@@ -3,7 +3,7 @@
 use rlx_runtime::model::GeneratedModel;
 
 // Shared with the model crates' tests, which must not build the generator.
-pub use rlx_testkit::{allocations, models, CountingAlloc};
+pub use rlx_testkit::{allocations, copy_bandwidth, models, CountingAlloc};
 
 /// A validated schedule and its weights' data section (empty without
 /// weights), as the interpreter takes them.

@@ -1,7 +1,7 @@
 //! `cargo xtask bench`: generated code vs the interpreter on every bundled
 //! model at 1 and 2 threads, plus GEMM efficiency; then, when the exported
 //! MiniLM and onnxruntime are there, the generated MiniLM binary against
-//! onnxruntime. Each thread count runs in its own process (the pool is
+//! onnxruntime, and the decode benchmark of `bench_decode`. Each thread count runs in its own process (the pool is
 //! built once per process).
 
 use std::path::{Path, PathBuf};
@@ -39,7 +39,9 @@ pub fn bench(root: &Path, rounds: usize) -> Result<()> {
         }
     }
     println!();
-    minilm_row(root, rounds)
+    minilm_row(root, rounds)?;
+    println!();
+    crate::bench_decode::decode_vs_ort(root)
 }
 
 /// Thread counts of the MiniLM row (the machine the issue targets has 2 cores).
@@ -159,7 +161,7 @@ pub fn vs_ort(root: &Path, runs: usize, only: &[String], target_cpu: Option<&str
     Ok(())
 }
 
-fn median(v: &mut [f64]) -> f64 {
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n % 2 == 1 {

@@ -19,6 +19,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use rlx_runtime::npy;
 use rlx_sched::{Buffer, DType};
 
+use crate::verify::write_bytes_if_changed;
 use crate::{blas_setup, build_static, scaffold, verify};
 
 /// One model of the end-to-end run.
@@ -441,20 +442,47 @@ pub struct Built {
 }
 
 /// Imports `onnx` into `work` (model.sched + weights.safetensors, rewritten
-/// only when their bytes change), generates `src/generated.rs` as `cargo
-/// xtask gen` does into a crate `work/<backend>-crate` (package
-/// `e2e-<name>`, laid out as a scaffolded model crate: the library and the
-/// model CLI over it), and builds it `--release` into the
-/// shared `target/onnx-e2e-target`.
+/// only when their bytes change) and builds it with [`build_generated`] as
+/// a model binary (`rlx_runtime::cli`).
 pub fn build_binary(root: &Path, onnx: &Path, work: &Path, name: &str, backend: Backend<'_>) -> Result<Built> {
     let mut opts = rlx_onnx::ImportOptions::new("weights.safetensors");
     opts.model_name = Some(name.to_string());
     let imported = rlx_onnx::import(onnx, &opts).map_err(|e| anyhow!("{}: {e}", onnx.display()))?;
     std::fs::create_dir_all(work).with_context(|| format!("creating {}", work.display()))?;
-    let sched = work.join("model.sched");
     write_bytes_if_changed(&work.join(&opts.weights_file), &imported.weights)?;
-    write_bytes_if_changed(&sched, imported.sched_text.as_bytes())?;
+    write_bytes_if_changed(&work.join("model.sched"), imported.sched_text.as_bytes())?;
+    let (exe, schedule) = build_generated(root, work, name, backend, Binary::Model)?;
+    Ok(Built {
+        exe,
+        report: imported.report,
+        inputs: schedule.inputs().cloned().collect(),
+        outputs: schedule.outputs().cloned().collect(),
+    })
+}
 
+/// The binary a generated crate gets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Binary<'a> {
+    /// The model CLI (`rlx_runtime::cli`).
+    Model,
+    /// A decoder step under the generation loop and CLI of `rlx_decode`,
+    /// with this `tokenizer.json` embedded.
+    Decoder { tokenizer: &'a Path },
+}
+
+/// Generates `work/model.sched` (weights beside it) as `cargo xtask gen`
+/// does into a crate `work/<backend>-crate` (package `e2e-<name>-<backend>`,
+/// laid out as a scaffolded model crate: the library and `binary` over it)
+/// and builds it `--release` into the shared `target/onnx-e2e-target`.
+/// Returns the executable and the schedule.
+pub fn build_generated(
+    root: &Path,
+    work: &Path,
+    name: &str,
+    backend: Backend<'_>,
+    binary: Binary<'_>,
+) -> Result<(PathBuf, rlx_sched::Schedule)> {
+    let sched = work.join("model.sched");
     let (flavour, features) = match backend {
         Backend::Static { .. } => ("static", "\"cli\", \"pure-rust\""),
         Backend::Native if blas_setup::ensure_openblas() => ("native", "\"cli\", \"openblas\""),
@@ -470,7 +498,13 @@ pub fn build_binary(root: &Path, onnx: &Path, work: &Path, name: &str, backend: 
     let text = rlx_codegen::project::generate_file(&sched, root, &out).map_err(|e| anyhow!("{e}"))?;
     rlx_codegen::write_if_changed(&out, &text)?;
     rlx_codegen::write_if_changed(&src.join("lib.rs"), &scaffold::lib_rs(&package))?;
-    verify::write_crate(root, &dir, &package, features, &scaffold::main_rs(&package))?;
+    match binary {
+        Binary::Model => verify::write_crate(root, &dir, &package, features, "", &scaffold::main_rs(&package))?,
+        Binary::Decoder { tokenizer } => {
+            let dep = format!("rlx-decode = {{ path = {:?} }}\n", root.join("crates/rlx-decode").display().to_string());
+            verify::write_crate(root, &dir, &package, features, &dep, &scaffold::decoder_main_rs(&package, tokenizer))?
+        }
+    }
 
     // A CPU-specific build gets its own target dir, so switching between
     // it and the generic one never rebuilds the dependencies.
@@ -498,22 +532,10 @@ pub fn build_binary(root: &Path, onnx: &Path, work: &Path, name: &str, backend: 
         rlx_codegen::options_for_file(&schedule, &sched, root, &out).weights
     {
         // Mapped weights are read from a side file next to the binary.
-        std::fs::copy(work.join(&opts.weights_file), bin_dir.join(file_name))
+        std::fs::copy(work.join(&file_name), bin_dir.join(&file_name))
             .context("copying the weights next to the binary")?;
     }
-    Ok(Built {
-        exe: bin_dir.join(format!("{package}{}", std::env::consts::EXE_SUFFIX)),
-        report: imported.report,
-        inputs: schedule.inputs().cloned().collect(),
-        outputs: schedule.outputs().cloned().collect(),
-    })
-}
-
-fn write_bytes_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
-    if std::fs::read(path).is_ok_and(|old| old == bytes) {
-        return Ok(());
-    }
-    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
+    Ok((bin_dir.join(format!("{package}{}", std::env::consts::EXE_SUFFIX)), schedule))
 }
 
 #[cfg(test)]

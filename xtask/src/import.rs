@@ -146,13 +146,8 @@ pub fn import_llama(
     prefill: usize,
     weights: LlamaWeights,
 ) -> Result<()> {
-    let config_path = checkpoint.join("config.json");
-    let weights_path = checkpoint.join("model.safetensors");
-    let config = std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
-    let weights_bytes = std::fs::read(&weights_path).with_context(|| format!("reading {}", weights_path.display()))?;
     let opts = rlx_onnx::llama::LlamaOptions { prefill, weights: weights.format() };
-    let imported = rlx_onnx::llama::import_llama_with(&config, &weights_bytes, &opts, name, "weights.safetensors")
-        .map_err(|e| anyhow!("{}: {e}", checkpoint.display()))?;
+    let imported = read_llama(checkpoint, name, &opts)?;
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let sched = out_dir.join("model.sched");
     let weights = out_dir.join("weights.safetensors");
@@ -161,6 +156,17 @@ pub fn import_llama(
     println!("wrote {} and {}", sched.display(), weights.display());
     println!("{}", imported.report);
     Ok(())
+}
+
+/// A Llama checkpoint directory imported as a decoder step of `seq` tokens
+/// (weights file `weights.safetensors`).
+pub fn read_llama(checkpoint: &Path, name: &str, opts: &rlx_onnx::llama::LlamaOptions) -> Result<rlx_onnx::Imported> {
+    let config_path = checkpoint.join("config.json");
+    let weights_path = checkpoint.join("model.safetensors");
+    let config = std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
+    let weights = std::fs::read(&weights_path).with_context(|| format!("reading {}", weights_path.display()))?;
+    rlx_onnx::llama::import_llama_with(&config, &weights, opts, name, "weights.safetensors")
+        .map_err(|e| anyhow!("{}: {e}", checkpoint.display()))
 }
 
 #[cfg(test)]

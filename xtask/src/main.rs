@@ -3,6 +3,7 @@
 //! exit with status 1.
 
 mod bench;
+mod bench_decode;
 mod bench_gen;
 mod blas_setup;
 mod build_static;
@@ -151,6 +152,12 @@ enum Command {
         /// target features (as `build --static --target-cpu`), a third column.
         #[arg(long, requires = "vs_ort", value_name = "CPU")]
         target_cpu: Option<String>,
+        /// Instead: decode tokens/s of a memory-bound Llama (written to
+        /// target/bench-decode/ when missing), rlx's decoder against
+        /// onnxruntime's generate loop at 1 and 2 threads, with the weights'
+        /// GB/s and the copy bandwidth (needs models/onnx/requirements.txt).
+        #[arg(long, conflicts_with = "vs_ort")]
+        decode_vs_ort: bool,
     },
     /// Kernel throughput per family against memcpy and sgemm.
     BenchKernels,
@@ -296,7 +303,8 @@ fn main() -> ExitCode {
         Command::ImportLlama { checkpoint, out_dir, name, prefill, weights } => {
             done(import::import_llama(checkpoint, out_dir, name, *prefill, *weights))
         }
-        Command::Bench { rounds, vs_ort: true, models, target_cpu } => {
+        Command::Bench { decode_vs_ort: true, .. } => done(bench_decode::decode_vs_ort(&root())),
+        Command::Bench { rounds, vs_ort: true, models, target_cpu, .. } => {
             done(bench::vs_ort(&root(), *rounds, models, target_cpu.as_deref()))
         }
         Command::Bench { rounds, vs_ort: false, .. } => done(bench::bench(&root(), *rounds)),

@@ -253,6 +253,27 @@ pub(crate) fn main_rs(name: &str) -> String {
     )
 }
 
+/// The binary of decoder crate `name` (as `models/llama_tiny`'s): its
+/// decoder step under `rlx_decode`'s generation loop and CLI, with the
+/// `tokenizer.json` at `tokenizer` embedded.
+pub(crate) fn decoder_main_rs(name: &str, tokenizer: &Path) -> String {
+    let krate = name.replace('-', "_");
+    format!(
+        "//! The `{name}` decoder binary: `{name} --prompt TEXT [--max-tokens N] ...` (rlx_decode::cli).\n\n\
+         fn main() -> std::process::ExitCode {{\n    \
+         use {krate}::GeneratedModel;\n    \
+         let step = match rlx_decode::GeneratedStep::new({krate}::Model::new()) {{\n        \
+         Ok(step) => step,\n        \
+         Err(e) => {{\n            \
+         eprintln!(\"{name}: {{e}}\");\n            \
+         return std::process::ExitCode::from(1);\n        \
+         }}\n    \
+         }};\n    \
+         rlx_decode::cli::main(step, include_bytes!({:?}))\n}}\n",
+        tokenizer.display().to_string()
+    )
+}
+
 fn gitignore(onnx: &Path, name: &str, weights_file: &str) -> String {
     format!(
         "# Over 50 MiB: not for git (docs/onnx.md, \"Scaffolding\"). Rewrite it with\n\
@@ -417,5 +438,11 @@ mod tests {
             assert_eq!(read("lib.rs"), lib_rs(name), "models/{name}/src/lib.rs");
             assert_eq!(read("main.rs"), main_rs(name), "models/{name}/src/main.rs");
         }
+        // llama_tiny's binary is a decoder's (below its doc comment), over its own tokenizer.
+        let llama = std::fs::read_to_string(models.join("llama_tiny/src/main.rs")).unwrap();
+        let code = |text: &str| -> String {
+            text.lines().skip_while(|l| l.starts_with("//!") || l.is_empty()).collect::<Vec<_>>().join("\n")
+        };
+        assert_eq!(code(&decoder_main_rs("llama_tiny", Path::new("../tokenizer.json"))), code(&llama));
     }
 }

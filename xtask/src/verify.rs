@@ -267,13 +267,21 @@ fn run_generated(
 }
 
 /// Writes a generated crate's manifest (package `package`, rlx-runtime with
-/// `features`, a `profile` feature), `src/main.rs` and the workspace's lock
-/// file into `dir`, rewriting only what changed. The lock pins the same
+/// `features`, the dependency lines `extra_deps`, a `profile` feature),
+/// `src/main.rs` and the workspace's lock file into `dir`, rewriting only
+/// what changed. The lock pins the same
 /// dependency versions and saves a registry resolution on the first build.
-pub(crate) fn write_crate(root: &Path, dir: &Path, package: &str, features: &str, main_rs: &str) -> Result<()> {
+pub(crate) fn write_crate(
+    root: &Path,
+    dir: &Path,
+    package: &str,
+    features: &str,
+    extra_deps: &str,
+    main_rs: &str,
+) -> Result<()> {
     let manifest = format!(
         "[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n\
-         [dependencies]\nrlx-runtime = {{ path = {:?}, default-features = false, features = [{features}] }}\n\n\
+         [dependencies]\nrlx-runtime = {{ path = {:?}, default-features = false, features = [{features}] }}\n{extra_deps}\n\
          [features]\nprofile = []\n",
         root.join("crates/rlx-runtime").display().to_string()
     );
@@ -301,7 +309,7 @@ pub(crate) fn build_crate(root: &Path, dir: &Path, package: &str, main_rs: &str)
     } else {
         "\"cli\", \"pure-rust\""
     };
-    write_crate(root, dir, package, features, main_rs)?;
+    write_crate(root, dir, package, features, "", main_rs)?;
     let target = root.join("target").join("verify-target");
     let status = Command::new(env!("CARGO"))
         .current_dir(dir)

@@ -1,6 +1,7 @@
 //! The command line of a decoder binary:
-//! `NAME --prompt TEXT [--max-tokens N] [--temperature F] [--top-k N]
-//! [--top-p F] [--seed N] [--ids]`.
+//! `NAME (--prompt TEXT | --prompt-ids ID,...) [--max-tokens N]
+//! [--temperature F] [--top-k N] [--top-p F] [--seed N] [--ids]
+//! [--ignore-eos] [--threads N]`.
 //!
 //! A decoder's `main.rs` is one line over [`main`]. Generated text goes to
 //! stdout as it is produced (flushed per token, then a final newline);
@@ -17,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::generate::{generate, GenerateError, Stats, Token};
+use crate::generate::{generate_from_ids, generate_ids, GenerateError, Stats, Token};
 use crate::sampler::{Sampler, SamplerConfig};
 use crate::tokenizer::Tokenizer;
 use crate::StepModel;
@@ -28,8 +29,12 @@ use crate::StepModel;
 #[command(about = "Generates text with a decoder compiled by rlx AOT", disable_version_flag = true)]
 struct Args {
     /// The text to continue.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", conflicts_with = "prompt_ids")]
     prompt: Option<String>,
+    /// The prompt as token ids, comma-separated, instead of --prompt (not
+    /// tokenized: benchmarks and tests feed the same ids to other runtimes).
+    #[arg(long, value_name = "ID,...", value_delimiter = ',', allow_negative_numbers = true)]
+    prompt_ids: Option<Vec<i64>>,
     /// Tokens to generate at most (fewer if the end-of-text token comes).
     #[arg(long, value_name = "N", default_value_t = 32, allow_negative_numbers = true)]
     max_tokens: usize,
@@ -48,6 +53,13 @@ struct Args {
     /// Print the generated token ids (space-separated) instead of text.
     #[arg(long)]
     ids: bool,
+    /// Do not stop at the end-of-text token: generate exactly --max-tokens
+    /// tokens (for benchmarks).
+    #[arg(long)]
+    ignore_eos: bool,
+    /// Worker threads, 1 to 1024 (default: RLX_NUM_THREADS, else all cores).
+    #[arg(long, value_name = "N")]
+    threads: Option<String>,
 }
 
 /// An error line and the exit code it ends with.
@@ -135,33 +147,43 @@ fn run<M: StepModel>(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Fail> {
-    let Some(prompt) = &args.prompt else {
-        return Err(usage("missing --prompt TEXT"));
-    };
+    if args.prompt.is_none() && args.prompt_ids.is_none() {
+        return Err(usage("missing --prompt TEXT (or --prompt-ids ID,...)"));
+    }
     let config = sampler_config(args)?;
+    rlx_runtime::threads::configure_threads(args.threads.as_deref()).map_err(|e| usage(e.to_string()))?;
     let tokenizer = Tokenizer::from_bytes(tokenizer_json).map_err(|e| Fail { code: 1, msg: e.to_string() })?;
+    let prompt: Vec<i64> = match (&args.prompt, &args.prompt_ids) {
+        (Some(text), _) => {
+            tokenizer.encode(text).map_err(|e| usage(e.to_string()))?.into_iter().map(i64::from).collect()
+        }
+        (None, ids) => ids.clone().unwrap_or_default(),
+    };
+    let end_of_text = if args.ignore_eos { None } else { tokenizer.end_of_text() };
     let mut sampler = Sampler::new(config, model.vocab()).map_err(|e| Fail { code: 1, msg: e.to_string() })?;
 
     let mut write_error = None;
     let mut first = true;
-    let result = generate(model, &tokenizer, &mut sampler, prompt, args.max_tokens, |t: Token<'_>| {
-        let written = match (args.ids, t.id) {
-            (true, Some(id)) => {
-                let sep = if first { "" } else { " " };
-                first = false;
-                write!(out, "{sep}{id}")
-            }
-            (true, None) => Ok(()),
-            (false, _) => out.write_all(t.text.as_bytes()),
-        };
-        match written.and_then(|()| out.flush()) {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                write_error = Some(e);
-                ControlFlow::Break(())
-            }
+    let mut emit = |piece: std::fmt::Arguments<'_>| match out.write_fmt(piece).and_then(|()| out.flush()) {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(e) => {
+            write_error = Some(e);
+            ControlFlow::Break(())
         }
-    });
+    };
+    let result = if args.ids {
+        // Ids are printed as they are: the tokenizer never sees them, so a
+        // model vocabulary larger than the tokenizer's is fine here.
+        generate_ids(model, &mut sampler, &prompt, args.max_tokens, end_of_text, |id| {
+            let sep = if first { "" } else { " " };
+            first = false;
+            emit(format_args!("{sep}{id}"))
+        })
+    } else {
+        generate_from_ids(model, &tokenizer, &mut sampler, &prompt, args.max_tokens, end_of_text, |t: Token<'_>| {
+            emit(format_args!("{}", t.text))
+        })
+    };
     let stats = result.map_err(|e| Fail { code: exit_code(&e), msg: e.to_string() })?;
     match write_error {
         // A closed pipe (`| head`) is the reader's choice, not a failure.

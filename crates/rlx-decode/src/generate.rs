@@ -101,17 +101,36 @@ pub fn generate<M, F>(
     sampler: &mut Sampler,
     prompt: &str,
     max_tokens: usize,
-    mut on_token: F,
+    on_token: F,
 ) -> Result<Stats, GenerateError>
 where
     M: StepModel + ?Sized,
     F: FnMut(Token<'_>) -> ControlFlow<()>,
 {
     let ids: Vec<i64> = tokenizer.encode(prompt)?.into_iter().map(i64::from).collect();
+    generate_from_ids(model, tokenizer, sampler, &ids, max_tokens, tokenizer.end_of_text(), on_token)
+}
+
+/// [`generate`] from a prompt of token ids (the tokenizer only decodes
+/// what is generated), stopping at `end_of_text` (`None`: never, exactly
+/// `max_tokens` tokens unless the callback stops).
+pub fn generate_from_ids<M, F>(
+    model: &mut M,
+    tokenizer: &Tokenizer,
+    sampler: &mut Sampler,
+    prompt: &[i64],
+    max_tokens: usize,
+    end_of_text: Option<u32>,
+    mut on_token: F,
+) -> Result<Stats, GenerateError>
+where
+    M: StepModel + ?Sized,
+    F: FnMut(Token<'_>) -> ControlFlow<()>,
+{
     let mut stream = TextStream::for_tokenizer(tokenizer);
     let mut stopped = false;
     let mut failed = None;
-    let stats = generate_ids(model, sampler, &ids, max_tokens, tokenizer.end_of_text(), |id| {
+    let stats = generate_ids(model, sampler, prompt, max_tokens, end_of_text, |id| {
         let piece = match stream.push(tokenizer, id) {
             Ok(piece) => piece,
             Err(e) => {

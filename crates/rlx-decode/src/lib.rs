@@ -45,7 +45,7 @@ pub mod sampler;
 pub mod step;
 pub mod tokenizer;
 
-pub use generate::{generate, generate_ids, GenerateError, Stats, Token};
+pub use generate::{generate, generate_from_ids, generate_ids, GenerateError, Stats, Token};
 pub use sampler::{SampleError, Sampler, SamplerConfig};
 pub use step::{GeneratedStep, StepError};
 pub use tokenizer::{TextStream, Tokenizer, TokenizerError};

@@ -12,9 +12,14 @@ const PROG: &str = "rlx-decode-mock";
 
 /// Runs the CLI in process; returns (exit code, stdout, stderr).
 fn cli(args: &[&str]) -> (ExitCode, String, String) {
+    cli_vocab(512, args)
+}
+
+/// [`cli`] over a mock model of `vocab` tokens.
+fn cli_vocab(vocab: usize, args: &[&str]) -> (ExitCode, String, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let argv = std::iter::once(PROG).chain(args.iter().copied());
-    let code = rlx_decode::cli::main_from(Bigram::new(512, 4, 64), common::TOKENIZER_JSON, argv, &mut out, &mut err);
+    let code = rlx_decode::cli::main_from(Bigram::new(vocab, 4, 64), common::TOKENIZER_JSON, argv, &mut out, &mut err);
     (code, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
 }
 
@@ -75,10 +80,68 @@ fn a_seed_makes_sampling_reproducible() {
     assert_eq!(cli(&args).1, a);
 }
 
+/// `n` greedy ids after `last`, space-separated.
+fn walk(last: i64, n: usize, vocab: usize) -> String {
+    let ids: Vec<String> = Bigram::new(vocab, 4, 64).greedy_after(last, n).iter().map(i64::to_string).collect();
+    ids.join(" ")
+}
+
+#[test]
+fn prompt_ids_are_fed_as_they_are() {
+    let (code, out, err) = cli(&["--prompt-ids", "5,300,3", "--max-tokens", "5", "--ids"]);
+    assert_eq!(code, ExitCode::SUCCESS, "{err}");
+    assert_eq!(out, format!("{}\n", walk(3, 5, 512)));
+    check_report(&err, 3, 4);
+    // The same prompt as text gives the same ids.
+    let tok = Tokenizer::from_bytes(common::TOKENIZER_JSON).unwrap();
+    let ids: Vec<String> = tok.encode("Hello, world!").unwrap().iter().map(u32::to_string).collect();
+    let by_ids = cli(&["--prompt-ids", &ids.join(","), "--max-tokens", "5", "--ids"]).1;
+    assert_eq!(by_ids, cli(&["--prompt", "Hello, world!", "--max-tokens", "5", "--ids"]).1);
+    // Text mode decodes what is generated.
+    let (code, text, _) = cli(&["--prompt-ids", &ids.join(","), "--max-tokens", "12"]);
+    assert_eq!(code, ExitCode::SUCCESS);
+    assert_eq!(text, cli(&["--prompt", "Hello, world!", "--max-tokens", "12"]).1);
+}
+
+#[test]
+fn ignore_eos_generates_every_token() {
+    // 7 * 219 + 3 = 1536 = 0 mod 512: the end-of-text token (id 0) follows 219.
+    let (code, out, err) = cli(&["--prompt-ids", "219", "--max-tokens", "4", "--ids"]);
+    assert_eq!(code, ExitCode::SUCCESS, "{err}");
+    assert_eq!(out, "\n");
+    assert!(err.trim_end().ends_with(", stopped at end-of-text"), "{err}");
+    let (code, out, err) = cli(&["--prompt-ids", "219", "--max-tokens", "4", "--ids", "--ignore-eos"]);
+    assert_eq!(code, ExitCode::SUCCESS, "{err}");
+    assert_eq!(out, "0 3 24 171\n");
+    check_report(&err, 1, 3);
+}
+
+#[test]
+fn ids_mode_never_asks_the_tokenizer() {
+    // A model vocabulary twice the tokenizer's: ids mode prints ids the
+    // tokenizer does not know, text mode reports the first one.
+    let (code, out, err) = cli_vocab(1024, &["--prompt-ids", "600", "--max-tokens", "4", "--ids"]);
+    assert_eq!(code, ExitCode::SUCCESS, "{err}");
+    assert_eq!(out, format!("{}\n", walk(600, 4, 1024)));
+    let (code, _, err) = cli_vocab(1024, &["--prompt-ids", "600", "--max-tokens", "4"]);
+    assert_eq!(code, ExitCode::from(1));
+    // 600 -> 107 -> 752: the second token is the first one past the tokenizer.
+    assert!(err.contains("sampled token id 752 is outside the tokenizer's vocabulary of 512"), "{err}");
+}
+
 #[test]
 fn bad_arguments_are_one_line_and_exit_code_2() {
     let cases: &[(&[&str], &str)] = &[
-        (&[], "error: missing --prompt TEXT"),
+        (&[], "error: missing --prompt TEXT (or --prompt-ids ID,...)"),
+        (
+            &["--prompt", "x", "--prompt-ids", "1"],
+            "error: the argument '--prompt <TEXT>' cannot be used with '--prompt-ids <ID,...>'",
+        ),
+        (&["--prompt-ids", "1,x"], "error: invalid value 'x' for '--prompt-ids <ID,...>'"),
+        (&["--prompt-ids", "1,512"], "error: prompt token 1 has id 512, outside the model's vocabulary of 512"),
+        (&["--prompt-ids", "-1"], "error: prompt token 0 has id -1, outside the model's vocabulary of 512"),
+        (&["--prompt", "x", "--threads", "0"], "error: --threads `0` is out of range: give 1 to 1024 threads"),
+        (&["--prompt", "x", "--threads", "two"], "error: --threads `two` is not a number: give 1 to 1024 threads"),
         (&["--prompt", ""], "error: the prompt is empty: give at least one token"),
         (&["--prompt", "x", "--max-tokens", "abc"], "error: invalid value 'abc' for '--max-tokens <N>'"),
         (&["--prompt", "x", "--max-tokens", "-1"], "error: invalid value '-1' for '--max-tokens <N>'"),
@@ -124,6 +187,12 @@ fn the_binary_streams_to_stdout_and_reports_on_stderr() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert_eq!(String::from_utf8(o.stdout).unwrap(), "10 73 2 17 122\n");
     check_report(&err, 10, 4);
+
+    // --threads sets the pool of a real process (the in-process tests
+    // leave the test binary's pool alone).
+    let o = run(&["--prompt-ids", "219", "--max-tokens", "3", "--ids", "--ignore-eos", "--threads", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), "0 3 24\n");
 
     let o = run(&["--prompt", "x", "--top-p", "2"]);
     assert_eq!(o.status.code(), Some(2));

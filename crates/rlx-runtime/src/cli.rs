@@ -102,16 +102,7 @@ fn run<M: GeneratedModel>(args: &Args) -> Result<(), CliError> {
         print!("{}", info_text(&info));
         return Ok(());
     }
-    // A bad RLX_NUM_THREADS is an error even when --threads overrides it:
-    // the environment should not hold a value that is silently ignored.
-    let from_env = crate::threads::threads_from_env().map_err(|e| err(e.to_string()))?;
-    let threads = match &args.threads {
-        Some(t) => Some(crate::threads::parse_threads("--threads", t).map_err(|e| err(e.to_string()))?),
-        None => from_env,
-    };
-    if let Some(n) = threads {
-        crate::threads::set_num_threads(n).map_err(|e| err(e.to_string()))?;
-    }
+    crate::threads::configure_threads(args.threads.as_deref()).map_err(|e| err(e.to_string()))?;
     if args.profile && !M::PROFILED {
         return Err(err("this binary was built without the `profile` feature (cargo build --features profile)"));
     }

@@ -64,6 +64,23 @@ pub fn threads_from_env() -> Result<Option<usize>, ThreadsError> {
     }
 }
 
+/// Applies a front end's `--threads` value (`None`: not given) or else
+/// `RLX_NUM_THREADS`; with neither, the pool keeps its default (every
+/// core). A bad `RLX_NUM_THREADS` is an error even when `--threads`
+/// overrides it: the environment should not hold a value that is silently
+/// ignored.
+pub fn configure_threads(flag: Option<&str>) -> Result<(), ThreadsError> {
+    let from_env = threads_from_env()?;
+    let threads = match flag {
+        Some(t) => Some(parse_threads("--threads", t)?),
+        None => from_env,
+    };
+    if let Some(n) = threads {
+        set_num_threads(n)?;
+    }
+    Ok(())
+}
+
 /// Sets the number of worker threads (1 to [`MAX_THREADS`]; anything else
 /// is an error, never clamped). Takes effect only before the first parallel
 /// kernel runs (the pool is built once); returns whether it did. The BLAS

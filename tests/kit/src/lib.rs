@@ -3,6 +3,8 @@
 //! so a model's tests never build the code generator.
 
 mod alloc;
+mod bandwidth;
 pub mod models;
 
 pub use alloc::{allocations, CountingAlloc};
+pub use bandwidth::copy_bandwidth;

@@ -189,22 +189,6 @@ fn bench_prefill(rounds: usize) -> (Duration, Duration) {
     (median(g), median(i))
 }
 
-/// This machine's copy bandwidth in GB/s (bytes read + written), best of
-/// five 256 MiB copies: the ceiling a memory-bound decode step can reach.
-fn copy_bandwidth() -> f64 {
-    let n = 256 << 20;
-    let src = vec![1u8; n];
-    let mut dst = vec![0u8; n];
-    let mut best = f64::MAX;
-    for _ in 0..5 {
-        let t = Instant::now();
-        dst.copy_from_slice(std::hint::black_box(&src));
-        best = best.min(t.elapsed().as_secs_f64());
-        std::hint::black_box(&dst);
-    }
-    2.0 * n as f64 / best / 1e9
-}
-
 /// (m, k, n) of every GEMM-shaped thunk with its node index.
 fn gemms(s: &Schedule) -> Vec<(usize, usize, usize, usize)> {
     s.nodes()
@@ -317,7 +301,7 @@ fn main() {
             1.0 / g.as_secs_f64(),
             weights / 1e6,
             weights / g.as_secs_f64() / 1e9,
-            copy_bandwidth()
+            rlx_tests::copy_bandwidth(1)
         );
         // The prompt's entry: a chunk of tokens per pass over the weights.
         let (pg, pi) = bench_prefill(rounds);
