@@ -21,6 +21,19 @@ fn argmax(row: &[u8]) -> i64 {
     best as i64
 }
 
+/// One decode step of `token` at `pos` on both sides; the arenas must be
+/// equal after it. Returns the greedy next token.
+fn decode_step(model: &mut Model, interp: &mut Interpreter<'_>, token: i64, pos: usize) -> i64 {
+    model.input_tokens()[0] = token;
+    model.input_pos()[0] = pos as i64;
+    model.run();
+    interp.set_bytes("tokens", &token.to_le_bytes()).unwrap();
+    interp.set_bytes("pos", &(pos as i64).to_le_bytes()).unwrap();
+    interp.run();
+    assert!(interp.arena() == model.arena(), "arenas differ after the decode step at position {pos}");
+    argmax(interp.bytes("logits").unwrap())
+}
+
 #[test]
 fn generated_decoder_matches_the_interpreter_over_a_generation() {
     let sched = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/llama_tiny/model.sched");
@@ -33,14 +46,7 @@ fn generated_decoder_matches_the_interpreter_over_a_generation() {
         if pos < prompt.len() {
             token = prompt[pos];
         }
-        model.input_tokens()[0] = token;
-        model.input_pos()[0] = pos as i64;
-        model.run();
-        interp.set_bytes("tokens", &token.to_le_bytes()).unwrap();
-        interp.set_bytes("pos", &(pos as i64).to_le_bytes()).unwrap();
-        interp.run();
-        assert!(interp.arena() == model.arena(), "arenas differ after the run at position {pos}");
-        token = argmax(interp.bytes("logits").unwrap());
+        token = decode_step(&mut model, &mut interp, token, pos);
     }
     model.reset_state();
     interp.reset_state();
@@ -73,13 +79,6 @@ fn generated_prefill_entry_matches_the_interpreter() {
     }
     let mut token = 7i64;
     for pos in prompt.len()..prompt.len() + 8 {
-        model.input_tokens()[0] = token;
-        model.input_pos()[0] = pos as i64;
-        model.run();
-        interp.set_bytes("tokens", &token.to_le_bytes()).unwrap();
-        interp.set_bytes("pos", &(pos as i64).to_le_bytes()).unwrap();
-        interp.run();
-        assert!(interp.arena() == model.arena(), "arenas differ after the decode step at {pos}");
-        token = argmax(interp.bytes("logits").unwrap());
+        token = decode_step(&mut model, &mut interp, token, pos);
     }
 }

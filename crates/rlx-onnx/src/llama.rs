@@ -226,6 +226,38 @@ impl Builder<'_> {
     }
 }
 
+/// The sizes a step is built from, by short names.
+#[derive(Clone, Copy)]
+struct Dims {
+    h: usize,
+    hd: usize,
+    heads: usize,
+    kvh: usize,
+    inter: usize,
+    vocab: usize,
+    max_len: usize,
+    /// Widths of the query and of the key/value projections.
+    q_w: usize,
+    kv_w: usize,
+}
+
+impl Dims {
+    fn of(c: &LlamaConfig) -> Self {
+        let (hd, heads, kvh) = (c.head_dim, c.num_attention_heads, c.num_key_value_heads);
+        Dims {
+            h: c.hidden_size,
+            hd,
+            heads,
+            kvh,
+            inter: c.intermediate_size,
+            vocab: c.vocab_size,
+            max_len: c.max_position_embeddings,
+            q_w: heads * hd,
+            kv_w: kvh * hd,
+        }
+    }
+}
+
 /// The weights and state every entry reads, created once.
 struct Shared {
     embed: usize,
@@ -352,16 +384,7 @@ pub fn import_llama_with(
 
 /// The weights, the rotary tables, the position input and the caches.
 fn shared_params(b: &mut Builder<'_>, c: &LlamaConfig) -> Result<Shared, ImportError> {
-    let (h, hd, heads, kvh, inter, vocab, max_len) = (
-        c.hidden_size,
-        c.head_dim,
-        c.num_attention_heads,
-        c.num_key_value_heads,
-        c.intermediate_size,
-        c.vocab_size,
-        c.max_position_embeddings,
-    );
-    let (q_w, kv_w) = (heads * hd, kvh * hd);
+    let Dims { h, hd, inter, vocab, max_len, q_w, kv_w, .. } = Dims::of(c);
     let embed = b.param("embed", "model.embed_tokens.weight", &[vocab, h], false)?;
     let (cos, sin) = rope_tables(c);
     let cos = b.storage("rope.cos", vec![max_len, hd / 2], Role::Param, DType::F32, Some(f32_bytes(&cos)));
@@ -396,16 +419,7 @@ fn shared_params(b: &mut Builder<'_>, c: &LlamaConfig) -> Result<Shared, ImportE
 /// The thunks of one step of `seq` tokens, its buffers named with
 /// `prefix`; returns its `tokens` input and `logits` output.
 fn step(b: &mut Builder<'_>, c: &LlamaConfig, w: &Shared, seq: usize, prefix: &str) -> (usize, usize) {
-    let (h, hd, heads, kvh, inter, vocab, max_len) = (
-        c.hidden_size,
-        c.head_dim,
-        c.num_attention_heads,
-        c.num_key_value_heads,
-        c.intermediate_size,
-        c.vocab_size,
-        c.max_position_embeddings,
-    );
-    let (q_w, kv_w) = (heads * hd, kvh * hd);
+    let Dims { h, hd, heads, kvh, inter, vocab, max_len, q_w, kv_w } = Dims::of(c);
     let (eps, pos) = (c.rms_norm_eps, w.pos);
     let tokens = b.storage(&format!("{prefix}tokens"), vec![seq], Role::Input, DType::I64, None);
     let logits = b.arena(&format!("{prefix}logits"), vec![seq, vocab], Role::Output);

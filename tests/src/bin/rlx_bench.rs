@@ -72,19 +72,33 @@ fn bench_model<M: GeneratedModel>(rounds: usize) -> (Duration, Duration) {
         model.run();
         interp.run();
     }
+    interleaved(rounds, &mut model, &mut interp, |_, _, _| {}, M::run, Interpreter::run)
+}
+
+/// Median times of `run_g(model)` and `run_i(interp)` over `rounds`
+/// rounds, after an untimed `setup(model, interp, round)` each.
+/// Interleaved, so drift in machine load hits both sides alike, and in
+/// alternating order, so neither side always runs on a cache the other
+/// just warmed.
+fn interleaved<G, I>(
+    rounds: usize,
+    model: &mut G,
+    interp: &mut I,
+    mut setup: impl FnMut(&mut G, &mut I, usize),
+    run_g: impl Fn(&mut G),
+    run_i: impl Fn(&mut I),
+) -> (Duration, Duration) {
     let (mut g, mut i) = (Vec::new(), Vec::new());
-    // Interleaved, so drift in machine load hits both sides alike, and in
-    // alternating order, so neither side always runs on a cache the other
-    // just warmed.
     for round in 0..rounds {
+        setup(model, interp, round);
         let mut time_generated = || {
             let t = Instant::now();
-            model.run();
+            run_g(model);
             g.push(t.elapsed());
         };
         let mut time_interp = || {
             let t = Instant::now();
-            interp.run();
+            run_i(interp);
             i.push(t.elapsed());
         };
         if round % 2 == 0 {
@@ -124,33 +138,14 @@ fn bench_decoder(rounds: usize) -> (Duration, Duration) {
         interp.run();
     }
     let max_len = llama_tiny::Model::INFO.states[0].shape[0];
-    let (mut g, mut i) = (Vec::new(), Vec::new());
-    for round in 0..rounds {
+    let setup = |model: &mut llama_tiny::Model, interp: &mut Interpreter<'_>, round: usize| {
         let pos = prompt + round % (max_len - prompt);
         let token = (round % 500) as i64;
         set_step(model.arena_mut(), token, pos);
         interp.set_bytes("tokens", &token.to_le_bytes()).unwrap();
         interp.set_bytes("pos", &(pos as i64).to_le_bytes()).unwrap();
-        let mut time_generated = || {
-            let t = Instant::now();
-            model.run();
-            g.push(t.elapsed());
-        };
-        let mut time_interp = || {
-            let t = Instant::now();
-            interp.run();
-            i.push(t.elapsed());
-        };
-        // Alternating order, as in `bench_model`.
-        if round % 2 == 0 {
-            time_generated();
-            time_interp();
-        } else {
-            time_interp();
-            time_generated();
-        }
-    }
-    (median(g), median(i))
+    };
+    interleaved(rounds, &mut model, &mut interp, setup, llama_tiny::Model::run, Interpreter::run)
 }
 
 /// One `prefill` chunk of `llama_tiny` at position 0 (generated vs
@@ -166,27 +161,8 @@ fn bench_prefill(rounds: usize) -> (Duration, Duration) {
     let bytes: Vec<u8> = tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
     interp.set_bytes("prefill.tokens", &bytes).unwrap();
     interp.set_bytes("pos", &0i64.to_le_bytes()).unwrap();
-    let (mut g, mut i) = (Vec::new(), Vec::new());
-    for round in 0..rounds {
-        let mut time_generated = || {
-            let t = Instant::now();
-            model.run_entry(entry);
-            g.push(t.elapsed());
-        };
-        let mut time_interp = || {
-            let t = Instant::now();
-            interp.run_entry(entry);
-            i.push(t.elapsed());
-        };
-        if round % 2 == 0 {
-            time_generated();
-            time_interp();
-        } else {
-            time_interp();
-            time_generated();
-        }
-    }
-    (median(g), median(i))
+    let run_g = |m: &mut llama_tiny::Model| m.run_entry(entry);
+    interleaved(rounds, &mut model, &mut interp, |_, _, _| {}, run_g, |i: &mut Interpreter<'_>| i.run_entry(entry))
 }
 
 /// (m, k, n) of every GEMM-shaped thunk with its node index.

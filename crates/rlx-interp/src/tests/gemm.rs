@@ -334,6 +334,9 @@ fn packed_gemm_half_is_packed_gemm_over_the_widened_weights() {
         (1, 1, 1, false, ActKind::Identity),
         (13, 9, 16, true, ActKind::Relu),
         (16, 64, 130, false, ActKind::Identity),
+        (2, 70, 100, true, ActKind::Silu),
+        (1, 0, 20, true, ActKind::Relu),
+        (2, 600, 300, false, ActKind::Identity),
         (64, 512, 256, true, ActKind::Gelu),
     ];
     for bf16 in [false, true] {

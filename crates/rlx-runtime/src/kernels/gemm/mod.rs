@@ -198,7 +198,7 @@ pub unsafe fn packed_gemm_half(
 ) {
     let widen = if bf16 { isa().bf16_to_f32 } else { isa().f16_to_f32 };
     // SAFETY: forwarded contract.
-    unsafe { tiled::packed_gemm_half(widen, a, w, bias, c, (m, k, n), act, par) }
+    unsafe { tiled::packed_gemm_half((widen, bf16), a, w, bias, c, (m, k, n), act, par) }
 }
 
 /// [`packed_gemm_half`] through a temporary of `m*n` f32.

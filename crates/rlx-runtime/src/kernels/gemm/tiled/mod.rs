@@ -25,6 +25,8 @@
 //! Threads split the tile grid into tasks of [`TASK_ROWS`] row strips x
 //! [`TASK_PANELS`] panels; never `k`.
 
+#[cfg(target_arch = "x86_64")]
+mod half_gemv;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 mod scalar;
@@ -45,6 +47,9 @@ use crate::threads::par_for;
 pub(crate) const MAX_MR: usize = 12;
 /// `k` per pass over a tile: a 16 KiB slice of 16 columns, half of L1.
 pub const KC: usize = 256;
+/// Steps of `k` per pass over a widened slice read once (see
+/// [`packed_gemm_half`]).
+const SHORT_PASS: usize = 64;
 /// Row strips per parallel task.
 const TASK_ROWS: usize = 4;
 /// Panels per parallel task.
@@ -264,7 +269,7 @@ pub(crate) type Widen = unsafe fn(*const u16, *mut f32, usize);
 /// As [`packed_gemm_f32`] with `w` valid for `packed_len(k, n)` 16-bit
 /// reads, and `widen` a conversion kernel this CPU runs.
 pub(crate) unsafe fn packed_gemm_half(
-    widen: Widen,
+    (widen, bf16): (Widen, bool),
     a: *const f32,
     w: *const u16,
     bias: Option<*const f32>,
@@ -273,6 +278,14 @@ pub(crate) unsafe fn packed_gemm_half(
     act: ActKind,
     par: bool,
 ) {
+    // One or two rows: a kernel that widens in registers, at memory speed.
+    #[cfg(target_arch = "x86_64")]
+    if let Some((_, kernel)) = half_gemv::kernel_for(m, bf16) {
+        // SAFETY: forwarded contract; the kernel is for `m` rows.
+        return unsafe { half_gemv::gemv(kernel, a, w, bias, c, (m, k, n), act, par) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bf16;
     let w_addr = w as usize;
     // Panels `cols.start / PANEL ..` of the range, rows `p0..p0 + kc` of
     // each: a contiguous run of `kc * PANEL` values per panel.
@@ -290,9 +303,14 @@ pub(crate) unsafe fn packed_gemm_half(
     };
     let bias = bias.map_or(Bias::None, Bias::Cols);
     let g = Gemm { m, k, n, a, lda: k, b: std::ptr::null(), c, ldc: n, bias, act };
+    // A strip that reads each widened slice once (a decode step's product)
+    // widens 64 steps of `k` at a time: four panels' slice is then 16 KiB
+    // and stays in L1 between the widening and the microkernel, where a
+    // full 64 KiB pass would go through L2 twice per weight.
+    let pass = if m <= kernel().wide.map_or(1, |(rows, _)| rows) { SHORT_PASS } else { KC };
     // SAFETY: forwarded contract; `produce` writes every value of each
     // slice's panels (packed panels are full width).
-    unsafe { run_produced(kernel(), &g, &produce, par) }
+    unsafe { run_produced_passes(kernel(), &g, &produce, pass, par) }
 }
 
 /// `c[m,n] = a[m,k] @ B + bias[i]` with `B` (`k x n`) packed at `b`, `a`
@@ -486,9 +504,22 @@ const LOCAL_B: usize = KC * TASK_PANELS * PANEL;
 /// As [`run`] without the rule for `b`, and `produce` must write what
 /// [`Producer`] says, reading only memory nothing writes meanwhile.
 pub(crate) unsafe fn run_produced(kernel: &Kernel, g: &Gemm, produce: Producer<'_>, par: bool) {
+    // SAFETY: forwarded contract.
+    unsafe { run_produced_passes(kernel, g, produce, KC, par) }
+}
+
+/// [`run_produced`] with passes of at most `pass` (1 to [`KC`]) steps of
+/// `k`: shorter passes keep a slice small enough for L1 when it is read
+/// once (a product of one or two rows). Same bits.
+///
+/// # Safety
+///
+/// As [`run_produced`].
+pub(crate) unsafe fn run_produced_passes(kernel: &Kernel, g: &Gemm, produce: Producer<'_>, pass: usize, par: bool) {
     if g.m == 0 || g.n == 0 {
         return;
     }
+    let pass = pass.clamp(1, KC);
     let strips = g.m.div_ceil(kernel.mr);
     let mr = g.m.div_ceil(strips);
     let col_tasks = g.n.div_ceil(PANEL).div_ceil(TASK_PANELS);
@@ -506,7 +537,7 @@ pub(crate) unsafe fn run_produced(kernel: &Kernel, g: &Gemm, produce: Producer<'
             let cols = j_start..(j_start + TASK_PANELS * PANEL).min(g.n);
             // SAFETY: the task's tiles lie inside `g`'s extents; tasks
             // write disjoint tiles of `c`.
-            unsafe { run_task(kernel, g, mr, rows, cols, Some(produce)) }
+            unsafe { run_task(kernel, g, mr, rows, cols, Some((produce, pass))) }
         }
     };
     if par {
@@ -529,16 +560,19 @@ unsafe fn run_task(
     mr: usize,
     rows: Range<usize>,
     cols: Range<usize>,
-    produce: Option<Producer<'_>>,
+    produce: Option<(Producer<'_>, usize)>,
 ) {
     let (i_start, i_end) = (rows.start, rows.end);
     let (j_start, j_end) = (cols.start, cols.end);
     // A produced `B`'s pass slice; written in full before each read.
     let mut local = std::mem::MaybeUninit::<[f32; LOCAL_B]>::uninit();
     let mut p0 = 0;
+    // A produced `B`'s passes may be shorter than `KC` (see
+    // `run_produced`); the FMA order per element is the same either way.
+    let pass = produce.map_or(KC, |(_, pass)| pass);
     loop {
-        let kc = KC.min(g.k - p0);
-        if let Some(produce) = produce {
+        let kc = pass.min(g.k - p0);
+        if let Some((produce, _)) = produce {
             produce(p0, kc, cols.clone(), local.as_mut_ptr().cast());
         }
         // A GEMV-like strip over a task's full group of panels takes one
