@@ -552,3 +552,53 @@ fn xor_of_bools_broadcasts() {
     );
     assert_eq!(got, bools(&[2, 3], (0..6).map(|i| a[i] ^ b[i % 3]).collect()));
 }
+
+/// `Sum`, `Mean`, `Max` and `Min` of any number of inputs, broadcast
+/// together: a left-to-right chain of binary ops, exact against the same
+/// chain written here (one IEEE operation per step); one input is itself;
+/// integers stay integers; constant inputs fold.
+#[test]
+fn variadic_sum_mean_max_min() {
+    let a = vec![1.5f32, -2.0, 0.25, 3.0, -0.5, 8.0];
+    let b = vec![0.5f32, 4.0, -1.0];
+    let c = vec![10.0f32];
+    let inputs = || {
+        vec![In::Data("a", f(&[2, 3], a.clone())), In::Data("b", f(&[3], b.clone())), In::Data("c", f(&[1], c.clone()))]
+    };
+    let each = |g: &dyn Fn(f32, f32, f32) -> f32| (0..6).map(|i| g(a[i], b[i % 3], c[0])).collect::<Vec<f32>>();
+    let cases: [(&str, Vec<f32>); 4] = [
+        ("Sum", each(&|x, y, z| x + y + z)),
+        ("Mean", each(&|x, y, z| (x + y + z) / 3.0)),
+        ("Max", each(&|x, y, z| x.max(y).max(z))),
+        ("Min", each(&|x, y, z| x.min(y).min(z))),
+    ];
+    for (op, want) in cases {
+        let got = run_graph(
+            &format!("variadic-{op}"),
+            vec![node(op, "v", &["a", "b", "c"], &["y"], vec![])],
+            inputs(),
+            &["y"],
+        );
+        assert_eq!(got, vec![f(&[2, 3], want)], "{op}");
+    }
+    // One input: its value.
+    let got = run_graph(
+        "variadic-one",
+        vec![node("Sum", "v", &["a"], &["y"], vec![])],
+        vec![In::Data("a", f(&[2, 3], a.clone()))],
+        &["y"],
+    );
+    assert_eq!(got, vec![f(&[2, 3], a.clone())]);
+    // Integers, and a constant operand.
+    let got = run_graph(
+        "variadic-i64",
+        vec![node("Max", "v", &["p", "q", "r"], &["y"], vec![])],
+        vec![
+            In::Data("p", i64s(&[3], vec![1, -5, 7])),
+            In::Init("q", i64s(&[3], vec![2, -6, 0])),
+            In::Data("r", i64s(&[1], vec![3])),
+        ],
+        &["y"],
+    );
+    assert_eq!(got, vec![i64s(&[3], vec![3, 3, 7])]);
+}

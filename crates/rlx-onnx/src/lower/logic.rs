@@ -154,6 +154,58 @@ pub(super) fn arithmetic(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R
     }
 }
 
+/// `Sum`, `Mean`, `Max` and `Min` of one or more inputs (multidirectional
+/// broadcasting): a chain of binary `op`s left to right, each through
+/// [`arithmetic`] (so constants fold and every carried type works as it
+/// does for two inputs); `Mean` divides the sum by the count. One input is
+/// its value.
+pub(super) fn variadic(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp, mean: bool) -> R {
+    let inputs = &ctx.node.input;
+    if inputs.is_empty() || inputs.iter().any(String::is_empty) {
+        return Err(ctx.err("needs one or more inputs, none omitted"));
+    }
+    let output = ctx.node.output.first().ok_or_else(|| ctx.err("output 0 is missing"))?.clone();
+    // The chain's intermediates get names no graph value has (`:` is not
+    // in ONNX identifiers the exporters write; the storage names are
+    // sanitized anyway).
+    let step_name = |i: usize| format!("{output}:{}{i}", ctx.node.op_type);
+    let steps = inputs.len() - 1 + usize::from(mean);
+    let mut acc = inputs[0].clone();
+    let mut step = |lw: &mut Lowerer, rhs: String, op: BinaryOp, i: usize| -> R {
+        let out = if i + 1 == steps { output.clone() } else { step_name(i) };
+        let node = crate::proto::NodeProto {
+            input: vec![acc.clone(), rhs],
+            output: vec![out.clone()],
+            name: ctx.node.name.clone(),
+            op_type: ctx.node.op_type.clone(),
+            ..Default::default()
+        };
+        arithmetic(lw, &NodeCtx { node: &node, label: ctx.label.clone() }, op)?;
+        acc = out;
+        Ok(())
+    };
+    if steps == 0 {
+        let node = crate::proto::NodeProto {
+            input: vec![acc.clone()],
+            output: vec![output],
+            name: ctx.node.name.clone(),
+            op_type: "Identity".to_string(),
+            ..Default::default()
+        };
+        return super::ops::lower_node(lw, &NodeCtx { node: &node, label: ctx.label.clone() });
+    }
+    for (i, rhs) in inputs[1..].iter().enumerate() {
+        step(lw, rhs.clone(), op, i)?;
+    }
+    if mean {
+        let count = format!("{output}:count");
+        let n = ConstTensor { shape: Vec::new(), data: ConstData::F32(vec![inputs.len() as f32]) };
+        lw.values.insert(count.clone(), Value::Const(n));
+        step(lw, count, BinaryOp::Div, inputs.len() - 1)?;
+    }
+    Ok(())
+}
+
 /// The element type of input `i`.
 fn input_dtype(lw: &Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<DType, ImportError> {
     let (_, v) = lw.input(ctx, i)?;
