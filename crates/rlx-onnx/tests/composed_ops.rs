@@ -602,3 +602,34 @@ fn variadic_sum_mean_max_min() {
     );
     assert_eq!(got, vec![i64s(&[3], vec![3, 3, 7])]);
 }
+
+/// `EyeLike`: ones on diagonal `k` of the input's 2-D shape, in the
+/// input's type or `dtype`; the input's values are never read.
+#[test]
+fn eye_like_is_a_constant_diagonal() {
+    let x = || vec![In::Data("x", f(&[3, 4], vec![7.0; 12]))];
+    let got = run_graph("eye-like-k1", vec![node("EyeLike", "e", &["x"], &["y"], vec![attr_i("k", 1)])], x(), &["y"]);
+    let want = vec![0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+    assert_eq!(got, vec![f(&[3, 4], want)]);
+    let attrs = vec![attr_i("k", -1), attr_i("dtype", i64::from(data_type::INT64))];
+    let got = run_graph("eye-like-i64", vec![node("EyeLike", "e", &["x"], &["y"], attrs)], x(), &["y"]);
+    assert_eq!(got, vec![i64s(&[3, 4], vec![0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0])]);
+}
+
+/// `IsInf` with each pair of detected signs, NaN never counting.
+#[test]
+fn is_inf_detects_the_chosen_signs() {
+    let x = vec![f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 0.0, -f32::MAX, f32::MAX];
+    for (pos, neg) in [(1, 1), (1, 0), (0, 1), (0, 0)] {
+        let attrs = vec![attr_i("detect_positive", pos), attr_i("detect_negative", neg)];
+        let got = run_graph(
+            &format!("is-inf-{pos}{neg}"),
+            vec![node("IsInf", "i", &["x"], &["y"], attrs)],
+            vec![In::Data("x", f(&[6], x.clone()))],
+            &["y"],
+        );
+        let want =
+            x.iter().map(|v| v.is_infinite() && if v.is_sign_positive() { pos == 1 } else { neg == 1 }).collect();
+        assert_eq!(got, vec![bools(&[6], want)], "detect_positive {pos}, detect_negative {neg}");
+    }
+}

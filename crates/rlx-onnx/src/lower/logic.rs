@@ -410,6 +410,58 @@ pub(super) fn is_nan(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
 }
 
+/// `IsInf(x)`: which elements are an infinity of the detected signs
+/// (`detect_positive`, `detect_negative`, both by default). A comparison
+/// with the infinity, of `|x|` when both signs count; all false when
+/// neither does.
+pub(super) fn is_inf(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let flag = |name| -> Result<bool, ImportError> {
+        match ctx.int_attr(name, 1)? {
+            0 => Ok(false),
+            1 => Ok(true),
+            v => Err(ctx.bad_attr(name, format!("is {v}; must be 0 or 1"))),
+        }
+    };
+    let (pos, neg) = (flag("detect_positive")?, flag("detect_negative")?);
+    if let Some(c) = lw.const_input(ctx, 0)? {
+        if let ConstData::F32(v) = &c.data {
+            let inf = |x: &f32| x.is_infinite() && if x.is_sign_positive() { pos } else { neg };
+            let data = ConstData::Bool(v.iter().map(inf).collect());
+            return lw.define(ctx, 0, Value::Const(ConstTensor { shape: c.shape, data }));
+        }
+    }
+    let (x, shape) = lw.data_input(ctx, 0)?;
+    if lw.storages[x].dtype != DType::F32 {
+        return Err(ctx.err("the input must be a float tensor"));
+    }
+    if define_if_empty(lw, ctx, &shape, DType::Bool)? {
+        return Ok(());
+    }
+    let len = numel(ctx, &shape)?;
+    let (src, target) = match (pos, neg) {
+        (false, false) => {
+            let data = ConstData::Bool(vec![false; len]);
+            return lw.define(ctx, 0, Value::Const(ConstTensor { shape, data }));
+        }
+        (true, false) => (x, f32::INFINITY),
+        (false, true) => (x, f32::NEG_INFINITY),
+        (true, true) => {
+            let abs = lw.scratch_storage(&format!("{}.abs", ctx.label), shape.clone(), DType::F32)?;
+            lw.emit(ctx, Thunk::Activation { src: x, dst: abs, len, act: rlx_sched::ActKind::Abs });
+            (abs, f32::INFINITY)
+        }
+    };
+    let inf = lw.add_param(
+        &format!("{}.inf", ctx.label),
+        &ConstTensor { shape: vec![1], data: ConstData::F32(vec![target]) },
+    )?;
+    let dst = lw.output_storage_typed(ctx, 0, shape.clone(), DType::Bool)?;
+    let thunk = compare_thunk(ctx, (src, &shape), (inf, &[1]), dst, &shape, CmpOp::Eq, 4)?;
+    lw.emit(ctx, thunk);
+    lw.define(ctx, 0, Value::Data { storage: dst, shape })
+}
+
 /// `Where(cond, x, y)`: operands that are neither one element nor the
 /// output's shape are broadcast into scratch first (the kernel reads
 /// full-length or scalar operands).

@@ -12,7 +12,7 @@ use super::shape::{broadcast, broadcast_strides, normalize_axis, row_major_strid
 use super::slice::{dest_storage, slice_value, AxisSlice, Dest};
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
-use crate::tensor::{read_tensor, ConstData, ConstTensor};
+use crate::tensor::{data_type_name, dtype_of, read_tensor, ConstData, ConstTensor, CARRIED_TYPES};
 
 pub(super) fn value_shape(v: &Value) -> Vec<usize> {
     match v {
@@ -456,6 +456,37 @@ pub(super) fn constant_of_shape(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     }
     fold::check_size(ctx, &shape, value.data.dtype())?;
     lw.define(ctx, 0, Value::Const(fold::fill(&shape, &value.data)))
+}
+
+/// `EyeLike`: ones on diagonal `k` (`j - i == k`) of a matrix shaped like
+/// the 2-D input, zeros elsewhere, in `dtype` (default: the input's); the
+/// input's values are not read, so the result is a constant.
+pub(super) fn eye_like(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let (_, input) = lw.input(ctx, 0)?;
+    let shape = value_shape(&input);
+    let &[rows, cols] = shape.as_slice() else {
+        return Err(ctx.err(format!("the input must be 2-D, it has shape {shape:?}")));
+    };
+    let dtype = if ctx.has_attr("dtype") {
+        let t = ctx.int_attr("dtype", 0)?;
+        i32::try_from(t).ok().and_then(dtype_of).ok_or_else(|| {
+            ctx.bad_attr("dtype", format!("is {} ({t}); supported: {}", data_type_name(t as i32), CARRIED_TYPES))
+        })?
+    } else {
+        match &input {
+            Value::Const(c) => c.data.dtype(),
+            Value::Data { storage, .. } => lw.storages[*storage].dtype,
+        }
+    };
+    let k = ctx.int_attr("k", 0)?;
+    fold::check_size(ctx, &shape, dtype)?;
+    let ones = (0..rows * cols).map(|at| i64::from((at % cols) as i64 - (at / cols) as i64 == k));
+    let data = match dtype {
+        DType::F32 => ConstData::F32(ones.map(|v| v as f32).collect()),
+        other => ConstData::from_ints(other, ones).ok_or_else(|| ctx.err(format!("{} output", other.name())))?,
+    };
+    lw.define(ctx, 0, Value::Const(ConstTensor { shape, data }))
 }
 
 /// `Range(start, limit, delta)`: always a constant.
