@@ -144,6 +144,9 @@ pub fn const_inputs(op_type: &str) -> &'static [usize] {
     match op_type {
         "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" | "OneHot" => &[1],
         "Col2Im" => &[1, 2],
+        // Their outputs' shapes are their inputs' values.
+        "ConstantOfShape" => &[0],
+        "Range" => &[0, 1, 2],
         "Resize" => &[1, 2, 3],
         "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceL2" | "ReduceProd" | "ReduceL1"
         | "ReduceSumSquare" | "ReduceLogSum" | "ReduceLogSumExp" | "Trilu" => &[1],
