@@ -375,6 +375,9 @@ macro_rules! thunk_table {
     /// The `k` largest (or smallest) of each row of `[outer, axis_dim]`:
     /// indices to `dst` (i64 or f32), values to `values` unless `none`.
     TopK { src: Op<O>, dst: Op<O>, values: OptOp<O>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool }
+    /// `TopK` of i64 data (values and ranking exact; equal values by lower
+    /// index first); `values` is i64.
+    TopKI64 { src: Op<O>, dst: Op<O>, values: OptOp<O>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool }
     /// NCHW convolution with OIHW weights `[c_out, c_in/groups, kh, kw]`,
     /// stride, leading padding `ph`/`pw` (trailing padding is implied by
     /// `h_out`/`w_out`), dilation and groups; `bias: none` adds nothing;

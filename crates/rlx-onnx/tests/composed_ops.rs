@@ -633,3 +633,29 @@ fn is_inf_detects_the_chosen_signs() {
         assert_eq!(got, vec![bools(&[6], want)], "detect_positive {pos}, detect_negative {neg}");
     }
 }
+
+/// `TopK` of integers ranks exactly on the i64 kernel (values beyond 2^53
+/// that f32 would tie), along the last axis and another, i32 values
+/// narrowed back; ties by lower index.
+#[test]
+fn top_k_of_integers_is_exact() {
+    let big = 1i64 << 60;
+    let x = vec![big + 1, big, 5, big + 1, -3, 5];
+    let k = || In::Init("k", i64s(&[1], vec![2]));
+    let got = run_graph(
+        "top-k-i64-last",
+        vec![node("TopK", "t", &["x", "k"], &["v", "i"], vec![])],
+        vec![In::Data("x", i64s(&[2, 3], x.clone())), k()],
+        &["v", "i"],
+    );
+    assert_eq!(got, vec![i64s(&[2, 2], vec![big + 1, big, big + 1, 5]), i64s(&[2, 2], vec![0, 1, 0, 2])]);
+    // Along axis 0, smallest, of i32.
+    let y = vec![4i32, -1, 7, 4, -1, 0];
+    let got = run_graph(
+        "top-k-i32-axis0",
+        vec![node("TopK", "t", &["y", "k"], &["v", "i"], vec![attr_i("axis", 0), attr_i("largest", 0)])],
+        vec![In::Data("y", i32s(&[3, 2], y)), k()],
+        &["v", "i"],
+    );
+    assert_eq!(got, vec![i32s(&[2, 2], vec![-1, -1, 4, 0]), i64s(&[2, 2], vec![2, 0, 0, 2])]);
+}

@@ -191,6 +191,7 @@ macro_rules! kernel_call_table {
             ArgReduceF32 = reduce::arg_reduce_f32 <> (src: In<f32>, dst: Out<u8>, outer: usize, axis_dim: usize, inner: usize, op: Val<ArgOp>, select_last: bool, indices_i64: bool, par: bool);
             CumsumF32 = reduce::cumsum_f32 <> (src: In<f32>, dst: Out<f32>, outer: usize, axis_dim: usize, inner: usize, exclusive: bool, reverse: bool, par: bool);
             TopKF32 = reduce::top_k_f32 <> (src: In<f32>, dst: Out<u8>, values: NullOut<f32>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool, scratch: Scratch<u32>);
+            TopKI64 = reduce::top_k_i64 <> (src: In<i64>, dst: Out<u8>, values: NullOut<i64>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool, scratch: Scratch<u32>);
 
             // ---- convolution and pooling ----
             Conv2dF32 = conv::conv2d_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, path: Val<ConvPath>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);

@@ -44,6 +44,17 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             indices_i64,
             scratch: top_k_scratch_bytes(axis_dim),
         },
+        Thunk::TopKI64 { src, dst, values, outer, axis_dim, k, largest, indices_i64 } => K::TopKI64 {
+            src,
+            dst,
+            values,
+            outer,
+            axis_dim,
+            k,
+            largest,
+            indices_i64,
+            scratch: top_k_scratch_bytes(axis_dim),
+        },
         _ => not_in_family("reduce", t),
     }
 }

@@ -169,7 +169,14 @@ pub(super) fn arg_reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ArgOp) -> R {
 /// permits). A non-last axis is moved last and back with transposes.
 pub(super) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(2, 2)?;
-    let (x, shape) = lw.data_input(ctx, 0)?;
+    let (x, shape, in_dtype) = lw.typed_input(ctx, 0)?;
+    // Integers rank exactly on the i64 kernel (i32 widened to i64 and the
+    // values narrowed back); f32 on the f32 one.
+    let wd = match in_dtype {
+        DType::F32 => DType::F32,
+        DType::I64 | DType::I32 => DType::I64,
+        other => return Err(ctx.err(format!("{} data is not supported; f32, i64 and i32 are", other.name()))),
+    };
     let (_, k) = lw.const_ints(ctx, 1)?;
     let rank = shape.len();
     let axis = ctx.int_attr("axis", -1)?;
@@ -184,14 +191,25 @@ pub(super) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let mut out_shape = shape.clone();
     out_shape[a] = k;
     if out_shape.contains(&0) {
-        for (i, dtype) in [(0, DType::F32), (1, DType::I64)] {
-            let c = super::fold::empty(&out_shape, dtype).expect("f32 and i64 are carried");
+        for (i, dtype) in [(0, in_dtype), (1, DType::I64)] {
+            let c = super::fold::empty(&out_shape, dtype).expect("f32, i64 and i32 are carried");
             if ctx.node.output.get(i).is_some_and(|o| !o.is_empty()) {
                 lw.define(ctx, i, Value::Const(c))?;
             }
         }
         return Ok(());
     }
+    let x = if in_dtype == DType::I32 { super::logic::widen_to_i64(lw, ctx, x, &shape, DType::I32)? } else { x };
+    let name = ctx.node.output[0].clone();
+    // A permute of `elem` elements.
+    let permute = |lw: &mut Lowerer, src, from: &[usize], perm: &[usize], dst, elem: DType| -> R {
+        let mut thunk = permute_thunk(ctx, src, from, perm, dst)?;
+        if let Thunk::Transpose { elem_bytes, .. } = &mut thunk {
+            *elem_bytes = elem.size();
+        }
+        lw.emit(ctx, thunk);
+        Ok(())
+    };
     // Move the axis last.
     let perm: Vec<usize> = (0..rank).filter(|&d| d != a).chain([a]).collect();
     let last = a + 1 == rank;
@@ -199,56 +217,71 @@ pub(super) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let src = if last {
         x
     } else {
-        let t = lw.scratch_storage(&format!("{}.moved", ctx.node.output[0]), moved_shape.clone(), DType::F32)?;
-        let thunk = permute_thunk(ctx, x, &shape, &perm, t)?;
-        lw.emit(ctx, thunk);
+        let t = lw.scratch_storage(&format!("{name}.moved"), moved_shape.clone(), wd)?;
+        permute(lw, x, &shape, &perm, t, wd)?;
         t
     };
     let mut k_shape = moved_shape.clone();
     k_shape[rank - 1] = k;
     let outer = numel(ctx, &moved_shape[..rank - 1])?;
-    let (values, indices) = if last {
-        (lw.output_storage(ctx, 0, out_shape.clone())?, lw.output_storage_typed(ctx, 1, out_shape.clone(), DType::I64)?)
+    // Where the kernel writes: the outputs themselves when nothing
+    // follows (the axis is last and no narrowing), else scratch.
+    let direct_values = last && wd == in_dtype;
+    let values = if direct_values {
+        lw.output_storage_typed(ctx, 0, out_shape.clone(), wd)?
     } else {
-        let name = &ctx.node.output[0];
-        (
-            lw.scratch_storage(&format!("{name}.values"), k_shape.clone(), DType::F32)?,
-            lw.scratch_storage(&format!("{name}.indices"), k_shape.clone(), DType::I64)?,
-        )
+        lw.scratch_storage(&format!("{name}.values"), k_shape.clone(), wd)?
     };
-    lw.emit(
-        ctx,
-        Thunk::TopK {
-            src,
-            dst: indices,
-            values: Some(values),
-            outer,
-            axis_dim: shape[a],
-            k,
-            largest,
-            indices_i64: true,
-        },
-    );
-    if last {
-        lw.define(ctx, 0, Value::Data { storage: values, shape: out_shape.clone() })?;
-        return lw.define(ctx, 1, Value::Data { storage: indices, shape: out_shape });
-    }
-    // And back: the inverse permutation.
+    let indices = if last {
+        lw.output_storage_typed(ctx, 1, out_shape.clone(), DType::I64)?
+    } else {
+        lw.scratch_storage(&format!("{name}.indices"), k_shape.clone(), DType::I64)?
+    };
+    let (axis_dim, values_op) = (shape[a], Some(values));
+    let thunk = match wd {
+        DType::I64 => {
+            Thunk::TopKI64 { src, dst: indices, values: values_op, outer, axis_dim, k, largest, indices_i64: true }
+        }
+        _ => Thunk::TopK { src, dst: indices, values: values_op, outer, axis_dim, k, largest, indices_i64: true },
+    };
+    lw.emit(ctx, thunk);
+    // And back: the inverse permutation, then i32 values narrowed.
     let mut inverse = vec![0; rank];
     for (i, &p) in perm.iter().enumerate() {
         inverse[p] = i;
     }
-    let v_out = lw.output_storage(ctx, 0, out_shape.clone())?;
-    let thunk = permute_thunk(ctx, values, &k_shape, &inverse, v_out)?;
-    lw.emit(ctx, thunk);
-    let i_out = lw.output_storage_typed(ctx, 1, out_shape.clone(), DType::I64)?;
-    let mut thunk = permute_thunk(ctx, indices, &k_shape, &inverse, i_out)?;
-    if let Thunk::Transpose { elem_bytes, .. } = &mut thunk {
-        *elem_bytes = 8;
-    }
-    lw.emit(ctx, thunk);
-    lw.define(ctx, 0, Value::Data { storage: v_out, shape: out_shape.clone() })?;
-    lw.define(ctx, 1, Value::Data { storage: i_out, shape: out_shape })
+    let v_final = if direct_values {
+        values
+    } else {
+        let v_wide = if last {
+            values
+        } else if wd == in_dtype {
+            let v_out = lw.output_storage_typed(ctx, 0, out_shape.clone(), wd)?;
+            permute(lw, values, &k_shape, &inverse, v_out, wd)?;
+            v_out
+        } else {
+            let t = lw.scratch_storage(&format!("{name}.values_back"), out_shape.clone(), wd)?;
+            permute(lw, values, &k_shape, &inverse, t, wd)?;
+            t
+        };
+        if wd == in_dtype {
+            v_wide
+        } else {
+            let v_out = lw.output_storage_typed(ctx, 0, out_shape.clone(), in_dtype)?;
+            let len = numel(ctx, &out_shape)?;
+            lw.emit(ctx, Thunk::CastI64ToI32 { src: v_wide, dst: v_out, len });
+            v_out
+        }
+    };
+    let i_final = if last {
+        indices
+    } else {
+        let i_out = lw.output_storage_typed(ctx, 1, out_shape.clone(), DType::I64)?;
+        permute(lw, indices, &k_shape, &inverse, i_out, DType::I64)?;
+        i_out
+    };
+    lw.define(ctx, 0, Value::Data { storage: v_final, shape: out_shape.clone() })?;
+    lw.define(ctx, 1, Value::Data { storage: i_final, shape: out_shape })
 }
 
 /// `CumSum` of f32 along the axis given as a constant input.

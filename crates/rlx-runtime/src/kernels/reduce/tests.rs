@@ -458,3 +458,57 @@ fn top_k_without_values_output() {
     };
     assert_eq!(idx, [1, 2]);
 }
+
+/// `top_k_i64` against a stable sort of the row: exact values (beyond
+/// 2^53 too, where f32 would round), ties by lower index, both
+/// directions, `k` from 0 to the row, and past it (-1 and value 0).
+#[test]
+fn top_k_i64_matches_stable_sort_exactly() {
+    let mut rng = StdRng::seed_from_u64(45);
+    let big = 1i64 << 60;
+    for &(outer, n) in &[(1, 1), (3, 8), (2, 17), (1, 300)] {
+        let x: Vec<i64> = (0..outer * n)
+            .map(|_| match rng.gen_range(0..10) {
+                0 => i64::MAX,
+                1 => i64::MIN,
+                2 => big + rng.gen_range(0..3),
+                _ => rng.gen_range(-3..3),
+            })
+            .collect();
+        for k in [0, 1, 2, n / 2, n, n + 2] {
+            for largest in [true, false] {
+                let mut idx = vec![0i64; outer * k];
+                let mut vals = vec![7i64; outer * k];
+                let mut scratch = vec![0u32; top_k_scratch_bytes(n).div_ceil(4)];
+                // SAFETY: the buffers hold the extents.
+                unsafe {
+                    top_k_i64(
+                        x.as_ptr(),
+                        idx.as_mut_ptr().cast(),
+                        vals.as_mut_ptr(),
+                        outer,
+                        n,
+                        k,
+                        largest,
+                        true,
+                        scratch.as_mut_ptr(),
+                    )
+                };
+                for o in 0..outer {
+                    let row = &x[o * n..(o + 1) * n];
+                    let mut order: Vec<usize> = (0..n).collect();
+                    // Stable: equal values keep the lower index first.
+                    order.sort_by(|&a, &b| if largest { row[b].cmp(&row[a]) } else { row[a].cmp(&row[b]) });
+                    for j in 0..k {
+                        let (want_i, want_v) = order.get(j).map_or((-1, 0), |&i| (i as i64, row[i]));
+                        assert_eq!(
+                            (idx[o * k + j], vals[o * k + j]),
+                            (want_i, want_v),
+                            "n={n} k={k} largest={largest} j={j}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -51,6 +51,50 @@ pub unsafe fn top_k_f32(
     indices_i64: bool,
     scratch: *mut u32,
 ) {
+    // SAFETY: forwarded contract.
+    unsafe { top_k(src, dst, values, (outer, axis_dim, k), largest, indices_i64, scratch, value_order, f32::NAN) }
+}
+
+/// [`top_k_f32`] of i64 data: exact, ranked by value, equal values by
+/// lower index first; the slots past `axis_dim` (if `k` exceeds it) get
+/// index -1 and value 0.
+///
+/// # Safety
+///
+/// As [`top_k_f32`] with `src` and `values` of i64.
+pub unsafe fn top_k_i64(
+    src: *const i64,
+    dst: *mut u8,
+    values: *mut i64,
+    outer: usize,
+    axis_dim: usize,
+    k: usize,
+    largest: bool,
+    indices_i64: bool,
+    scratch: *mut u32,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { top_k(src, dst, values, (outer, axis_dim, k), largest, indices_i64, scratch, |a: i64, b| a.cmp(&b), 0) }
+}
+
+/// The shared body: rows ranked by `order` (then index), `missing` for
+/// the value slots past the row.
+///
+/// # Safety
+///
+/// As [`top_k_f32`], for `T`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn top_k<T: Copy>(
+    src: *const T,
+    dst: *mut u8,
+    values: *mut T,
+    (outer, axis_dim, k): (usize, usize, usize),
+    largest: bool,
+    indices_i64: bool,
+    scratch: *mut u32,
+    order: fn(T, T) -> Ordering,
+    missing: T,
+) {
     let n = axis_dim;
     debug_assert!(u32::try_from(n).is_ok(), "row of {n} elements");
     let taken = k.min(n);
@@ -59,7 +103,7 @@ pub unsafe fn top_k_f32(
         let row = unsafe { std::slice::from_raw_parts(src.add(o * n), n) };
         let rank = |&a: &u32, &b: &u32| {
             let (a, b) = (a as usize, b as usize);
-            let by_value = if largest { value_order(row[b], row[a]) } else { value_order(row[a], row[b]) };
+            let by_value = if largest { order(row[b], row[a]) } else { order(row[a], row[b]) };
             by_value.then(a.cmp(&b))
         };
         if taken > 0 {
@@ -89,7 +133,7 @@ pub unsafe fn top_k_f32(
             unsafe {
                 write_index(dst, o * k + j, -1, indices_i64);
                 if !values.is_null() {
-                    *values.add(o * k + j) = f32::NAN;
+                    *values.add(o * k + j) = missing;
                 }
             }
         }

@@ -42,14 +42,17 @@ pub(super) fn cumsum<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
 }
 
 pub(super) fn top_k<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
-    let Thunk::TopK { src, dst, values, outer, axis_dim, k, largest: _, indices_i64 } = t else {
+    let (Thunk::TopK { src, dst, values, outer, axis_dim, k, largest: _, indices_i64 }
+    | Thunk::TopKI64 { src, dst, values, outer, axis_dim, k, largest: _, indices_i64 }) = t
+    else {
         unreachable!("top_k called on {:?}", t.kind())
     };
+    let elem = if matches!(t, Thunk::TopKI64 { .. }) { I64 } else { F32 };
     r.require(k <= axis_dim, "k", || messages::top_k_too_large(*k, *axis_dim));
-    r.read("src", src, F32, &[*outer, *axis_dim], "outer*axis_dim");
+    r.read("src", src, elem, &[*outer, *axis_dim], "outer*axis_dim");
     r.write("dst", dst, index_elem(*indices_i64), &[*outer, *k], "outer*k");
     if let Some(values) = values {
-        r.write("values", values, F32, &[*outer, *k], "outer*k");
+        r.write("values", values, elem, &[*outer, *k], "outer*k");
     }
     // A copy of the row plus one flag byte per element.
     r.scratch("axis_dim", axis_dim.checked_mul(5), "axis_dim*5");
