@@ -28,6 +28,9 @@ pub fn input_bytes(dtype: DType, elems: usize, seed: u64) -> Vec<u8> {
             DType::I64 => out.extend_from_slice(&rng.gen_range(0i64..4).to_le_bytes()),
             DType::I32 => out.extend_from_slice(&rng.gen_range(0i32..4).to_le_bytes()),
             DType::I16 => out.extend_from_slice(&rng.gen_range(0i16..4).to_le_bytes()),
+            DType::U16 => out.extend_from_slice(&rng.gen_range(0u16..4).to_le_bytes()),
+            DType::U32 => out.extend_from_slice(&rng.gen_range(0u32..4).to_le_bytes()),
+            DType::U64 => out.extend_from_slice(&rng.gen_range(0u64..4).to_le_bytes()),
             DType::I8 => out.push(rng.gen_range(0i8..4) as u8),
             DType::U8 | DType::Bool => out.push(rng.gen_range(0u8..2)),
         }

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 use rlx_onnx::tensor::{ConstData, ConstTensor};
 use rlx_runtime::npy::{self, NpyArray};
-use rlx_sched::DType;
 
 use crate::scaffold;
 
@@ -62,19 +61,11 @@ fn parse_const(spec: &str) -> Result<(String, ConstTensor)> {
     Ok((name.to_string(), value))
 }
 
-/// A `.npy` array as an importer constant: f32, i64, i32 and bool, the
-/// element types the importer carries.
+/// A `.npy` array as an importer constant (every element type a buffer
+/// can have; f16, bf16 and f64 read as f32, as the importer computes them).
 pub fn const_tensor(arr: &NpyArray) -> Result<ConstTensor, String> {
-    fn words<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
-        bytes.chunks_exact(N).map(|c| c.try_into().expect("chunks_exact yields N bytes"))
-    }
-    let data = match arr.dtype {
-        DType::F32 => ConstData::F32(words::<4>(&arr.bytes).map(f32::from_le_bytes).collect()),
-        DType::I64 => ConstData::I64(words::<8>(&arr.bytes).map(i64::from_le_bytes).collect()),
-        DType::I32 => ConstData::I32(words::<4>(&arr.bytes).map(i32::from_le_bytes).collect()),
-        DType::Bool => ConstData::Bool(arr.bytes.iter().map(|&b| b != 0).collect()),
-        other => return Err(format!("{other} values cannot be bound; supported: f32, i64, i32, bool")),
-    };
+    let data = ConstData::from_le_bytes(arr.dtype, &arr.bytes)
+        .ok_or_else(|| format!("{} bytes are not a whole number of {} values", arr.bytes.len(), arr.dtype))?;
     Ok(ConstTensor { shape: arr.shape.clone(), data })
 }
 
@@ -172,6 +163,7 @@ pub fn read_llama(checkpoint: &Path, name: &str, opts: &rlx_onnx::llama::LlamaOp
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rlx_sched::DType;
 
     fn array(dtype: DType, shape: &[usize], bytes: Vec<u8>) -> NpyArray {
         NpyArray { dtype, shape: shape.to_vec(), bytes }
@@ -187,8 +179,12 @@ mod tests {
         assert_eq!(const_tensor(&j).unwrap(), ConstTensor { shape: vec![], data: ConstData::I32(vec![7]) });
         let b = array(DType::Bool, &[3], vec![0, 1, 0]);
         assert_eq!(const_tensor(&b).unwrap().data, ConstData::Bool(vec![false, true, false]));
-        let d = array(DType::F64, &[1], 1f64.to_le_bytes().to_vec());
-        assert_eq!(const_tensor(&d).unwrap_err(), "f64 values cannot be bound; supported: f32, i64, i32, bool");
+        let d = array(DType::F64, &[1], 1.5f64.to_le_bytes().to_vec());
+        assert_eq!(const_tensor(&d).unwrap().data, ConstData::F32(vec![1.5]), "computed in f32");
+        let u = array(DType::U8, &[2], vec![7, 255]);
+        assert_eq!(const_tensor(&u).unwrap().data, ConstData::Int(DType::U8, vec![7, 255]));
+        let w = array(DType::U64, &[1], u64::MAX.to_le_bytes().to_vec());
+        assert_eq!(const_tensor(&w).unwrap().data, ConstData::Int(DType::U64, vec![-1]), "held as its bits");
     }
 
     #[test]

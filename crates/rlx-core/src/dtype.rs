@@ -12,8 +12,11 @@ pub enum DType {
     I8,
     U8,
     I16,
+    U16,
     I32,
+    U32,
     I64,
+    U64,
     Bool,
 }
 
@@ -23,7 +26,7 @@ impl DType {
         DType::ALL.iter().map(|d| d.name()).collect()
     }
 
-    pub const ALL: [DType; 10] = [
+    pub const ALL: [DType; 13] = [
         DType::F32,
         DType::F64,
         DType::F16,
@@ -31,17 +34,20 @@ impl DType {
         DType::I8,
         DType::U8,
         DType::I16,
+        DType::U16,
         DType::I32,
+        DType::U32,
         DType::I64,
+        DType::U64,
         DType::Bool,
     ];
 
     /// Bytes per element.
     pub const fn size(self) -> usize {
         match self {
-            DType::F64 | DType::I64 => 8,
-            DType::F32 | DType::I32 => 4,
-            DType::F16 | DType::Bf16 | DType::I16 => 2,
+            DType::F64 | DType::I64 | DType::U64 => 8,
+            DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::F16 | DType::Bf16 | DType::I16 | DType::U16 => 2,
             DType::I8 | DType::U8 | DType::Bool => 1,
         }
     }
@@ -61,8 +67,11 @@ impl DType {
             DType::I8 => "i8",
             DType::U8 => "u8",
             DType::I16 => "i16",
+            DType::U16 => "u16",
             DType::I32 => "i32",
+            DType::U32 => "u32",
             DType::I64 => "i64",
+            DType::U64 => "u64",
             DType::Bool => "bool",
         }
     }
@@ -81,14 +90,22 @@ impl DType {
             DType::I8 => "I8",
             DType::U8 => "U8",
             DType::I16 => "I16",
+            DType::U16 => "U16",
             DType::I32 => "I32",
+            DType::U32 => "U32",
             DType::I64 => "I64",
+            DType::U64 => "U64",
             DType::Bool => "BOOL",
         }
     }
 
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64 | DType::F16 | DType::Bf16)
+    }
+
+    /// True for the integer types (not bool).
+    pub fn is_int(self) -> bool {
+        !self.is_float() && self != DType::Bool
     }
 }
 

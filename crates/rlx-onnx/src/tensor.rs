@@ -20,6 +20,11 @@ pub enum ConstData {
     I32(Vec<i32>),
     /// ONNX `BOOL`.
     Bool(Vec<bool>),
+    /// ONNX `INT8`, `UINT8`, `INT16`, `UINT16`, `UINT32` and `UINT64`:
+    /// stored in their own type, computed in i64 ([`compute_dtype`]). Each
+    /// value is in its type's range (`UINT64` as its two's-complement
+    /// bits), as [`wrap_int`] leaves it.
+    Int(DType, Vec<i64>),
 }
 
 impl ConstData {
@@ -30,6 +35,7 @@ impl ConstData {
             ConstData::I64(v) => v.len(),
             ConstData::I32(v) => v.len(),
             ConstData::Bool(v) => v.len(),
+            ConstData::Int(_, v) => v.len(),
         }
     }
 
@@ -45,6 +51,7 @@ impl ConstData {
             ConstData::I64(_) => DType::I64,
             ConstData::I32(_) => DType::I32,
             ConstData::Bool(_) => DType::Bool,
+            ConstData::Int(d, _) => *d,
         }
     }
 
@@ -55,6 +62,7 @@ impl ConstData {
             ConstData::I64(v) => Some(v.clone()),
             ConstData::I32(v) => Some(v.iter().map(|&x| i64::from(x)).collect()),
             ConstData::Bool(v) => Some(v.iter().map(|&x| i64::from(x)).collect()),
+            ConstData::Int(_, v) => Some(v.clone()),
         }
     }
 
@@ -65,6 +73,8 @@ impl ConstData {
             ConstData::I64(v) => v.iter().map(|&x| x as f64).collect(),
             ConstData::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
             ConstData::Bool(v) => v.iter().map(|&x| f64::from(u8::from(x))).collect(),
+            ConstData::Int(DType::U64, v) => v.iter().map(|&x| x as u64 as f64).collect(),
+            ConstData::Int(_, v) => v.iter().map(|&x| x as f64).collect(),
         }
     }
 
@@ -76,6 +86,7 @@ impl ConstData {
             DType::I64 => ConstData::I64(v.collect()),
             DType::I32 => ConstData::I32(v.map(|x| x as i32).collect()),
             DType::Bool => ConstData::Bool(v.map(|x| x != 0).collect()),
+            d if is_carried_int(d) => ConstData::Int(d, v.map(|x| wrap_int(d, x)).collect()),
             _ => return None,
         })
     }
@@ -88,7 +99,37 @@ impl ConstData {
             ConstData::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             ConstData::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             ConstData::Bool(v) => v.iter().map(|&x| u8::from(x)).collect(),
+            ConstData::Int(d, v) => v.iter().flat_map(|x| x.to_le_bytes().into_iter().take(d.size())).collect(),
         }
+    }
+
+    /// The values of a buffer of `dtype` from its little-endian bytes, as
+    /// the importer holds them: f16, bf16 and f64 read as f32 (the type they
+    /// are computed in), the integer types of [`is_carried_int`] as `Int`.
+    /// `None` when `bytes` is not a whole number of elements.
+    pub fn from_le_bytes(dtype: DType, bytes: &[u8]) -> Option<ConstData> {
+        fn words<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
+            bytes.chunks_exact(N).map(|c| c.try_into().expect("chunks_exact yields N bytes"))
+        }
+        if !bytes.len().is_multiple_of(dtype.size()) {
+            return None;
+        }
+        let int = |v: Vec<i64>| ConstData::Int(dtype, v);
+        Some(match dtype {
+            DType::F32 => ConstData::F32(words::<4>(bytes).map(f32::from_le_bytes).collect()),
+            DType::F64 => ConstData::F32(words::<8>(bytes).map(|c| f64::from_le_bytes(c) as f32).collect()),
+            DType::F16 => ConstData::F32(words::<2>(bytes).map(|c| f16::from_le_bytes(c).to_f32()).collect()),
+            DType::Bf16 => ConstData::F32(words::<2>(bytes).map(|c| bf16::from_le_bytes(c).to_f32()).collect()),
+            DType::I64 => ConstData::I64(words::<8>(bytes).map(i64::from_le_bytes).collect()),
+            DType::I32 => ConstData::I32(words::<4>(bytes).map(i32::from_le_bytes).collect()),
+            DType::Bool => ConstData::Bool(bytes.iter().map(|&b| b != 0).collect()),
+            DType::I8 => int(bytes.iter().map(|&b| i64::from(b as i8)).collect()),
+            DType::U8 => int(bytes.iter().map(|&b| i64::from(b)).collect()),
+            DType::I16 => int(words::<2>(bytes).map(|c| i64::from(i16::from_le_bytes(c))).collect()),
+            DType::U16 => int(words::<2>(bytes).map(|c| i64::from(u16::from_le_bytes(c))).collect()),
+            DType::U32 => int(words::<4>(bytes).map(|c| i64::from(u32::from_le_bytes(c))).collect()),
+            DType::U64 => int(words::<8>(bytes).map(i64::from_le_bytes).collect()),
+        })
     }
 
     /// The elements at `indices`, same type.
@@ -99,37 +140,94 @@ impl ConstData {
             ConstData::I64(v) => ConstData::I64(idx.map(|i| v[i]).collect()),
             ConstData::I32(v) => ConstData::I32(idx.map(|i| v[i]).collect()),
             ConstData::Bool(v) => ConstData::Bool(idx.map(|i| v[i]).collect()),
+            ConstData::Int(d, v) => ConstData::Int(*d, idx.map(|i| v[i]).collect()),
         }
     }
 }
 
-/// The element type the importer computes an ONNX `TensorProto.DataType`
-/// in, or `None` for one it does not carry. `FLOAT16` and `BFLOAT16` are
-/// storage formats here: their values are computed in f32 (see
-/// [`interface_dtype_of`] for graph inputs and outputs).
+/// The element type of a buffer holding an ONNX `TensorProto.DataType`
+/// inside the graph, or `None` for one the importer does not carry.
+/// `FLOAT16`, `BFLOAT16` and `DOUBLE` are storage formats here: their
+/// values are computed in f32 (see [`interface_dtype_of`] for graph inputs
+/// and outputs). The other integer types keep their own type in buffers
+/// and constants, and each op computes them in i64 ([`compute_dtype`]).
 pub fn dtype_of(onnx_type: i32) -> Option<DType> {
     match onnx_type {
-        data_type::FLOAT | data_type::FLOAT16 | data_type::BFLOAT16 => Some(DType::F32),
+        data_type::FLOAT | data_type::FLOAT16 | data_type::BFLOAT16 | data_type::DOUBLE => Some(DType::F32),
         data_type::INT64 => Some(DType::I64),
         data_type::INT32 => Some(DType::I32),
         data_type::BOOL => Some(DType::Bool),
+        data_type::INT8 => Some(DType::I8),
+        data_type::UINT8 => Some(DType::U8),
+        data_type::INT16 => Some(DType::I16),
+        data_type::UINT16 => Some(DType::U16),
+        data_type::UINT32 => Some(DType::U32),
+        data_type::UINT64 => Some(DType::U64),
         _ => None,
     }
 }
 
 /// The element type of a graph input or output buffer: as [`dtype_of`],
-/// but `FLOAT16` and `BFLOAT16` keep their 2-byte type at the model's
-/// interface (widened on the way in, narrowed on the way out).
+/// but `FLOAT16`, `BFLOAT16` and `DOUBLE` keep their type at the model's
+/// interface (widened or narrowed to f32 on the way in, converted back on
+/// the way out).
 pub fn interface_dtype_of(onnx_type: i32) -> Option<DType> {
     match onnx_type {
         data_type::FLOAT16 => Some(DType::F16),
         data_type::BFLOAT16 => Some(DType::Bf16),
+        data_type::DOUBLE => Some(DType::F64),
         other => dtype_of(other),
     }
 }
 
+/// The integer types held in their own type and computed in i64.
+pub fn is_carried_int(d: DType) -> bool {
+    matches!(d, DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::U32 | DType::U64)
+}
+
+/// The type an op computes a buffer of `d` in: i64 for the integer types
+/// of [`is_carried_int`], `d` itself otherwise.
+pub fn compute_dtype(d: DType) -> DType {
+    if is_carried_int(d) {
+        DType::I64
+    } else {
+        d
+    }
+}
+
+/// `x` converted to integer type `d` as a cast does (keeps the low bits),
+/// held in an i64: sign-extended for signed types, zero-extended for
+/// unsigned ones, `UINT64` as its bits.
+pub fn wrap_int(d: DType, x: i64) -> i64 {
+    match d {
+        DType::I8 => i64::from(x as i8),
+        DType::U8 => i64::from(x as u8),
+        DType::I16 => i64::from(x as i16),
+        DType::U16 => i64::from(x as u16),
+        DType::I32 => i64::from(x as i32),
+        DType::U32 => i64::from(x as u32),
+        _ => x,
+    }
+}
+
+/// A float converted to integer type `d` as a cast does (toward zero,
+/// saturating at the type's bounds, NaN to 0), held as [`wrap_int`] holds it.
+pub fn float_to_int(d: DType, x: f32) -> i64 {
+    match d {
+        DType::I8 => i64::from(x as i8),
+        DType::U8 => i64::from(x as u8),
+        DType::I16 => i64::from(x as i16),
+        DType::U16 => i64::from(x as u16),
+        DType::I32 => i64::from(x as i32),
+        DType::U32 => i64::from(x as u32),
+        DType::U64 => x as u64 as i64,
+        _ => x as i64,
+    }
+}
+
 /// The types [`dtype_of`] accepts, for messages.
-pub const CARRIED_TYPES: &str = "FLOAT, FLOAT16 and BFLOAT16 (computed in f32), INT64, INT32, BOOL";
+pub const CARRIED_TYPES: &str = "FLOAT, FLOAT16, BFLOAT16 and DOUBLE (computed in f32), INT64, INT32, \
+     INT16, INT8, UINT64, UINT32, UINT16, UINT8 (computed in i64), BOOL";
 
 /// A constant tensor with a static shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -256,6 +354,30 @@ pub fn read_tensor(t: &TensorProto, base_dir: &Path) -> Result<ConstTensor, Impo
             t.int32_data.iter().map(|&v| bf16::from_bits(v as u16).to_f32()).collect(),
             count,
         )?),
+        (data_type::DOUBLE, Some(b)) => ConstData::F32(from_le(name, &b, count, |c| f64::from_le_bytes(c) as f32)?),
+        (data_type::DOUBLE, None) => {
+            ConstData::F32(check_count(name, t.double_data.iter().map(|&x| x as f32).collect(), count)?)
+        }
+        (data_type::INT8, Some(b)) => int(DType::I8, from_le(name, &b, count, |c: [u8; 1]| i64::from(c[0] as i8))?),
+        (data_type::UINT8, Some(b)) => int(DType::U8, from_le(name, &b, count, |c: [u8; 1]| i64::from(c[0]))?),
+        (data_type::INT16, Some(b)) => int(DType::I16, from_le(name, &b, count, |c| i64::from(i16::from_le_bytes(c)))?),
+        (data_type::UINT16, Some(b)) => {
+            int(DType::U16, from_le(name, &b, count, |c| i64::from(u16::from_le_bytes(c)))?)
+        }
+        (data_type::UINT32, Some(b)) => {
+            int(DType::U32, from_le(name, &b, count, |c| i64::from(u32::from_le_bytes(c)))?)
+        }
+        (data_type::UINT64, Some(b)) => int(DType::U64, from_le(name, &b, count, |c| u64::from_le_bytes(c) as i64)?),
+        // Without raw data, ONNX keeps 8- and 16-bit values one per
+        // `int32_data` entry and UINT32/UINT64 in `uint64_data`.
+        (data_type::INT8 | data_type::UINT8 | data_type::INT16 | data_type::UINT16, None) => {
+            let d = dtype_of(t.data_type).expect("an integer type");
+            int(d, check_count(name, t.int32_data.iter().map(|&v| wrap_int(d, i64::from(v))).collect(), count)?)
+        }
+        (data_type::UINT32 | data_type::UINT64, None) => {
+            let d = dtype_of(t.data_type).expect("an integer type");
+            int(d, check_count(name, t.uint64_data.iter().map(|&v| wrap_int(d, v as i64)).collect(), count)?)
+        }
         // Bools without raw data are stored one per `int32_data` entry.
         (data_type::BOOL, None) => {
             ConstData::Bool(check_count(name, t.int32_data.iter().map(|&v| v != 0).collect(), count)?)
@@ -268,6 +390,10 @@ pub fn read_tensor(t: &TensorProto, base_dir: &Path) -> Result<ConstTensor, Impo
         }
     };
     Ok(ConstTensor { shape, data })
+}
+
+fn int(d: DType, v: Vec<i64>) -> ConstData {
+    ConstData::Int(d, v)
 }
 
 /// The ONNX spelling of a `TensorProto.DataType` number.

@@ -194,6 +194,9 @@ fn values_f64(dtype: DType, bytes: &[u8]) -> Vec<f64> {
         DType::I64 => chunks(8).map(|c| i64::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
         DType::I32 => chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
         DType::I16 => chunks(2).map(|c| i16::from_le_bytes([c[0], c[1]]) as f64).collect(),
+        DType::U16 => chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as f64).collect(),
+        DType::U32 => chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
+        DType::U64 => chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
         DType::I8 => bytes.iter().map(|&b| b as i8 as f64).collect(),
         DType::U8 | DType::Bool => bytes.iter().map(|&b| b as f64).collect(),
     }

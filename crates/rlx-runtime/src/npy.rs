@@ -287,6 +287,9 @@ fn dtype_of(descr: &str) -> Option<(DType, bool)> {
         "i2" => DType::I16,
         "i1" => DType::I8,
         "u1" => DType::U8,
+        "u2" => DType::U16,
+        "u4" => DType::U32,
+        "u8" => DType::U64,
         "b1" => DType::Bool,
         _ => return None,
     };
@@ -305,6 +308,9 @@ fn descr_of(dtype: DType) -> Option<&'static str> {
         DType::I16 => "<i2",
         DType::I8 => "|i1",
         DType::U8 => "|u1",
+        DType::U16 => "<u2",
+        DType::U32 => "<u4",
+        DType::U64 => "<u8",
         DType::Bool => "|b1",
         DType::Bf16 => return None,
     })
@@ -394,6 +400,9 @@ mod tests {
             (DType::I64, vec![2, 2]),
             (DType::I32, vec![5]),
             (DType::I16, vec![1, 1, 3]),
+            (DType::U16, vec![2, 2]),
+            (DType::U32, vec![3]),
+            (DType::U64, vec![1, 2]),
             (DType::I8, vec![7]),
             (DType::U8, vec![2, 4]),
             (DType::Bool, vec![6]),
@@ -444,7 +453,7 @@ mod tests {
         };
         check(b"not an npy file at all", "not a valid .npy file");
         check(&handmade("<c8", false, "(2,)", &[0; 16]), "unsupported dtype `<c8`");
-        check(&handmade("<u4", false, "(2,)", &[0; 8]), "unsupported dtype `<u4`");
+        check(&handmade("<U3", false, "(2,)", &[0; 24]), "unsupported dtype `<U3`");
         check(&handmade("<f4", true, "(2, 3)", &[0; 24]), "fortran-order arrays are not supported");
         check(
             &handmade("<f4", false, "(2, 3)", &[0; 20]),
@@ -499,7 +508,9 @@ mod tests {
         assert_eq!(dtype_of(">i8"), Some((DType::I64, true)));
         assert_eq!(dtype_of("|b1"), Some((DType::Bool, false)));
         assert_eq!(dtype_of(">u1"), Some((DType::U8, false)), "one byte has no order");
-        assert_eq!(dtype_of("<u4"), None);
+        assert_eq!(dtype_of(">u4"), Some((DType::U32, true)));
+        assert_eq!(dtype_of("<u8"), Some((DType::U64, false)), "u8 is numpy's uint64");
+        assert_eq!(dtype_of("<c16"), None);
         assert_eq!(dtype_of("<c8"), None);
         assert_eq!(dtype_of(""), None);
         for d in DType::ALL {

@@ -184,7 +184,7 @@ fn run_set(test: &NodeTest, set: &Path, dir: &Path, verbose: bool) -> Result<Pas
         let want = read_tensor(proto, set).map_err(|e| format!("output {index}: {e}"))?;
         let got = interp.bytes(&b.name).map_err(|e| e.to_string())?;
         let declared = tensor::interface_dtype_of(proto.data_type);
-        if matches!(declared, Some(DType::F16 | DType::Bf16)) && declared != Some(b.dtype) {
+        if matches!(declared, Some(DType::F16 | DType::Bf16 | DType::F64)) && declared != Some(b.dtype) {
             return Err(format!("output {index}: dtype {} != expected {}", b.dtype, data_type_name(proto.data_type)));
         }
         compare::check(index, b.dtype, &b.shape, got, &want)?;
@@ -200,7 +200,8 @@ fn run_set(test: &NodeTest, set: &Path, dir: &Path, verbose: bool) -> Result<Pas
 }
 
 /// An input's bytes in the type of the model's interface: 2-byte floats
-/// (read widened to f32) go back to their 2-byte bits, exactly.
+/// (read widened to f32) go back to their 2-byte bits, exactly; `DOUBLE`
+/// (read as f32, the precision the model computes in) as f64.
 fn interface_bytes(onnx_type: i32, value: &ConstTensor) -> Vec<u8> {
     match (onnx_type, &value.data) {
         (data_type::FLOAT16, ConstData::F32(v)) => {
@@ -209,6 +210,7 @@ fn interface_bytes(onnx_type: i32, value: &ConstTensor) -> Vec<u8> {
         (data_type::BFLOAT16, ConstData::F32(v)) => {
             v.iter().flat_map(|&x| rlx_runtime::half::bf16::from_f32(x).to_le_bytes()).collect()
         }
+        (data_type::DOUBLE, ConstData::F32(v)) => v.iter().flat_map(|&x| f64::from(x).to_le_bytes()).collect(),
         _ => value.data.to_le_bytes(),
     }
 }

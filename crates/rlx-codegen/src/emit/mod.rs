@@ -33,8 +33,11 @@ pub(crate) fn rust_type(d: DType) -> TokenStream {
         DType::I8 => quote!(i8),
         DType::U8 | DType::Bool => quote!(u8),
         DType::I16 => quote!(i16),
+        DType::U16 => quote!(u16),
         DType::I32 => quote!(i32),
+        DType::U32 => quote!(u32),
         DType::I64 => quote!(i64),
+        DType::U64 => quote!(u64),
     }
 }
 

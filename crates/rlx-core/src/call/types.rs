@@ -83,8 +83,11 @@ macro_rules! type_arg_table {
                 I8 => i8,
                 U8 => u8,
                 I16 => i16,
+                U16 => u16,
                 I32 => i32,
+                U32 => u32,
                 I64 => i64,
+                U64 => u64,
                 Bool => ::rlx_runtime::kernels::cast::Bool,
             }
         }

@@ -52,8 +52,11 @@ fn cast_elem(d: DType) -> CastElem {
         DType::I8 => CastElem::I8,
         DType::U8 => CastElem::U8,
         DType::I16 => CastElem::I16,
+        DType::U16 => CastElem::U16,
         DType::I32 => CastElem::I32,
+        DType::U32 => CastElem::U32,
         DType::I64 => CastElem::I64,
+        DType::U64 => CastElem::U64,
         DType::Bool => CastElem::Bool,
     }
 }

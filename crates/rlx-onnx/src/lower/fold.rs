@@ -12,7 +12,7 @@
 use rlx_sched::{ActKind, BinaryOp, CmpOp, DType};
 
 use super::shape::{broadcast, broadcast_strides};
-use crate::tensor::{ConstData, ConstTensor};
+use crate::tensor::{float_to_int, is_carried_int, ConstData, ConstTensor};
 
 /// The most elements a folded constant may have (2^22: a 2048 x 2048
 /// attention mask): folding a chain of a few ops over this many takes a
@@ -257,6 +257,10 @@ pub(crate) fn cast(a: &ConstTensor, to: DType) -> Option<ConstTensor> {
         (ConstData::F32(v), DType::I64) => ConstData::I64(v.iter().map(|&x| x as i64).collect()),
         (ConstData::F32(v), DType::I32) => ConstData::I32(v.iter().map(|&x| x as i32).collect()),
         (ConstData::F32(v), DType::Bool) => ConstData::Bool(v.iter().map(|&x| x != 0.0).collect()),
+        (ConstData::F32(v), t) if is_carried_int(t) => {
+            ConstData::Int(t, v.iter().map(|&x| float_to_int(t, x)).collect())
+        }
+        (ConstData::Int(DType::U64, v), DType::F32) => ConstData::F32(v.iter().map(|&x| x as u64 as f32).collect()),
         (d, DType::F32) => ConstData::F32(d.ints()?.into_iter().map(|x| x as f32).collect()),
         (d, t) => ConstData::from_ints(t, d.ints()?)?,
     };

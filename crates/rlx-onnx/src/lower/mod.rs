@@ -10,6 +10,7 @@
 //! the first time it is read.
 
 mod attention_op;
+mod bitwise;
 mod conv_nd;
 mod conv_transpose;
 mod einsum;
@@ -24,6 +25,7 @@ mod norm;
 mod onehot;
 mod ops;
 mod pool_nd;
+mod promote;
 mod recurrent;
 mod reduce;
 mod resize;
@@ -493,8 +495,9 @@ pub(crate) fn lower_graph(
     for input in inputs {
         let id = lw.add_storage(&input.name, input.shape.clone(), Role::Input, input.dtype, None)?;
         let storage = match input.dtype {
-            // 2-byte floats are computed in f32: widened once, on the way in.
-            DType::F16 | DType::Bf16 => {
+            // 2-byte floats and f64 are computed in f32: converted once, on
+            // the way in.
+            DType::F16 | DType::Bf16 | DType::F64 => {
                 let wide = lw.add_storage(
                     &format!("{}.f32", input.name),
                     input.shape.clone(),
@@ -504,7 +507,7 @@ pub(crate) fn lower_graph(
                 )?;
                 let len = input.shape.iter().product();
                 let thunk = logic::cast_thunk(id, wide, len, input.dtype, DType::F32);
-                lw.thunks.push(LoweredThunk { thunk, comment: format!("input `{}` widened to f32", input.name) });
+                lw.thunks.push(LoweredThunk { thunk, comment: format!("input `{}` converted to f32", input.name) });
                 wide
             }
             _ => id,
@@ -525,10 +528,11 @@ pub(crate) fn lower_graph(
     Ok(Lowered { storages: lw.storages, thunks: lw.thunks, entries: Vec::new() })
 }
 
-/// The 2-byte float type a graph input or output is declared with, if any.
+/// The float type other than f32 (computed in f32) a graph input or output
+/// is declared with, if any.
 fn half_interface(info: &crate::proto::ValueInfoProto) -> Option<DType> {
     let elem = info.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).map_or(0, |t| t.elem_type);
-    crate::tensor::interface_dtype_of(elem).filter(|d| matches!(d, DType::F16 | DType::Bf16))
+    crate::tensor::interface_dtype_of(elem).filter(|d| matches!(d, DType::F16 | DType::Bf16 | DType::F64))
 }
 
 /// Makes sure graph output `name` ends in its own `output` buffer: a value
@@ -558,7 +562,7 @@ fn bind_graph_output(lw: &mut Lowerer, name: &str, info: &crate::proto::ValueInf
             Value::Data { storage, .. } => *storage,
         };
         if lw.storages[src].dtype != DType::F32 {
-            return Err(ImportError::tensor(name, "is declared a 2-byte float output but holds no floats"));
+            return Err(ImportError::tensor(name, format!("is declared a {half} output but holds no floats")));
         }
         let dst = lw.add_storage(name, shape.clone(), Role::Output, half, None)?;
         // The output buffer keeps the ONNX name; its f32 producer takes
@@ -569,7 +573,7 @@ fn bind_graph_output(lw: &mut Lowerer, name: &str, info: &crate::proto::ValueInf
         }
         lw.output_storage.insert(name.to_string(), dst);
         let thunk = logic::cast_thunk(src, dst, shape.iter().product(), DType::F32, half);
-        lw.thunks.push(LoweredThunk { thunk, comment: format!("output `{name}` narrowed to {}", half.name()) });
+        lw.thunks.push(LoweredThunk { thunk, comment: format!("output `{name}` converted to {}", half.name()) });
         return Ok(());
     }
     if let Value::Data { storage, .. } = value {

@@ -4,8 +4,8 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
-    attention_op, conv_nd, conv_transpose, einsum, fold, group_norm, logic, loss, lp, movement, nn, norm, onehot,
-    recurrent, reduce, resize, scatter, slice, softmax, space, window, Lowerer, NodeCtx, Value,
+    attention_op, bitwise, conv_nd, conv_transpose, einsum, fold, group_norm, logic, loss, lp, movement, nn, norm,
+    onehot, promote, recurrent, reduce, resize, scatter, slice, softmax, space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -20,6 +20,11 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Attention",
     "AveragePool",
     "BatchNormalization",
+    "BitShift",
+    "BitwiseAnd",
+    "BitwiseNot",
+    "BitwiseOr",
+    "BitwiseXor",
     "Cast",
     "CastLike",
     "Ceil",
@@ -193,6 +198,15 @@ pub(super) fn permute_thunk(
 }
 
 pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    if promote::lower_widened(lw, ctx)? {
+        return Ok(());
+    }
+    lower_op(lw, ctx)
+}
+
+/// Lowers a node whose integer inputs are all of the types ops compute in
+/// (see [`promote`]).
+pub(super) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let node = ctx.node;
     if !(node.domain.is_empty() || node.domain == "ai.onnx") {
         return Err(unsupported(ctx, &format!("{}:{}", node.domain, node.op_type)));
@@ -236,6 +250,11 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "Or" => logic::logical(lw, ctx, BinaryOp::BitOr),
         "Xor" => logic::logical(lw, ctx, BinaryOp::BitXor),
         "Mod" => logic::modulo(lw, ctx),
+        "BitwiseAnd" => bitwise::bitwise(lw, ctx, BinaryOp::BitAnd),
+        "BitwiseOr" => bitwise::bitwise(lw, ctx, BinaryOp::BitOr),
+        "BitwiseXor" => bitwise::bitwise(lw, ctx, BinaryOp::BitXor),
+        "BitwiseNot" => bitwise::bitwise_not(lw, ctx),
+        "BitShift" => bitwise::bit_shift(lw, ctx),
         "Trilu" => logic::trilu(lw, ctx),
         "Not" => logic::not(lw, ctx),
         "IsNaN" => logic::is_nan(lw, ctx),

@@ -71,6 +71,15 @@ pub fn attr_i(name: &str, i: i64) -> AttributeProto {
     AttributeProto { name: name.to_string(), r#type: AttributeType::Int as i32, i, ..Default::default() }
 }
 
+pub fn attr_s(name: &str, s: &str) -> AttributeProto {
+    AttributeProto {
+        name: name.to_string(),
+        r#type: AttributeType::String as i32,
+        s: s.as_bytes().to_vec(),
+        ..Default::default()
+    }
+}
+
 pub fn attr_f(name: &str, f: f32) -> AttributeProto {
     AttributeProto { name: name.to_string(), r#type: AttributeType::Float as i32, f, ..Default::default() }
 }

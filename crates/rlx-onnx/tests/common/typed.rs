@@ -16,12 +16,16 @@ pub enum T {
     I64(Vec<usize>, Vec<i64>),
     I32(Vec<usize>, Vec<i32>),
     Bool(Vec<usize>, Vec<bool>),
+    /// An integer type held in i64 (`UINT64` as its bits).
+    Int(DType, Vec<usize>, Vec<i64>),
+    /// ONNX `DOUBLE`.
+    F64(Vec<usize>, Vec<f64>),
 }
 
 impl T {
     pub fn shape(&self) -> &[usize] {
         match self {
-            T::F32(s, _) | T::I64(s, _) | T::I32(s, _) | T::Bool(s, _) => s,
+            T::F32(s, _) | T::I64(s, _) | T::I32(s, _) | T::Bool(s, _) | T::Int(_, s, _) | T::F64(s, _) => s,
         }
     }
 
@@ -31,6 +35,16 @@ impl T {
             T::I64(..) => data_type::INT64,
             T::I32(..) => data_type::INT32,
             T::Bool(..) => data_type::BOOL,
+            T::F64(..) => data_type::DOUBLE,
+            T::Int(d, ..) => match d {
+                DType::I8 => data_type::INT8,
+                DType::U8 => data_type::UINT8,
+                DType::I16 => data_type::INT16,
+                DType::U16 => data_type::UINT16,
+                DType::U32 => data_type::UINT32,
+                DType::U64 => data_type::UINT64,
+                other => panic!("no ONNX integer type for {other}"),
+            },
         }
     }
 
@@ -40,6 +54,8 @@ impl T {
             T::I64(_, v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             T::I32(_, v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             T::Bool(_, v) => v.iter().map(|&x| u8::from(x)).collect(),
+            T::Int(d, _, v) => v.iter().flat_map(|x| x.to_le_bytes().into_iter().take(d.size())).collect(),
+            T::F64(_, v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         }
     }
 
@@ -49,7 +65,11 @@ impl T {
             DType::I64 => T::I64(shape, b.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect()),
             DType::I32 => T::I32(shape, b.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()),
             DType::Bool => T::Bool(shape, b.iter().map(|&x| x != 0).collect()),
-            other => panic!("no {other:?} outputs in these tests"),
+            DType::F64 => T::F64(shape, b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()),
+            d => match rlx_onnx::tensor::ConstData::from_le_bytes(d, b) {
+                Some(rlx_onnx::tensor::ConstData::Int(d, v)) => T::Int(d, shape, v),
+                _ => panic!("no {d:?} outputs in these tests"),
+            },
         }
     }
 
@@ -80,6 +100,10 @@ pub fn i32s(shape: &[usize], v: Vec<i32>) -> T {
 pub fn bools(shape: &[usize], v: Vec<bool>) -> T {
     T::Bool(shape.to_vec(), v)
 }
+/// Integers of type `d` (values in its range; `UINT64` as its bits).
+pub fn ints(d: DType, shape: &[usize], v: Vec<i64>) -> T {
+    T::Int(d, shape.to_vec(), v)
+}
 
 /// An input of a case: fed at run time, or an initializer.
 pub enum In {
@@ -109,7 +133,13 @@ pub fn run_graph_opset(test: &str, nodes: Vec<NodeProto>, inputs: Vec<In>, outpu
     // Outputs without a declared shape: inference decides it.
     let outs = outputs.iter().map(|n| ValueInfoProto { name: n.to_string(), ..Default::default() }).collect::<Vec<_>>();
     let m = model(nodes, inits, infos, outs, opset);
-    let imported = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_or_else(|e| panic!("{test}: import: {e}"));
+    run_model(test, &m, &feeds, outputs)
+}
+
+/// Imports `m`, validates it (no warnings), feeds the named inputs' bytes,
+/// runs it in the interpreter and returns the outputs named.
+pub fn run_model(test: &str, m: &ModelProto, feeds: &[(&str, Vec<u8>)], outputs: &[&str]) -> Vec<T> {
+    let imported = import_model(m, &ImportOptions::new(WEIGHTS)).unwrap_or_else(|e| panic!("{test}: import: {e}"));
     let dir = temp_dir(test);
     std::fs::write(dir.join(WEIGHTS), &imported.weights).unwrap();
     let checked = rlx_sched::check_source(&imported.sched_text, &dir)
@@ -124,7 +154,7 @@ pub fn run_graph_opset(test: &str, nodes: Vec<NodeProto>, inputs: Vec<In>, outpu
         .collect();
     let off = checked.schedule.weights().as_ref().map_or(0, |w| w.data_offset);
     let mut interp = Interpreter::new(checked.schedule, &imported.weights[off..]).unwrap();
-    for (n, b) in &feeds {
+    for (n, b) in feeds {
         interp.set_bytes(n, b).unwrap();
     }
     interp.run();

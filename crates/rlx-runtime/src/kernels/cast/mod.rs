@@ -248,6 +248,18 @@ macro_rules! with_dtype {
                 type $t = i16;
                 $body
             }
+            DType::U16 => {
+                type $t = u16;
+                $body
+            }
+            DType::U32 => {
+                type $t = u32;
+                $body
+            }
+            DType::U64 => {
+                type $t = u64;
+                $body
+            }
             DType::I32 => {
                 type $t = i32;
                 $body
@@ -303,8 +315,11 @@ pub(crate) fn dtype_rust_type(dt: DType) -> &'static str {
         DType::I8 => "i8",
         DType::U8 => "u8",
         DType::I16 => "i16",
+        DType::U16 => "u16",
         DType::I32 => "i32",
+        DType::U32 => "u32",
         DType::I64 => "i64",
+        DType::U64 => "u64",
         DType::Bool => "::rlx_runtime::kernels::cast::Bool",
     }
 }

@@ -37,13 +37,16 @@ macro_rules! prim_to_prim {
         })*
     };
 }
-prim_to_prim!(f32 => f32, f64, i8, u8, i16, i32, i64);
-prim_to_prim!(f64 => f32, f64, i8, u8, i16, i32, i64);
-prim_to_prim!(i8 => f32, f64, i8, u8, i16, i32, i64);
-prim_to_prim!(u8 => f32, f64, i8, u8, i16, i32, i64);
-prim_to_prim!(i16 => f32, f64, i8, u8, i16, i32, i64);
-prim_to_prim!(i32 => f32, f64, i8, u8, i16, i32, i64);
-prim_to_prim!(i64 => f32, f64, i8, u8, i16, i32, i64);
+prim_to_prim!(f32 => f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
+prim_to_prim!(f64 => f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
+prim_to_prim!(i8 => f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
+prim_to_prim!(u8 => f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
+prim_to_prim!(i16 => f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
+prim_to_prim!(u16 => f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
+prim_to_prim!(i32 => f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
+prim_to_prim!(u32 => f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
+prim_to_prim!(i64 => f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
+prim_to_prim!(u64 => f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
 
 /// Primitive to half precision, through f32.
 macro_rules! prim_to_half {
@@ -64,7 +67,7 @@ macro_rules! prim_to_half {
         )*
     };
 }
-prim_to_half!(f32, f64, i8, u8, i16, i32, i64);
+prim_to_half!(f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
 
 /// Half precision to a primitive, through f32 (exact), then `as`.
 macro_rules! half_to_prim {
@@ -77,8 +80,8 @@ macro_rules! half_to_prim {
         })*
     };
 }
-half_to_prim!(f16 => f32, f64, i8, u8, i16, i32, i64);
-half_to_prim!(bf16 => f32, f64, i8, u8, i16, i32, i64);
+half_to_prim!(f16 => f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
+half_to_prim!(bf16 => f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
 
 impl CastTo<f16> for f16 {
     #[inline(always)]
@@ -125,8 +128,11 @@ to_bool!(
     i8: |x| x != 0,
     u8: |x| x != 0,
     i16: |x| x != 0,
+    u16: |x| x != 0,
     i32: |x| x != 0,
+    u32: |x| x != 0,
     i64: |x| x != 0,
+    u64: |x| x != 0,
     Bool: |x| x.0 != 0
 );
 
@@ -149,8 +155,11 @@ from_bool!(
     i8: 1, 0;
     u8: 1, 0;
     i16: 1, 0;
+    u16: 1, 0;
     i32: 1, 0;
-    i64: 1, 0
+    u32: 1, 0;
+    i64: 1, 0;
+    u64: 1, 0
 );
 
 /// `dst[i] = src[i].cast()` for `i < len`.

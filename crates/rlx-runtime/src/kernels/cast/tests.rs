@@ -169,8 +169,11 @@ fn decode(dt: DType, b: &[u8]) -> Val {
         DType::I8 => Val::Int(i128::from(b[0] as i8)),
         DType::U8 => Val::Int(i128::from(b[0])),
         DType::I16 => Val::Int(i128::from(i16::from_le_bytes(b.try_into().unwrap()))),
+        DType::U16 => Val::Int(i128::from(u16::from_le_bytes(b.try_into().unwrap()))),
         DType::I32 => Val::Int(i128::from(i32::from_le_bytes(b.try_into().unwrap()))),
+        DType::U32 => Val::Int(i128::from(u32::from_le_bytes(b.try_into().unwrap()))),
         DType::I64 => Val::Int(i128::from(i64::from_le_bytes(b.try_into().unwrap()))),
+        DType::U64 => Val::Int(i128::from(u64::from_le_bytes(b.try_into().unwrap()))),
         DType::Bool => Val::Bool(b[0] != 0),
     }
 }
@@ -229,8 +232,11 @@ fn encode(dt: DType, v: Val) -> Vec<u8> {
         DType::I8 => vec![wrap(8, i8::MIN.into(), i8::MAX.into()) as i8 as u8],
         DType::U8 => vec![wrap(8, 0, u8::MAX.into()) as u8],
         DType::I16 => (wrap(16, i16::MIN.into(), i16::MAX.into()) as i16).to_le_bytes().to_vec(),
+        DType::U16 => (wrap(16, 0, u16::MAX.into()) as u16).to_le_bytes().to_vec(),
         DType::I32 => (wrap(32, i32::MIN.into(), i32::MAX.into()) as i32).to_le_bytes().to_vec(),
+        DType::U32 => (wrap(32, 0, u32::MAX.into()) as u32).to_le_bytes().to_vec(),
         DType::I64 => (wrap(64, i64::MIN.into(), i64::MAX.into()) as i64).to_le_bytes().to_vec(),
+        DType::U64 => (wrap(64, 0, u64::MAX.into()) as u64).to_le_bytes().to_vec(),
         DType::Bool => vec![u8::from(match v {
             Val::Float(f) => f != 0.0,
             Val::Int(i) => i != 0,
