@@ -420,6 +420,62 @@ pub fn cos(x: f32) -> f32 {
     x.cos()
 }
 
+/// `tan(x)`, evaluated in f64 and rounded once (so within half an ulp
+/// plus the f64 function's own error, and finite wherever the result is:
+/// the f32 forms of some of these overflow in intermediate steps).
+#[inline]
+pub fn tan(x: f32) -> f32 {
+    f64::from(x).tan() as f32
+}
+
+/// `asin(x)`, evaluated in f64 and rounded once.
+#[inline]
+pub fn asin(x: f32) -> f32 {
+    f64::from(x).asin() as f32
+}
+
+/// `acos(x)`, evaluated in f64 and rounded once.
+#[inline]
+pub fn acos(x: f32) -> f32 {
+    f64::from(x).acos() as f32
+}
+
+/// `atan(x)`, evaluated in f64 and rounded once.
+#[inline]
+pub fn atan(x: f32) -> f32 {
+    f64::from(x).atan() as f32
+}
+
+/// `sinh(x)`, evaluated in f64 and rounded once.
+#[inline]
+pub fn sinh(x: f32) -> f32 {
+    f64::from(x).sinh() as f32
+}
+
+/// `cosh(x)`, evaluated in f64 and rounded once.
+#[inline]
+pub fn cosh(x: f32) -> f32 {
+    f64::from(x).cosh() as f32
+}
+
+/// `asinh(x)`, evaluated in f64 and rounded once.
+#[inline]
+pub fn asinh(x: f32) -> f32 {
+    f64::from(x).asinh() as f32
+}
+
+/// `acosh(x)`, evaluated in f64 and rounded once.
+#[inline]
+pub fn acosh(x: f32) -> f32 {
+    f64::from(x).acosh() as f32
+}
+
+/// `atanh(x)`, evaluated in f64 and rounded once.
+#[inline]
+pub fn atanh(x: f32) -> f32 {
+    f64::from(x).atanh() as f32
+}
+
 /// Rounds toward minus infinity.
 #[inline]
 pub fn floor(x: f32) -> f32 {
@@ -498,6 +554,15 @@ pub fn act_f32(act: ActKind, x: f32) -> f32 {
         ActKind::HardSwish => hard_swish(x),
         ActKind::Sin => sin(x),
         ActKind::Cos => cos(x),
+        ActKind::Tan => tan(x),
+        ActKind::Asin => asin(x),
+        ActKind::Acos => acos(x),
+        ActKind::Atan => atan(x),
+        ActKind::Sinh => sinh(x),
+        ActKind::Cosh => cosh(x),
+        ActKind::Asinh => asinh(x),
+        ActKind::Acosh => acosh(x),
+        ActKind::Atanh => atanh(x),
         ActKind::Floor => floor(x),
         ActKind::Ceil => ceil(x),
         ActKind::Round => round(x),

@@ -321,6 +321,15 @@ pub(super) unsafe fn avx2_act_f32(act: ActKind, src: *const f32, dst: *mut f32, 
             | ActKind::Mish
             | ActKind::Sin
             | ActKind::Cos
+            | ActKind::Tan
+            | ActKind::Asin
+            | ActKind::Acos
+            | ActKind::Atan
+            | ActKind::Sinh
+            | ActKind::Cosh
+            | ActKind::Asinh
+            | ActKind::Acosh
+            | ActKind::Atanh
             | ActKind::Elu { .. }
             | ActKind::Selu { .. }
             | ActKind::Celu { .. } => super::scalar_act_f32(act, src, dst, len),

@@ -185,6 +185,15 @@ fn reference(act: ActKind, x: f64) -> f64 {
         ActKind::HardSwish => x * (x / 6.0 + 0.5).clamp(0.0, 1.0),
         ActKind::Sin => x.sin(),
         ActKind::Cos => x.cos(),
+        ActKind::Tan => x.tan(),
+        ActKind::Asin => x.asin(),
+        ActKind::Acos => x.acos(),
+        ActKind::Atan => x.atan(),
+        ActKind::Sinh => x.sinh(),
+        ActKind::Cosh => x.cosh(),
+        ActKind::Asinh => x.asinh(),
+        ActKind::Acosh => x.acosh(),
+        ActKind::Atanh => x.atanh(),
         ActKind::Floor => x.floor(),
         ActKind::Ceil => x.ceil(),
         ActKind::Round => x.round_ties_even(),
@@ -304,6 +313,17 @@ fn tolerance(act: ActKind, x: f32, want: f64) -> f64 {
         ActKind::Rsqrt => 1.5 * ulp,
         // glibc's f32 exp/log/sin/cos are below 1 ulp.
         ActKind::Exp | ActKind::Log | ActKind::Sin | ActKind::Cos => 1.0 * ulp,
+        // f64 evaluation, one final rounding (plus the f64 function's own
+        // error, a few f64 ulps).
+        ActKind::Tan
+        | ActKind::Asin
+        | ActKind::Acos
+        | ActKind::Atan
+        | ActKind::Sinh
+        | ActKind::Cosh
+        | ActKind::Asinh
+        | ActKind::Acosh
+        | ActKind::Atanh => 0.5 * ulp + want.abs() * 1e-12,
         // glibc tanhf: within 2 ulp.
         ActKind::Tanh => 2.0 * ulp,
         // exp (1 ulp) + add + divide (or multiply).
