@@ -44,13 +44,16 @@ pub(super) fn bit_shift(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let dtype = check_ints(lw, ctx, 0)?;
     let (x, y) = (ctx.node.input[0].clone(), ctx.node.input[1].clone());
     let output = ctx.node.output.first().ok_or_else(|| ctx.err("output 0 is missing"))?.clone();
-    let step = |s: &str| format!("{output}:shift.{s}");
     let cap = constant(lw, ctx, "cap", ConstData::from_ints(dtype, [32]).expect("an integer type"));
-    binary(lw, ctx, [y.clone(), cap.clone()], step("a"), BinaryOp::Min)?;
-    binary(lw, ctx, [y, step("a")], step("rest"), BinaryOp::Sub)?;
-    binary(lw, ctx, [step("rest"), cap], step("b"), BinaryOp::Min)?;
-    binary(lw, ctx, [x, step("a")], step("x"), op)?;
-    binary(lw, ctx, [step("x"), step("b")], output, op)
+    let first = lw.internal_name(&output, "shift_a");
+    binary(lw, ctx, [y.clone(), cap.clone()], first.clone(), BinaryOp::Min)?;
+    let rest = lw.internal_name(&output, "shift_rest");
+    binary(lw, ctx, [y, first.clone()], rest.clone(), BinaryOp::Sub)?;
+    let second = lw.internal_name(&output, "shift_b");
+    binary(lw, ctx, [rest, cap], second.clone(), BinaryOp::Min)?;
+    let partial = lw.internal_name(&output, "shifted");
+    binary(lw, ctx, [x, first], partial.clone(), op)?;
+    binary(lw, ctx, [partial, second], output, op)
 }
 
 /// The type of input `i`, which must be an integer type the ops compute in.
@@ -68,7 +71,7 @@ fn check_ints(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<DType, Im
 
 /// Defines a one-element constant named after the node's output and `what`.
 fn constant(lw: &mut Lowerer, ctx: &NodeCtx<'_>, what: &str, data: ConstData) -> String {
-    let name = format!("{}:{what}", ctx.node.output.first().map_or("", String::as_str));
+    let name = lw.internal_name(ctx.node.output.first().map_or("", String::as_str), what);
     lw.values.insert(name.clone(), Value::Const(ConstTensor { shape: Vec::new(), data }));
     name
 }

@@ -296,6 +296,12 @@ pub(crate) struct Lowerer {
     output_storage: BTreeMap<String, usize>,
     /// Version of the default (`ai.onnx`) opset.
     pub opset: i64,
+    /// Every value name the graph defines (node outputs), so names the
+    /// lowering makes up for its own values never collide with one.
+    graph_names: BTreeSet<String>,
+    /// The i64 copy of each narrow integer value already widened
+    /// (`promote`): graph name -> the copy's value name.
+    widened: BTreeMap<String, String>,
 }
 
 impl Lowerer {
@@ -309,7 +315,22 @@ impl Lowerer {
             graph_outputs,
             output_storage: BTreeMap::new(),
             opset,
+            graph_names: BTreeSet::new(),
+            widened: BTreeMap::new(),
         }
+    }
+
+    /// A value name for the lowering's own use: `name.what`, suffixed
+    /// `_2`, `_3`, ... if the graph or the lowering already uses it.
+    pub(crate) fn internal_name(&self, name: &str, what: &str) -> String {
+        let base = format!("{name}.{what}");
+        let mut candidate = base.clone();
+        let mut n = 2;
+        while self.values.contains_key(&candidate) || self.graph_names.contains(&candidate) {
+            candidate = format!("{base}_{n}");
+            n += 1;
+        }
+        candidate
     }
 
     fn add_storage(
@@ -492,6 +513,7 @@ pub(crate) fn lower_graph(
     let outputs: BTreeSet<String> =
         graph.output.iter().filter(|o| half_interface(o).is_none()).map(|o| o.name.clone()).collect();
     let mut lw = Lowerer::new(opset, outputs);
+    lw.graph_names = graph.node.iter().flat_map(|n| n.output.iter().cloned()).collect();
     for input in inputs {
         let id = lw.add_storage(&input.name, input.shape.clone(), Role::Input, input.dtype, None)?;
         let storage = match input.dtype {

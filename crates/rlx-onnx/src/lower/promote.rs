@@ -91,7 +91,7 @@ pub(super) fn lower_widened(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> Result<bool,
         .collect();
     for (name, target) in wide.output.iter_mut().zip(&targets) {
         if target.is_some() && !name.is_empty() {
-            *name = internal_name("wide", name);
+            *name = lw.internal_name(name, "wide");
         }
     }
     ops::lower_op(lw, &NodeCtx { node: &wide, label: ctx.label.clone() })?;
@@ -148,10 +148,10 @@ fn output_type_source(op: &str, k: usize) -> Option<usize> {
 /// The name of an i64 copy of input `name` (of narrow type `d`), made once
 /// per name: a constant converts at import time, data through one cast.
 fn widen(lw: &mut Lowerer, ctx: &NodeCtx<'_>, name: &str, d: DType) -> Result<String, ImportError> {
-    let wide = internal_name("i64", name);
-    if lw.values.contains_key(&wide) {
-        return Ok(wide);
+    if let Some(wide) = lw.widened.get(name) {
+        return Ok(wide.clone());
     }
+    let wide = lw.internal_name(name, "i64");
     let value = match lw.value(ctx, name)?.clone() {
         Value::Const(c) => {
             Value::Const(fold::cast(&c, DType::I64).ok_or_else(|| ctx.err(format!("cannot widen `{name}` to i64")))?)
@@ -164,14 +164,8 @@ fn widen(lw: &mut Lowerer, ctx: &NodeCtx<'_>, name: &str, d: DType) -> Result<St
         }
     };
     lw.values.insert(wide.clone(), value);
+    lw.widened.insert(name.to_string(), wide.clone());
     Ok(wide)
-}
-
-/// A value name no ONNX graph uses: `name.what` with a NUL before the dot
-/// (exporters write no NUL; a message shows `name.what`, and the storage
-/// name made from it is sanitized).
-fn internal_name(what: &str, name: &str) -> String {
-    format!("{name}\0.{what}")
 }
 
 /// Defines output `k` of the node as the i64 value `wide` cast to `to`.
