@@ -180,6 +180,25 @@ pub fn interface_dtype_of(onnx_type: i32) -> Option<DType> {
     }
 }
 
+/// The ONNX `TensorProto.DataType` of a buffer type.
+pub fn onnx_type_of(d: DType) -> i32 {
+    match d {
+        DType::F32 => data_type::FLOAT,
+        DType::F64 => data_type::DOUBLE,
+        DType::F16 => data_type::FLOAT16,
+        DType::Bf16 => data_type::BFLOAT16,
+        DType::I8 => data_type::INT8,
+        DType::U8 => data_type::UINT8,
+        DType::I16 => data_type::INT16,
+        DType::U16 => data_type::UINT16,
+        DType::I32 => data_type::INT32,
+        DType::U32 => data_type::UINT32,
+        DType::I64 => data_type::INT64,
+        DType::U64 => data_type::UINT64,
+        DType::Bool => data_type::BOOL,
+    }
+}
+
 /// The integer types held in their own type and computed in i64.
 pub fn is_carried_int(d: DType) -> bool {
     matches!(d, DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::U32 | DType::U64)

@@ -26,6 +26,7 @@ mod onehot;
 mod ops;
 mod pool_nd;
 mod promote;
+mod quant;
 mod recurrent;
 mod reduce;
 mod resize;
@@ -493,6 +494,28 @@ impl Lowerer {
             return Err(ctx.err(format!("output `{name}` is produced twice")));
         }
         Ok(())
+    }
+
+    /// Lowers a node the lowering of `ctx` composes its op from: `op` over
+    /// the named values, defining `outputs`, with `ctx`'s name (so its
+    /// thunks' comments and messages name the original node).
+    pub(crate) fn lower_part(
+        &mut self,
+        ctx: &NodeCtx<'_>,
+        op: &str,
+        inputs: &[&str],
+        outputs: &[&str],
+        attribute: Vec<AttributeProto>,
+    ) -> Result<(), ImportError> {
+        let node = NodeProto {
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: outputs.iter().map(|s| s.to_string()).collect(),
+            name: ctx.node.name.clone(),
+            op_type: op.to_string(),
+            attribute,
+            ..Default::default()
+        };
+        ops::lower_node(self, &NodeCtx { node: &node, label: ctx.label.clone() })
     }
 
     pub(crate) fn emit(&mut self, ctx: &NodeCtx<'_>, thunk: Thunk<usize>) {

@@ -5,7 +5,7 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
     attention_op, bitwise, conv_nd, conv_transpose, einsum, fold, group_norm, logic, loss, lp, movement, nn, norm,
-    onehot, promote, recurrent, reduce, resize, scatter, slice, softmax, space, window, Lowerer, NodeCtx, Value,
+    onehot, promote, quant, recurrent, reduce, resize, scatter, slice, softmax, space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -46,8 +46,10 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Cosh",
     "CumSum",
     "DepthToSpace",
+    "DequantizeLinear",
     "Div",
     "Dropout",
+    "DynamicQuantizeLinear",
     "Einsum",
     "Elu",
     "Equal",
@@ -100,6 +102,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "PRelu",
     "Pad",
     "Pow",
+    "QuantizeLinear",
     "RMSNormalization",
     "RNN",
     "Range",
@@ -273,6 +276,9 @@ pub(super) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "BitwiseXor" => bitwise::bitwise(lw, ctx, BinaryOp::BitXor),
         "BitwiseNot" => bitwise::bitwise_not(lw, ctx),
         "BitShift" => bitwise::bit_shift(lw, ctx),
+        "QuantizeLinear" => quant::quantize(lw, ctx),
+        "DequantizeLinear" => quant::dequantize(lw, ctx),
+        "DynamicQuantizeLinear" => quant::dynamic_quantize(lw, ctx),
         "Trilu" => logic::trilu(lw, ctx),
         "Not" => logic::not(lw, ctx),
         "IsNaN" => logic::is_nan(lw, ctx),

@@ -22,8 +22,21 @@ use super::{fold, logic, ops, ImportError, Lowerer, NodeCtx, Value};
 use crate::tensor::{compute_dtype, is_carried_int};
 
 /// Ops that handle the narrow integer types themselves.
-const NATIVE_OPS: &[&str] =
-    &["Cast", "CastLike", "Shape", "Size", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Constant"];
+const NATIVE_OPS: &[&str] = &[
+    "Cast",
+    "CastLike",
+    "Shape",
+    "Size",
+    "Reshape",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Identity",
+    "Constant",
+    "QuantizeLinear",
+    "DequantizeLinear",
+    "DynamicQuantizeLinear",
+];
 
 /// Ops whose result on `UINT64` bits is the same whatever the sign bit
 /// means (`BitShift` only to the left, checked separately).

@@ -1,0 +1,271 @@
+//! `QuantizeLinear`, `DequantizeLinear` and `DynamicQuantizeLinear`,
+//! composed from the element-wise ops with the spec's arithmetic:
+//!
+//! - dequantize: `y = (x - zero_point) * scale` in f32. 8- and 16-bit `x`
+//!   and zero points convert to f32 exactly and their difference is exact
+//!   (below 2^17 in magnitude); an int32 `x` subtracts in i64 first.
+//! - quantize: `y = saturate(round(x / scale) + zero_point)`, rounding half
+//!   to even, saturating to the output type's range (in f32, where every
+//!   8- and 16-bit value is exact), then one cast.
+//!
+//! `scale` and `zero_point` are a scalar (per tensor), a 1-D tensor along
+//! `axis` (per channel: reshaped to broadcast), or, with `block_size`, a
+//! tensor of `x`'s rank whose `axis` dim is the block count (expanded along
+//! `axis` by a `Gather`, so each element reads its block's value).
+//!
+//! These ops read the narrow integer types as they are (`promote` leaves
+//! them alone): the output type is the zero point's, which the i64 copies
+//! would hide.
+
+use rlx_sched::DType;
+
+use super::ops::R;
+use super::shape::normalize_axis;
+use super::{ImportError, Lowerer, NodeCtx, Value};
+use crate::proto::{AttributeProto, AttributeType};
+use crate::tensor::{onnx_type_of, ConstData, ConstTensor};
+
+/// `DequantizeLinear` (opsets 10-23; `output_dtype` other than FLOAT is an
+/// error, as is a float8 or 4-bit `x`).
+pub(super) fn dequantize(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 3)?;
+    let out = output(ctx, 0)?;
+    let output_dtype = ctx.int_attr("output_dtype", 0)?;
+    if output_dtype != 0 && onnx_dtype(output_dtype) != Some(DType::F32) {
+        return Err(
+            ctx.bad_attr("output_dtype", format!("is {output_dtype}; only FLOAT (1) or the scale's type is supported"))
+        );
+    }
+    let (x, x_shape, x_dtype) = input_info(lw, ctx, 0)?;
+    if !matches!(x_dtype, DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::I32) {
+        return Err(ctx.err(format!("input `x` is {x_dtype}; supported: int8, uint8, int16, uint16, int32")));
+    }
+    let zero_point = optional_input(ctx, 2);
+    if let Some(zp) = zero_point {
+        let zp_dtype = value_dtype(lw, ctx, zp)?;
+        if zp_dtype != x_dtype {
+            return Err(ctx.err(format!("x_zero_point is {zp_dtype}, x is {x_dtype}; the spec needs one type")));
+        }
+    }
+    let scale = broadcastable(lw, ctx, 1, &x_shape)?;
+    let diff = lw.internal_name(&out, "centered");
+    match zero_point {
+        Some(_) if x_dtype == DType::I32 => {
+            // |x - zp| can pass 2^24: subtracted exactly in i64.
+            let zp = broadcastable(lw, ctx, 2, &x_shape)?;
+            let (x64, zp64) = (lw.internal_name(&x, "i64"), lw.internal_name(&zp, "i64"));
+            cast(lw, ctx, &x, &x64, DType::I64)?;
+            cast(lw, ctx, &zp, &zp64, DType::I64)?;
+            let wide = lw.internal_name(&out, "centered_i64");
+            lw.lower_part(ctx, "Sub", &[&x64, &zp64], &[&wide], Vec::new())?;
+            cast(lw, ctx, &wide, &diff, DType::F32)?;
+        }
+        Some(_) => {
+            let zp = broadcastable(lw, ctx, 2, &x_shape)?;
+            let (xf, zpf) = (lw.internal_name(&x, "f32"), lw.internal_name(&zp, "f32"));
+            cast(lw, ctx, &x, &xf, DType::F32)?;
+            cast(lw, ctx, &zp, &zpf, DType::F32)?;
+            lw.lower_part(ctx, "Sub", &[&xf, &zpf], &[&diff], Vec::new())?;
+        }
+        None => cast(lw, ctx, &x, &diff, DType::F32)?,
+    }
+    lw.lower_part(ctx, "Mul", &[&diff, &scale], &[&out], Vec::new())
+}
+
+/// `QuantizeLinear` (opsets 10-23) to int8, uint8, int16 or uint16: the
+/// zero point's type, else `output_dtype`, else uint8.
+pub(super) fn quantize(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 3)?;
+    let out = output(ctx, 0)?;
+    let zero_point = optional_input(ctx, 2);
+    let to = match zero_point {
+        Some(zp) => value_dtype(lw, ctx, zp)?,
+        None => match ctx.int_attr("output_dtype", 0)? {
+            0 => DType::U8,
+            t => onnx_dtype(t).ok_or_else(|| ctx.bad_attr("output_dtype", format!("is {t}, not a carried type")))?,
+        },
+    };
+    let (lo, hi) = saturation_range(to)
+        .ok_or_else(|| ctx.err(format!("quantizing to {to} is not supported; int8, uint8, int16 and uint16 are")))?;
+    let (x, x_shape, x_dtype) = input_info(lw, ctx, 0)?;
+    let xf = if x_dtype == DType::F32 {
+        x
+    } else {
+        let xf = lw.internal_name(&x, "f32");
+        cast(lw, ctx, &x, &xf, DType::F32)?;
+        xf
+    };
+    let scale = broadcastable(lw, ctx, 1, &x_shape)?;
+    let scaled = lw.internal_name(&out, "scaled");
+    lw.lower_part(ctx, "Div", &[&xf, &scale], &[&scaled], Vec::new())?;
+    let rounded = lw.internal_name(&out, "rounded");
+    lw.lower_part(ctx, "Round", &[&scaled], &[&rounded], Vec::new())?;
+    let shifted = match zero_point {
+        Some(_) => {
+            let zp = broadcastable(lw, ctx, 2, &x_shape)?;
+            let zpf = lw.internal_name(&zp, "f32");
+            cast(lw, ctx, &zp, &zpf, DType::F32)?;
+            let shifted = lw.internal_name(&out, "shifted");
+            lw.lower_part(ctx, "Add", &[&rounded, &zpf], &[&shifted], Vec::new())?;
+            shifted
+        }
+        None => rounded,
+    };
+    let saturated = saturate(lw, ctx, &shifted, &out, lo, hi)?;
+    cast(lw, ctx, &saturated, &out, to)
+}
+
+/// `DynamicQuantizeLinear`: uint8 quantization of f32 `x` with the scale
+/// and zero point of its range (widened to include 0), as the spec's
+/// function body computes them.
+pub(super) fn dynamic_quantize(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let x = ctx.node.input[0].clone();
+    let (y, y_scale, y_zero_point) = (output(ctx, 0)?, output(ctx, 1)?, output(ctx, 2)?);
+    let name = |lw: &Lowerer, what: &str| lw.internal_name(&y, what);
+    let zero = constant(lw, &y, "q_min", 0.0);
+    let q_max = constant(lw, &y, "q_max", 255.0);
+    let keep = vec![int_attr("keepdims", 0)];
+    let (x_min, x_max) = (name(lw, "x_min"), name(lw, "x_max"));
+    lw.lower_part(ctx, "ReduceMin", &[&x], &[&x_min], keep.clone())?;
+    lw.lower_part(ctx, "ReduceMax", &[&x], &[&x_max], keep)?;
+    let (min_adj, max_adj) = (name(lw, "x_min_adjusted"), name(lw, "x_max_adjusted"));
+    lw.lower_part(ctx, "Min", &[&x_min, &zero], &[&min_adj], Vec::new())?;
+    lw.lower_part(ctx, "Max", &[&x_max, &zero], &[&max_adj], Vec::new())?;
+    let range = name(lw, "x_range");
+    lw.lower_part(ctx, "Sub", &[&max_adj, &min_adj], &[&range], Vec::new())?;
+    lw.lower_part(ctx, "Div", &[&range, &q_max], &[&y_scale], Vec::new())?;
+    let min_scaled = name(lw, "min_scaled");
+    lw.lower_part(ctx, "Div", &[&min_adj, &y_scale], &[&min_scaled], Vec::new())?;
+    let initial = name(lw, "initial_zero_point");
+    lw.lower_part(ctx, "Sub", &[&zero, &min_scaled], &[&initial], Vec::new())?;
+    let clipped = saturate(lw, ctx, &initial, &y_zero_point, 0.0, 255.0)?;
+    let rounded = name(lw, "rounded_zero_point");
+    lw.lower_part(ctx, "Round", &[&clipped], &[&rounded], Vec::new())?;
+    cast(lw, ctx, &rounded, &y_zero_point, DType::U8)?;
+    lw.lower_part(ctx, "QuantizeLinear", &[&x, &y_scale, &y_zero_point], &[&y], Vec::new())
+}
+
+/// The range an integer type saturates to, as f32 (exact for these).
+fn saturation_range(d: DType) -> Option<(f32, f32)> {
+    Some(match d {
+        DType::I8 => (-128.0, 127.0),
+        DType::U8 => (0.0, 255.0),
+        DType::I16 => (-32768.0, 32767.0),
+        DType::U16 => (0.0, 65535.0),
+        _ => return None,
+    })
+}
+
+/// `min(max(v, lo), hi)` into a new value named after `base`.
+fn saturate(lw: &mut Lowerer, ctx: &NodeCtx<'_>, v: &str, base: &str, lo: f32, hi: f32) -> Result<String, ImportError> {
+    let (lo_name, hi_name) = (constant(lw, base, "lo", lo), constant(lw, base, "hi", hi));
+    let above = lw.internal_name(base, "at_least_lo");
+    lw.lower_part(ctx, "Max", &[v, &lo_name], &[&above], Vec::new())?;
+    let within = lw.internal_name(base, "saturated");
+    lw.lower_part(ctx, "Min", &[&above, &hi_name], &[&within], Vec::new())?;
+    Ok(within)
+}
+
+/// `to = Cast(from)`.
+fn cast(lw: &mut Lowerer, ctx: &NodeCtx<'_>, from: &str, to: &str, dtype: DType) -> R {
+    lw.lower_part(ctx, "Cast", &[from], &[to], vec![int_attr("to", i64::from(onnx_type_of(dtype)))])
+}
+
+/// Input `i` (`scale` or `zero_point`) as a value that broadcasts against
+/// `x_shape` with the spec's meaning (see the module docs).
+fn broadcastable(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize, x_shape: &[usize]) -> Result<String, ImportError> {
+    let (name, value) = lw.input(ctx, i)?;
+    let shape = match &value {
+        Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
+    };
+    let count: usize = shape.iter().product();
+    let block_size = ctx.int_attr("block_size", 0)?;
+    if block_size == 0 && count == 1 {
+        return Ok(name);
+    }
+    let rank = x_shape.len();
+    let axis =
+        normalize_axis(ctx.int_attr("axis", 1)?, rank, 0).ok_or_else(|| ctx.bad_attr("axis", "is out of range"))?;
+    let dim = x_shape[axis];
+    if block_size == 0 {
+        if shape != [dim] {
+            return Err(ctx.err(format!(
+                "input {i} has shape {shape:?}; per-axis quantization along axis {axis} needs [{dim}] (or one element)"
+            )));
+        }
+        let mut target = vec![1; rank - axis];
+        target[0] = dim;
+        return Ok(view(lw, &name, "along_axis", value, target));
+    }
+    let block = usize::try_from(block_size).map_err(|_| ctx.bad_attr("block_size", "is negative"))?;
+    let mut want = x_shape.to_vec();
+    want[axis] = dim.div_ceil(block);
+    if shape != want {
+        return Err(ctx.err(format!(
+            "input {i} has shape {shape:?}; blocks of {block} along axis {axis} of {x_shape:?} need {want:?}"
+        )));
+    }
+    let indices = constant_tensor(
+        lw,
+        &name,
+        "block_index",
+        ConstTensor { shape: vec![dim], data: ConstData::I64((0..dim).map(|j| (j / block) as i64).collect()) },
+    );
+    let expanded = lw.internal_name(&name, "per_element");
+    lw.lower_part(ctx, "Gather", &[&name, &indices], &[&expanded], vec![int_attr("axis", axis as i64)])?;
+    Ok(expanded)
+}
+
+/// A new value: `value` seen with `shape` (same element count).
+fn view(lw: &mut Lowerer, base: &str, what: &str, value: Value, shape: Vec<usize>) -> String {
+    let name = lw.internal_name(base, what);
+    let v = match value {
+        Value::Data { storage, .. } => Value::Data { storage, shape },
+        Value::Const(c) => Value::Const(ConstTensor { shape, data: c.data }),
+    };
+    lw.values.insert(name.clone(), v);
+    name
+}
+
+fn constant(lw: &mut Lowerer, base: &str, what: &str, v: f32) -> String {
+    constant_tensor(lw, base, what, ConstTensor { shape: Vec::new(), data: ConstData::F32(vec![v]) })
+}
+
+fn constant_tensor(lw: &mut Lowerer, base: &str, what: &str, c: ConstTensor) -> String {
+    let name = lw.internal_name(base, what);
+    lw.values.insert(name.clone(), Value::Const(c));
+    name
+}
+
+fn output(ctx: &NodeCtx<'_>, k: usize) -> Result<String, ImportError> {
+    ctx.node.output.get(k).filter(|n| !n.is_empty()).cloned().ok_or_else(|| ctx.err(format!("output {k} is missing")))
+}
+
+fn optional_input<'a>(ctx: &'a NodeCtx<'_>, i: usize) -> Option<&'a str> {
+    ctx.node.input.get(i).map(String::as_str).filter(|n| !n.is_empty())
+}
+
+fn input_info(lw: &Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<(String, Vec<usize>, DType), ImportError> {
+    let (name, value) = lw.input(ctx, i)?;
+    Ok(match value {
+        Value::Data { storage, shape } => (name, shape, lw.storages[storage].dtype),
+        Value::Const(c) => (name, c.shape, c.data.dtype()),
+    })
+}
+
+fn value_dtype(lw: &Lowerer, ctx: &NodeCtx<'_>, name: &str) -> Result<DType, ImportError> {
+    Ok(match lw.value(ctx, name)? {
+        Value::Data { storage, .. } => lw.storages[*storage].dtype,
+        Value::Const(c) => c.data.dtype(),
+    })
+}
+
+/// The buffer type of an ONNX type number given as an attribute.
+fn onnx_dtype(t: i64) -> Option<DType> {
+    i32::try_from(t).ok().and_then(crate::tensor::dtype_of)
+}
+
+fn int_attr(name: &str, i: i64) -> AttributeProto {
+    AttributeProto { name: name.to_string(), r#type: AttributeType::Int as i32, i, ..Default::default() }
+}

@@ -1,0 +1,146 @@
+//! `QuantizeLinear`, `DequantizeLinear` and `DynamicQuantizeLinear`
+//! against the spec's formulas written out here: rounding half to even,
+//! saturation, per-tensor, per-axis and blocked scales.
+
+mod common;
+
+use common::typed::*;
+use common::*;
+use rlx_onnx::ImportOptions;
+use rlx_sched::DType;
+
+/// `saturate(round_half_even(x / scale) + zp)` into `[lo, hi]`.
+fn quantize_ref(x: f32, scale: f32, zp: i64, lo: i64, hi: i64) -> i64 {
+    let q = (x / scale).round_ties_even() + zp as f32;
+    (q.max(lo as f32).min(hi as f32)) as i64
+}
+
+#[test]
+fn quantize_rounds_half_to_even_and_saturates() {
+    let x = vec![0.0, 2.5, 3.5, -2.5, 1000.0, -1000.0, 0.49, 7.0];
+    let scale = 1.0;
+    for (d, zp, lo, hi) in [(DType::U8, 3, 0, 255), (DType::I8, -4, -128, 127), (DType::U16, 7, 0, 65535)] {
+        let got = one(
+            &format!("q-{d}"),
+            "QuantizeLinear",
+            vec![
+                In::Data("x", f(&[8], x.clone())),
+                In::Init("s", f(&[], vec![scale])),
+                In::Init("zp", ints(d, &[], vec![zp])),
+            ],
+            vec![],
+        );
+        let want = x.iter().map(|&v| quantize_ref(v, scale, zp, lo, hi)).collect();
+        assert_eq!(got, ints(d, &[8], want), "{d}");
+    }
+    // No zero point: uint8 with zero point 0.
+    let got = one(
+        "q-default",
+        "QuantizeLinear",
+        vec![In::Data("x", f(&[3], vec![-1.0, 0.6, 300.0])), In::Init("s", f(&[], vec![0.5]))],
+        vec![],
+    );
+    assert_eq!(got, ints(DType::U8, &[3], vec![0, 1, 255]));
+}
+
+#[test]
+fn per_axis_and_blocked_scales_reach_the_right_elements() {
+    // [2, 3] along axis 1: one scale and zero point per column.
+    let x: Vec<f32> = vec![1.0, 2.0, 3.0, -1.0, -2.0, -3.0];
+    let (scales, zps) = (vec![0.5, 1.0, 2.0], vec![10i64, 20, 30]);
+    let got = one(
+        "q-axis",
+        "QuantizeLinear",
+        vec![
+            In::Data("x", f(&[2, 3], x.clone())),
+            In::Init("s", f(&[3], scales.clone())),
+            In::Init("zp", ints(DType::U8, &[3], zps.clone())),
+        ],
+        vec![attr_i("axis", 1)],
+    );
+    let want = (0..6).map(|i| quantize_ref(x[i], scales[i % 3], zps[i % 3], 0, 255)).collect();
+    assert_eq!(got, ints(DType::U8, &[2, 3], want));
+    // Blocks of 2 along axis 1 of [1, 5]: 3 blocks, the last one short.
+    let xb: Vec<i64> = vec![10, 20, 30, 40, 50];
+    let got = one(
+        "dq-blocked",
+        "DequantizeLinear",
+        vec![
+            In::Data("x", ints(DType::U8, &[1, 5], xb.clone())),
+            In::Init("s", f(&[1, 3], vec![1.0, 0.5, 0.25])),
+            In::Init("zp", ints(DType::U8, &[1, 3], vec![1, 2, 3])),
+        ],
+        vec![attr_i("axis", 1), attr_i("block_size", 2)],
+    );
+    let (s, z) = ([1.0f32, 0.5, 0.25], [1i64, 2, 3]);
+    let want = (0..5).map(|i| (xb[i] - z[i / 2]) as f32 * s[i / 2]).collect();
+    assert_eq!(got, f(&[1, 5], want));
+}
+
+#[test]
+fn dequantize_is_exact_for_every_input_type() {
+    let got = one(
+        "dq-i8",
+        "DequantizeLinear",
+        vec![
+            In::Data("x", ints(DType::I8, &[3], vec![-128, 0, 127])),
+            In::Init("s", f(&[], vec![0.1])),
+            In::Init("zp", ints(DType::I8, &[], vec![-3])),
+        ],
+        vec![],
+    );
+    assert_eq!(got, f(&[3], vec![-125.0 * 0.1, 3.0 * 0.1, 130.0 * 0.1]));
+    // int32 with a zero point: the difference passes 2^31, subtracted in
+    // i64 and rounded once to f32.
+    let (x, zp) = (i32::MAX, -(1 << 30));
+    let got = one(
+        "dq-i32",
+        "DequantizeLinear",
+        vec![In::Data("x", i32s(&[1], vec![x])), In::Init("s", f(&[], vec![1.0])), In::Init("zp", i32s(&[], vec![zp]))],
+        vec![],
+    );
+    assert_eq!(got, f(&[1], vec![(i64::from(x) - i64::from(zp)) as f32]));
+}
+
+#[test]
+fn dynamic_quantization_follows_the_function_body() {
+    let x: Vec<f32> = vec![0.3, -1.7, 2.9, 0.0, 1.1, -0.4];
+    let out = run_graph(
+        "dq-dynamic",
+        vec![node("DynamicQuantizeLinear", "n", &["x"], &["y", "s", "zp"], vec![])],
+        vec![In::Data("x", f(&[6], x.clone()))],
+        &["y", "s", "zp"],
+    );
+    let (mn, mx) = (x.iter().copied().fold(0.0f32, f32::min), x.iter().copied().fold(0.0f32, f32::max));
+    let scale = (mx - mn) / 255.0;
+    let zp = (0.0 - mn / scale).clamp(0.0, 255.0).round_ties_even() as i64;
+    assert_eq!(out[1], f(&[], vec![scale]));
+    assert_eq!(out[2], ints(DType::U8, &[], vec![zp]));
+    let want = x.iter().map(|&v| quantize_ref(v, scale, zp, 0, 255)).collect();
+    assert_eq!(out[0], ints(DType::U8, &[6], want));
+}
+
+#[test]
+fn a_quantized_weight_dequantizes_at_import_time() {
+    // The QDQ pattern's weight half: DequantizeLinear of an initializer
+    // folds to an f32 constant, so no thunk reads the int8 weight.
+    let m = model(
+        vec![
+            node("DequantizeLinear", "dq", &["w", "s", "zp"], &["wf"], vec![]),
+            node("MatMul", "mm", &["x", "wf"], &["y"], vec![]),
+        ],
+        vec![
+            ints(DType::I8, &[2, 2], vec![1, -2, 3, 127]).proto("w"),
+            f(&[], vec![0.5]).proto("s"),
+            ints(DType::I8, &[], vec![1]).proto("zp"),
+        ],
+        vec![vi("x", &[1, 2])],
+        vec![vi("y", &[1, 2])],
+        19,
+    );
+    let imported = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap();
+    assert!(!imported.sched_text.contains("Cast"), "{}", imported.sched_text);
+    let got = run_model("dq-weight", &m, &[("x", f(&[1, 2], vec![1.0, 2.0]).bytes())], &["y"]).remove(0);
+    // w dequantized: [[0, -1.5], [1, 63]].
+    assert_eq!(got, f(&[1, 2], vec![2.0, 124.5]));
+}
