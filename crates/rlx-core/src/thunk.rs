@@ -191,6 +191,16 @@ macro_rules! thunk_table {
     /// `batch` independent `Sgemm`s over consecutive matrices; a broadcast
     /// operand (`a_bcast`/`b_bcast`) is one matrix reused for every batch.
     BatchedSgemm { a: Op<O>, b: Op<O>, c: Op<O>, batch: usize, m: usize, k: usize, n: usize, a_bcast: bool, b_bcast: bool }
+    /// Integer product with i32 accumulation: per batch, `c[m,n] = sum over
+    /// k of (a[m,k] - a_zero) * (b[k,n] - b_zero)`, exact (wrapping in i32).
+    /// `a` and `b` are u8 or i8 (`a_dtype`, `b_dtype`); `a_zero` is one
+    /// `a_dtype` element, `b_zero` 1 or `n` (`b_zero_len`, per column)
+    /// `b_dtype` elements, both 0 when `none`; `b` is `[batch, k, n]`, or
+    /// `[k, n]` for every batch when `b_bcast`; `c` is i32.
+    IntGemm {
+        a: Op<O>, b: Op<O>, a_zero: OptOp<O>, b_zero: OptOp<O>, c: Op<O>, batch: usize, m: usize, k: usize,
+        n: usize, a_dtype: DType, b_dtype: DType, b_zero_len: usize, b_bcast: bool,
+    }
     /// `c[m,n] = act(a[m,k] @ w[k,n] + bias[n])`.
     FusedMmBiasAct { a: Op<O>, w: Op<O>, bias: Op<O>, c: Op<O>, m: usize, k: usize, n: usize, act: ActKind }
     /// `c[m,n] = act(a[m,k] @ B + bias[n])` where the weight `B` (`k x n`)

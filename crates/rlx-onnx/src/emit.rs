@@ -101,7 +101,13 @@ fn write_weights(lowered: &Lowered) -> Result<(Vec<u8>, Vec<Option<usize>>), Imp
             DType::I64 => Dtype::I64,
             DType::I32 => Dtype::I32,
             DType::Bool => Dtype::BOOL,
-            other => return Err(ImportError::Weights(format!("tensor `{}`: no {} params", s.name, other.name()))),
+            DType::F64 => Dtype::F64,
+            DType::I8 => Dtype::I8,
+            DType::U8 => Dtype::U8,
+            DType::I16 => Dtype::I16,
+            DType::U16 => Dtype::U16,
+            DType::U32 => Dtype::U32,
+            DType::U64 => Dtype::U64,
         };
         let view = TensorView::new(dtype, s.shape.clone(), bytes)
             .map_err(|e| ImportError::Weights(format!("tensor `{}`: {e}", s.name)))?;

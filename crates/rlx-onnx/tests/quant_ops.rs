@@ -144,3 +144,69 @@ fn a_quantized_weight_dequantizes_at_import_time() {
     // w dequantized: [[0, -1.5], [1, 63]].
     assert_eq!(got, f(&[1, 2], vec![2.0, 124.5]));
 }
+
+/// `sum_k (a - za) * (b - zb[j])` for row-major `[batch, m, k]` and
+/// `[k, n]` (shared) operands.
+fn int_matmul_ref(a: &[i64], b: &[i64], za: i64, zb: &[i64], [batch, m, k, n]: [usize; 4]) -> Vec<i64> {
+    let mut out = Vec::new();
+    for bt in 0..batch {
+        for i in 0..m {
+            for j in 0..n {
+                let z = if zb.len() == 1 { zb[0] } else { zb[j] };
+                out.push((0..k).map(|p| (a[(bt * m + i) * k + p] - za) * (b[p * n + j] - z)).sum());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn matmul_integer_is_exact_in_i32_with_per_column_zero_points() {
+    let (batch, m, k, n) = (2, 3, 4, 5);
+    let a: Vec<i64> = (0..batch * m * k).map(|i| (i as i64 * 53) % 256).collect();
+    let b: Vec<i64> = (0..k * n).map(|i| (i as i64 * 29) % 256 - 128).collect();
+    let zb: Vec<i64> = vec![-128, 0, 127, 3, -7];
+    let got = one(
+        "mmi",
+        "MatMulInteger",
+        vec![
+            In::Data("a", ints(DType::U8, &[batch, m, k], a.clone())),
+            In::Init("b", ints(DType::I8, &[k, n], b.clone())),
+            In::Init("za", ints(DType::U8, &[], vec![200])),
+            In::Init("zb", ints(DType::I8, &[n], zb.clone())),
+        ],
+        vec![],
+    );
+    let want = int_matmul_ref(&a, &b, 200, &zb, [batch, m, k, n]);
+    assert_eq!(got, i32s(&[batch, m, n], want.into_iter().map(|v| v as i32).collect()));
+}
+
+#[test]
+fn qlinear_matmul_requantizes_with_the_combined_scale() {
+    let (m, k, n) = (2, 3, 4);
+    let a: Vec<i64> = vec![10, 200, 35, 0, 255, 128];
+    let b: Vec<i64> = (0..k * n).map(|i| (i as i64 * 41) % 256).collect();
+    let (sa, sb, sy) = (0.02f32, 0.05f32, 0.3f32);
+    let (za, zb, zy) = (128i64, 7i64, 100i64);
+    let got = one(
+        "qlmm",
+        "QLinearMatMul",
+        vec![
+            In::Data("a", ints(DType::U8, &[m, k], a.clone())),
+            In::Init("sa", f(&[], vec![sa])),
+            In::Init("za", ints(DType::U8, &[], vec![za])),
+            In::Init("b", ints(DType::U8, &[k, n], b.clone())),
+            In::Init("sb", f(&[], vec![sb])),
+            In::Init("zb", ints(DType::U8, &[], vec![zb])),
+            In::Init("sy", f(&[], vec![sy])),
+            In::Init("zy", ints(DType::U8, &[], vec![zy])),
+        ],
+        vec![],
+    );
+    let multiplier = sa * sb / sy;
+    let want = int_matmul_ref(&a, &b, za, &[zb], [1, m, k, n])
+        .into_iter()
+        .map(|acc| ((acc as f32 * multiplier).round_ties_even() + zy as f32).clamp(0.0, 255.0) as i64)
+        .collect();
+    assert_eq!(got, ints(DType::U8, &[m, n], want));
+}

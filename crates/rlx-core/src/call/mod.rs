@@ -38,7 +38,9 @@
 
 mod types;
 
-pub use types::{CastElem, CmpInput, CmpOutput, IndexElem, MoveElem, ScatterElem, SelectCond, SelectValue, TypeArg};
+pub use types::{
+    CastElem, CmpInput, CmpOutput, IndexElem, MoveElem, QuantElem, ScatterElem, SelectCond, SelectValue, TypeArg,
+};
 
 use crate::operand::Operand;
 use crate::ops::{ActKind, ArgOp, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step};
@@ -192,6 +194,9 @@ macro_rules! kernel_call_table {
             CumsumF32 = reduce::cumsum_f32 <> (src: In<f32>, dst: Out<f32>, outer: usize, axis_dim: usize, inner: usize, exclusive: bool, reverse: bool, par: bool);
             TopKF32 = reduce::top_k_f32 <> (src: In<f32>, dst: Out<u8>, values: NullOut<f32>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool, scratch: Scratch<u32>);
             TopKI64 = reduce::top_k_i64 <> (src: In<i64>, dst: Out<u8>, values: NullOut<i64>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool, scratch: Scratch<u32>);
+
+            // ---- quantized ----
+            IntGemm = quant::int_gemm <a_elem: A = QuantElem, b_elem: B = QuantElem> (a: In<A>, b: In<B>, a_zero: NullIn<A>, b_zero: NullIn<B>, c: Out<i32>, batch: usize, m: usize, k: usize, n: usize, b_zero_len: usize, b_bcast: bool, par: bool);
 
             // ---- convolution and pooling ----
             Conv2dF32 = conv::conv2d_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, path: Val<ConvPath>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);

@@ -72,6 +72,8 @@ macro_rules! type_arg_table {
                 U32 => u32,
                 U64 => u64,
             }
+            /// The 8-bit integers of a quantized product.
+            new QuantElem { U8 => u8, I8 => i8 }
             /// Elements a transpose moves, by width.
             new MoveElem { U8 => u8, U16 => u16, U32 => u32, U64 => u64, U128 => [u64; 2] }
             /// Element types of the generic cast.

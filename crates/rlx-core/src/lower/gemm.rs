@@ -3,7 +3,7 @@
 //! not start pointers).
 
 use super::{not_in_family, F32};
-use crate::call::KernelCall as K;
+use crate::call::{KernelCall as K, QuantElem};
 use crate::operand::Operand;
 use crate::plan::{gemm_needs_temp, half_weight_scratch_elems, packed_gemm_parallel, parallel};
 use crate::thunk::Thunk;
@@ -65,6 +65,25 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
                 K::PackedGemmHalfVia { scratch: m * n * F32, a, w, bias, c, m, k, n, act, bf16, par }
             } else {
                 K::PackedGemmHalf { a, w, bias, c, m, k, n, act, bf16, par }
+            }
+        }
+        Thunk::IntGemm { a, b, a_zero, b_zero, c, batch, m, k, n, a_dtype, b_dtype, b_zero_len, b_bcast } => {
+            let elem = |d: DType| if d == DType::I8 { QuantElem::I8 } else { QuantElem::U8 };
+            K::IntGemm {
+                a_elem: elem(a_dtype),
+                b_elem: elem(b_dtype),
+                a,
+                b,
+                a_zero,
+                b_zero,
+                c,
+                batch,
+                m,
+                k,
+                n,
+                b_zero_len,
+                b_bcast,
+                par: packed_gemm_parallel(batch * m, k, n),
             }
         }
         Thunk::BiasAdd { src, bias, dst, rows, cols } => {

@@ -39,6 +39,7 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         | T::FusedMmBiasAct { .. }
         | T::PackedGemm { .. }
         | T::PackedGemmHalf { .. }
+        | T::IntGemm { .. }
         | T::BiasAdd { .. } => gemm::lower(thunk),
         T::BinaryFull { .. }
         | T::ElementwiseRegion { .. }

@@ -412,3 +412,52 @@ fn bias_add_in_place_and_out_of_place() {
         assert_eq!(fx.get_f32(dst_off, rows * cols), want, "dst at {dst_off}");
     }
 }
+
+#[test]
+fn int_gemm_matches_the_reference_through_the_call_table() {
+    use rlx_runtime::kernels::quant::int_gemm_reference;
+    use rlx_sched::DType;
+    let (batch, m, k, n) = (2usize, 3usize, 5usize, 6usize);
+    let a: Vec<u8> = (0..batch * m * k).map(|i| (i * 37 % 256) as u8).collect();
+    let b: Vec<i8> = (0..batch * k * n).map(|i| (i * 91 % 256) as u8 as i8).collect();
+    let (za, zb) = ([200u8], [-3i8, 0, 127, -128, 5, 1]);
+    let mut arena = super::elementwise::Arena::new(1024);
+    arena.put(0, &a);
+    arena.put(64, &b);
+    arena.put(192, &za);
+    arena.put(256, &zb);
+    let at = super::elementwise::at;
+    arena.run(Thunk::IntGemm {
+        a: at(0),
+        b: at(64),
+        a_zero: Some(at(192)),
+        b_zero: Some(at(256)),
+        c: at(512),
+        batch,
+        m,
+        k,
+        n,
+        a_dtype: DType::U8,
+        b_dtype: DType::I8,
+        b_zero_len: n,
+        b_bcast: false,
+    });
+    let mut want = vec![0i32; batch * m * n];
+    // SAFETY: the vectors hold the extents the shape names.
+    unsafe {
+        int_gemm_reference(
+            a.as_ptr(),
+            b.as_ptr(),
+            za.as_ptr(),
+            zb.as_ptr(),
+            want.as_mut_ptr(),
+            batch,
+            m,
+            k,
+            n,
+            n,
+            false,
+        )
+    };
+    assert_eq!(arena.get::<i32>(512, batch * m * n), want);
+}

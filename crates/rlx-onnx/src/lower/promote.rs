@@ -36,6 +36,8 @@ const NATIVE_OPS: &[&str] = &[
     "QuantizeLinear",
     "DequantizeLinear",
     "DynamicQuantizeLinear",
+    "MatMulInteger",
+    "QLinearMatMul",
 ];
 
 /// Ops whose result on `UINT64` bits is the same whatever the sign bit

@@ -17,7 +17,7 @@
 //! them alone): the output type is the zero point's, which the i64 copies
 //! would hide.
 
-use rlx_sched::DType;
+use rlx_sched::{DType, Thunk};
 
 use super::ops::R;
 use super::shape::normalize_axis;
@@ -98,21 +98,128 @@ pub(super) fn quantize(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let scale = broadcastable(lw, ctx, 1, &x_shape)?;
     let scaled = lw.internal_name(&out, "scaled");
     lw.lower_part(ctx, "Div", &[&xf, &scale], &[&scaled], Vec::new())?;
-    let rounded = lw.internal_name(&out, "rounded");
-    lw.lower_part(ctx, "Round", &[&scaled], &[&rounded], Vec::new())?;
+    let zp = match zero_point {
+        Some(_) => Some(broadcastable(lw, ctx, 2, &x_shape)?),
+        None => None,
+    };
+    requantize(lw, ctx, &scaled, zp.as_deref(), &out, to, (lo, hi))
+}
+
+/// `out = cast(min(max(round_half_even(scaled) + zero_point, lo), hi))`:
+/// the integer end of every quantizing op, `scaled` f32.
+fn requantize(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    scaled: &str,
+    zero_point: Option<&str>,
+    out: &str,
+    to: DType,
+    (lo, hi): (f32, f32),
+) -> R {
+    let rounded = lw.internal_name(out, "rounded");
+    lw.lower_part(ctx, "Round", &[scaled], &[&rounded], Vec::new())?;
     let shifted = match zero_point {
-        Some(_) => {
-            let zp = broadcastable(lw, ctx, 2, &x_shape)?;
-            let zpf = lw.internal_name(&zp, "f32");
-            cast(lw, ctx, &zp, &zpf, DType::F32)?;
-            let shifted = lw.internal_name(&out, "shifted");
+        Some(zp) => {
+            let zpf = lw.internal_name(zp, "f32");
+            cast(lw, ctx, zp, &zpf, DType::F32)?;
+            let shifted = lw.internal_name(out, "shifted");
             lw.lower_part(ctx, "Add", &[&rounded, &zpf], &[&shifted], Vec::new())?;
             shifted
         }
         None => rounded,
     };
-    let saturated = saturate(lw, ctx, &shifted, &out, lo, hi)?;
-    cast(lw, ctx, &saturated, &out, to)
+    let saturated = saturate(lw, ctx, &shifted, out, lo, hi)?;
+    cast(lw, ctx, &saturated, out, to)
+}
+
+/// `MatMulInteger`: the 8-bit product with i32 accumulation, one `IntGemm`.
+/// `a` is `[..., M, K]`; `b` is `[K, N]` (shared by every batch) or has
+/// `a`'s batch dims. `a_zero_point` is per tensor (a per-row one is
+/// refused); `b_zero_point` per tensor or per column (`[N]`).
+pub(super) fn matmul_integer(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 4)?;
+    output(ctx, 0)?;
+    let (a, a_shape, a_dtype) = lw.typed_input(ctx, 0)?;
+    let (b, b_shape, b_dtype) = lw.typed_input(ctx, 1)?;
+    for (what, d) in [("A", a_dtype), ("B", b_dtype)] {
+        if !matches!(d, DType::U8 | DType::I8) {
+            return Err(ctx.err(format!("input {what} is {d}; MatMulInteger takes uint8 and int8")));
+        }
+    }
+    if a_shape.len() < 2 || b_shape.len() < 2 {
+        return Err(ctx.err(format!("operands of shapes {a_shape:?} and {b_shape:?}: 1-D operands are not supported")));
+    }
+    let (m, k) = (a_shape[a_shape.len() - 2], a_shape[a_shape.len() - 1]);
+    let (kb, n) = (b_shape[b_shape.len() - 2], b_shape[b_shape.len() - 1]);
+    let batch_dims = &a_shape[..a_shape.len() - 2];
+    let b_bcast = b_shape.len() == 2;
+    if kb != k || (!b_bcast && &b_shape[..b_shape.len() - 2] != batch_dims) {
+        return Err(
+            ctx.err(format!("shapes {a_shape:?} and {b_shape:?}: B must be [K, N] or have A's batch dims, with A's K"))
+        );
+    }
+    let zero =
+        |lw: &mut Lowerer, i: usize, dtype: DType, lens: &[usize]| -> Result<Option<(usize, usize)>, ImportError> {
+            if optional_input(ctx, i).is_none() {
+                return Ok(None);
+            }
+            let (id, shape, d) = lw.typed_input(ctx, i)?;
+            let len: usize = shape.iter().product();
+            if d != dtype || !lens.contains(&len) || shape.len() > 1 {
+                return Err(ctx.err(format!(
+                    "zero point {i} is {d}{shape:?}; it must be {dtype} with one element{}",
+                    if lens.len() > 1 { " or one per column" } else { " (per-row zero points are not supported)" }
+                )));
+            }
+            Ok(Some((id, len)))
+        };
+    let a_zero = zero(lw, 2, a_dtype, &[1])?.map(|(id, _)| id);
+    let b_zero = zero(lw, 3, b_dtype, &[1, n])?;
+    let mut out_shape = batch_dims.to_vec();
+    out_shape.extend([m, n]);
+    let c = lw.output_storage_typed(ctx, 0, out_shape.clone(), DType::I32)?;
+    lw.emit(
+        ctx,
+        Thunk::IntGemm {
+            a,
+            b,
+            a_zero,
+            b_zero: b_zero.map(|(id, _)| id),
+            c,
+            batch: batch_dims.iter().product(),
+            m,
+            k,
+            n,
+            a_dtype,
+            b_dtype,
+            b_zero_len: b_zero.map_or(1, |(_, len)| len),
+            b_bcast,
+        },
+    );
+    lw.define(ctx, 0, Value::Data { storage: c, shape: out_shape })
+}
+
+/// `QLinearMatMul`: `MatMulInteger`, then the i32 sums scaled by
+/// `a_scale * b_scale / y_scale` and requantized to `y_zero_point`'s type.
+pub(super) fn qlinear_matmul(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(8, 8)?;
+    let inputs: Vec<&str> = ctx.node.input.iter().map(String::as_str).collect();
+    let [a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp] = inputs[..] else { unreachable!("arity checked") };
+    let out = output(ctx, 0)?;
+    let acc = lw.internal_name(&out, "acc");
+    lw.lower_part(ctx, "MatMulInteger", &[a, b, a_zp, b_zp], &[&acc], Vec::new())?;
+    let accf = lw.internal_name(&out, "acc_f32");
+    cast(lw, ctx, &acc, &accf, DType::F32)?;
+    let scales = lw.internal_name(&out, "ab_scale");
+    lw.lower_part(ctx, "Mul", &[a_scale, b_scale], &[&scales], Vec::new())?;
+    let multiplier = lw.internal_name(&out, "multiplier");
+    lw.lower_part(ctx, "Div", &[&scales, y_scale], &[&multiplier], Vec::new())?;
+    let scaled = lw.internal_name(&out, "scaled");
+    lw.lower_part(ctx, "Mul", &[&accf, &multiplier], &[&scaled], Vec::new())?;
+    let to = value_dtype(lw, ctx, y_zp)?;
+    let range =
+        saturation_range(to).ok_or_else(|| ctx.err(format!("y_zero_point is {to}; uint8 and int8 are supported")))?;
+    requantize(lw, ctx, &scaled, Some(y_zp), &out, to, range)
 }
 
 /// `DynamicQuantizeLinear`: uint8 quantization of f32 `x` with the scale

@@ -12,6 +12,7 @@ pub mod gemm;
 pub mod movement;
 pub mod norm;
 pub mod pool;
+pub mod quant;
 pub mod recurrent;
 pub mod reduce;
 pub mod rope;

@@ -461,6 +461,10 @@ pub(super) fn top_k_too_large(k: usize, axis_dim: usize) -> String {
     format!("`k` {k} is larger than `axis_dim` {axis_dim}")
 }
 
+pub(super) fn int_gemm_zero_len(len: usize, n: usize) -> String {
+    format!("`b_zero_len` {len} must be 1 (per tensor) or `n` {n} (per column)")
+}
+
 pub(super) fn zero_kv_heads() -> String {
     "`kv_heads` must be at least 1".to_string()
 }

@@ -29,6 +29,28 @@ pub(super) fn batched_sgemm<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.scratch("c", product(&[*batch, *m, *n, 4]), "batch*m*n*4");
 }
 
+/// The 8-bit integer product: `a`, `b` and the zero points of their
+/// types (u8 or i8), `c` i32; no operand may overlap `c` (the kernel
+/// writes each row while reading the inputs).
+pub(super) fn int_gemm<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::IntGemm { a, b, a_zero, b_zero, c, batch, m, k, n, a_dtype, b_dtype, b_zero_len, b_bcast } = t else {
+        unreachable!("int_gemm called on {:?}", t.kind())
+    };
+    const EIGHT_BIT: &[DType] = &[DType::U8, DType::I8];
+    let types_ok = r.dtype_in("a_dtype", *a_dtype, EIGHT_BIT) & r.dtype_in("b_dtype", *b_dtype, EIGHT_BIT);
+    r.require(*b_zero_len == 1 || *b_zero_len == *n, "b_zero_len", || messages::int_gemm_zero_len(*b_zero_len, *n));
+    if !types_ok {
+        return;
+    }
+    let (ae, be) = (Elem::Exact(*a_dtype), Elem::Exact(*b_dtype));
+    let (b_count, b_formula) = if *b_bcast { (1, "k*n (b_bcast)") } else { (*batch, "batch*k*n") };
+    r.read("a", a, ae, &[*batch, *m, *k], "batch*m*k");
+    r.read("b", b, be, &[b_count, *k, *n], b_formula);
+    r.read_opt("a_zero", a_zero, ae, &[1], "1");
+    r.read_opt("b_zero", b_zero, be, &[*b_zero_len], "b_zero_len");
+    r.write("c", c, Elem::Exact(DType::I32), &[*batch, *m, *n], "batch*m*n");
+}
+
 /// `c = act(a @ w + bias)`. `a` and `w` may overlap `c` (a temporary is
 /// used), but `bias` is read after the product is stored, so it must not.
 pub(super) fn fused_mm_bias_act<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {

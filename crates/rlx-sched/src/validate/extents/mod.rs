@@ -232,6 +232,7 @@ pub(crate) fn rules<O>(t: &Thunk<O>) -> Rules<'_, O> {
         Thunk::FusedMmBiasAct { .. } => gemm::fused_mm_bias_act(&mut r, t),
         Thunk::PackedGemm { .. } => gemm::packed_gemm(&mut r, t),
         Thunk::PackedGemmHalf { .. } => gemm::packed_gemm_half(&mut r, t),
+        Thunk::IntGemm { .. } => gemm::int_gemm(&mut r, t),
         Thunk::BiasAdd { .. } => gemm::bias_add(&mut r, t),
         Thunk::BinaryFull { .. } => elementwise::binary_full(&mut r, t),
         Thunk::ElementwiseRegion { .. } => elementwise::elementwise_region(&mut r, t),

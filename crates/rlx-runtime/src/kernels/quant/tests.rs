@@ -1,0 +1,99 @@
+use super::*;
+
+/// Deterministic bytes covering the whole 8-bit range.
+fn bytes(len: usize, seed: u32) -> Vec<u8> {
+    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s >> 11) as u8
+        })
+        .collect()
+}
+
+/// Runs the kernel (serial and split) and the reference on one case and
+/// asserts all three agree bit for bit.
+#[allow(clippy::too_many_arguments)]
+fn check<A: IntElem, B: IntElem>(
+    a: &[A],
+    b: &[B],
+    za: Option<A>,
+    zb: &[B],
+    [batch, m, k, n]: [usize; 4],
+    b_bcast: bool,
+) {
+    let za_ptr = za.as_ref().map_or(std::ptr::null(), |z| z as *const A);
+    let zb_ptr = if zb.is_empty() { std::ptr::null() } else { zb.as_ptr() };
+    let mut want = vec![0i32; batch * m * n];
+    let mut got = vec![7i32; batch * m * n];
+    let mut split = vec![-7i32; batch * m * n];
+    // SAFETY: the slices hold exactly the extents the shapes name.
+    unsafe {
+        int_gemm_reference(
+            a.as_ptr(),
+            b.as_ptr(),
+            za_ptr,
+            zb_ptr,
+            want.as_mut_ptr(),
+            batch,
+            m,
+            k,
+            n,
+            zb.len(),
+            b_bcast,
+        );
+        int_gemm(a.as_ptr(), b.as_ptr(), za_ptr, zb_ptr, got.as_mut_ptr(), batch, m, k, n, zb.len(), b_bcast, false);
+        int_gemm(a.as_ptr(), b.as_ptr(), za_ptr, zb_ptr, split.as_mut_ptr(), batch, m, k, n, zb.len(), b_bcast, true);
+    }
+    assert_eq!(got, want, "serial, shape {:?} b_bcast {b_bcast}", [batch, m, k, n]);
+    assert_eq!(split, want, "split, shape {:?}", [batch, m, k, n]);
+}
+
+fn signed(v: Vec<u8>) -> Vec<i8> {
+    v.into_iter().map(|x| x as i8).collect()
+}
+
+#[test]
+fn matches_the_reference_over_awkward_shapes_and_types() {
+    for (i, &[batch, m, k, n]) in
+        [[1, 1, 1, 1], [1, 3, 5, 17], [2, 4, 33, 9], [1, 1, 64, 1], [3, 2, 7, 31], [1, 5, 0, 3], [1, 0, 4, 4]]
+            .iter()
+            .enumerate()
+    {
+        let seed = i as u32 * 10;
+        for b_bcast in [true, false] {
+            let b_len = if b_bcast { k * n } else { batch * k * n };
+            let (a8, b8) = (bytes(batch * m * k, seed), bytes(b_len, seed + 1));
+            let zb_col = bytes(n, seed + 2);
+            // u8 x u8 with per-tensor and per-column zero points.
+            check(&a8, &b8, Some(131u8), &[7u8], [batch, m, k, n], b_bcast);
+            check(&a8, &b8, Some(0u8), &zb_col, [batch, m, k, n], b_bcast);
+            // u8 x i8 (onnxruntime's usual pairing), i8 x u8, i8 x i8.
+            check(&a8, &signed(b8.clone()), Some(128u8), &[], [batch, m, k, n], b_bcast);
+            check(&signed(a8.clone()), &b8, None, &[255u8], [batch, m, k, n], b_bcast);
+            check(
+                &signed(a8.clone()),
+                &signed(b8.clone()),
+                Some(-128i8),
+                &signed(zb_col.clone()),
+                [batch, m, k, n],
+                b_bcast,
+            );
+        }
+    }
+}
+
+#[test]
+fn sums_past_i32_wrap_as_i32_accumulation_does() {
+    // 255 * 255 * 40_000 = 2.6e9 > i32::MAX.
+    let k = 40_000;
+    let (a, b) = (vec![255u8; k], vec![255u8; k]);
+    let mut c = [0i32; 1];
+    // SAFETY: one row of `k`, one column.
+    unsafe {
+        int_gemm(a.as_ptr(), b.as_ptr(), std::ptr::null(), std::ptr::null(), c.as_mut_ptr(), 1, 1, k, 1, 0, true, false)
+    };
+    assert_eq!(c[0], (255i64 * 255 * k as i64) as i32);
+}
