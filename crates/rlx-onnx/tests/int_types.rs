@@ -161,6 +161,27 @@ fn movement_and_selection_carry_narrow_values() {
         vec![],
     );
     assert_eq!(got, ints(DType::U16, &[2], vec![60000, 50000]));
+    let table = ints(DType::U8, &[3, 2], vec![250, 1, 2, 3, 4, 255]);
+    let got = one("u8-gather", "Gather", vec![In::Init("t", table.clone()), data("i", i64s(&[2], vec![2, 0]))], vec![]);
+    assert_eq!(got, ints(DType::U8, &[2, 2], vec![4, 255, 250, 1]), "a one-byte table, gathered as bytes");
+    let got = one(
+        "u16-concat",
+        "Concat",
+        vec![data("a", ints(DType::U16, &[1], vec![65535])), data("b", ints(DType::U16, &[2], vec![0, 7]))],
+        vec![attr_i("axis", 0)],
+    );
+    assert_eq!(got, ints(DType::U16, &[3], vec![65535, 0, 7]));
+    let got = one(
+        "i8-slice",
+        "Slice",
+        vec![
+            data("x", ints(DType::I8, &[4], vec![-1, -2, -3, -4])),
+            In::Init("s", i64s(&[1], vec![1])),
+            In::Init("e", i64s(&[1], vec![3])),
+        ],
+        vec![],
+    );
+    assert_eq!(got, ints(DType::I8, &[2], vec![-2, -3]));
     let got = one("i8-reshape", "Reshape", vec![data("x", x), In::Init("s", i64s(&[1], vec![4]))], vec![]);
     assert_eq!(got, ints(DType::I8, &[4], vec![-1, 2, -3, 4]), "a view, no copy of its own");
 }

@@ -13,16 +13,24 @@
 //! ops outside [`U64_BITWISE_OPS`] refuse `UINT64` inputs.
 //!
 //! Ops that only read shapes or convert types (`Shape`, `Size`, `Cast`,
-//! `CastLike`) and the views (`Reshape`, `Flatten`, `Squeeze`,
-//! `Unsqueeze`, `Identity`) take the narrow values as they are.
+//! `CastLike`), the views (`Reshape`, `Flatten`, `Squeeze`, `Unsqueeze`,
+//! `Identity`), the moves by element size (`Gather`, `Transpose`,
+//! `Concat`, `Slice`) and the quantization ops take the narrow values as
+//! they are.
 
 use rlx_sched::DType;
 
 use super::{fold, logic, ops, ImportError, Lowerer, NodeCtx, Value};
 use crate::tensor::{compute_dtype, is_carried_int};
 
-/// Ops that handle the narrow integer types themselves.
+/// Ops that handle the narrow integer types themselves: they only read
+/// shapes, convert types, or move elements by their size (so a quantized
+/// embedding table stays one byte per element).
 const NATIVE_OPS: &[&str] = &[
+    "Gather",
+    "Transpose",
+    "Concat",
+    "Slice",
     "Cast",
     "CastLike",
     "Shape",
