@@ -10,6 +10,10 @@ Writes, under OUT_DIR (default `.cache/onnx-models/minilm`, git-ignored):
   minilm.onnx                        the model
   input_ids.npy, attention_mask.npy, token_type_ids.npy   one tokenized sentence
   expected.npy                       the sentence-transformers embedding (float32)
+  minilm_int8.onnx                   the same model quantized by onnxruntime's
+                                     `quantize_dynamic` (int8 weights, uint8
+                                     activations: DynamicQuantizeLinear +
+                                     MatMulInteger), about 4x smaller
 
 Usage: python3 models/onnx/export_minilm.py [OUT_DIR]
 """
@@ -79,6 +83,11 @@ def main():
         np.save(out / f"{name}.npy", t.numpy().astype(np.int64))
     np.save(out / "expected.npy", ours.astype(np.float32))
     print(f"wrote {out / 'minilm.onnx'} ({(out / 'minilm.onnx').stat().st_size} bytes)")
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(out / "minilm.onnx"), str(out / "minilm_int8.onnx"), weight_type=QuantType.QInt8)
+    print(f"wrote {out / 'minilm_int8.onnx'} ({(out / 'minilm_int8.onnx').stat().st_size} bytes)")
 
 
 if __name__ == "__main__":

@@ -196,7 +196,7 @@ macro_rules! kernel_call_table {
             TopKI64 = reduce::top_k_i64 <> (src: In<i64>, dst: Out<u8>, values: NullOut<i64>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool, scratch: Scratch<u32>);
 
             // ---- quantized ----
-            IntGemm = quant::int_gemm <a_elem: A = QuantElem, b_elem: B = QuantElem> (a: In<A>, b: In<B>, a_zero: NullIn<A>, b_zero: NullIn<B>, c: Out<i32>, batch: usize, m: usize, k: usize, n: usize, b_zero_len: usize, b_bcast: bool, par: bool);
+            IntGemm = quant::int_gemm <a_elem: A = QuantElem, b_elem: B = QuantElem> (scratch: Scratch<u8>, a: In<A>, b: In<B>, a_zero: NullIn<A>, b_zero: NullIn<B>, c: Out<i32>, batch: usize, m: usize, k: usize, n: usize, b_zero_len: usize, b_bcast: bool, par: bool);
 
             // ---- convolution and pooling ----
             Conv2dF32 = conv::conv2d_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, path: Val<ConvPath>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);

@@ -5,7 +5,7 @@
 use super::{not_in_family, F32};
 use crate::call::{KernelCall as K, QuantElem};
 use crate::operand::Operand;
-use crate::plan::{gemm_needs_temp, half_weight_scratch_elems, packed_gemm_parallel, parallel};
+use crate::plan::{gemm_needs_temp, half_weight_scratch_elems, int_gemm_scratch_bytes, packed_gemm_parallel, parallel};
 use crate::thunk::Thunk;
 use crate::DType;
 
@@ -70,6 +70,7 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
         Thunk::IntGemm { a, b, a_zero, b_zero, c, batch, m, k, n, a_dtype, b_dtype, b_zero_len, b_bcast } => {
             let elem = |d: DType| if d == DType::I8 { QuantElem::I8 } else { QuantElem::U8 };
             K::IntGemm {
+                scratch: int_gemm_scratch_bytes(batch, m, k, n),
                 a_elem: elem(a_dtype),
                 b_elem: elem(b_dtype),
                 a,

@@ -28,3 +28,15 @@ pub const fn half_weight_scratch_elems(m: usize, k: usize, n: usize) -> usize {
         k * n
     }
 }
+
+/// Bytes of `IntGemm`'s scratch taken by `b - b_zero` packed as i16 pairs
+/// of k rows (`ceil(k/2) * n * 2` elements), rounded up to 64 bytes.
+pub const fn int_gemm_packed_b_bytes(k: usize, n: usize) -> usize {
+    (k.div_ceil(2) * n * 2 * 2).div_ceil(64) * 64
+}
+
+/// Bytes of scratch `IntGemm` needs: the packed `b`, then `a - a_zero` as
+/// i32 pairs of k columns (`batch * m * ceil(k/2)`).
+pub const fn int_gemm_scratch_bytes(batch: usize, m: usize, k: usize, n: usize) -> usize {
+    int_gemm_packed_b_bytes(k, n) + batch * m * k.div_ceil(2) * 4
+}

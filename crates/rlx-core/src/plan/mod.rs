@@ -13,7 +13,10 @@ mod paths;
 mod transpose;
 
 pub use binary::*;
-pub use gemm::{gemm_needs_temp, half_weight_scratch_elems, HALF_WEIGHT_DIRECT_MAX_M};
+pub use gemm::{
+    gemm_needs_temp, half_weight_scratch_elems, int_gemm_packed_b_bytes, int_gemm_scratch_bytes,
+    HALF_WEIGHT_DIRECT_MAX_M,
+};
 pub use paths::*;
 pub use transpose::*;
 

@@ -415,24 +415,26 @@ fn bias_add_in_place_and_out_of_place() {
 
 #[test]
 fn int_gemm_matches_the_reference_through_the_call_table() {
-    use rlx_runtime::kernels::quant::int_gemm_reference;
+    use rlx_runtime::kernels::quant::{int_gemm_reference, int_gemm_scratch_bytes};
     use rlx_sched::DType;
-    let (batch, m, k, n) = (2usize, 3usize, 5usize, 6usize);
+    let (batch, m, k, n) = (2usize, 5usize, 7usize, 19usize);
     let a: Vec<u8> = (0..batch * m * k).map(|i| (i * 37 % 256) as u8).collect();
     let b: Vec<i8> = (0..batch * k * n).map(|i| (i * 91 % 256) as u8 as i8).collect();
-    let (za, zb) = ([200u8], [-3i8, 0, 127, -128, 5, 1]);
-    let mut arena = super::elementwise::Arena::new(1024);
-    arena.put(0, &a);
-    arena.put(64, &b);
-    arena.put(192, &za);
-    arena.put(256, &zb);
-    let at = super::elementwise::at;
-    arena.run(Thunk::IntGemm {
+    let za = [200u8];
+    let zb: Vec<i8> = (0..n).map(|j| (j * 29 % 256) as u8 as i8).collect();
+    let mut fx = Fixture::new(4096, 0, int_gemm_scratch_bytes(batch, m, k, n));
+    let bytes = |v: &[i8]| v.iter().map(|&x| x as u8).collect::<Vec<u8>>();
+    fx.put_bytes(Segment::Arena, 0, &a);
+    fx.put_bytes(Segment::Arena, 128, &bytes(&b));
+    fx.put_bytes(Segment::Arena, 448, &za);
+    fx.put_bytes(Segment::Arena, 512, &bytes(&zb));
+    let at = |offset| Operand { segment: Segment::Arena, offset, buffer: None };
+    fx.run(&Thunk::IntGemm {
         a: at(0),
-        b: at(64),
-        a_zero: Some(at(192)),
-        b_zero: Some(at(256)),
-        c: at(512),
+        b: at(128),
+        a_zero: Some(at(448)),
+        b_zero: Some(at(512)),
+        c: at(1024),
         batch,
         m,
         k,
@@ -459,5 +461,9 @@ fn int_gemm_matches_the_reference_through_the_call_table() {
             false,
         )
     };
-    assert_eq!(arena.get::<i32>(512, batch * m * n), want);
+    let got: Vec<i32> = fx.arena.as_slice()[1024..1024 + 4 * batch * m * n]
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(got, want);
 }

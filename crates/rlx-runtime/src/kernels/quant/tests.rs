@@ -29,6 +29,7 @@ fn check<A: IntElem, B: IntElem>(
     let mut want = vec![0i32; batch * m * n];
     let mut got = vec![7i32; batch * m * n];
     let mut split = vec![-7i32; batch * m * n];
+    let mut scratch = scratch_for(batch, m, k, n);
     // SAFETY: the slices hold exactly the extents the shapes name.
     unsafe {
         int_gemm_reference(
@@ -44,11 +45,31 @@ fn check<A: IntElem, B: IntElem>(
             zb.len(),
             b_bcast,
         );
-        int_gemm(a.as_ptr(), b.as_ptr(), za_ptr, zb_ptr, got.as_mut_ptr(), batch, m, k, n, zb.len(), b_bcast, false);
-        int_gemm(a.as_ptr(), b.as_ptr(), za_ptr, zb_ptr, split.as_mut_ptr(), batch, m, k, n, zb.len(), b_bcast, true);
+        let s: *mut u8 = scratch.as_mut_ptr().cast();
+        int_gemm(s, a.as_ptr(), b.as_ptr(), za_ptr, zb_ptr, got.as_mut_ptr(), batch, m, k, n, zb.len(), b_bcast, false);
+        int_gemm(
+            s,
+            a.as_ptr(),
+            b.as_ptr(),
+            za_ptr,
+            zb_ptr,
+            split.as_mut_ptr(),
+            batch,
+            m,
+            k,
+            n,
+            zb.len(),
+            b_bcast,
+            true,
+        );
     }
     assert_eq!(got, want, "serial, shape {:?} b_bcast {b_bcast}", [batch, m, k, n]);
     assert_eq!(split, want, "split, shape {:?}", [batch, m, k, n]);
+}
+
+/// 64-byte aligned scratch of the size the planner gives the call.
+fn scratch_for(batch: usize, m: usize, k: usize, n: usize) -> Vec<[u64; 8]> {
+    vec![[0u64; 8]; int_gemm_scratch_bytes(batch, m, k, n).div_ceil(64)]
 }
 
 fn signed(v: Vec<u8>) -> Vec<i8> {
@@ -57,10 +78,21 @@ fn signed(v: Vec<u8>) -> Vec<i8> {
 
 #[test]
 fn matches_the_reference_over_awkward_shapes_and_types() {
-    for (i, &[batch, m, k, n]) in
-        [[1, 1, 1, 1], [1, 3, 5, 17], [2, 4, 33, 9], [1, 1, 64, 1], [3, 2, 7, 31], [1, 5, 0, 3], [1, 0, 4, 4]]
-            .iter()
-            .enumerate()
+    for (i, &[batch, m, k, n]) in [
+        [1, 1, 1, 1],
+        [1, 3, 5, 17],
+        [2, 4, 33, 9],
+        [1, 1, 64, 1],
+        [3, 2, 7, 31],
+        [1, 5, 0, 3],
+        [1, 0, 4, 4],
+        [1, 9, 40, 48],
+        [2, 5, 1, 32],
+        [1, 6, 9, 83],
+        [2, 4, 130, 64],
+    ]
+    .iter()
+    .enumerate()
     {
         let seed = i as u32 * 10;
         for b_bcast in [true, false] {
@@ -89,11 +121,17 @@ fn matches_the_reference_over_awkward_shapes_and_types() {
 fn sums_past_i32_wrap_as_i32_accumulation_does() {
     // 255 * 255 * 40_000 = 2.6e9 > i32::MAX.
     let k = 40_000;
-    let (a, b) = (vec![255u8; k], vec![255u8; k]);
-    let mut c = [0i32; 1];
-    // SAFETY: one row of `k`, one column.
+    let a = vec![255u8; k];
+    // 17 columns: one AVX2 tile and the scalar tail.
+    let n = 17;
+    let b = vec![255u8; k * n];
+    let mut c = vec![0i32; n];
+    let mut scratch = scratch_for(1, 1, k, n);
+    let null = std::ptr::null::<u8>();
+    // SAFETY: one row of `k`, `n` columns; scratch as the planner sizes it.
     unsafe {
-        int_gemm(a.as_ptr(), b.as_ptr(), std::ptr::null(), std::ptr::null(), c.as_mut_ptr(), 1, 1, k, 1, 0, true, false)
+        let s: *mut u8 = scratch.as_mut_ptr().cast();
+        int_gemm(s, a.as_ptr(), b.as_ptr(), null, null, c.as_mut_ptr(), 1, 1, k, n, 0, true, false)
     };
-    assert_eq!(c[0], (255i64 * 255 * k as i64) as i32);
+    assert_eq!(c, vec![(255i64 * 255 * k as i64) as i32; n]);
 }

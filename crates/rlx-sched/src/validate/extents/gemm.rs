@@ -49,6 +49,14 @@ pub(super) fn int_gemm<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.read_opt("a_zero", a_zero, ae, &[1], "1");
     r.read_opt("b_zero", b_zero, be, &[*b_zero_len], "b_zero_len");
     r.write("c", c, Elem::Exact(DType::I32), &[*batch, *m, *n], "batch*m*n");
+    // The packed b (i16 pairs) and a's pairs (i32).
+    let kp = k.div_ceil(2);
+    let packed = product(&[kp, *n, 4]).and_then(|b| b.checked_add(63));
+    r.scratch(
+        "k",
+        packed.zip(product(&[*batch, *m, kp, 4])).and_then(|(b, a)| b.checked_add(a)),
+        "ceil(k/2)*(n*4 + batch*m*4)",
+    );
 }
 
 /// `c = act(a @ w + bias)`. `a` and `w` may overlap `c` (a temporary is
