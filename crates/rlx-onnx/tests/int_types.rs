@@ -203,3 +203,38 @@ fn doubles_are_computed_in_f32_at_an_f64_interface() {
     let sum = f64::from(0.1f64 as f32 + 0.2f64 as f32);
     assert_eq!(got, T::F64(vec![2], vec![3.75, sum]));
 }
+
+#[test]
+fn tile_repeats_and_bit_cast_reinterprets() {
+    let got = one(
+        "u8-tile",
+        "Tile",
+        vec![data("x", ints(DType::U8, &[1, 2], vec![7, 250])), In::Init("r", i64s(&[2], vec![2, 3]))],
+        vec![],
+    );
+    assert_eq!(got, ints(DType::U8, &[2, 6], [7, 250].repeat(6)));
+    let got = one(
+        "f32-bits",
+        "BitCast",
+        vec![data("x", f(&[2], vec![1.0, -0.0]))],
+        vec![attr_i("to", i64::from(data_type::INT32))],
+    );
+    assert_eq!(got, i32s(&[2], vec![1.0f32.to_bits() as i32, (-0.0f32).to_bits() as i32]));
+    let got = one(
+        "bool-bits",
+        "BitCast",
+        vec![data("x", bools(&[2], vec![true, false]))],
+        vec![attr_i("to", i64::from(data_type::UINT8))],
+    );
+    assert_eq!(got, ints(DType::U8, &[2], vec![1, 0]));
+    // FLOAT16 is computed in f32 here: its bits are not at hand.
+    let m = model(
+        vec![node("BitCast", "bc", &["x"], &["y"], vec![attr_i("to", i64::from(data_type::FLOAT16))])],
+        vec![],
+        vec![ints(DType::I16, &[2], vec![0; 2]).info("x")],
+        vec![ValueInfoProto { name: "y".to_string(), ..Default::default() }],
+        18,
+    );
+    let e = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
+    assert!(e.contains("attribute `to` is FLOAT16"), "{e}");
+}

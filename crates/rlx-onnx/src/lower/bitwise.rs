@@ -71,9 +71,7 @@ fn check_ints(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<DType, Im
 
 /// Defines a one-element constant named after the node's output and `what`.
 fn constant(lw: &mut Lowerer, ctx: &NodeCtx<'_>, what: &str, data: ConstData) -> String {
-    let name = lw.internal_name(ctx.node.output.first().map_or("", String::as_str), what);
-    lw.values.insert(name.clone(), Value::Const(ConstTensor { shape: Vec::new(), data }));
-    name
+    lw.constant(ctx.node.output.first().map_or("", String::as_str), what, ConstTensor { shape: Vec::new(), data })
 }
 
 /// `output = op(inputs[0], inputs[1])` through the arithmetic lowering

@@ -11,6 +11,7 @@
 
 mod attention_op;
 mod bitwise;
+mod compose;
 mod conv_nd;
 mod conv_transpose;
 mod einsum;
@@ -494,6 +495,14 @@ impl Lowerer {
             return Err(ctx.err(format!("output `{name}` is produced twice")));
         }
         Ok(())
+    }
+
+    /// Defines a constant under a fresh internal name (`base.what`) for a
+    /// composed op's parts to read; returns the name.
+    pub(crate) fn constant(&mut self, base: &str, what: &str, c: ConstTensor) -> String {
+        let name = self.internal_name(base, what);
+        self.values.insert(name.clone(), Value::Const(c));
+        name
     }
 
     /// Lowers a node the lowering of `ctx` composes its op from: `op` over

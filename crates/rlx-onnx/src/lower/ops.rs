@@ -4,8 +4,9 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
-    attention_op, bitwise, conv_nd, conv_transpose, einsum, fold, group_norm, logic, loss, lp, movement, nn, norm,
-    onehot, promote, quant, recurrent, reduce, resize, scatter, slice, softmax, space, window, Lowerer, NodeCtx, Value,
+    attention_op, bitwise, compose, conv_nd, conv_transpose, einsum, fold, group_norm, logic, loss, lp, movement, nn,
+    norm, onehot, promote, quant, recurrent, reduce, resize, scatter, slice, softmax, space, window, Lowerer, NodeCtx,
+    Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -26,11 +27,13 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Attention",
     "AveragePool",
     "BatchNormalization",
+    "BitCast",
     "BitShift",
     "BitwiseAnd",
     "BitwiseNot",
     "BitwiseOr",
     "BitwiseXor",
+    "BlackmanWindow",
     "Cast",
     "CastLike",
     "Ceil",
@@ -70,6 +73,8 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Greater",
     "GreaterOrEqual",
     "GroupNormalization",
+    "HammingWindow",
+    "HannWindow",
     "HardSigmoid",
     "HardSwish",
     "Hardmax",
@@ -148,6 +153,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Tan",
     "Tanh",
     "ThresholdedRelu",
+    "Tile",
     "TopK",
     "Transpose",
     "Trilu",
@@ -161,7 +167,9 @@ pub const SUPPORTED_OPS: &[&str] = &[
 /// them from a graph input needs `--const` for it.
 pub fn const_inputs(op_type: &str) -> &'static [usize] {
     match op_type {
-        "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" | "OneHot" => &[1],
+        "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" | "OneHot" | "Tile" => &[1],
+        // The window's size.
+        "HannWindow" | "HammingWindow" | "BlackmanWindow" => &[0],
         "Col2Im" => &[1, 2],
         // Their outputs' shapes are their inputs' values.
         "ConstantOfShape" => &[0],
@@ -282,6 +290,11 @@ pub(super) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "DequantizeLinear" => quant::dequantize(lw, ctx),
         "DynamicQuantizeLinear" => quant::dynamic_quantize(lw, ctx),
         "MatMulInteger" => quant::matmul_integer(lw, ctx),
+        "Tile" => compose::tile(lw, ctx),
+        "BitCast" => compose::bit_cast(lw, ctx),
+        "HannWindow" => compose::window(lw, ctx, compose::Window::Hann),
+        "HammingWindow" => compose::window(lw, ctx, compose::Window::Hamming),
+        "BlackmanWindow" => compose::window(lw, ctx, compose::Window::Blackman),
         "QLinearMatMul" => quant::qlinear_matmul(lw, ctx),
         "Trilu" => logic::trilu(lw, ctx),
         "Not" => logic::not(lw, ctx),

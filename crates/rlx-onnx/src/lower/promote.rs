@@ -46,6 +46,7 @@ const NATIVE_OPS: &[&str] = &[
     "DynamicQuantizeLinear",
     "MatMulInteger",
     "QLinearMatMul",
+    "BitCast",
 ];
 
 /// Ops whose result on `UINT64` bits is the same whatever the sign bit

@@ -313,8 +313,7 @@ fn broadcastable(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize, x_shape: &[usize
             "input {i} has shape {shape:?}; blocks of {block} along axis {axis} of {x_shape:?} need {want:?}"
         )));
     }
-    let indices = constant_tensor(
-        lw,
+    let indices = lw.constant(
         &name,
         "block_index",
         ConstTensor { shape: vec![dim], data: ConstData::I64((0..dim).map(|j| (j / block) as i64).collect()) },
@@ -336,13 +335,7 @@ fn view(lw: &mut Lowerer, base: &str, what: &str, value: Value, shape: Vec<usize
 }
 
 fn constant(lw: &mut Lowerer, base: &str, what: &str, v: f32) -> String {
-    constant_tensor(lw, base, what, ConstTensor { shape: Vec::new(), data: ConstData::F32(vec![v]) })
-}
-
-fn constant_tensor(lw: &mut Lowerer, base: &str, what: &str, c: ConstTensor) -> String {
-    let name = lw.internal_name(base, what);
-    lw.values.insert(name.clone(), Value::Const(c));
-    name
+    lw.constant(base, what, ConstTensor { shape: Vec::new(), data: ConstData::F32(vec![v]) })
 }
 
 fn output(ctx: &NodeCtx<'_>, k: usize) -> Result<String, ImportError> {

@@ -1,0 +1,141 @@
+//! Ops the importer composes from others or computes at import time:
+//! `Tile` (a view, an `Expand`, a view), `BitCast` (a byte copy into a
+//! buffer of the new type), and the window functions `HannWindow`,
+//! `HammingWindow` and `BlackmanWindow` (constants: their only input is a
+//! size known at import time).
+
+use rlx_sched::{DType, Thunk};
+
+use super::fold;
+use super::logic::define_if_empty;
+use super::ops::{numel, R};
+use super::{Lowerer, NodeCtx, Value};
+use crate::tensor::{dtype_of, interface_dtype_of, ConstData, ConstTensor};
+
+/// `Tile`: `x` of shape `[d0, d1, ...]` viewed as `[1, d0, 1, d1, ...]`,
+/// expanded to `[r0, d0, r1, d1, ...]` (the one copy), viewed as
+/// `[r0 * d0, r1 * d1, ...]`. A constant folds.
+pub(super) fn tile(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 2)?;
+    let (x, input) = lw.input(ctx, 0)?;
+    let shape = match &input {
+        Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
+    };
+    let (_, repeats) = lw.const_ints(ctx, 1)?;
+    if repeats.len() != shape.len() {
+        return Err(ctx.err(format!("repeats {repeats:?} must have one entry per axis of the input {shape:?}")));
+    }
+    let repeats: Vec<usize> = repeats
+        .iter()
+        .map(|&r| usize::try_from(r).map_err(|_| ctx.err(format!("repeats {repeats:?} has a negative entry"))))
+        .collect::<Result<_, _>>()?;
+    let out: Vec<usize> = shape.iter().zip(&repeats).map(|(&d, &r)| d * r).collect();
+    let dtype = match &input {
+        Value::Data { storage, .. } => lw.storages[*storage].dtype,
+        Value::Const(c) => c.data.dtype(),
+    };
+    if define_if_empty(lw, ctx, &out, dtype)? {
+        return Ok(());
+    }
+    let ints = |v: Vec<usize>| ConstTensor {
+        shape: vec![v.len()],
+        data: ConstData::I64(v.into_iter().map(|d| d as i64).collect()),
+    };
+    let output = ctx.node.output[0].clone();
+    let spread = lw.constant(&output, "spread_shape", ints(shape.iter().flat_map(|&d| [1, d]).collect()));
+    let repeated =
+        lw.constant(&output, "repeated_shape", ints(repeats.iter().zip(&shape).flat_map(|(&r, &d)| [r, d]).collect()));
+    let out_shape = lw.constant(&output, "shape", ints(out));
+    let (a, b) = (lw.internal_name(&output, "spread"), lw.internal_name(&output, "repeated"));
+    lw.lower_part(ctx, "Reshape", &[&x, &spread], &[&a], Vec::new())?;
+    lw.lower_part(ctx, "Expand", &[&a, &repeated], &[&b], Vec::new())?;
+    lw.lower_part(ctx, "Reshape", &[&b, &out_shape], &[&output], Vec::new())
+}
+
+/// `BitCast`: the bits of each element read as type `to`, of the same
+/// size. Only between types held as themselves: FLOAT16, BFLOAT16 and
+/// DOUBLE are computed in f32 here, so their bits are not at hand.
+pub(super) fn bit_cast(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let to_attr = ctx.int_attr("to", 0)?;
+    let onnx_to = i32::try_from(to_attr).unwrap_or(0);
+    let to = match (dtype_of(onnx_to), interface_dtype_of(onnx_to)) {
+        (Some(d), Some(i)) if d == i => d,
+        _ => {
+            return Err(ctx.bad_attr(
+                "to",
+                format!(
+                    "is {} ({to_attr}); BitCast reaches the types held as themselves \
+                     (not FLOAT16, BFLOAT16 or DOUBLE, computed in f32 here)",
+                    crate::tensor::data_type_name(onnx_to)
+                ),
+            ))
+        }
+    };
+    let (_, input) = lw.input(ctx, 0)?;
+    let (from, shape) = match &input {
+        Value::Data { storage, shape } => (lw.storages[*storage].dtype, shape.clone()),
+        Value::Const(c) => (c.data.dtype(), c.shape.clone()),
+    };
+    // A bool's byte is 0 or 1, a valid value of any 1-byte type; the other
+    // way, a byte of 2 would be no bool.
+    if from.size() != to.size() || to == DType::Bool {
+        return Err(ctx.err(format!(
+            "the input is held as {from} ({} bytes), `to` is {to} ({} bytes): BitCast needs one size and \
+             a type other than bool to reach (a FLOAT16, BFLOAT16 or DOUBLE input is held as f32)",
+            from.size(),
+            to.size()
+        )));
+    }
+    if let Value::Const(c) = input {
+        let data = ConstData::from_le_bytes(to, &c.data.to_le_bytes()).expect("sizes checked");
+        return lw.define(ctx, 0, Value::Const(ConstTensor { shape, data }));
+    }
+    if define_if_empty(lw, ctx, &shape, to)? {
+        return Ok(());
+    }
+    let (src, _, _) = lw.typed_input(ctx, 0)?;
+    let len = numel(ctx, &shape)?;
+    let dst = lw.output_storage_typed(ctx, 0, shape.clone(), to)?;
+    let elem_bytes = to.size();
+    lw.emit(ctx, Thunk::Narrow { src, dst, outer: 1, src_stride: len, dst_stride: len, inner: len, elem_bytes });
+    lw.define(ctx, 0, Value::Data { storage: dst, shape })
+}
+
+/// The window functions: `w[n] = sum_i a_i cos(2 pi i n / N)` with `N` the
+/// size (`periodic`, the default) or the size minus 1 (symmetric),
+/// evaluated in f64 at import time and rounded once.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Window {
+    Hann,
+    Hamming,
+    Blackman,
+}
+
+pub(super) fn window(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: Window) -> R {
+    ctx.expect_arity(1, 1)?;
+    let (_, size) = lw.const_ints(ctx, 0)?;
+    let [size] = size[..] else { return Err(ctx.err(format!("size {size:?} must be one integer"))) };
+    let size = usize::try_from(size).map_err(|_| ctx.err(format!("size {size} is negative")))?;
+    let periodic = ctx.int_attr("periodic", 1)? != 0;
+    let coefficients: &[f64] = match kind {
+        Window::Hann => &[0.5, -0.5],
+        Window::Hamming => &[25.0 / 46.0, -21.0 / 46.0],
+        Window::Blackman => &[0.42, -0.5, 0.08],
+    };
+    let period = if periodic { size as f64 } else { size as f64 - 1.0 };
+    let values: Vec<f32> = (0..size)
+        .map(|n| {
+            let x = 2.0 * std::f64::consts::PI * n as f64 / period;
+            coefficients.iter().enumerate().map(|(i, a)| a * (i as f64 * x).cos()).sum::<f64>() as f32
+        })
+        .collect();
+    let window = ConstTensor { shape: vec![size], data: ConstData::F32(values) };
+    let out_attr = ctx.int_attr("output_datatype", 1)?;
+    let to = i32::try_from(out_attr)
+        .ok()
+        .and_then(dtype_of)
+        .ok_or_else(|| ctx.bad_attr("output_datatype", format!("is {out_attr}, not a carried type")))?;
+    let value = fold::cast(&window, to).ok_or_else(|| ctx.bad_attr("output_datatype", format!("cannot be {to}")))?;
+    lw.define(ctx, 0, Value::Const(value))
+}
