@@ -36,7 +36,9 @@ fn an_unknown_model_name_is_an_error_listing_the_known_ones() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("unknown model(s) [\"nope\"]; known: lenet, lenet_b4, minilm, resnet, dwsep, unet, lstm"),
+        stderr.contains(
+            "unknown model(s) [\"nope\"]; known: lenet, lenet_b4, minilm, minilm_int8, resnet, dwsep, unet, lstm"
+        ),
         "{stderr}"
     );
 }

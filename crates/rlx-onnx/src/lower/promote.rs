@@ -92,7 +92,9 @@ pub(super) fn lower_widened(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> Result<bool,
     }
     let mut narrow = Vec::with_capacity(node.input.len());
     for name in &node.input {
-        let dtype = if name.is_empty() { None } else { Some(value_dtype(lw, lw.value(ctx, name)?)) };
+        // An unknown name is the op's lowering to report (after an
+        // unsupported op, which it reports first).
+        let dtype = lw.values.get(name).map(|v| value_dtype(lw, v));
         narrow.push(dtype.filter(|&d| is_carried_int(d)));
     }
     if narrow.iter().all(Option::is_none) {
