@@ -135,3 +135,36 @@ fn sums_past_i32_wrap_as_i32_accumulation_does() {
     };
     assert_eq!(c, vec![(255i64 * 255 * k as i64) as i32; n]);
 }
+
+/// Each vector body on its own against the portable one, over the same
+/// packed operands (the dispatch above reaches only the widest this CPU has).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn every_vector_body_matches_the_portable_one() {
+    let (rows, kp, n) = (7, 21, 83);
+    let a_pairs: Vec<i32> = bytes(rows * kp * 4, 5)
+        .chunks_exact(4)
+        .map(|c| {
+            // Pairs of values within ±255, as packing makes them.
+            let lo = i32::from(c[0]) - i32::from(c[1]);
+            let hi = i32::from(c[2]) - i32::from(c[3]);
+            (lo as u16 as u32 | ((hi as u16 as u32) << 16)) as i32
+        })
+        .collect();
+    let packed_b: Vec<i16> = bytes(kp * n * 2, 6).iter().map(|&b| i16::from(b) - 128).collect();
+    let mut want = vec![0i32; rows * n];
+    // SAFETY: the vectors hold `rows * kp` pairs, `kp * n * 2` halves, `rows * n` outputs.
+    unsafe { columns_product(a_pairs.as_ptr(), packed_b.as_ptr(), want.as_mut_ptr(), rows, kp, n, 0) };
+    if crate::kernels::elementwise::par::has_avx2_fma() {
+        let mut got = vec![1i32; rows * n];
+        // SAFETY: as above; AVX2 was just detected.
+        unsafe { x86::rows_product_avx2(a_pairs.as_ptr(), packed_b.as_ptr(), got.as_mut_ptr(), rows, kp, n) };
+        assert_eq!(got, want, "AVX2");
+    }
+    if x86::has_avx512_vnni() {
+        let mut got = vec![2i32; rows * n];
+        // SAFETY: as above; AVX-512 F/BW/VNNI were just detected.
+        unsafe { x86::rows_product_avx512(a_pairs.as_ptr(), packed_b.as_ptr(), got.as_mut_ptr(), rows, kp, n) };
+        assert_eq!(got, want, "AVX-512 VNNI");
+    }
+}

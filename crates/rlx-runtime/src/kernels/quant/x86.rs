@@ -21,17 +21,37 @@ pub(super) unsafe fn rows_product_avx2(
     kp: usize,
     n: usize,
 ) {
-    let full = n / 16 * 16;
+    // SAFETY: the caller's contract; AVX2 is enabled here.
+    unsafe { columns_avx2(a_pairs, packed_b, c, rows, kp, n, 0) }
+}
+
+/// Columns `from..n` of [`super::rows_product`]: AVX2 tiles of 4 rows (then
+/// single rows) by 16 columns, the last `(n - from) % 16` columns by the
+/// portable tail.
+///
+/// # Safety
+/// AVX2; the extents of [`super::rows_product`]; `from <= n`.
+#[target_feature(enable = "avx2")]
+unsafe fn columns_avx2(
+    a_pairs: *const i32,
+    packed_b: *const i16,
+    c: *mut i32,
+    rows: usize,
+    kp: usize,
+    n: usize,
+    from: usize,
+) {
+    let full = from + (n - from) / 16 * 16;
     let mut r = 0;
     // SAFETY: every call below keeps its rows and columns inside the
     // caller's extents; AVX2 is enabled in this function.
     unsafe {
         while r + 4 <= rows {
-            tiles::<4>(a_pairs.add(r * kp), packed_b, c.add(r * n), kp, n, full);
+            tiles_from::<4>(a_pairs.add(r * kp), packed_b, c.add(r * n), kp, n, from, full);
             r += 4;
         }
         while r < rows {
-            tiles::<1>(a_pairs.add(r * kp), packed_b, c.add(r * n), kp, n, full);
+            tiles_from::<1>(a_pairs.add(r * kp), packed_b, c.add(r * n), kp, n, from, full);
             r += 1;
         }
         if full < n {
@@ -40,28 +60,11 @@ pub(super) unsafe fn rows_product_avx2(
     }
 }
 
-/// `R` rows by columns `0..full` (a multiple of 16).
+/// `R` rows by columns `from..full` (`full - from` a multiple of 16).
 ///
 /// # Safety
 /// AVX2; `a_pairs` readable for `R * kp` i32, `packed_b` for `kp * n * 2`
 /// i16, `c` writable for `R` rows of `n`.
-#[target_feature(enable = "avx2")]
-unsafe fn tiles<const R: usize>(
-    a_pairs: *const i32,
-    packed_b: *const i16,
-    c: *mut i32,
-    kp: usize,
-    n: usize,
-    full: usize,
-) {
-    // SAFETY: the caller's contract.
-    unsafe { tiles_from::<R>(a_pairs, packed_b, c, kp, n, 0, full) }
-}
-
-/// `R` rows by columns `from..full` (`full - from` a multiple of 16).
-///
-/// # Safety
-/// As [`tiles`].
 #[target_feature(enable = "avx2")]
 unsafe fn tiles_from<const R: usize>(
     a_pairs: *const i32,
@@ -138,32 +141,15 @@ pub(super) unsafe fn rows_product_avx512(
             tiles512::<1>(a_pairs.add(r * kp), packed_b, c.add(r * n), kp, n, wide);
             r += 1;
         }
-        if wide < n {
-            // The remaining columns: AVX2 tiles from `wide`, then the tail.
-            let full = wide + (n - wide) / 16 * 16;
-            let mut r = 0;
-            while r < rows {
-                let take = (rows - r).min(4);
-                if take == 4 {
-                    tiles_from::<4>(a_pairs.add(r * kp), packed_b, c.add(r * n), kp, n, wide, full);
-                } else {
-                    for rr in r..r + take {
-                        tiles_from::<1>(a_pairs.add(rr * kp), packed_b, c.add(rr * n), kp, n, wide, full);
-                    }
-                }
-                r += take;
-            }
-            if full < n {
-                columns_product(a_pairs, packed_b, c, rows, kp, n, full);
-            }
-        }
+        // The remaining columns: AVX2 tiles, then the portable tail.
+        columns_avx2(a_pairs, packed_b, c, rows, kp, n, wide);
     }
 }
 
 /// `R` rows by columns `0..wide` (a multiple of 64) with `vpdpwssd`.
 ///
 /// # Safety
-/// AVX-512 F/BW/VNNI; extents as [`tiles`].
+/// AVX-512 F/BW/VNNI; extents as [`tiles_from`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 unsafe fn tiles512<const R: usize>(
     a_pairs: *const i32,
