@@ -2,7 +2,7 @@
 //!
 //! Field numbers and types follow `onnx/onnx.proto` of ONNX 1.17
 //! (IR version 10, `syntax = "proto2"`). Fields the importer does not need
-//! (sparse tensors, training info, functions, graph-valued attributes) are
+//! (sparse tensors, training info, functions, lists of graphs) are
 //! left out: `prost` skips unknown fields when decoding. Repeated scalars
 //! declared `[packed = true]` upstream are packed here; the others are not
 //! (decoders accept both encodings either way).
@@ -124,6 +124,10 @@ pub struct AttributeProto {
     pub strings: Vec<Vec<u8>>,
     #[prost(message, repeated, tag = "10")]
     pub tensors: Vec<TensorProto>,
+    /// The subgraph of a `GRAPH` attribute (the body of `Scan` and `Loop`,
+    /// the branches of `If`).
+    #[prost(message, optional, tag = "6")]
+    pub g: Option<GraphProto>,
 }
 
 /// `ValueInfoProto`: a named value with its type.

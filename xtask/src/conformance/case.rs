@@ -107,6 +107,30 @@ fn import_reason(e: &ImportError, verbose: bool) -> String {
     }
 }
 
+/// The names whose values some node needs at import time: its const
+/// inputs (`rlx_onnx::const_inputs`), and, transitively, every input of a
+/// node computing one of those (but `Shape` and `Size`, which read only
+/// their input's static shape). An `_expanded` body computes a `Range`'s
+/// or a `Loop`'s count from the graph's inputs this way.
+fn import_time_names(graph: &rlx_onnx::proto::GraphProto) -> std::collections::BTreeSet<String> {
+    let mut needed = std::collections::BTreeSet::new();
+    for node in &graph.node {
+        let positions = rlx_onnx::const_inputs(&node.op_type);
+        for (p, name) in node.input.iter().enumerate() {
+            if positions.contains(&p) && !name.is_empty() {
+                needed.insert(name.clone());
+            }
+        }
+    }
+    for node in graph.node.iter().rev() {
+        if matches!(node.op_type.as_str(), "Shape" | "Size") || !node.output.iter().any(|o| needed.contains(o)) {
+            continue;
+        }
+        needed.extend(node.input.iter().filter(|i| !i.is_empty()).cloned());
+    }
+    needed
+}
+
 fn run_set(test: &NodeTest, set: &Path, dir: &Path, verbose: bool) -> Result<PassedSet, String> {
     let graph = test.model.graph.as_ref().ok_or("the model has no graph")?;
     if graph.node.is_empty() {
@@ -127,12 +151,8 @@ fn run_set(test: &NodeTest, set: &Path, dir: &Path, verbose: bool) -> Result<Pas
 
     // Inputs a node needs at import time (shapes, axes, k, ...) are bound
     // to this data set's values; the rest stay inputs with static shapes.
-    let is_const = |name: &str| {
-        graph.node.iter().any(|node| {
-            let positions = rlx_onnx::const_inputs(&node.op_type);
-            node.input.iter().enumerate().any(|(p, n)| n == name && positions.contains(&p))
-        })
-    };
+    let needed = import_time_names(graph);
+    let is_const = |name: &str| needed.contains(name);
     let mut opts = ImportOptions::new("weights.safetensors");
     opts.model_name = Some(test.name.clone());
     let mut feeds = Vec::new();

@@ -171,10 +171,20 @@ pub(crate) fn binary(op: BinaryOp, a: &ConstTensor, b: &ConstTensor) -> Option<C
 pub(crate) fn unary(act: ActKind, a: &ConstTensor) -> Option<ConstTensor> {
     let data = match &a.data {
         ConstData::F32(v) => {
+            // Only the exactly rounded functions, whose kernels give these
+            // bits; NaN (whose sign and payload kernels may treat
+            // differently under Relu) is left to the kernel.
+            if act == ActKind::Relu && v.iter().any(|x| x.is_nan()) {
+                return None;
+            }
             let f: fn(f32) -> f32 = match act {
                 ActKind::Sqrt => f32::sqrt,
                 ActKind::Neg => |x| -x,
                 ActKind::Abs => f32::abs,
+                ActKind::Ceil => f32::ceil,
+                ActKind::Floor => f32::floor,
+                ActKind::Round => f32::round_ties_even,
+                ActKind::Relu => |x| if x < 0.0 { 0.0 } else { x },
                 _ => return None,
             };
             ConstData::F32(v.iter().map(|&x| f(x)).collect())
@@ -183,6 +193,8 @@ pub(crate) fn unary(act: ActKind, a: &ConstTensor) -> Option<ConstTensor> {
             let f: fn(i64) -> i64 = match act {
                 ActKind::Neg => i64::wrapping_neg,
                 ActKind::Abs => i64::wrapping_abs,
+                ActKind::Relu => |x| x.max(0),
+                ActKind::Sign => i64::signum,
                 _ => return None,
             };
             ConstData::from_ints(d.dtype(), d.ints()?.into_iter().map(f))?

@@ -12,6 +12,7 @@
 mod attention_op;
 mod bitwise;
 mod compose;
+mod control;
 mod conv_nd;
 mod conv_transpose;
 mod einsum;
@@ -211,6 +212,11 @@ impl NodeCtx<'_> {
             .map(|a| a.strings.iter().map(|s| String::from_utf8_lossy(s).into_owned()).collect()))
     }
 
+    /// A `GRAPH` attribute (a control-flow op's body or branch).
+    pub(crate) fn graph_attr(&self, name: &str) -> Result<Option<&GraphProto>, ImportError> {
+        Ok(self.typed_attr(name, AttributeType::Graph)?.and_then(|a| a.g.as_ref()))
+    }
+
     pub(crate) fn tensor_attr(&self, name: &str) -> Result<Option<&crate::proto::TensorProto>, ImportError> {
         Ok(self.typed_attr(name, AttributeType::Tensor)?.and_then(|a| a.t.as_ref()))
     }
@@ -253,6 +259,7 @@ fn attr_type(a: &AttributeProto) -> Option<AttributeType> {
         (!a.ints.is_empty(), AttributeType::Ints),
         (!a.strings.is_empty(), AttributeType::Strings),
         (!a.tensors.is_empty(), AttributeType::Tensors),
+        (a.g.is_some(), AttributeType::Graph),
     ];
     let mut set = held.iter().filter(|(on, _)| *on).map(|&(_, t)| t);
     match (set.next(), set.next()) {

@@ -4,9 +4,9 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
-    attention_op, bitwise, compose, conv_nd, conv_transpose, einsum, fold, group_norm, logic, loss, lp, movement, nn,
-    norm, onehot, promote, quant, recurrent, reduce, resize, scatter, slice, softmax, space, window, Lowerer, NodeCtx,
-    Value,
+    attention_op, bitwise, compose, control, conv_nd, conv_transpose, einsum, fold, group_norm, logic, loss, lp,
+    movement, nn, norm, onehot, promote, quant, recurrent, reduce, resize, scatter, slice, softmax, space, window,
+    Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -79,6 +79,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "HardSwish",
     "Hardmax",
     "Identity",
+    "If",
     "InstanceNormalization",
     "IsInf",
     "IsNaN",
@@ -89,6 +90,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "LessOrEqual",
     "Log",
     "LogSoftmax",
+    "Loop",
     "LpNormalization",
     "LpPool",
     "MatMul",
@@ -128,6 +130,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Reshape",
     "Resize",
     "Round",
+    "Scan",
     "Scatter",
     "ScatterElements",
     "ScatterND",
@@ -174,6 +177,8 @@ pub fn const_inputs(op_type: &str) -> &'static [usize] {
         // Their outputs' shapes are their inputs' values.
         "ConstantOfShape" => &[0],
         "Range" => &[0, 1, 2],
+        // The trip count and the initial condition: the loop is unrolled.
+        "Loop" => &[0, 1],
         "Resize" => &[1, 2, 3],
         "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceL2" | "ReduceProd" | "ReduceL1"
         | "ReduceSumSquare" | "ReduceLogSum" | "ReduceLogSumExp" | "Trilu" => &[1],
@@ -291,6 +296,9 @@ pub(super) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "DynamicQuantizeLinear" => quant::dynamic_quantize(lw, ctx),
         "MatMulInteger" => quant::matmul_integer(lw, ctx),
         "Tile" => compose::tile(lw, ctx),
+        "Scan" => control::scan(lw, ctx),
+        "If" => control::if_op(lw, ctx),
+        "Loop" => control::loop_op(lw, ctx),
         "BitCast" => compose::bit_cast(lw, ctx),
         "HannWindow" => compose::window(lw, ctx, compose::Window::Hann),
         "HammingWindow" => compose::window(lw, ctx, compose::Window::Hamming),
