@@ -668,3 +668,39 @@ fn top_k_of_integers_is_exact() {
     );
     assert_eq!(got, vec![i32s(&[2, 2], vec![-1, -1, 4, 0]), i64s(&[2, 2], vec![2, 0, 0, 2])]);
 }
+
+#[test]
+fn center_crop_pad_crops_and_pads_around_the_centre() {
+    // [3, 5] to [2, 8] on both axes: rows cropped from floor((3 - 2) / 2)
+    // = 0, columns padded floor(3 / 2) = 1 before and 2 after.
+    let x: Vec<f32> = (1..=15).map(|v| v as f32).collect();
+    let got = one(
+        "ccp-both",
+        "CenterCropPad",
+        vec![In::Data("x", f(&[3, 5], x.clone())), In::Init("s", i64s(&[2], vec![2, 8]))],
+        vec![],
+    );
+    let mut want = vec![0.0f32; 16];
+    for r in 0..2 {
+        for c in 0..5 {
+            want[r * 8 + 1 + c] = x[r * 5 + c];
+        }
+    }
+    assert_eq!(got, f(&[2, 8], want));
+    // Only the last axis (negative), cropped 5 -> 2: start floor(3 / 2) = 1.
+    let got = one(
+        "ccp-axis",
+        "CenterCropPad",
+        vec![In::Data("x", f(&[3, 5], x.clone())), In::Init("s", i64s(&[1], vec![2]))],
+        vec![attr_ints("axes", &[-1])],
+    );
+    assert_eq!(got, f(&[3, 2], vec![2.0, 3.0, 7.0, 8.0, 12.0, 13.0]));
+    // The same size: unchanged.
+    let got = one(
+        "ccp-same",
+        "CenterCropPad",
+        vec![In::Data("x", f(&[3, 5], x.clone())), In::Init("s", i64s(&[2], vec![3, 5]))],
+        vec![],
+    );
+    assert_eq!(got, f(&[3, 5], x));
+}

@@ -1,8 +1,8 @@
 //! Ops the importer composes from others or computes at import time:
 //! `Tile` (a view, an `Expand`, a view), `BitCast` (a byte copy into a
-//! buffer of the new type), and the window functions `HannWindow`,
+//! buffer of the new type), the window functions `HannWindow`,
 //! `HammingWindow` and `BlackmanWindow` (constants: their only input is a
-//! size known at import time).
+//! size known at import time), and `CenterCropPad` (a `Slice` and a `Pad`).
 
 use rlx_sched::{DType, Thunk};
 
@@ -138,4 +138,53 @@ pub(super) fn window(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: Window) -> R {
         .ok_or_else(|| ctx.bad_attr("output_datatype", format!("is {out_attr}, not a carried type")))?;
     let value = fold::cast(&window, to).ok_or_else(|| ctx.bad_attr("output_datatype", format!("cannot be {to}")))?;
     lw.define(ctx, 0, Value::Const(value))
+}
+
+/// `CenterCropPad`: per listed axis, a centred crop (start `floor((dim -
+/// size) / 2)`) or a centred zero pad (`floor((size - dim) / 2)` before,
+/// the rest after), as one `Slice` and one `Pad` over all axes.
+pub(super) fn center_crop_pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 2)?;
+    let (x, input) = lw.input(ctx, 0)?;
+    let shape = match &input {
+        Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
+    };
+    let rank = shape.len();
+    let (_, sizes) = lw.const_ints(ctx, 1)?;
+    let axes: Vec<usize> = match ctx.ints_attr("axes")? {
+        None => (0..rank).collect(),
+        Some(list) => list
+            .iter()
+            .map(|&a| {
+                super::shape::normalize_axis(a, rank, 0)
+                    .ok_or_else(|| ctx.bad_attr("axes", format!("{a} is out of range for rank {rank}")))
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    if sizes.len() != axes.len() {
+        return Err(ctx.err(format!("shape {sizes:?} must have one entry per axis {axes:?}")));
+    }
+    let (mut starts, mut ends) = (vec![0i64; rank], shape.iter().map(|&d| d as i64).collect::<Vec<_>>());
+    let mut pads = vec![0i64; 2 * rank];
+    for (&a, &size) in axes.iter().zip(&sizes) {
+        let dim = shape[a] as i64;
+        if size < 0 {
+            return Err(ctx.err(format!("size {size} of axis {a} is negative")));
+        }
+        if size < dim {
+            starts[a] = (dim - size) / 2;
+            ends[a] = starts[a] + size;
+        } else {
+            pads[a] = (size - dim) / 2;
+            pads[rank + a] = size - dim - pads[a];
+        }
+    }
+    let output = ctx.node.output[0].clone();
+    let ints = |v: Vec<i64>| ConstTensor { shape: vec![v.len()], data: ConstData::I64(v) };
+    let starts = lw.constant(&output, "starts", ints(starts));
+    let ends = lw.constant(&output, "ends", ints(ends));
+    let pads = lw.constant(&output, "pads", ints(pads));
+    let cropped = lw.internal_name(&output, "cropped");
+    lw.lower_part(ctx, "Slice", &[&x, &starts, &ends], &[&cropped], Vec::new())?;
+    lw.lower_part(ctx, "Pad", &[&cropped, &pads], &[&output], Vec::new())
 }

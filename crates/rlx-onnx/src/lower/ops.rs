@@ -38,6 +38,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "CastLike",
     "Ceil",
     "Celu",
+    "CenterCropPad",
     "Clip",
     "Col2Im",
     "Concat",
@@ -170,7 +171,8 @@ pub const SUPPORTED_OPS: &[&str] = &[
 /// them from a graph input needs `--const` for it.
 pub fn const_inputs(op_type: &str) -> &'static [usize] {
     match op_type {
-        "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" | "OneHot" | "Tile" => &[1],
+        "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" | "OneHot" | "Tile"
+        | "CenterCropPad" => &[1],
         // The window's size.
         "HannWindow" | "HammingWindow" | "BlackmanWindow" => &[0],
         "Col2Im" => &[1, 2],
@@ -296,6 +298,7 @@ pub(super) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "DynamicQuantizeLinear" => quant::dynamic_quantize(lw, ctx),
         "MatMulInteger" => quant::matmul_integer(lw, ctx),
         "Tile" => compose::tile(lw, ctx),
+        "CenterCropPad" => compose::center_crop_pad(lw, ctx),
         "Scan" => control::scan(lw, ctx),
         "If" => control::if_op(lw, ctx),
         "Loop" => control::loop_op(lw, ctx),
