@@ -113,6 +113,33 @@ fn bitwise_ops_keep_the_low_bits() {
 }
 
 #[test]
+fn uint64_orders_as_unsigned_past_2_pow_63() {
+    // As bits: 2^63 + 5 is negative in i64, u64::MAX is -1.
+    let big = [(1u64 << 63) as i64 + 5, 3, -1, 1 << 40];
+    let small = [7i64, (1u64 << 63) as i64, 2, 1 << 41];
+    let u = |v: &[i64]| ints(DType::U64, &[v.len()], v.to_vec());
+    let pair = || vec![data("a", u(&big)), data("b", u(&small))];
+    let unsigned = |v: i64| v as u64;
+    let less: Vec<bool> = big.iter().zip(&small).map(|(&a, &b)| unsigned(a) < unsigned(b)).collect();
+    assert_eq!(one("u64-less", "Less", pair(), vec![]), bools(&[4], less.clone()));
+    assert_eq!(less, vec![false, true, false, true]);
+    let ge: Vec<bool> = less.iter().map(|l| !l).collect();
+    assert_eq!(one("u64-ge", "GreaterOrEqual", pair(), vec![]), bools(&[4], ge));
+    let max: Vec<i64> = big.iter().zip(&small).map(|(&a, &b)| if unsigned(a) > unsigned(b) { a } else { b }).collect();
+    assert_eq!(one("u64-max", "Max", pair(), vec![]), u(&max));
+    let min: Vec<i64> = big.iter().zip(&small).map(|(&a, &b)| if unsigned(a) < unsigned(b) { a } else { b }).collect();
+    assert_eq!(one("u64-min", "Min", pair(), vec![]), u(&min));
+    // u64::MAX (bits -1) is the largest.
+    let top = run_graph(
+        "u64-topk",
+        vec![node("TopK", "n", &["a", "k"], &["v", "i"], vec![])],
+        vec![data("a", u(&big)), In::Init("k", i64s(&[1], vec![2]))],
+        &["v", "i"],
+    );
+    assert_eq!(top, vec![u(&[-1, big[0]]), i64s(&[2], vec![2, 0])]);
+}
+
+#[test]
 fn uint64_is_refused_where_the_sign_bit_would_change_the_result() {
     let m = model(
         vec![node("Div", "div", &["a", "b"], &["y"], vec![])],

@@ -8,9 +8,11 @@
 //! types, and results are taken mod 2^bits just as the narrow type would.
 //!
 //! `UINT64` is held as its bits: wrapping arithmetic, bitwise ops, left
-//! shifts, equality and data movement are the same on those bits, but an
-//! order, a quotient or a right shift of a value past 2^63 is not, so
-//! ops outside [`U64_BITWISE_OPS`] refuse `UINT64` inputs.
+//! shifts, equality and data movement are the same on those bits. Orders
+//! ([`U64_ORDER_OPS`]: comparisons, `Max`, `Min`, `TopK`) run on the bits with the sign bit flipped,
+//! which maps unsigned order onto signed order exactly, and a value result
+//! is flipped back. A quotient or a right shift of a value past 2^63 has
+//! no such mapping, so the other ops refuse `UINT64` inputs.
 //!
 //! Ops that only read shapes or convert types (`Shape`, `Size`, `Cast`,
 //! `CastLike`), the views (`Reshape`, `Flatten`, `Squeeze`, `Unsqueeze`,
@@ -21,7 +23,7 @@
 use rlx_sched::DType;
 
 use super::{fold, logic, ops, ImportError, Lowerer, NodeCtx, Value};
-use crate::tensor::{compute_dtype, is_carried_int};
+use crate::tensor::{compute_dtype, is_carried_int, ConstData, ConstTensor};
 
 /// Ops that handle the narrow integer types themselves: they only read
 /// shapes, convert types, or move elements by their size (so a quantized
@@ -82,6 +84,11 @@ const U64_BITWISE_OPS: &[&str] = &[
     "CumSum",
 ];
 
+/// Ops that only order their inputs: on `UINT64` they run on the i64
+/// copies with the sign bit flipped (`x ^ i64::MIN` is monotone from u64
+/// to i64 order), and a value output is flipped back.
+const U64_ORDER_OPS: &[&str] = &["Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Max", "Min", "TopK"];
+
 /// Lowers a node whose inputs include narrow integers through i64 copies
 /// of them; `Ok(false)` when there is nothing to widen (the caller lowers
 /// the node as it is).
@@ -104,10 +111,14 @@ pub(super) fn lower_widened(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> Result<bool,
         check_u64(ctx)?;
     }
 
+    let ordered_u64 = U64_ORDER_OPS.contains(&node.op_type.as_str());
     let mut wide = node.clone();
     for (name, dtype) in wide.input.iter_mut().zip(&narrow) {
         if let Some(d) = *dtype {
             *name = widen(lw, ctx, name, d)?;
+            if d == DType::U64 && ordered_u64 {
+                *name = flip_sign_bit(lw, ctx, name)?;
+            }
         }
     }
     // Outputs whose type the spec ties to a narrow input are renamed: the
@@ -127,6 +138,11 @@ pub(super) fn lower_widened(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> Result<bool,
         if node.output[k].is_empty() {
             continue;
         }
+        if to == DType::U64 && ordered_u64 {
+            let flipped = flip_sign_bit(lw, ctx, &wide.output[k])?;
+            narrow_output(lw, ctx, k, &flipped, to)?;
+            continue;
+        }
         narrow_output(lw, ctx, k, &wide.output[k], to)?;
     }
     Ok(true)
@@ -140,10 +156,18 @@ fn value_dtype(lw: &Lowerer, v: &Value) -> DType {
     }
 }
 
+/// `name ^ i64::MIN` (an i64 value) under a new name.
+fn flip_sign_bit(lw: &mut Lowerer, ctx: &NodeCtx<'_>, name: &str) -> Result<String, ImportError> {
+    let sign = lw.constant(name, "sign_bit", ConstTensor { shape: vec![], data: ConstData::I64(vec![i64::MIN]) });
+    let flipped = lw.internal_name(name, "flipped");
+    lw.lower_part(ctx, "BitwiseXor", &[name, &sign], &[&flipped], Vec::new())?;
+    Ok(flipped)
+}
+
 fn check_u64(ctx: &NodeCtx<'_>) -> Result<(), ImportError> {
     let op = ctx.node.op_type.as_str();
     let right_shift = op == "BitShift" && ctx.string_attr("direction")?.as_deref() == Some("RIGHT");
-    if !U64_BITWISE_OPS.contains(&op) || right_shift {
+    if !(U64_BITWISE_OPS.contains(&op) || U64_ORDER_OPS.contains(&op)) || right_shift {
         let what = if right_shift { "a right shift" } else { "this op" };
         return Err(ctx.err(format!(
             "UINT64 inputs are not supported by {what}: they are computed as i64 bits, and values from 2^63 on \
@@ -247,7 +271,8 @@ mod tests {
         let check = |n: &NodeProto| check_u64(&NodeCtx { node: n, label: "n".to_string() });
         assert!(check(&node("Add", &["a", "b"])).is_ok());
         assert!(check(&node("Div", &["a", "b"])).is_err());
-        assert!(check(&node("Less", &["a", "b"])).is_err());
+        assert!(check(&node("Less", &["a", "b"])).is_ok());
+        assert!(check(&node("Mod", &["a", "b"])).is_err());
         let mut shift = node("BitShift", &["a", "b"]);
         shift.attribute.push(crate::proto::AttributeProto {
             name: "direction".to_string(),
