@@ -704,3 +704,86 @@ fn center_crop_pad_crops_and_pads_around_the_centre() {
     );
     assert_eq!(got, f(&[3, 5], x));
 }
+
+/// `RotaryEmbedding` as the spec computes it, on `[batch, seq, heads,
+/// head]` with caches already gathered to `[batch, seq, rotary / 2]`.
+fn rotary_ref(
+    x: &[f32],
+    [b, s, h, d]: [usize; 4],
+    cos: &[f32],
+    sin: &[f32],
+    rotary: usize,
+    interleaved: bool,
+) -> Vec<f32> {
+    let half = rotary / 2;
+    let mut out = x.to_vec();
+    for bi in 0..b {
+        for si in 0..s {
+            for hi in 0..h {
+                let base = ((bi * s + si) * h + hi) * d;
+                for i in 0..half {
+                    let (p, q) = if interleaved { (2 * i, 2 * i + 1) } else { (i, i + half) };
+                    let (c, sn) = (cos[(bi * s + si) * half + i], sin[(bi * s + si) * half + i]);
+                    let (x1, x2) = (x[base + p], x[base + q]);
+                    out[base + p] = c * x1 - sn * x2;
+                    out[base + q] = sn * x1 + c * x2;
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn rotary_embedding_rotates_by_position_in_both_layouts() {
+    let (b, s, h, d) = (2usize, 3usize, 2usize, 8usize);
+    let x = values(b * s * h * d, 7);
+    let positions = vec![0i64, 4, 2, 1, 1, 3];
+    for (rotary, interleaved) in [(8usize, false), (4, true), (4, false)] {
+        let half = rotary / 2;
+        let cache = |seed: u64| values(5 * half, seed);
+        let (cos, sin) = (cache(1), cache(2));
+        let gathered =
+            |t: &[f32]| positions.iter().flat_map(|&p| t[p as usize * half..][..half].to_vec()).collect::<Vec<f32>>();
+        let want = rotary_ref(&x, [b, s, h, d], &gathered(&cos), &gathered(&sin), rotary, interleaved);
+        let attrs = vec![
+            attr_i("num_heads", h as i64),
+            attr_i("rotary_embedding_dim", rotary as i64),
+            attr_i("interleaved", i64::from(interleaved)),
+        ];
+        // 3-D: [batch, seq, heads * head].
+        let got = one(
+            "rope-3d",
+            "RotaryEmbedding",
+            vec![
+                In::Data("x", f(&[b, s, h * d], x.clone())),
+                In::Data("cos", f(&[5, half], cos.clone())),
+                In::Data("sin", f(&[5, half], sin.clone())),
+                In::Data("pos", i64s(&[b, s], positions.clone())),
+            ],
+            attrs.clone(),
+        );
+        assert_close(&floats(got), &want, 1e-6, &format!("3-D rotary {rotary} interleaved {interleaved}"));
+        // 4-D: [batch, heads, seq, head], without the num_heads attribute.
+        let to_bhsd = |v: &[f32]| {
+            let mut t = vec![0.0; v.len()];
+            for (i, &e) in v.iter().enumerate() {
+                let (bi, si, hi, di) = (i / (s * h * d), i / (h * d) % s, i / d % h, i % d);
+                t[((bi * h + hi) * s + si) * d + di] = e;
+            }
+            t
+        };
+        let got = one(
+            "rope-4d",
+            "RotaryEmbedding",
+            vec![
+                In::Data("x", f(&[b, h, s, d], to_bhsd(&x))),
+                In::Data("cos", f(&[5, half], cos.clone())),
+                In::Data("sin", f(&[5, half], sin.clone())),
+                In::Data("pos", i64s(&[b, s], positions.clone())),
+            ],
+            attrs[1..].to_vec(),
+        );
+        assert_close(&floats(got), &to_bhsd(&want), 1e-6, &format!("4-D rotary {rotary} interleaved {interleaved}"));
+    }
+}

@@ -32,6 +32,7 @@ mod quant;
 mod recurrent;
 mod reduce;
 mod resize;
+mod rotary;
 mod scatter;
 pub(crate) mod shape;
 mod slice;

@@ -5,8 +5,8 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
     attention_op, bitwise, compose, control, conv_nd, conv_transpose, einsum, fold, group_norm, logic, loss, lp,
-    movement, nn, norm, onehot, promote, quant, recurrent, reduce, resize, scatter, slice, softmax, space, window,
-    Lowerer, NodeCtx, Value,
+    movement, nn, norm, onehot, promote, quant, recurrent, reduce, resize, rotary, scatter, slice, softmax, space,
+    window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -130,6 +130,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Relu",
     "Reshape",
     "Resize",
+    "RotaryEmbedding",
     "Round",
     "Scan",
     "Scatter",
@@ -298,6 +299,7 @@ pub(super) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "DynamicQuantizeLinear" => quant::dynamic_quantize(lw, ctx),
         "MatMulInteger" => quant::matmul_integer(lw, ctx),
         "Tile" => compose::tile(lw, ctx),
+        "RotaryEmbedding" => rotary::rotary_embedding(lw, ctx),
         "CenterCropPad" => compose::center_crop_pad(lw, ctx),
         "Scan" => control::scan(lw, ctx),
         "If" => control::if_op(lw, ctx),
