@@ -35,6 +35,7 @@ mod resize;
 mod rotary;
 mod scatter;
 pub(crate) mod shape;
+mod signal;
 mod slice;
 mod softmax;
 mod space;

@@ -5,8 +5,8 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
     attention_op, bitwise, compose, control, conv_nd, conv_transpose, einsum, fold, group_norm, logic, loss, lp,
-    movement, nn, norm, onehot, promote, quant, recurrent, reduce, resize, rotary, scatter, slice, softmax, space,
-    window, Lowerer, NodeCtx, Value,
+    movement, nn, norm, onehot, promote, quant, recurrent, reduce, resize, rotary, scatter, signal, slice, softmax,
+    space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -49,6 +49,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Cos",
     "Cosh",
     "CumSum",
+    "DFT",
     "DepthToSpace",
     "DequantizeLinear",
     "Div",
@@ -132,6 +133,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Resize",
     "RotaryEmbedding",
     "Round",
+    "STFT",
     "Scan",
     "Scatter",
     "ScatterElements",
@@ -180,6 +182,9 @@ pub fn const_inputs(op_type: &str) -> &'static [usize] {
         // Their outputs' shapes are their inputs' values.
         "ConstantOfShape" => &[0],
         "Range" => &[0, 1, 2],
+        // The transform length and axis; the frame step and length.
+        "DFT" => &[1, 2],
+        "STFT" => &[1, 3],
         // The trip count and the initial condition: the loop is unrolled.
         "Loop" => &[0, 1],
         "Resize" => &[1, 2, 3],
@@ -299,6 +304,8 @@ pub(super) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "DynamicQuantizeLinear" => quant::dynamic_quantize(lw, ctx),
         "MatMulInteger" => quant::matmul_integer(lw, ctx),
         "Tile" => compose::tile(lw, ctx),
+        "DFT" => signal::dft(lw, ctx),
+        "STFT" => signal::stft(lw, ctx),
         "RotaryEmbedding" => rotary::rotary_embedding(lw, ctx),
         "CenterCropPad" => compose::center_crop_pad(lw, ctx),
         "Scan" => control::scan(lw, ctx),
