@@ -34,8 +34,8 @@ pub mod thunk;
 pub mod winograd;
 
 pub use call::{
-    CastElem, CmpInput, CmpOutput, IndexElem, KernelCall, MoveElem, QuantElem, ScatterElem, SelectCond, SelectValue,
-    TypeArg,
+    CastElem, CmpInput, CmpOutput, CumElem, IndexElem, KernelCall, MoveElem, QuantElem, ScatterElem, SelectCond,
+    SelectValue, TypeArg,
 };
 pub use dtype::DType;
 pub use expr::{ConstExpr, Expr};

@@ -382,6 +382,11 @@ macro_rules! thunk_table {
     ArgReduce { src: Op<O>, dst: Op<O>, outer: usize, axis_dim: usize, inner: usize, op: ArgOp, select_last: bool, indices_i64: bool }
     /// Running sum along the middle axis.
     Cumsum { src: Op<O>, dst: Op<O>, outer: usize, axis_dim: usize, inner: usize, exclusive: bool, reverse: bool }
+    /// Running sum or product (`op`: `add` or `mul`) along the middle
+    /// axis, of `dtype` elements (f32, or i64 with wrapping arithmetic,
+    /// exact): `exclusive` starts from the identity and leaves the element
+    /// itself out, `reverse` runs from the end.
+    Cumulative { src: Op<O>, dst: Op<O>, outer: usize, axis_dim: usize, inner: usize, op: BinaryOp, dtype: DType, exclusive: bool, reverse: bool }
     /// The `k` largest (or smallest) of each row of `[outer, axis_dim]`:
     /// indices to `dst` (i64 or f32), values to `values` unless `none`.
     TopK { src: Op<O>, dst: Op<O>, values: OptOp<O>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool }

@@ -39,7 +39,8 @@
 mod types;
 
 pub use types::{
-    CastElem, CmpInput, CmpOutput, IndexElem, MoveElem, QuantElem, ScatterElem, SelectCond, SelectValue, TypeArg,
+    CastElem, CmpInput, CmpOutput, CumElem, IndexElem, MoveElem, QuantElem, ScatterElem, SelectCond, SelectValue,
+    TypeArg,
 };
 
 use crate::operand::Operand;
@@ -192,6 +193,7 @@ macro_rules! kernel_call_table {
             ReduceF32 = reduce::reduce_f32 <> (src: In<f32>, dst: Out<f32>, outer: usize, axis_dim: usize, inner: usize, op: Val<ReduceOp>, par: bool);
             ArgReduceF32 = reduce::arg_reduce_f32 <> (src: In<f32>, dst: Out<u8>, outer: usize, axis_dim: usize, inner: usize, op: Val<ArgOp>, select_last: bool, indices_i64: bool, par: bool);
             CumsumF32 = reduce::cumsum_f32 <> (src: In<f32>, dst: Out<f32>, outer: usize, axis_dim: usize, inner: usize, exclusive: bool, reverse: bool, par: bool);
+            Cumulative = reduce::cumulative <elem: E = CumElem, op: P = BinaryOp> (src: In<E>, dst: Out<E>, outer: usize, axis_dim: usize, inner: usize, exclusive: bool, reverse: bool, par: bool);
             TopKF32 = reduce::top_k_f32 <> (src: In<f32>, dst: Out<u8>, values: NullOut<f32>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool, scratch: Scratch<u32>);
             TopKI64 = reduce::top_k_i64 <> (src: In<i64>, dst: Out<u8>, values: NullOut<i64>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool, scratch: Scratch<u32>);
 

@@ -72,6 +72,8 @@ macro_rules! type_arg_table {
                 U32 => u32,
                 U64 => u64,
             }
+            /// Elements of a running sum or product.
+            new CumElem { F32 => f32, I64 => i64 }
             /// The 8-bit integers of a quantized product.
             new QuantElem { U8 => u8, I8 => i8 }
             /// Elements a transpose moves, by width.

@@ -95,9 +95,12 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         | T::Rope { .. }
         | T::RopeAt { .. }
         | T::CachedAttention { .. } => norm::lower(thunk, params),
-        T::Reduce { .. } | T::ArgReduce { .. } | T::Cumsum { .. } | T::TopK { .. } | T::TopKI64 { .. } => {
-            reduce::lower(thunk)
-        }
+        T::Reduce { .. }
+        | T::ArgReduce { .. }
+        | T::Cumsum { .. }
+        | T::Cumulative { .. }
+        | T::TopK { .. }
+        | T::TopKI64 { .. } => reduce::lower(thunk),
         T::Conv2D { .. }
         | T::Pool2D { .. }
         | T::Col2Im { .. }

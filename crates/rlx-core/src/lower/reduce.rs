@@ -2,10 +2,11 @@
 //! top-k.
 
 use super::not_in_family;
-use crate::call::KernelCall as K;
+use crate::call::{CumElem, KernelCall as K};
 use crate::operand::Operand;
 use crate::plan::{parallel, top_k_scratch_bytes};
 use crate::thunk::Thunk;
+use crate::DType;
 
 pub(super) fn lower(t: &Thunk<Operand>) -> K {
     match *t {
@@ -21,6 +22,21 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             op,
             select_last,
             indices_i64,
+            par: parallel(outer * axis_dim * inner),
+        },
+        Thunk::Cumulative { src, dst, outer, axis_dim, inner, op, dtype, exclusive, reverse } => K::Cumulative {
+            elem: match dtype {
+                DType::I64 => CumElem::I64,
+                _ => CumElem::F32,
+            },
+            op,
+            src,
+            dst,
+            outer,
+            axis_dim,
+            inner,
+            exclusive,
+            reverse,
             par: parallel(outer * axis_dim * inner),
         },
         Thunk::Cumsum { src, dst, outer, axis_dim, inner, exclusive, reverse } => K::CumsumF32 {

@@ -1,6 +1,6 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rlx_sched::{ArgOp, Operand, Params, ReduceOp, Segment, Thunk};
+use rlx_sched::{ArgOp, BinaryOp, DType, Operand, Params, ReduceOp, Segment, Thunk};
 
 use rlx_runtime::arena::Arena;
 
@@ -108,6 +108,62 @@ fn arg_reduce_writes_i64_or_f32() {
             }
         }
     }
+}
+
+#[test]
+fn cumulative_products_and_i64_sums_through_the_call_table() {
+    // f32 products of halves (exact), from the end, exclusive.
+    let (outer, n, inner) = (2, 4, 3);
+    let x = data(outer * n * inner, 8);
+    let mut arena = Arena::new(x.len() * 4 * 2);
+    put(&mut arena, 0, &x);
+    let dst = x.len() * 4;
+    let t = Thunk::Cumulative {
+        src: a(0),
+        dst: a(dst),
+        outer,
+        axis_dim: n,
+        inner,
+        op: BinaryOp::Mul,
+        dtype: DType::F32,
+        exclusive: true,
+        reverse: true,
+    };
+    run(&mut arena, 0, &t);
+    let got = get_f32(&arena, dst, x.len());
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut acc = 1.0f32;
+            for j in (0..n).rev() {
+                let at = (o * n + j) * inner + i;
+                assert_eq!(got[at], acc, "f32 product at {at}");
+                acc *= x[at];
+            }
+        }
+    }
+    // i64 sums past 2^53 (exact, where f32 or f64 would round) and wrapping.
+    let xi = [i64::MAX - 1, 1, 1, 3, 1 << 60, 1 << 60, 5, 7];
+    let mut arena = Arena::new(64);
+    for (k, v) in xi.iter().enumerate() {
+        arena.as_mut_slice()[8 * k..8 * k + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    let t = Thunk::Cumulative {
+        src: a(0),
+        dst: a(0),
+        outer: 2,
+        axis_dim: 4,
+        inner: 1,
+        op: BinaryOp::Add,
+        dtype: DType::I64,
+        exclusive: false,
+        reverse: false,
+    };
+    run(&mut arena, 0, &t);
+    let got = get_i64(&arena, 0, 8);
+    assert_eq!(
+        got,
+        vec![i64::MAX - 1, i64::MAX, i64::MIN, i64::MIN + 3, 1 << 60, 1 << 61, (1 << 61) + 5, (1 << 61) + 12]
+    );
 }
 
 #[test]

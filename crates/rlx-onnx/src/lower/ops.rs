@@ -48,6 +48,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "ConvTranspose",
     "Cos",
     "Cosh",
+    "CumProd",
     "CumSum",
     "DFT",
     "DepthToSpace",
@@ -174,8 +175,8 @@ pub const SUPPORTED_OPS: &[&str] = &[
 /// them from a graph input needs `--const` for it.
 pub fn const_inputs(op_type: &str) -> &'static [usize] {
     match op_type {
-        "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "Split" | "OneHot" | "Tile"
-        | "CenterCropPad" => &[1],
+        "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "CumProd" | "Split" | "OneHot"
+        | "Tile" | "CenterCropPad" => &[1],
         // The window's size.
         "HannWindow" | "HammingWindow" | "BlackmanWindow" => &[0],
         "Col2Im" => &[1, 2],
@@ -331,7 +332,8 @@ pub(super) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "EyeLike" => movement::eye_like(lw, ctx),
         "Range" => movement::range(lw, ctx),
         "TopK" => reduce::top_k(lw, ctx),
-        "CumSum" => reduce::cum_sum(lw, ctx),
+        "CumSum" => reduce::cumulative(lw, ctx, BinaryOp::Add),
+        "CumProd" => reduce::cumulative(lw, ctx, BinaryOp::Mul),
         "Einsum" => einsum::einsum(lw, ctx),
         "MatMul" => matmul(lw, ctx),
         "Gemm" => gemm(lw, ctx),

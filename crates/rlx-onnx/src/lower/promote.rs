@@ -82,6 +82,7 @@ const U64_BITWISE_OPS: &[&str] = &[
     "SpaceToDepth",
     "ReduceSum",
     "CumSum",
+    "CumProd",
 ];
 
 /// Ops that only order their inputs: on `UINT64` they run on the i64

@@ -1,6 +1,7 @@
-//! Reductions along axes: `Reduce*`, `ArgMax` / `ArgMin`, `TopK`, `CumSum`.
+//! Reductions along axes: `Reduce*`, `ArgMax` / `ArgMin`, `TopK`, `CumSum`,
+//! `CumProd`.
 
-use rlx_sched::{ActKind, ArgOp, DType, ReduceOp, Thunk};
+use rlx_sched::{ActKind, ArgOp, BinaryOp, DType, ReduceOp, Thunk};
 
 use super::ops::{numel, permute_thunk, R};
 use super::shape::normalize_axis;
@@ -284,10 +285,13 @@ pub(super) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     lw.define(ctx, 1, Value::Data { storage: i_final, shape: out_shape })
 }
 
-/// `CumSum` of f32 along the axis given as a constant input.
-pub(super) fn cum_sum(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+/// `CumSum` (`op` add) and `CumProd` (`op` mul): f32 sums on `Cumsum`,
+/// everything else on `Cumulative` (f32 products, and i64 sums and
+/// products with wrapping arithmetic, exact; i32 widened to i64 and
+/// narrowed back, exact modulo 2^32 as the narrow type would wrap).
+pub(super) fn cumulative(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R {
     ctx.expect_arity(2, 2)?;
-    let (src, shape) = lw.data_input(ctx, 0)?;
+    let (src, shape, dtype) = lw.typed_input(ctx, 0)?;
     let (_, axis) = lw.const_ints(ctx, 1)?;
     let rank = shape.len();
     let axis = match axis.as_slice() {
@@ -296,13 +300,34 @@ pub(super) fn cum_sum(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     };
     let a =
         normalize_axis(axis, rank, 0).ok_or_else(|| ctx.err(format!("axis {axis} is out of range for rank {rank}")))?;
-    if super::logic::define_if_empty(lw, ctx, &shape, DType::F32)? {
+    if !matches!(dtype, DType::F32 | DType::I64 | DType::I32) {
+        return Err(ctx.err(format!("input is {} data; f32, i64 and i32 are supported", dtype.name())));
+    }
+    if super::logic::define_if_empty(lw, ctx, &shape, dtype)? {
         return Ok(());
     }
     let (outer, axis_dim, inner) = (numel(ctx, &shape[..a])?, shape[a], numel(ctx, &shape[a + 1..])?);
     let exclusive = ctx.int_attr("exclusive", 0)? != 0;
     let reverse = ctx.int_attr("reverse", 0)? != 0;
-    let dst = lw.output_storage(ctx, 0, shape.clone())?;
-    lw.emit(ctx, Thunk::Cumsum { src, dst, outer, axis_dim, inner, exclusive, reverse });
+    let dst = lw.output_storage_typed(ctx, 0, shape.clone(), dtype)?;
+    let len = outer * axis_dim * inner;
+    match dtype {
+        DType::F32 if op == BinaryOp::Add => {
+            lw.emit(ctx, Thunk::Cumsum { src, dst, outer, axis_dim, inner, exclusive, reverse });
+        }
+        DType::I32 => {
+            let name = &ctx.node.output[0];
+            let wide = lw.scratch_storage(&format!("{name}.i64"), shape.clone(), DType::I64)?;
+            lw.emit(ctx, super::logic::cast_thunk(src, wide, len, DType::I32, DType::I64));
+            // In place on the i64 copy.
+            let dtype = DType::I64;
+            lw.emit(
+                ctx,
+                Thunk::Cumulative { src: wide, dst: wide, outer, axis_dim, inner, op, dtype, exclusive, reverse },
+            );
+            lw.emit(ctx, super::logic::cast_thunk(wide, dst, len, DType::I64, DType::I32));
+        }
+        _ => lw.emit(ctx, Thunk::Cumulative { src, dst, outer, axis_dim, inner, op, dtype, exclusive, reverse }),
+    }
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
 }

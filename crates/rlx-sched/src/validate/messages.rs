@@ -461,6 +461,10 @@ pub(super) fn top_k_too_large(k: usize, axis_dim: usize) -> String {
     format!("`k` {k} is larger than `axis_dim` {axis_dim}")
 }
 
+pub(super) fn cumulative_op(op: crate::BinaryOp) -> String {
+    format!("`op` is `{}`; a running result is `add` or `mul`", op.name())
+}
+
 pub(super) fn int_gemm_zero_len(len: usize, n: usize) -> String {
     format!("`b_zero_len` {len} must be 1 (per tensor) or `n` {n} (per column)")
 }

@@ -29,7 +29,7 @@ mod tests;
 use std::sync::OnceLock;
 
 pub use arg::arg_reduce_f32;
-pub use cumsum::cumsum_f32;
+pub use cumsum::{cumsum_f32, cumulative, CumElem};
 /// Re-exported so generated code names one crate.
 pub use rlx_core::{ArgOp, ReduceOp};
 pub use topk::{top_k_f32, top_k_i64, top_k_scratch_bytes};

@@ -341,6 +341,92 @@ fn cumsum_matches_sequential_sum_in_place_too() {
     }
 }
 
+/// A running `f` along the middle axis, element by element from `identity`.
+fn naive_running<T: Copy>(
+    x: &[T],
+    (outer, n, inner): (usize, usize, usize),
+    identity: T,
+    f: impl Fn(T, T) -> T,
+    exclusive: bool,
+    reverse: bool,
+) -> Vec<T> {
+    let mut out = x.to_vec();
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut acc = identity;
+            for step in 0..n {
+                let a = if reverse { n - 1 - step } else { step };
+                let at = (o * n + a) * inner + i;
+                let before = acc;
+                acc = f(acc, x[at]);
+                out[at] = if exclusive { before } else { acc };
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn cumulative_sums_and_products_match_the_sequential_definition() {
+    use crate::kernels::elementwise::ops::{Add, Mul};
+    let mut rng = StdRng::seed_from_u64(44);
+    for &shape in &[(1, 1, 1), (2, 9, 1), (3, 17, 5), (1, 33, 70), (2, 0, 3), (1, 70, 1)] {
+        let (outer, n, inner) = shape;
+        let len = outer * n * inner;
+        // Products of values near 1 stay finite; i64 products of large
+        // values wrap, which the reference does the same way.
+        let xf: Vec<f32> = (0..len).map(|_| rng.gen_range(0.5..1.5)).collect();
+        let xi: Vec<i64> = (0..len).map(|_| rng.gen_range(-(1i64 << 40)..(1i64 << 40))).collect();
+        for exclusive in [false, true] {
+            for reverse in [false, true] {
+                for par in [false, true] {
+                    let what = format!("{shape:?} ex={exclusive} rev={reverse} par={par}");
+                    let want = naive_running(&xf, shape, 1.0f32, |a, b| a * b, exclusive, reverse);
+                    let mut out = vec![0.0f32; len];
+                    // SAFETY: sized for the shape, not overlapping.
+                    unsafe {
+                        cumulative::<f32, Mul>(xf.as_ptr(), out.as_mut_ptr(), outer, n, inner, exclusive, reverse, par)
+                    };
+                    assert_eq!(bits(&out), bits(&want), "f32 mul {what}");
+                    for (identity, f, mul) in
+                        [(0i64, i64::wrapping_add as fn(i64, i64) -> i64, false), (1, i64::wrapping_mul, true)]
+                    {
+                        let want = naive_running(&xi, shape, identity, f, exclusive, reverse);
+                        let mut inplace = xi.clone();
+                        // SAFETY: sized for the shape; an exact alias.
+                        unsafe {
+                            if mul {
+                                cumulative::<i64, Mul>(
+                                    inplace.as_ptr(),
+                                    inplace.as_mut_ptr(),
+                                    outer,
+                                    n,
+                                    inner,
+                                    exclusive,
+                                    reverse,
+                                    par,
+                                );
+                            } else {
+                                cumulative::<i64, Add>(
+                                    inplace.as_ptr(),
+                                    inplace.as_mut_ptr(),
+                                    outer,
+                                    n,
+                                    inner,
+                                    exclusive,
+                                    reverse,
+                                    par,
+                                );
+                            }
+                        }
+                        assert_eq!(inplace, want, "i64 mul={mul} {what}");
+                    }
+                }
+            }
+        }
+    }
+}
+
 // ---- top_k ----
 
 /// Independent top-k: a stable sort of all indices by the documented key.

@@ -300,6 +300,7 @@ pub(crate) fn rules<O>(t: &Thunk<O>) -> Rules<'_, O> {
         Thunk::Reduce { .. } => reduce::reduce(&mut r, t),
         Thunk::ArgReduce { .. } => reduce::arg_reduce(&mut r, t),
         Thunk::Cumsum { .. } => reduce::cumsum(&mut r, t),
+        Thunk::Cumulative { .. } => reduce::cumulative(&mut r, t),
         Thunk::TopK { .. } | Thunk::TopKI64 { .. } => reduce::top_k(&mut r, t),
         Thunk::Conv2D { .. } => conv::conv2d(&mut r, t),
         Thunk::Pool2D { .. } | Thunk::BlockedPool2D { .. } => conv::pool2d(&mut r, t),

@@ -1,9 +1,11 @@
-//! Reductions along a middle axis, arg-reductions, running sums and top-k.
+//! Reductions along a middle axis, arg-reductions, running sums and
+//! products, and top-k.
 
 use super::{product, Rules};
 use crate::thunk::Thunk;
 use crate::validate::access::{Alias, Elem, F32, I64};
 use crate::validate::messages;
+use crate::{BinaryOp, DType};
 
 /// The element type of an index output: i64, or f32 holding integers.
 fn index_elem(indices_i64: bool) -> Elem {
@@ -39,6 +41,21 @@ pub(super) fn cumsum<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     };
     r.read_alias(Alias::Exact, "src", src, F32, &[*outer, *axis_dim, *inner], "outer*axis_dim*inner");
     r.write("dst", dst, F32, &[*outer, *axis_dim, *inner], "outer*axis_dim*inner");
+}
+
+/// A running sum or product: `op` `add` or `mul`, elements f32 or i64
+/// (`dtype`), in place allowed as for `Cumsum`.
+pub(super) fn cumulative<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::Cumulative { src, dst, outer, axis_dim, inner, op, dtype, exclusive: _, reverse: _ } = t else {
+        unreachable!("cumulative called on {:?}", t.kind())
+    };
+    r.require(matches!(op, BinaryOp::Add | BinaryOp::Mul), "op", || messages::cumulative_op(*op));
+    if !r.dtype_in("dtype", *dtype, &[DType::F32, DType::I64]) {
+        return;
+    }
+    let elem = Elem::Exact(*dtype);
+    r.read_alias(Alias::Exact, "src", src, elem, &[*outer, *axis_dim, *inner], "outer*axis_dim*inner");
+    r.write("dst", dst, elem, &[*outer, *axis_dim, *inner], "outer*axis_dim*inner");
 }
 
 pub(super) fn top_k<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
