@@ -265,3 +265,28 @@ fn tile_repeats_and_bit_cast_reinterprets() {
     let e = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap_err().to_string();
     assert!(e.contains("attribute `to` is FLOAT16"), "{e}");
 }
+
+#[test]
+fn running_sums_and_products_are_exact_on_integers() {
+    let axis = || In::Init("axis", i64s(&[], vec![1]));
+    // i64 past 2^53, where an f32 or f64 running sum would round.
+    let big = (1i64 << 53) + 1;
+    let got = one("cumsum-i64", "CumSum", vec![data("x", i64s(&[1, 3], vec![big, 2, 2])), axis()], vec![]);
+    assert_eq!(got, i64s(&[1, 3], vec![big, big + 2, big + 4]));
+    // i32 wraps as the type would; reverse and exclusive.
+    let got = one(
+        "cumsum-i32",
+        "CumSum",
+        vec![data("x", i32s(&[1, 3], vec![i32::MAX, 1, 5])), axis()],
+        vec![attr_i("reverse", 1), attr_i("exclusive", 1)],
+    );
+    assert_eq!(got, i32s(&[1, 3], vec![6, 5, 0]));
+    let got = one("cumsum-i32-wrap", "CumSum", vec![data("x", i32s(&[1, 2], vec![i32::MAX, 1])), axis()], vec![]);
+    assert_eq!(got, i32s(&[1, 2], vec![i32::MAX, i32::MIN]));
+    // Products: f32, and u8 wrapping modulo 256 after each step.
+    let got =
+        one("cumprod-f32", "CumProd", vec![data("x", f(&[2, 3], vec![1.5, 2.0, -4.0, 0.5, 0.5, 8.0])), axis()], vec![]);
+    assert_eq!(got, f(&[2, 3], vec![1.5, 3.0, -12.0, 0.5, 0.25, 2.0]));
+    let got = one("cumprod-u8", "CumProd", vec![data("x", ints(DType::U8, &[1, 3], vec![16, 16, 3])), axis()], vec![]);
+    assert_eq!(got, ints(DType::U8, &[1, 3], vec![16, 0, 0]));
+}
