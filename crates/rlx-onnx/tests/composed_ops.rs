@@ -787,3 +787,50 @@ fn rotary_embedding_rotates_by_position_in_both_layouts() {
         assert_close(&floats(got), &to_bhsd(&want), 1e-6, &format!("4-D rotary {rotary} interleaved {interleaved}"));
     }
 }
+
+#[test]
+fn causal_conv_with_state_convolves_the_past_and_returns_the_new_state() {
+    let (b, c, len, k) = (2usize, 3usize, 5usize, 3usize);
+    let x = values(b * c * len, 11);
+    let w = values(c * k, 12);
+    let bias = vec![0.5f32, -0.25, 1.0];
+    let past = values(b * c * (k - 1), 13);
+    let got = run_graph_opset(
+        "causal-conv",
+        vec![node(
+            "CausalConvWithState",
+            "n",
+            &["x", "w", "bias", "past"],
+            &["y", "state"],
+            vec![attr_s("activation", "silu")],
+        )],
+        vec![
+            In::Data("x", f(&[b, c, len], x.clone())),
+            In::Data("w", f(&[c, 1, k], w.clone())),
+            In::Data("bias", f(&[c], bias.clone())),
+            In::Data("past", f(&[b, c, k - 1], past.clone())),
+        ],
+        &["y", "state"],
+        24,
+    );
+    let total = len + k - 1;
+    let mut y = Vec::new();
+    let mut state = Vec::new();
+    for bi in 0..b {
+        for ci in 0..c {
+            let row: Vec<f64> = past[(bi * c + ci) * (k - 1)..][..k - 1]
+                .iter()
+                .chain(&x[(bi * c + ci) * len..][..len])
+                .map(|&v| f64::from(v))
+                .collect();
+            for t in 0..len {
+                let conv: f64 =
+                    (0..k).map(|j| row[t + j] * f64::from(w[ci * k + j])).sum::<f64>() + f64::from(bias[ci]);
+                y.push(conv / (1.0 + (-conv).exp()));
+            }
+            state.extend(row[total - (k - 1)..].iter().map(|&v| v as f32));
+        }
+    }
+    assert_near(&floats(got[0].clone()), &y, 1e-5, "silu(conv)");
+    assert_eq!(got[1], f(&[b, c, k - 1], state));
+}

@@ -6,6 +6,8 @@
 
 use rlx_sched::{DType, Thunk};
 
+use crate::proto::{AttributeProto, AttributeType};
+
 use super::fold;
 use super::logic::define_if_empty;
 use super::ops::{numel, R};
@@ -187,4 +189,71 @@ pub(super) fn center_crop_pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let cropped = lw.internal_name(&output, "cropped");
     lw.lower_part(ctx, "Slice", &[&x, &starts, &ends], &[&cropped], Vec::new())?;
     lw.lower_part(ctx, "Pad", &[&cropped, &pads], &[&output], Vec::new())
+}
+
+/// `CausalConvWithState` (a Mamba / Gated DeltaNet block's convolution):
+/// `[batch, channels, length]` with the past state (or `k - 1` zeros)
+/// prepended along time, a depthwise `Conv` of `[channels, 1, k]` without
+/// padding (plus the optional bias), optionally SiLU; the present state is
+/// the last `k - 1` positions of the padded input.
+pub(super) fn causal_conv_with_state(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 4)?;
+    let (x, input) = lw.input(ctx, 0)?;
+    let (w, weight) = lw.input(ctx, 1)?;
+    let shape_of = |v: &Value| match v {
+        Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
+    };
+    let (xs, ws) = (shape_of(&input), shape_of(&weight));
+    let (&[_, channels, length], &[wc, 1, k]) = (&xs[..], &ws[..]) else {
+        return Err(ctx.err(format!(
+            "input {xs:?} and weight {ws:?}: [batch, channels, length] and [channels, 1, k] are expected"
+        )));
+    };
+    if wc != channels || k == 0 {
+        return Err(ctx.err(format!("weight {ws:?} does not match {channels} channels with a kernel of at least 1")));
+    }
+    let silu = match ctx.string_attr("activation")?.as_deref().unwrap_or("none") {
+        "none" => false,
+        "silu" | "swish" => true,
+        other => return Err(ctx.bad_attr("activation", format!("is `{other}`; none, silu or swish"))),
+    };
+    let out = ctx.node.output[0].clone();
+    let ints = |v: Vec<i64>| ConstTensor { shape: vec![v.len()], data: ConstData::I64(v) };
+    let padded = lw.internal_name(&out, "padded");
+    match ctx.input_name(3) {
+        Some(past) => {
+            let axis =
+                AttributeProto { name: "axis".into(), r#type: AttributeType::Int as i32, i: 2, ..Default::default() };
+            lw.lower_part(ctx, "Concat", &[past, &x], &[&padded], vec![axis])?;
+        }
+        None => {
+            let pads = lw.constant(&out, "causal_pads", ints(vec![0, 0, k as i64 - 1, 0, 0, 0]));
+            lw.lower_part(ctx, "Pad", &[&x, &pads], &[&padded], Vec::new())?;
+        }
+    }
+    let total = length + k - 1;
+    let conv_out = if silu { lw.internal_name(&out, "conv") } else { out.clone() };
+    let mut conv_inputs = vec![padded.as_str(), w.as_str()];
+    if let Some(bias) = ctx.input_name(2) {
+        conv_inputs.push(bias);
+    }
+    let group = AttributeProto {
+        name: "group".into(),
+        r#type: AttributeType::Int as i32,
+        i: channels as i64,
+        ..Default::default()
+    };
+    lw.lower_part(ctx, "Conv", &conv_inputs, &[&conv_out], vec![group])?;
+    if silu {
+        let gate = lw.internal_name(&out, "gate");
+        lw.lower_part(ctx, "Sigmoid", &[&conv_out], &[&gate], Vec::new())?;
+        lw.lower_part(ctx, "Mul", &[&conv_out, &gate], &[&out], Vec::new())?;
+    }
+    if let Some(present) = ctx.node.output.get(1).filter(|o| !o.is_empty()) {
+        let starts = lw.constant(&out, "state_start", ints(vec![(total - (k - 1)) as i64]));
+        let ends = lw.constant(&out, "state_end", ints(vec![total as i64]));
+        let axes = lw.constant(&out, "state_axis", ints(vec![2]));
+        lw.lower_part(ctx, "Slice", &[&padded, &starts, &ends, &axes], &[present], Vec::new())?;
+    }
+    Ok(())
 }
