@@ -290,3 +290,20 @@ fn running_sums_and_products_are_exact_on_integers() {
     let got = one("cumprod-u8", "CumProd", vec![data("x", ints(DType::U8, &[1, 3], vec![16, 16, 3])), axis()], vec![]);
     assert_eq!(got, ints(DType::U8, &[1, 3], vec![16, 0, 0]));
 }
+
+#[test]
+fn clip_of_integers_bounds_exactly() {
+    let x = || data("x", ints(DType::I8, &[4], vec![-128, -3, 5, 127]));
+    let lo = || In::Init("lo", ints(DType::I8, &[], vec![-4]));
+    let hi = || In::Init("hi", ints(DType::I8, &[], vec![4]));
+    assert_eq!(one("clip-i8", "Clip", vec![x(), lo(), hi()], vec![]), ints(DType::I8, &[4], vec![-4, -3, 4, 4]));
+    let got = run_graph(
+        "clip-i8-max",
+        vec![node("Clip", "n", &["x", "", "hi"], &["out"], vec![])],
+        vec![x(), hi()],
+        &["out"],
+    );
+    assert_eq!(got, vec![ints(DType::I8, &[4], vec![-128, -3, 4, 4])]);
+    let got = one("clip-i64-none", "Clip", vec![data("x", i64s(&[2], vec![i64::MIN, i64::MAX]))], vec![]);
+    assert_eq!(got, i64s(&[2], vec![i64::MIN, i64::MAX]));
+}

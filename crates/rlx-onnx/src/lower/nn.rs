@@ -35,6 +35,9 @@ fn const_scalar(lw: &Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<Option<f32>
 /// `Clip`: bounds from constant inputs (opset 11+) or attributes (before);
 /// a missing bound is the f32 limit, as the spec's `numeric_limits`.
 pub(super) fn clip(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    if lw.opset >= 11 && integer_data(lw, ctx)? {
+        return clip_integers(lw, ctx);
+    }
     let (min, max) = if lw.opset >= 11 {
         ctx.expect_arity(1, 3)?;
         for attr in ["min", "max"] {
@@ -48,6 +51,35 @@ pub(super) fn clip(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         (ctx.float_attr("min", f32::MIN)?, ctx.float_attr("max", f32::MAX)?)
     };
     activation(lw, ctx, ActKind::Clip { min, max })
+}
+
+/// Whether input 0 holds integers (the narrow types arrive widened to i64).
+fn integer_data(lw: &Lowerer, ctx: &NodeCtx<'_>) -> Result<bool, ImportError> {
+    let (_, value) = lw.input(ctx, 0)?;
+    Ok(match value {
+        Value::Data { storage, .. } => lw.storages[storage].dtype != DType::F32,
+        Value::Const(c) => c.data.ints().is_some(),
+    })
+}
+
+/// `Clip` of integers: `Max` with `min`, then `Min` with `max` (each when
+/// given), exact in the integers' own arithmetic.
+fn clip_integers(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 3)?;
+    let out = ctx.node.output[0].clone();
+    let mut cur = ctx.node.input[0].clone();
+    let bounds = [(1, "Max", "at_least"), (2, "Min", "at_most")];
+    let last = bounds.iter().rposition(|&(i, _, _)| ctx.input_name(i).is_some());
+    for (n, &(i, op, what)) in bounds.iter().enumerate() {
+        let Some(bound) = ctx.input_name(i) else { continue };
+        let next = if Some(n) == last { out.clone() } else { lw.internal_name(&out, what) };
+        lw.lower_part(ctx, op, &[&cur, bound], &[&next], Vec::new())?;
+        cur = next;
+    }
+    if last.is_none() {
+        lw.lower_part(ctx, "Identity", &[&cur], &[&out], Vec::new())?;
+    }
+    Ok(())
 }
 
 /// `LeakyRelu` (alpha 0.01 by default).
