@@ -834,3 +834,49 @@ fn causal_conv_with_state_convolves_the_past_and_returns_the_new_state() {
     assert_near(&floats(got[0].clone()), &y, 1e-5, "silu(conv)");
     assert_eq!(got[1], f(&[b, c, k - 1], state));
 }
+
+#[test]
+fn swish_mvn_compress_and_non_zero() {
+    let x = vec![-2.0f32, -0.5, 0.0, 1.5];
+    let got = one("swish", "Swish", vec![In::Data("x", f(&[4], x.clone()))], vec![attr_f("alpha", 0.5)]);
+    let want: Vec<f64> = x.iter().map(|&v| f64::from(v) / (1.0 + (-0.5 * f64::from(v)).exp())).collect();
+    assert_within(&floats(got), &want, 1e-6, 1e-7, "swish alpha 0.5");
+
+    // MVN over the last axis of [2, 3]: each row normalised.
+    let v = vec![1.0f32, 2.0, 4.0, -1.0, 0.0, 5.0];
+    let got = one(
+        "mvn",
+        "MeanVarianceNormalization",
+        vec![In::Data("x", f(&[2, 3], v.clone()))],
+        vec![attr_ints("axes", &[1])],
+    );
+    let mut want = Vec::new();
+    for row in v.chunks(3) {
+        let mean = row.iter().map(|&a| f64::from(a)).sum::<f64>() / 3.0;
+        let var = row.iter().map(|&a| f64::from(a).powi(2)).sum::<f64>() / 3.0 - mean * mean;
+        want.extend(row.iter().map(|&a| (f64::from(a) - mean) / (var.sqrt() + 1e-9)));
+    }
+    assert_within(&floats(got), &want, 1e-5, 1e-6, "mvn");
+
+    // Compress along axis 1, and flattened (no axis, a shorter condition).
+    let m: Vec<f32> = (0..6).map(|i| i as f32).collect();
+    let cond = |v: Vec<bool>| In::Init("c", bools(&[v.len()], v));
+    let got = one(
+        "compress-axis",
+        "Compress",
+        vec![In::Data("x", f(&[2, 3], m.clone())), cond(vec![true, false, true])],
+        vec![attr_i("axis", 1)],
+    );
+    assert_eq!(got, f(&[2, 2], vec![0.0, 2.0, 3.0, 5.0]));
+    let got = one(
+        "compress-flat",
+        "Compress",
+        vec![In::Data("x", f(&[2, 3], m)), cond(vec![false, true, false, true])],
+        vec![],
+    );
+    assert_eq!(got, f(&[2], vec![1.0, 3.0]));
+
+    // NonZero of a constant folds to [rank, count] indices.
+    let got = one("nonzero", "NonZero", vec![In::Init("x", f(&[2, 2], vec![0.0, 3.0, 1.0, 0.0]))], vec![]);
+    assert_eq!(got, i64s(&[2, 2], vec![0, 1, 1, 0]));
+}

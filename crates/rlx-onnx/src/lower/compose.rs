@@ -257,3 +257,127 @@ pub(super) fn causal_conv_with_state(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     }
     Ok(())
 }
+
+fn int_attr(name: &str, i: i64) -> AttributeProto {
+    AttributeProto { name: name.to_string(), r#type: AttributeType::Int as i32, i, ..Default::default() }
+}
+
+/// `Swish` (opset 24): `x * sigmoid(alpha * x)`; `alpha = 1` is `Silu`.
+pub(super) fn swish(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let alpha = ctx.float_attr("alpha", 1.0)?;
+    let x = ctx.node.input[0].clone();
+    let out = ctx.node.output[0].clone();
+    let gate_in = if alpha == 1.0 {
+        x.clone()
+    } else {
+        let a = lw.constant(&out, "alpha", ConstTensor { shape: vec![], data: ConstData::F32(vec![alpha]) });
+        let scaled = lw.internal_name(&out, "scaled");
+        lw.lower_part(ctx, "Mul", &[&x, &a], &[&scaled], Vec::new())?;
+        scaled
+    };
+    let gate = lw.internal_name(&out, "gate");
+    lw.lower_part(ctx, "Sigmoid", &[&gate_in], &[&gate], Vec::new())?;
+    lw.lower_part(ctx, "Mul", &[&x, &gate], &[&out], Vec::new())
+}
+
+/// `MeanVarianceNormalization`: the spec's function body, `(x - mean) /
+/// (sqrt(mean(x^2) - mean^2) + 1e-9)` over `axes` (default `[0, 2, 3]`).
+pub(super) fn mean_variance_normalization(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let axes: Vec<i64> = ctx.ints_attr("axes")?.map_or(vec![0, 2, 3], <[i64]>::to_vec);
+    let x = ctx.node.input[0].clone();
+    let out = ctx.node.output[0].clone();
+    let scalar = |v: f32| ConstTensor { shape: vec![], data: ConstData::F32(vec![v]) };
+    let axes_c = lw.constant(&out, "axes", ConstTensor { shape: vec![axes.len()], data: ConstData::I64(axes.clone()) });
+    let [mean, sq, mean_sq, mean2, var, std, centred, den] =
+        ["mean", "square", "mean_square", "mean_squared", "variance", "std", "centred", "denominator"]
+            .map(|w| lw.internal_name(&out, w));
+    let two = lw.constant(&out, "two", scalar(2.0));
+    let eps = lw.constant(&out, "eps", scalar(1e-9));
+    // `ReduceMean` takes its axes as an input from opset 18, before as an
+    // attribute.
+    let by_input = lw.opset >= 18;
+    let reduce_attrs = || {
+        let mut attrs = vec![int_attr("keepdims", 1)];
+        if !by_input {
+            attrs.push(AttributeProto {
+                name: "axes".to_string(),
+                r#type: AttributeType::Ints as i32,
+                ints: axes.clone(),
+                ..Default::default()
+            });
+        }
+        attrs
+    };
+    let reduce_inputs = |v: &str| if by_input { vec![v.to_string(), axes_c.clone()] } else { vec![v.to_string()] };
+    let mean_in = reduce_inputs(&x);
+    let mean_in: Vec<&str> = mean_in.iter().map(String::as_str).collect();
+    lw.lower_part(ctx, "ReduceMean", &mean_in, &[&mean], reduce_attrs())?;
+    lw.lower_part(ctx, "Pow", &[&x, &two], &[&sq], Vec::new())?;
+    let sq_in = reduce_inputs(&sq);
+    let sq_in: Vec<&str> = sq_in.iter().map(String::as_str).collect();
+    lw.lower_part(ctx, "ReduceMean", &sq_in, &[&mean_sq], reduce_attrs())?;
+    lw.lower_part(ctx, "Pow", &[&mean, &two], &[&mean2], Vec::new())?;
+    lw.lower_part(ctx, "Sub", &[&mean_sq, &mean2], &[&var], Vec::new())?;
+    lw.lower_part(ctx, "Sqrt", &[&var], &[&std], Vec::new())?;
+    lw.lower_part(ctx, "Sub", &[&x, &mean], &[&centred], Vec::new())?;
+    lw.lower_part(ctx, "Add", &[&std, &eps], &[&den], Vec::new())?;
+    lw.lower_part(ctx, "Div", &[&centred, &den], &[&out], Vec::new())
+}
+
+/// `Compress` with a condition known at import time (it decides the
+/// output's shape): a `Gather` of the selected positions along `axis`, or
+/// of the flattened input without one.
+pub(super) fn compress(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(2, 2)?;
+    let (x, input) = lw.input(ctx, 0)?;
+    let shape = match &input {
+        Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
+    };
+    let (_, condition) = lw.const_ints(ctx, 1)?;
+    let out = ctx.node.output[0].clone();
+    let (source, axis, dim) = if ctx.has_attr("axis") {
+        let a = ctx.int_attr("axis", 0)?;
+        let axis = super::shape::normalize_axis(a, shape.len(), 0)
+            .ok_or_else(|| ctx.bad_attr("axis", format!("{a} is out of range for rank {}", shape.len())))?;
+        (x, axis, shape[axis])
+    } else {
+        let total = super::ops::numel(ctx, &shape)?;
+        let flat = lw.internal_name(&out, "flat");
+        let flat_shape =
+            lw.constant(&out, "flat_shape", ConstTensor { shape: vec![1], data: ConstData::I64(vec![total as i64]) });
+        lw.lower_part(ctx, "Reshape", &[&x, &flat_shape], &[&flat], Vec::new())?;
+        (flat, 0, total)
+    };
+    if condition.len() > dim {
+        return Err(ctx.err(format!("the condition has {} entries for an axis of {dim}", condition.len())));
+    }
+    let picks: Vec<i64> = condition.iter().enumerate().filter(|(_, &c)| c != 0).map(|(i, _)| i as i64).collect();
+    let picks = lw.constant(&out, "picks", ConstTensor { shape: vec![picks.len()], data: ConstData::I64(picks) });
+    lw.lower_part(ctx, "Gather", &[&source, &picks], &[&out], vec![int_attr("axis", axis as i64)])
+}
+
+/// `NonZero` of a value known at import time (its output's shape is the
+/// count of non-zeros): the `[rank, count]` indices, a constant.
+pub(super) fn non_zero(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let Some(c) = lw.const_input(ctx, 0)? else {
+        return Err(ctx.err("the input must be known at import time: the output's shape is its count of non-zeros"));
+    };
+    let nonzero: Vec<bool> = match c.data.ints() {
+        Some(v) => v.iter().map(|&x| x != 0).collect(),
+        None => c.data.to_f64().iter().map(|&x| x != 0.0).collect(),
+    };
+    let rank = c.shape.len();
+    let strides = super::shape::row_major_strides(&c.shape);
+    let hits: Vec<usize> = (0..nonzero.len()).filter(|&i| nonzero[i]).collect();
+    let mut indices = vec![0i64; rank * hits.len()];
+    for (n, &flat) in hits.iter().enumerate() {
+        for (d, &s) in strides.iter().enumerate() {
+            indices[d * hits.len() + n] = ((flat / s) % c.shape[d]) as i64;
+        }
+    }
+    let value = ConstTensor { shape: vec![rank, hits.len()], data: ConstData::I64(indices) };
+    lw.define(ctx, 0, Value::Const(value))
+}
