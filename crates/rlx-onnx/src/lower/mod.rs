@@ -18,6 +18,7 @@ mod conv_transpose;
 mod einsum;
 mod fold;
 mod group_norm;
+mod linear_attention;
 mod logic;
 mod loss;
 mod lp;

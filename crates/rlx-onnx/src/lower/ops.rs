@@ -4,9 +4,9 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
-    attention_op, bitwise, compose, control, conv_nd, conv_transpose, einsum, fold, group_norm, logic, loss, lp,
-    movement, nn, norm, onehot, promote, quant, recurrent, reduce, resize, rotary, scatter, signal, slice, softmax,
-    space, window, Lowerer, NodeCtx, Value,
+    attention_op, bitwise, compose, control, conv_nd, conv_transpose, einsum, fold, group_norm, linear_attention,
+    logic, loss, lp, movement, nn, norm, onehot, promote, quant, recurrent, reduce, resize, rotary, scatter, signal,
+    slice, softmax, space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -93,6 +93,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "LeakyRelu",
     "Less",
     "LessOrEqual",
+    "LinearAttention",
     "Log",
     "LogSoftmax",
     "Loop",
@@ -313,6 +314,7 @@ pub(super) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "DynamicQuantizeLinear" => quant::dynamic_quantize(lw, ctx),
         "MatMulInteger" => quant::matmul_integer(lw, ctx),
         "Tile" => compose::tile(lw, ctx),
+        "LinearAttention" => linear_attention::linear_attention(lw, ctx),
         "Swish" => compose::swish(lw, ctx),
         "MeanVarianceNormalization" => compose::mean_variance_normalization(lw, ctx),
         "Compress" => compose::compress(lw, ctx),
