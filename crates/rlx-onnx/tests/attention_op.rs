@@ -219,3 +219,69 @@ fn unsupported_outputs_and_inputs_are_errors_naming_the_node() {
     let e = err(build(&["y"], &["q", "k", "v", "", "", "", "n"]));
     assert!(e.contains("nonpad_kv_seqlen"), "{e}");
 }
+
+#[test]
+fn flex_attention_runs_its_modifier_subgraphs_with_grouped_heads() {
+    use common::typed::{f, run_model, T};
+    use rlx_onnx::proto::*;
+    let (b, hq, hkv, s, kv, d) = (1usize, 4usize, 2usize, 3usize, 5usize, 4usize);
+    let q = values(b * hq * s * d, 21);
+    let k = values(b * hkv * kv * d, 22);
+    let v = values(b * hkv * kv * d, 23);
+    let bias = values(kv, 24);
+    // score_mod adds an outer-scope bias per key; prob_mod doubles.
+    let sub = |input: &str, op: &str, operand: &str, output: &str| GraphProto {
+        node: vec![node(op, "m", &[input, operand], &[output], vec![])],
+        input: vec![ValueInfoProto { name: input.to_string(), ..Default::default() }],
+        output: vec![ValueInfoProto { name: output.to_string(), ..Default::default() }],
+        ..Default::default()
+    };
+    let graph_attr = |name: &str, g: GraphProto| AttributeProto {
+        name: name.to_string(),
+        r#type: AttributeType::Graph as i32,
+        g: Some(g),
+        ..Default::default()
+    };
+    let mut flex = node(
+        "FlexAttention",
+        "flex",
+        &["q", "k", "v"],
+        &["y"],
+        vec![
+            graph_attr("score_mod", sub("scores", "Add", "bias", "biased")),
+            graph_attr("prob_mod", sub("p", "Mul", "two", "doubled")),
+        ],
+    );
+    flex.domain = "ai.onnx.preview".to_string();
+    let (qt, kt, vt) = (f(&[b, hq, s, d], q.clone()), f(&[b, hkv, kv, d], k.clone()), f(&[b, hkv, kv, d], v.clone()));
+    let mut m = model(
+        vec![flex],
+        vec![init_typed("bias", &[kv as i64], &bias), init_typed("two", &[], &[2.0])],
+        vec![qt.info("q"), kt.info("k"), vt.info("v")],
+        vec![ValueInfoProto { name: "y".to_string(), ..Default::default() }],
+        26,
+    );
+    m.opset_import.push(OperatorSetIdProto { domain: "ai.onnx.preview".to_string(), version: 1 });
+    let got = run_model("flex", &m, &[("q", qt.bytes()), ("k", kt.bytes()), ("v", vt.bytes())], &["y"]).remove(0);
+    let T::F32(_, got) = got else { panic!("f32 expected") };
+    let mut want = Vec::new();
+    for h in 0..hq {
+        let kh = h / (hq / hkv);
+        for i in 0..s {
+            let scores: Vec<f64> = (0..kv)
+                .map(|j| {
+                    let dot: f64 =
+                        (0..d).map(|c| f64::from(q[(h * s + i) * d + c]) * f64::from(k[(kh * kv + j) * d + c])).sum();
+                    dot / (d as f64).sqrt() + f64::from(bias[j])
+                })
+                .collect();
+            let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let e: Vec<f64> = scores.iter().map(|x| (x - max).exp()).collect();
+            let sum: f64 = e.iter().sum();
+            for c in 0..d {
+                want.push((0..kv).map(|j| 2.0 * e[j] / sum * f64::from(v[(kh * kv + j) * d + c])).sum::<f64>() as f32);
+            }
+        }
+    }
+    assert_close(&got, &want, TOL, "flex attention");
+}

@@ -327,3 +327,88 @@ fn additive_mask(lw: &mut Lowerer, ctx: &NodeCtx<'_>, full: &[usize]) -> Result<
         other => Err(ctx.err(format!("attn_mask is {}; expected bool or f32", other.name()))),
     }
 }
+
+/// `ai.onnx.preview:FlexAttention`: rank-4 `Q`, `K`, `V`; `scores = Q K^T *
+/// scale` (default `1/sqrt(head_size)`), the `score_mod` subgraph inlined
+/// on them, `Softmax` over the keys, the `prob_mod` subgraph, `probs V`.
+/// Grouped kv heads are repeated (`Expand`) over their query heads.
+/// Composed of `MatMul`s (the scores are materialised, as the subgraphs
+/// need them).
+pub(super) fn flex_attention(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(3, 3)?;
+    let shape = |lw: &Lowerer, i: usize| -> Result<Vec<usize>, ImportError> {
+        let (_, v) = lw.input(ctx, i)?;
+        Ok(match v {
+            Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape,
+        })
+    };
+    let (qs, ks, vs) = (shape(lw, 0)?, shape(lw, 1)?, shape(lw, 2)?);
+    let (&[b, hq, _, d], &[_, hkv, kv_len, dk], &[_, _, _, dv]) = (&qs[..], &ks[..], &vs[..]) else {
+        return Err(ctx.err(format!("Q {qs:?}, K {ks:?}, V {vs:?}: rank-4 inputs are expected")));
+    };
+    if dk != d || hkv == 0 || hq % hkv != 0 || vs[..3] != ks[..3] {
+        return Err(ctx.err(format!("Q {qs:?}, K {ks:?}, V {vs:?} do not agree")));
+    }
+    if ctx.has_attr("softmax_precision") && ctx.int_attr("softmax_precision", 1)? != 1 {
+        return Err(ctx.bad_attr("softmax_precision", "must be 1 (float): the softmax runs in f32"));
+    }
+    let scale = match ctx.float_attr("scale", 0.0)? {
+        s if s == 0.0 => (1.0 / (d as f64).sqrt()) as f32,
+        s => s,
+    };
+    let out = ctx.node.output[0].clone();
+    let ints =
+        |v: &[usize]| ConstTensor { shape: vec![v.len()], data: ConstData::I64(v.iter().map(|&x| x as i64).collect()) };
+    let attr_ints = |name: &str, v: &[i64]| crate::proto::AttributeProto {
+        name: name.to_string(),
+        r#type: crate::proto::AttributeType::Ints as i32,
+        ints: v.to_vec(),
+        ..Default::default()
+    };
+    let attr_int = |name: &str, i: i64| crate::proto::AttributeProto {
+        name: name.to_string(),
+        r#type: crate::proto::AttributeType::Int as i32,
+        i,
+        ..Default::default()
+    };
+    // Kv heads repeated over their query heads.
+    let mut repeat = |lw: &mut Lowerer, x: &str, last: usize, what: &str| -> Result<String, ImportError> {
+        if hkv == hq {
+            return Ok(x.to_string());
+        }
+        let group = hq / hkv;
+        let lifted_shape = lw.constant(&out, &format!("{what}_lifted_shape"), ints(&[b, hkv, 1, kv_len, last]));
+        let spread_shape = lw.constant(&out, &format!("{what}_spread_shape"), ints(&[b, hkv, group, kv_len, last]));
+        let heads_shape = lw.constant(&out, &format!("{what}_heads_shape"), ints(&[b, hq, kv_len, last]));
+        let [lifted, spread, heads] =
+            ["lifted", "spread", "heads"].map(|s| lw.internal_name(&out, &format!("{what}_{s}")));
+        lw.lower_part(ctx, "Reshape", &[x, &lifted_shape], &[&lifted], Vec::new())?;
+        lw.lower_part(ctx, "Expand", &[&lifted, &spread_shape], &[&spread], Vec::new())?;
+        lw.lower_part(ctx, "Reshape", &[&spread, &heads_shape], &[&heads], Vec::new())?;
+        Ok(heads)
+    };
+    let k = repeat(lw, &ctx.node.input[1], d, "k")?;
+    let v = repeat(lw, &ctx.node.input[2], dv, "v")?;
+    let [kt, raw, scores, probs] = ["k_t", "raw_scores", "scores", "probs"].map(|s| lw.internal_name(&out, s));
+    lw.lower_part(ctx, "Transpose", &[&k], &[&kt], vec![attr_ints("perm", &[0, 1, 3, 2])])?;
+    lw.lower_part(ctx, "MatMul", &[&ctx.node.input[0], &kt], &[&raw], Vec::new())?;
+    let scale = lw.constant(&out, "scale", ConstTensor { shape: vec![], data: ConstData::F32(vec![scale]) });
+    lw.lower_part(ctx, "Mul", &[&raw, &scale], &[&scores], Vec::new())?;
+    let modified = |lw: &mut Lowerer, name: &str, x: String| -> Result<String, ImportError> {
+        match ctx.graph_attr(name)? {
+            None => Ok(x),
+            Some(g) => {
+                let prefix = lw.internal_name(&out, name);
+                let outs = super::control::inline_graph(lw, ctx, g, &prefix, &[x])?;
+                match &outs[..] {
+                    [one] => Ok(one.clone()),
+                    _ => Err(ctx.bad_attr(name, format!("has {} outputs; one is expected", outs.len()))),
+                }
+            }
+        }
+    };
+    let scores = modified(lw, "score_mod", scores)?;
+    lw.lower_part(ctx, "Softmax", &[&scores], &[&probs], vec![attr_int("axis", -1)])?;
+    let probs = modified(lw, "prob_mod", probs)?;
+    lw.lower_part(ctx, "MatMul", &[&probs, &v], &[&out], Vec::new())
+}

@@ -33,7 +33,7 @@ pub(super) const MAX_UNROLLED_NODES: usize = 100_000;
 /// value the body defines gets a fresh name under `prefix`, and a name the
 /// body reads without defining it is the enclosing scope's. Returns the
 /// value names of the body's outputs.
-fn inline_graph(
+pub(super) fn inline_graph(
     lw: &mut Lowerer,
     ctx: &NodeCtx<'_>,
     body: &GraphProto,

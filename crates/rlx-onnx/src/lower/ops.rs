@@ -253,6 +253,9 @@ pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 /// (see [`promote`]).
 pub(super) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let node = ctx.node;
+    if node.domain == "ai.onnx.preview" && node.op_type == "FlexAttention" {
+        return attention_op::flex_attention(lw, ctx);
+    }
     if !(node.domain.is_empty() || node.domain == "ai.onnx") {
         return Err(unsupported(ctx, &format!("{}:{}", node.domain, node.op_type)));
     }
