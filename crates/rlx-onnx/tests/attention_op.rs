@@ -285,3 +285,83 @@ fn flex_attention_runs_its_modifier_subgraphs_with_grouped_heads() {
     }
     assert_close(&got, &want, TOL, "flex attention");
 }
+
+#[test]
+fn qk_matmul_output_in_every_mode() {
+    // 4-D, 4 query heads over 2 kv heads, softcap, a bool mask that closes
+    // every key of query 0 in batch 0 (a fully masked row).
+    let (b, h, kvh, s, kv, d) = (2usize, 4usize, 2usize, 2usize, 3usize, 4usize);
+    let (q, k, v) = (values(b * h * s * d, 411), values(b * kvh * kv * d, 412), values(b * kvh * kv * d, 413));
+    let mask: Vec<bool> = (0..b * s * kv).map(|at| !(at / (s * kv) == 0 && at % (s * kv) / kv == 0)).collect();
+    let (scale, softcap) = (0.5f64, 2.0f64);
+    let allowed = |bi: usize, i: usize, j: usize| mask[(bi * s + i) * kv + j];
+    for mode in 0..4 {
+        let m = model(
+            vec![node(
+                "Attention",
+                "att",
+                &["q", "k", "v", "m"],
+                &["y", "", "", "qk"],
+                vec![
+                    attr_f("scale", scale as f32),
+                    attr_f("softcap", softcap as f32),
+                    attr_i("qk_matmul_output_mode", mode),
+                ],
+            )],
+            vec![bool_init("m", &[b, 1, s, kv], &mask)],
+            vec![
+                vi("q", &[b as i64, h as i64, s as i64, d as i64]),
+                vi("k", &[b as i64, kvh as i64, kv as i64, d as i64]),
+                vi("v", &[b as i64, kvh as i64, kv as i64, d as i64]),
+            ],
+            vec![
+                vi("y", &[b as i64, h as i64, s as i64, d as i64]),
+                vi("qk", &[b as i64, h as i64, s as i64, kv as i64]),
+            ],
+            23,
+        );
+        let imported = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import");
+        let got = run("qk-modes", &imported, &[("q", &q), ("k", &k), ("v", &v)], &["qk"]).remove(0);
+        let mut want = Vec::new();
+        for bi in 0..b {
+            for hi in 0..h {
+                let kh = hi / (h / kvh);
+                for i in 0..s {
+                    let capped: Vec<f64> = (0..kv)
+                        .map(|j| {
+                            let dot: f64 = (0..d)
+                                .map(|t| {
+                                    f64::from(q[((bi * h + hi) * s + i) * d + t])
+                                        * f64::from(k[((bi * kvh + kh) * kv + j) * d + t])
+                                })
+                                .sum();
+                            softcap * (dot * scale / softcap).tanh()
+                        })
+                        .collect();
+                    let biased: Vec<f64> =
+                        (0..kv).map(|j| if allowed(bi, i, j) { capped[j] } else { f64::NEG_INFINITY }).collect();
+                    let row: Vec<f64> = match mode {
+                        0 | 1 => capped,
+                        2 => biased,
+                        _ => {
+                            let max = biased.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                            if max == f64::NEG_INFINITY {
+                                vec![0.0; kv]
+                            } else {
+                                let e: Vec<f64> = biased.iter().map(|x| (x - max).exp()).collect();
+                                let sum: f64 = e.iter().sum();
+                                e.iter().map(|x| x / sum).collect()
+                            }
+                        }
+                    };
+                    want.extend(row.into_iter().map(|x| x as f32));
+                }
+            }
+        }
+        assert_eq!(got.len(), want.len());
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let ok = if w.is_infinite() { g == w } else { (g - w).abs() <= TOL };
+            assert!(ok, "mode {mode} [{i}]: got {g}, want {w}");
+        }
+    }
+}

@@ -10,7 +10,8 @@
 //! alignment (the last query sees every key) is the spec's: with a past
 //! cache, or as many queries as keys; else, and with an `attn_mask`, the
 //! mask is an additive `[batch, heads, seq, kv_seq]` bias built at run time
-//! (a bool mask through `Where(mask, 0, -inf)`).
+//! (a bool mask through `Where(mask, 0, -inf)`). Output 3 (the scores,
+//! `qk_matmul_output`) is composed next to the kernel when a model names it.
 
 use rlx_sched::{BinaryOp, DType, MaskKind, Thunk};
 
@@ -41,8 +42,9 @@ pub(super) fn attention(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     if ctx.input_name(6).is_some() {
         return Err(ctx.err("input 6 (nonpad_kv_seqlen) is not supported"));
     }
-    if ctx.node.output.get(3).is_some_and(|o| !o.is_empty()) {
-        return Err(ctx.err("output 3 (qk_matmul_output) is not supported"));
+    let qk_mode = ctx.int_attr("qk_matmul_output_mode", 0)?;
+    if !(0..=3).contains(&qk_mode) {
+        return Err(ctx.bad_attr("qk_matmul_output_mode", format!("is {qk_mode}; 0 to 3")));
     }
     if ctx.has_attr("softmax_precision") && ctx.int_attr("softmax_precision", 1)? != 1 {
         return Err(ctx.bad_attr("softmax_precision", "must be 1 (float): the softmax runs in f32"));
@@ -126,6 +128,16 @@ pub(super) fn attention(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     };
 
     let (mask_kind, mask) = mask(lw, ctx, &d, is_causal)?;
+    if let Some(qk_out) = ctx.node.output.get(3).filter(|o| !o.is_empty()) {
+        // The scores, besides the fused kernel's result: composed.
+        let (q_bhsd, k_bhsd) = if four_d {
+            (q4, k_all)
+        } else {
+            (to_4d(lw, q, d.heads, d.seq, d.head_dim, "q")?, to_4d(lw, k, d.kv_heads, d.new_kv, d.head_dim, "k")?)
+        };
+        let parts = QkParts { q: q_bhsd, k: k_bhsd, mask_kind, mask, scale, softcap, mode: qk_mode };
+        qk_matmul_output(lw, ctx, &d, parts, qk_out)?;
+    }
     let out_4d = vec![d.batch, d.heads, d.seq, d.v_head_dim];
     let out_3d = vec![d.batch, d.seq, d.heads * d.v_head_dim];
     let out = match (rank, four_d) {
@@ -168,6 +180,98 @@ pub(super) fn attention(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         _ => Value::Data { storage: out, shape: out_4d },
     };
     lw.define(ctx, 0, y)
+}
+
+/// What `qk_matmul_output` is computed from: 4-D `q` and `k` (past
+/// included), the kernel's mask, and the attributes.
+struct QkParts {
+    q: usize,
+    k: usize,
+    mask_kind: MaskKind,
+    mask: Option<usize>,
+    scale: f32,
+    softcap: f32,
+    mode: i64,
+}
+
+/// Output 3 of `Attention`: `Q K^T * scale`, softcapped (modes 0 and 1),
+/// plus the mask bias (mode 2), or the softmax of that with fully masked
+/// rows zeroed (mode 3), as the spec's reference computes it; composed of
+/// `MatMul` and elementwise ops next to the fused kernel.
+fn qk_matmul_output(lw: &mut Lowerer, ctx: &NodeCtx<'_>, d: &Dims, p: QkParts, out: &str) -> R {
+    let kv = d.past + d.new_kv;
+    let ints =
+        |v: &[usize]| ConstTensor { shape: vec![v.len()], data: ConstData::I64(v.iter().map(|&x| x as i64).collect()) };
+    let attr = |name: &str, ints: Vec<i64>, i: i64| crate::proto::AttributeProto {
+        name: name.to_string(),
+        r#type: if ints.is_empty() { crate::proto::AttributeType::Int } else { crate::proto::AttributeType::Ints }
+            as i32,
+        ints,
+        i,
+        ..Default::default()
+    };
+    let scalar = |v: f32| ConstTensor { shape: vec![], data: ConstData::F32(vec![v]) };
+    let named = |lw: &mut Lowerer, what: &str, storage: usize, shape: Vec<usize>| {
+        let n = lw.internal_name(out, what);
+        lw.values.insert(n.clone(), Value::Data { storage, shape });
+        n
+    };
+    let q = named(lw, "q", p.q, vec![d.batch, d.heads, d.seq, d.head_dim]);
+    let mut k = named(lw, "k", p.k, vec![d.batch, d.kv_heads, kv, d.head_dim]);
+    let step = |lw: &mut Lowerer, op: &str, inputs: &[&str], what: &str, attrs| -> Result<String, ImportError> {
+        let n = lw.internal_name(out, what);
+        lw.lower_part(ctx, op, inputs, &[&n], attrs)?;
+        Ok(n)
+    };
+    if d.heads != d.kv_heads {
+        let group = d.heads / d.kv_heads;
+        let lifted = lw.constant(out, "k_lifted_shape", ints(&[d.batch, d.kv_heads, 1, kv, d.head_dim]));
+        let spread = lw.constant(out, "k_spread_shape", ints(&[d.batch, d.kv_heads, group, kv, d.head_dim]));
+        let heads = lw.constant(out, "k_heads_shape", ints(&[d.batch, d.heads, kv, d.head_dim]));
+        let a = step(lw, "Reshape", &[&k, &lifted], "k_lifted", Vec::new())?;
+        let b = step(lw, "Expand", &[&a, &spread], "k_spread", Vec::new())?;
+        k = step(lw, "Reshape", &[&b, &heads], "k_heads", Vec::new())?;
+    }
+    let kt = step(lw, "Transpose", &[&k], "k_t", vec![attr("perm", vec![0, 1, 3, 2], 0)])?;
+    let raw = step(lw, "MatMul", &[&q, &kt], "qk", Vec::new())?;
+    let scale = lw.constant(out, "scale", scalar(p.scale));
+    let mut scores = step(lw, "Mul", &[&raw, &scale], "scaled", Vec::new())?;
+    if p.softcap > 0.0 {
+        let cap = lw.constant(out, "softcap", scalar(p.softcap));
+        let a = step(lw, "Div", &[&scores, &cap], "capped_in", Vec::new())?;
+        let b = step(lw, "Tanh", &[&a], "capped_tanh", Vec::new())?;
+        scores = step(lw, "Mul", &[&b, &cap], "capped", Vec::new())?;
+    }
+    if p.mode <= 1 {
+        return lw.lower_part(ctx, "Identity", &[&scores], &[out], Vec::new());
+    }
+    let bias = match (p.mask_kind, p.mask) {
+        (MaskKind::Bias, Some(m)) => Some(named(lw, "bias", m, vec![d.batch, d.heads, d.seq, kv])),
+        (MaskKind::Causal, _) => {
+            let c: Vec<f32> =
+                (0..d.seq * kv).map(|at| if at % kv <= at / kv + d.past { 0.0 } else { f32::NEG_INFINITY }).collect();
+            Some(lw.constant(out, "causal", ConstTensor { shape: vec![d.seq, kv], data: ConstData::F32(c) }))
+        }
+        _ => None,
+    };
+    let with_bias = match &bias {
+        Some(b) => step(lw, "Add", &[&scores, b], "biased", Vec::new())?,
+        None => scores,
+    };
+    if p.mode == 2 {
+        return lw.lower_part(ctx, "Identity", &[&with_bias], &[out], Vec::new());
+    }
+    let probs = step(lw, "Softmax", &[&with_bias], "probs", vec![attr("axis", Vec::new(), -1)])?;
+    let Some(b) = bias else {
+        return lw.lower_part(ctx, "Identity", &[&probs], &[out], Vec::new());
+    };
+    // A row whose every key is masked gives zeros, not NaN.
+    let last = lw.constant(out, "key_axis", ConstTensor { shape: vec![1], data: ConstData::I64(vec![-1]) });
+    let row_max = step(lw, "ReduceMax", &[&b, &last], "row_max", vec![attr("keepdims", Vec::new(), 1)])?;
+    let neg_inf = lw.constant(out, "neg_inf", scalar(f32::NEG_INFINITY));
+    let open = step(lw, "Greater", &[&row_max, &neg_inf], "row_open", Vec::new())?;
+    let zero = lw.constant(out, "zero", scalar(0.0));
+    lw.lower_part(ctx, "Where", &[&open, &probs, &zero], &[out], Vec::new())
 }
 
 fn dims(
@@ -372,7 +476,7 @@ pub(super) fn flex_attention(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         ..Default::default()
     };
     // Kv heads repeated over their query heads.
-    let mut repeat = |lw: &mut Lowerer, x: &str, last: usize, what: &str| -> Result<String, ImportError> {
+    let repeat = |lw: &mut Lowerer, x: &str, last: usize, what: &str| -> Result<String, ImportError> {
         if hkv == hq {
             return Ok(x.to_string());
         }
