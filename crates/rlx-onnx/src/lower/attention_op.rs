@@ -1,4 +1,5 @@
-//! The opset-23 `Attention` op onto the `Attention` kind.
+//! The opset-23 `Attention` op onto the `Attention` kind, and the preview
+//! `FlexAttention` (composed: its modifier subgraphs read the scores).
 //!
 //! 4-D inputs (`[batch, heads, seq, dim]`) run with `bhsd: true`; 3-D ones
 //! (`[batch, seq, heads * dim]`, heads from `q_num_heads`/`kv_num_heads`)
