@@ -880,3 +880,77 @@ fn swish_mvn_compress_and_non_zero() {
     let got = one("nonzero", "NonZero", vec![In::Init("x", f(&[2, 2], vec![0.0, 3.0, 1.0, 0.0]))], vec![]);
     assert_eq!(got, i64s(&[2, 2], vec![0, 1, 1, 0]));
 }
+
+#[test]
+fn lrn_reverse_sequence_max_unpool_and_tensor_scatter() {
+    // LRN over 4 channels, size 3 (window c-1..c+1).
+    let x = values(2 * 4 * 3, 31);
+    let got =
+        one("lrn", "LRN", vec![In::Data("x", f(&[2, 4, 3], x.clone()))], vec![attr_i("size", 3), attr_f("bias", 1.5)]);
+    let mut want = Vec::new();
+    for n in 0..2 {
+        for c in 0..4 {
+            for p in 0..3 {
+                let sum: f64 =
+                    (c.max(1) - 1..(c + 2).min(4)).map(|cc| f64::from(x[(n * 4 + cc) * 3 + p]).powi(2)).sum();
+                want.push(f64::from(x[(n * 4 + c) * 3 + p]) / (1.5 + 1e-4 / 3.0 * sum).powf(0.75));
+            }
+        }
+    }
+    assert_within(&floats(got), &want, 1e-5, 1e-7, "lrn");
+
+    // ReverseSequence: time axis 0, batch axis 1, lengths 1, 3, 0 (kept as is).
+    let m: Vec<f32> = (0..9).map(|i| i as f32).collect();
+    let got = one(
+        "reverse-sequence",
+        "ReverseSequence",
+        vec![In::Data("x", f(&[3, 3], m)), In::Data("lens", i64s(&[3], vec![1, 3, 0]))],
+        vec![attr_i("time_axis", 0), attr_i("batch_axis", 1)],
+    );
+    assert_eq!(got, f(&[3, 3], vec![0.0, 7.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 8.0]));
+
+    // MaxUnpool 2x2 / 2 of [1, 1, 2, 2] into [1, 1, 4, 4], then into a
+    // larger output_shape (zeros after).
+    let vals = vec![5.0f32, 6.0, 7.0, 8.0];
+    let at = vec![0i64, 3, 12, 10];
+    let pool = || vec![attr_ints("kernel_shape", &[2, 2]), attr_ints("strides", &[2, 2])];
+    let got = one(
+        "unpool",
+        "MaxUnpool",
+        vec![In::Data("x", f(&[1, 1, 2, 2], vals.clone())), In::Data("i", i64s(&[1, 1, 2, 2], at.clone()))],
+        pool(),
+    );
+    let mut want = vec![0.0f32; 16];
+    for (v, &i) in vals.iter().zip(&at) {
+        want[i as usize] = *v;
+    }
+    assert_eq!(got, f(&[1, 1, 4, 4], want.clone()));
+    let got = one(
+        "unpool-shape",
+        "MaxUnpool",
+        vec![
+            In::Data("x", f(&[1, 1, 2, 2], vals)),
+            In::Data("i", i64s(&[1, 1, 2, 2], at)),
+            In::Init("s", i64s(&[4], vec![1, 1, 5, 4])),
+        ],
+        pool(),
+    );
+    want.extend([0.0; 4]);
+    assert_eq!(got, f(&[1, 1, 5, 4], want));
+
+    // TensorScatter: two steps per batch entry at 3 and 1 of a cache of 4,
+    // circular (batch 0 wraps to position 0).
+    let cache = vec![0.0f32; 2 * 4];
+    let update = vec![1.0f32, 2.0, 3.0, 4.0];
+    let got = one(
+        "tensor-scatter",
+        "TensorScatter",
+        vec![
+            In::Data("cache", f(&[2, 4, 1], cache)),
+            In::Data("update", f(&[2, 2, 1], update)),
+            In::Data("w", i64s(&[2], vec![3, 1])),
+        ],
+        vec![attr_s("mode", "circular")],
+    );
+    assert_eq!(got, f(&[2, 4, 1], vec![2.0, 0.0, 0.0, 1.0, 0.0, 3.0, 4.0, 0.0]));
+}

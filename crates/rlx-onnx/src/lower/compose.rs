@@ -381,3 +381,62 @@ pub(super) fn non_zero(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let value = ConstTensor { shape: vec![rank, hits.len()], data: ConstData::I64(indices) };
     lw.define(ctx, 0, Value::Const(value))
 }
+
+/// `LRN`: `x / (bias + alpha / size * sum of x^2 over the channel window)^beta`,
+/// the window `[c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]`: the
+/// squares zero-padded along the channels (`Pad`) and `size` shifted
+/// `Slice`s summed.
+pub(super) fn lrn(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let (x, input) = lw.input(ctx, 0)?;
+    let shape = match &input {
+        Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
+    };
+    let rank = shape.len();
+    let size = usize::try_from(ctx.int_attr("size", 0)?)
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or_else(|| ctx.bad_attr("size", "must be positive"))?;
+    if rank < 3 {
+        return Err(ctx.err(format!("the input has shape {shape:?}; [N, C, D1, ...] is expected")));
+    }
+    let (alpha, beta, bias) =
+        (ctx.float_attr("alpha", 1e-4)?, ctx.float_attr("beta", 0.75)?, ctx.float_attr("bias", 1.0)?);
+    let out = ctx.node.output[0].clone();
+    let (before, after) = ((size - 1) / 2, size - 1 - (size - 1) / 2);
+    let ints = |v: Vec<i64>| ConstTensor { shape: vec![v.len()], data: ConstData::I64(v) };
+    let scalar = |v: f32| ConstTensor { shape: vec![], data: ConstData::F32(vec![v]) };
+    let mut pads = vec![0i64; 2 * rank];
+    pads[1] = before as i64;
+    pads[rank + 1] = after as i64;
+    let pads = lw.constant(&out, "pads", ints(pads));
+    let [sq, padded] = ["square", "padded"].map(|w| lw.internal_name(&out, w));
+    lw.lower_part(ctx, "Mul", &[&x, &x], &[&sq], Vec::new())?;
+    lw.lower_part(ctx, "Pad", &[&sq, &pads], &[&padded], Vec::new())?;
+    let channels = shape[1] as i64;
+    let axis = lw.constant(&out, "channel_axis", ints(vec![1]));
+    let mut sum = String::new();
+    for j in 0..size as i64 {
+        let (starts, ends) =
+            (lw.constant(&out, "start", ints(vec![j])), lw.constant(&out, "end", ints(vec![j + channels])));
+        let window = lw.internal_name(&out, &format!("shift{j}"));
+        lw.lower_part(ctx, "Slice", &[&padded, &starts, &ends, &axis], &[&window], Vec::new())?;
+        sum = if j == 0 {
+            window
+        } else {
+            let next = lw.internal_name(&out, &format!("sum{j}"));
+            lw.lower_part(ctx, "Add", &[&sum, &window], &[&next], Vec::new())?;
+            next
+        };
+    }
+    let (coef, bias_c, beta_c) = (
+        lw.constant(&out, "alpha_over_size", scalar(alpha / size as f32)),
+        lw.constant(&out, "bias", scalar(bias)),
+        lw.constant(&out, "beta", scalar(beta)),
+    );
+    let [scaled, shifted, den] = ["scaled", "shifted", "denominator"].map(|w| lw.internal_name(&out, w));
+    lw.lower_part(ctx, "Mul", &[&sum, &coef], &[&scaled], Vec::new())?;
+    lw.lower_part(ctx, "Add", &[&scaled, &bias_c], &[&shifted], Vec::new())?;
+    lw.lower_part(ctx, "Pow", &[&shifted, &beta_c], &[&den], Vec::new())?;
+    lw.lower_part(ctx, "Div", &[&x, &den], &[&out], Vec::new())
+}

@@ -18,6 +18,7 @@ mod conv_transpose;
 mod einsum;
 mod fold;
 mod group_norm;
+mod index_compose;
 mod linear_attention;
 mod logic;
 mod loss;

@@ -4,9 +4,9 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
-    attention_op, bitwise, compose, control, conv_nd, conv_transpose, einsum, fold, group_norm, linear_attention,
-    logic, loss, lp, movement, nn, norm, onehot, promote, quant, recurrent, reduce, resize, rotary, scatter, signal,
-    slice, softmax, space, window, Lowerer, NodeCtx, Value,
+    attention_op, bitwise, compose, control, conv_nd, conv_transpose, einsum, fold, group_norm, index_compose,
+    linear_attention, logic, loss, lp, movement, nn, norm, onehot, promote, quant, recurrent, reduce, resize, rotary,
+    scatter, signal, slice, softmax, space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -88,6 +88,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "InstanceNormalization",
     "IsInf",
     "IsNaN",
+    "LRN",
     "LSTM",
     "LayerNormalization",
     "LeakyRelu",
@@ -103,6 +104,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "MatMulInteger",
     "Max",
     "MaxPool",
+    "MaxUnpool",
     "Mean",
     "MeanVarianceNormalization",
     "Min",
@@ -137,6 +139,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Relu",
     "Reshape",
     "Resize",
+    "ReverseSequence",
     "RotaryEmbedding",
     "Round",
     "STFT",
@@ -166,6 +169,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Swish",
     "Tan",
     "Tanh",
+    "TensorScatter",
     "ThresholdedRelu",
     "Tile",
     "TopK",
@@ -191,6 +195,7 @@ pub fn const_inputs(op_type: &str) -> &'static [usize] {
         "Range" => &[0, 1, 2],
         // Their outputs' shapes depend on these values.
         "Compress" => &[1],
+        "MaxUnpool" => &[2],
         "NonZero" => &[0],
         // The transform length and axis; the frame step and length.
         "DFT" => &[1, 2],
@@ -317,6 +322,10 @@ pub(super) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "DynamicQuantizeLinear" => quant::dynamic_quantize(lw, ctx),
         "MatMulInteger" => quant::matmul_integer(lw, ctx),
         "Tile" => compose::tile(lw, ctx),
+        "LRN" => compose::lrn(lw, ctx),
+        "ReverseSequence" => index_compose::reverse_sequence(lw, ctx),
+        "MaxUnpool" => index_compose::max_unpool(lw, ctx),
+        "TensorScatter" => index_compose::tensor_scatter(lw, ctx),
         "LinearAttention" => linear_attention::linear_attention(lw, ctx),
         "Swish" => compose::swish(lw, ctx),
         "MeanVarianceNormalization" => compose::mean_variance_normalization(lw, ctx),
