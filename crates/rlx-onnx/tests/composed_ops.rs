@@ -954,3 +954,26 @@ fn lrn_reverse_sequence_max_unpool_and_tensor_scatter() {
     );
     assert_eq!(got, f(&[2, 4, 1], vec![2.0, 0.0, 0.0, 1.0, 0.0, 3.0, 4.0, 0.0]));
 }
+
+#[test]
+fn det_expands_small_matrices_and_refuses_large_ones() {
+    // [2, 3, 3]: a general matrix and a singular one.
+    let a = vec![2.0f32, -1.0, 0.5, 1.0, 3.0, -2.0, 0.0, 4.0, 1.0, 1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 0.5, 1.0, 7.0];
+    let got = one("det", "Det", vec![In::Data("x", f(&[2, 3, 3], a.clone()))], vec![]);
+    let det3 = |m: &[f32]| {
+        let m: Vec<f64> = m.iter().map(|&v| f64::from(v)).collect();
+        m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) + m[2] * (m[3] * m[7] - m[4] * m[6])
+    };
+    assert_within(&floats(got), &[det3(&a[..9]), det3(&a[9..])], 1e-6, 1e-6, "det 3x3");
+    let got = one("det1", "Det", vec![In::Data("x", f(&[1, 1], vec![-2.5]))], vec![]);
+    assert_eq!(got, f(&[], vec![-2.5]));
+    let m = model(
+        vec![node("Det", "d", &["x"], &["y"], vec![])],
+        vec![],
+        vec![vi("x", &[6, 6])],
+        vec![ValueInfoProto { name: "y".to_string(), ..Default::default() }],
+        22,
+    );
+    let e = import_model(&m, &rlx_onnx::ImportOptions::new("w.safetensors")).unwrap_err().to_string();
+    assert!(e.contains("1 to 5 rows"), "{e}");
+}

@@ -440,3 +440,70 @@ pub(super) fn lrn(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     lw.lower_part(ctx, "Pow", &[&shifted, &beta_c], &[&den], Vec::new())?;
     lw.lower_part(ctx, "Div", &[&x, &den], &[&out], Vec::new())
 }
+
+/// The largest matrix `Det` expands (5! = 120 products of 5 factors).
+const DET_MAX_N: usize = 5;
+
+/// `Det` of `[..., n, n]` by the Leibniz formula, `n <= 5`: one `Gather`
+/// of the `n!` permutations' entries (`[..., n!, n]`), `ReduceProd`, the
+/// signs (`Mul`), `ReduceSum`. No pivoting and no division, so a singular
+/// matrix gives its determinant (0 up to rounding), never NaN.
+pub(super) fn det(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    ctx.expect_arity(1, 1)?;
+    let (x, input) = lw.input(ctx, 0)?;
+    let shape = match &input {
+        Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
+    };
+    let rank = shape.len();
+    let n = match shape[..] {
+        [.., r, c] if r == c && (1..=DET_MAX_N).contains(&r) => r,
+        _ => {
+            return Err(ctx.err(format!(
+            "the input has shape {shape:?}; square matrices of 1 to {DET_MAX_N} rows are supported (Leibniz expansion)"
+        )))
+        }
+    };
+    let mut perms: Vec<Vec<usize>> = vec![vec![]];
+    for _ in 0..n {
+        let mut longer = Vec::with_capacity(perms.len() * n);
+        for p in &perms {
+            for c in (0..n).filter(|c| !p.contains(c)) {
+                let mut q = p.clone();
+                q.push(c);
+                longer.push(q);
+            }
+        }
+        perms = longer;
+    }
+    let sign = |p: &[usize]| {
+        let inversions = (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))).filter(|&(i, j)| p[i] > p[j]).count();
+        if inversions % 2 == 0 {
+            1.0
+        } else {
+            -1.0
+        }
+    };
+    let out = ctx.node.output[0].clone();
+    let ints = |shape: Vec<usize>, v: Vec<i64>| ConstTensor { shape, data: ConstData::I64(v) };
+    let lead: Vec<i64> = shape[..rank - 2].iter().map(|&d| d as i64).collect();
+    let flat_shape =
+        lw.constant(&out, "flat_shape", ints(vec![rank - 1], [lead.clone(), vec![(n * n) as i64]].concat()));
+    let picks: Vec<i64> = perms.iter().flat_map(|p| p.iter().enumerate().map(|(i, &c)| (i * n + c) as i64)).collect();
+    let picks = lw.constant(&out, "entries", ints(vec![perms.len(), n], picks));
+    let signs: Vec<f32> = perms.iter().map(|p| sign(p)).collect();
+    let signs = lw.constant(&out, "signs", ConstTensor { shape: vec![perms.len()], data: ConstData::F32(signs) });
+    let last = lw.constant(&out, "last_axis", ints(vec![1], vec![-1]));
+    let [flat, terms, products, signed] = ["flat", "terms", "products", "signed"].map(|w| lw.internal_name(&out, w));
+    let axis = rank as i64 - 2;
+    let attr = |name: &str, i: i64| AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Int as i32,
+        i,
+        ..Default::default()
+    };
+    lw.lower_part(ctx, "Reshape", &[&x, &flat_shape], &[&flat], Vec::new())?;
+    lw.lower_part(ctx, "Gather", &[&flat, &picks], &[&terms], vec![attr("axis", axis)])?;
+    lw.lower_part(ctx, "ReduceProd", &[&terms, &last], &[&products], vec![attr("keepdims", 0)])?;
+    lw.lower_part(ctx, "Mul", &[&products, &signs], &[&signed], Vec::new())?;
+    lw.lower_part(ctx, "ReduceSum", &[&signed, &last], &[&out], vec![attr("keepdims", 0)])
+}
