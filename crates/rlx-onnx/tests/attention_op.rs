@@ -204,9 +204,9 @@ fn a_past_cache_is_concatenated_and_returned_as_present() {
 
 #[test]
 fn unsupported_outputs_and_inputs_are_errors_naming_the_node() {
-    let build = |outputs: &[&str], inputs: &[&str]| {
+    let build = |outputs: &[&str], inputs: &[&str], attrs| {
         model(
-            vec![node("Attention", "att", inputs, outputs, vec![])],
+            vec![node("Attention", "att", inputs, outputs, attrs)],
             vec![],
             vec![vi("q", &[1, 1, 2, 4]), vi("k", &[1, 1, 2, 4]), vi("v", &[1, 1, 2, 4]), vi("n", &[1])],
             vec![vi("y", &[1, 1, 2, 4]), vi("qk", &[1, 1, 2, 2])],
@@ -214,9 +214,9 @@ fn unsupported_outputs_and_inputs_are_errors_naming_the_node() {
         )
     };
     let err = |m| import_model(&m, &ImportOptions::new(WEIGHTS)).expect_err("must fail").to_string();
-    let e = err(build(&["y", "", "", "qk"], &["q", "k", "v"]));
-    assert!(e.contains("att") && e.contains("qk_matmul_output"), "{e}");
-    let e = err(build(&["y"], &["q", "k", "v", "", "", "", "n"]));
+    let e = err(build(&["y", "", "", "qk"], &["q", "k", "v"], vec![attr_i("qk_matmul_output_mode", 4)]));
+    assert!(e.contains("att") && e.contains("qk_matmul_output_mode"), "{e}");
+    let e = err(build(&["y"], &["q", "k", "v", "", "", "", "n"], vec![]));
     assert!(e.contains("nonpad_kv_seqlen"), "{e}");
 }
 
