@@ -7,8 +7,8 @@
 //! `Expr` into tokens. This crate stays free of syn and quote.
 
 use crate::ops::{
-    ActKind, ArgOp, BinaryOp, MaskKind, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step,
-    StepArg,
+    ActKind, ArgOp, BinaryOp, GridSampleMode, GridSamplePadding, MaskKind, RecurrentCell, ReduceOp, ResizeCoord,
+    ResizeMode, ScatterReduction, Step, StepArg,
 };
 
 /// A constant Rust expression.
@@ -83,6 +83,8 @@ unit_variants!(ResizeMode at "::rlx_runtime::ResizeMode" {
 unit_variants!(ResizeCoord at "::rlx_runtime::ResizeCoord" {
     HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric,
 });
+unit_variants!(GridSampleMode at "::rlx_runtime::GridSampleMode" { Linear, Nearest, Cubic });
+unit_variants!(GridSamplePadding at "::rlx_runtime::GridSamplePadding" { Zeros, Border, Reflection });
 unit_variants!(ScatterReduction at "::rlx_runtime::ScatterReduction" { None, Add, Mul, Max, Min });
 unit_variants!(RecurrentCell at "::rlx_runtime::RecurrentCell" { Lstm, Gru, GruLinearBeforeReset, Rnn });
 

@@ -42,8 +42,8 @@ pub use expr::{ConstExpr, Expr};
 pub use lower::lower;
 pub use operand::{Operand, Params, Segment};
 pub use ops::{
-    ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction,
-    Step, StepArg,
+    ActKind, ArgOp, BinaryOp, CmpOp, GridSampleMode, GridSamplePadding, MaskKind, RecurrentCell, ReduceOp, ResizeCoord,
+    ResizeMode, ScatterReduction, Step, StepArg,
 };
 pub use shapes::{
     AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,

@@ -157,6 +157,19 @@ impl RecurrentCell {
 }
 
 named_enum! {
+    /// How `GridSample` reads around a sampling point: the nearest sample
+    /// (ties to even), the N-linear blend of the 2 per axis around it, or
+    /// the N-cubic one of the 4 per axis (Keys, `a = -0.75`).
+    GridSampleMode { Linear = "linear", Nearest = "nearest", Cubic = "cubic" }
+}
+
+named_enum! {
+    /// What `GridSample` reads outside its input: zeros, the edge sample
+    /// (`border`), or the sample mirrored at the edges (`reflection`).
+    GridSamplePadding { Zeros = "zeros", Border = "border", Reflection = "reflection" }
+}
+
+named_enum! {
     /// How `ScatterElements` and `ScatterNd` combine an update with the
     /// element it lands on: `none` replaces it, the others reduce.
     ScatterReduction { None = "none", Add = "add", Mul = "mul", Max = "max", Min = "min" }

@@ -20,7 +20,8 @@
 
 use crate::dtype::DType;
 use crate::ops::{
-    ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step,
+    ActKind, ArgOp, BinaryOp, CmpOp, GridSampleMode, GridSamplePadding, MaskKind, RecurrentCell, ReduceOp, ResizeCoord,
+    ResizeMode, ScatterReduction, Step,
 };
 
 /// One field of a kind, for hints and generated documentation.
@@ -421,6 +422,18 @@ macro_rules! thunk_table {
     Resize {
         src: Op<O>, dst: Op<O>, outer: usize, in_len: usize, out_len: usize, inner: usize, scale: f32,
         by_size: bool, mode: ResizeMode, coord: ResizeCoord,
+    }
+    /// ONNX `GridSample`: `src` `[n, c, in_dims...]` (1 to 3 spatial
+    /// axes) read at the points of `grid` `[n, out_dims..., rank]` into
+    /// `dst` `[n, c, out_dims...]`. A point's coordinates are normalised to
+    /// `[-1, 1]`, last spatial axis first (`x`, then `y`, then `z`), and
+    /// mapped to source positions by `align_corners` (`-1`/`1` are the
+    /// corner samples' centres, else their outer edges); `padding` says
+    /// what lies outside and `mode` how the samples around a point are
+    /// combined. Rules in `docs/kernels/sample.md`.
+    GridSample {
+        src: Op<O>, grid: Op<O>, dst: Op<O>, n: usize, c: usize, in_dims: Dims, out_dims: Dims,
+        mode: GridSampleMode, padding: GridSamplePadding, align_corners: bool,
     }
     /// NCHW max / mean pooling. Window positions outside the input
     /// (padding, or a ceil-mode overhang) are skipped; `mean` divides by the

@@ -32,6 +32,6 @@ extern crate self as rlx_runtime;
 // Re-exported so generated code names one crate.
 pub use half;
 pub use rlx_core::{
-    ActKind, ArgOp, BinaryOp, CmpOp, DType, MaskKind, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode,
-    ScatterReduction, Step, StepArg,
+    ActKind, ArgOp, BinaryOp, CmpOp, DType, GridSampleMode, GridSamplePadding, MaskKind, RecurrentCell, ReduceOp,
+    ResizeCoord, ResizeMode, ScatterReduction, Step, StepArg,
 };

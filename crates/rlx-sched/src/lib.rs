@@ -33,8 +33,9 @@ pub use fields::FieldSyntax;
 pub use parse::parse;
 pub use print::print;
 pub use rlx_core::{
-    ActKind, ArgOp, BinaryOp, CmpOp, DType, FieldSpec, KernelCall, MaskKind, Operand, Params, RecurrentCell, ReduceOp,
-    ResizeCoord, ResizeMode, ScatterReduction, Segment, Step, StepArg, Thunk, ThunkKind,
+    ActKind, ArgOp, BinaryOp, CmpOp, DType, FieldSpec, GridSampleMode, GridSamplePadding, KernelCall, MaskKind,
+    Operand, Params, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Segment, Step, StepArg, Thunk,
+    ThunkKind,
 };
 pub use schedule::{Buffer, Entry, Node, Role, Schedule, WeightsFile};
 pub use span::Span;

@@ -8,8 +8,8 @@
 
 use crate::dtype::DType;
 use crate::ops::{
-    ActKind, ArgOp, BinaryOp, CmpOp, MaskKind, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction,
-    Step, StepArg,
+    ActKind, ArgOp, BinaryOp, CmpOp, GridSampleMode, GridSamplePadding, MaskKind, RecurrentCell, ReduceOp, ResizeCoord,
+    ResizeMode, ScatterReduction, Step, StepArg,
 };
 use crate::span::Span;
 
@@ -239,6 +239,8 @@ named_field!(ReduceOp, "reduction");
 named_field!(ArgOp, "arg-reduction");
 named_field!(ResizeMode, "resize mode");
 named_field!(ResizeCoord, "coordinate transformation");
+named_field!(GridSampleMode, "grid sample mode");
+named_field!(GridSamplePadding, "grid sample padding");
 named_field!(ScatterReduction, "scatter reduction");
 named_field!(RecurrentCell, "recurrent cell");
 

@@ -11,8 +11,8 @@ use rlx_sched::ast::{Ast, BufferDecl, Header, OperandRef, Spanned, ThunkDecl, We
 use rlx_sched::parse::is_reserved;
 use rlx_sched::value::{format_f32, parse_f32, Value, ValueKind};
 use rlx_sched::{
-    parse, print, ActKind, ArgOp, BinaryOp, CmpOp, DType, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode, Role,
-    ScatterReduction, Segment, Span, Thunk, ThunkKind,
+    parse, print, ActKind, ArgOp, BinaryOp, CmpOp, DType, GridSampleMode, GridSamplePadding, RecurrentCell, ReduceOp,
+    ResizeCoord, ResizeMode, Role, ScatterReduction, Segment, Span, Thunk, ThunkKind,
 };
 
 fn num(s: impl Into<String>) -> Value {
@@ -114,6 +114,8 @@ fn field_value(ty: &str) -> BoxedStrategy<Value> {
         "ArgOp" => names(ArgOp::names()),
         "ResizeMode" => names(ResizeMode::names()),
         "ResizeCoord" => names(ResizeCoord::names()),
+        "GridSampleMode" => names(GridSampleMode::names()),
+        "GridSamplePadding" => names(GridSamplePadding::names()),
         "ScatterReduction" => names(ScatterReduction::names()),
         "RecurrentCell" => names(RecurrentCell::names()),
         "DType" => names(DType::ALL.iter().map(|d| d.name()).collect()),

@@ -44,7 +44,9 @@ pub use types::{
 };
 
 use crate::operand::Operand;
-use crate::ops::{ActKind, ArgOp, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step};
+use crate::ops::{
+    ActKind, ArgOp, GridSampleMode, GridSamplePadding, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step,
+};
 use crate::shapes::{
     AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,
     RecurrentShape,
@@ -172,6 +174,10 @@ macro_rules! kernel_call_table {
             GatherNd = gather_scatter::gather_nd <index: I = IndexElem> (data: In<u8>, indices: In<I>, dst: Out<u8>, batch: usize, lookups: usize, data_dims: Dims, slice_len: usize, elem_bytes: usize, par: bool);
             ScatterElements = gather_scatter::scatter_elements <elem: T = ScatterElem, index: I = IndexElem> (data: In<T>, indices: In<I>, updates: In<T>, dst: Out<T>, data_dims: Dims, index_dims: Dims, axis: usize, reduction: Val<ScatterReduction>, par: bool);
             ScatterNd = gather_scatter::scatter_nd <elem: T = ScatterElem, index: I = IndexElem> (data: In<T>, indices: In<I>, updates: In<T>, dst: Out<T>, lookups: usize, data_dims: Dims, slice_len: usize, reduction: Val<ScatterReduction>, par: bool);
+
+            // ---- sampling at run-time coordinates ----
+            /// ONNX `GridSample` over 1 to 3 spatial axes.
+            GridSampleF32 = sample::grid_sample_f32 <> (src: In<f32>, grid: In<f32>, dst: Out<f32>, n: usize, c: usize, in_dims: Dims, out_dims: Dims, mode: Val<GridSampleMode>, padding: Val<GridSamplePadding>, align_corners: bool, par: bool);
 
             // ---- norm, softmax, attention, rope ----
             LayerNormF32 = norm::layer_norm_f32 <> (x: In<f32>, g: In<f32>, b: OptIn<f32>, out: Out<f32>, rows: usize, h: usize, eps: f32, par: bool);

@@ -21,6 +21,7 @@ mod movement;
 mod norm;
 mod recurrent;
 mod reduce;
+mod sample;
 
 use crate::call::KernelCall;
 use crate::operand::{Operand, Params};
@@ -85,6 +86,7 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         T::GatherElements { .. } | T::GatherNd { .. } | T::ScatterElements { .. } | T::ScatterNd { .. } => {
             gather_scatter::lower(thunk)
         }
+        T::GridSample { .. } => sample::lower(thunk),
         T::LayerNorm { .. }
         | T::RmsNorm { .. }
         | T::FusedResidualLN { .. }

@@ -13,3 +13,4 @@ mod movement;
 mod norm;
 mod recurrent;
 mod reduce;
+mod sample;

@@ -16,6 +16,7 @@ pub mod quant;
 pub mod recurrent;
 pub mod reduce;
 pub mod rope;
+pub mod sample;
 pub mod softmax;
 #[cfg(target_arch = "x86_64")]
 mod vexp;

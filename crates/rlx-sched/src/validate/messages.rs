@@ -389,6 +389,14 @@ pub(super) fn index_dim_past_data(d: usize, index_dim: usize, data_dim: usize) -
     format!("`index_dims[{d}]` {index_dim} is larger than `data_dims[{d}]` {data_dim}: only the axis may be longer")
 }
 
+pub(super) fn grid_sample_rank(rank: usize) -> String {
+    format!("`in_dims` has {rank} entries; GridSample samples 1 to 3 spatial axes")
+}
+
+pub(super) fn empty_sampled_axis(axis: usize) -> String {
+    format!("`in_dims[{axis}]` is 0: the output has samples to read, the input none")
+}
+
 pub(super) fn reduction_dtype(dtype: DType) -> String {
     format!("`reduction` needs f32, f64, i32, i64 or bool data; {dtype} data takes `reduction: none` only")
 }

@@ -15,6 +15,7 @@ mod movement;
 mod norm;
 mod recurrent;
 mod reduce;
+mod sample;
 
 use super::access::{Access, Alias, Dir, Elem, Issue, Pattern};
 use super::messages;
@@ -284,6 +285,7 @@ pub(crate) fn rules<O>(t: &Thunk<O>) -> Rules<'_, O> {
         Thunk::GatherNd { .. } => gather_scatter::gather_nd(&mut r, t),
         Thunk::ScatterElements { .. } => gather_scatter::scatter_elements(&mut r, t),
         Thunk::ScatterNd { .. } => gather_scatter::scatter_nd(&mut r, t),
+        Thunk::GridSample { .. } => sample::grid_sample(&mut r, t),
         Thunk::LayerNorm { .. } => norm::layer_norm(&mut r, t),
         Thunk::RmsNorm { .. } => norm::rms_norm(&mut r, t),
         Thunk::FusedResidualLN { .. } => norm::fused_residual_ln(&mut r, t),

@@ -365,6 +365,36 @@ fn gather_and_scatter_shapes_are_consistent() {
 }
 
 #[test]
+fn grid_sample_shapes_are_consistent() {
+    // `a` holds 256 f32: src 1*2*4*4 = 32, grid 1*3*5*2 = 30.
+    let gs = |dims: &str| {
+        format!(
+            "GridSample {{ src: a, grid: b, dst: c, n: 1, c: 2, {dims}, mode: linear, padding: zeros, align_corners: false }}"
+        )
+    };
+    clean(&gs("in_dims: [4, 4], out_dims: [3, 5]"));
+    clean(&gs("in_dims: [16], out_dims: [7]"));
+    clean(&gs("in_dims: [2, 4, 4], out_dims: [1, 3, 5]"));
+    one_error(&gs("in_dims: [], out_dims: []"), &["`in_dims` has 0 entries; GridSample samples 1 to 3 spatial axes"]);
+    one_error(
+        &gs("in_dims: [1, 1, 2, 2], out_dims: [1, 1, 2, 2]"),
+        &["`in_dims` has 4 entries; GridSample samples 1 to 3 spatial axes"],
+    );
+    one_error(&gs("in_dims: [4, 4], out_dims: [15]"), &["`out_dims` has 1 entries, but `in_dims` has 2"]);
+    one_error(&gs("in_dims: [0, 4], out_dims: [3, 5]"), &["`in_dims[0]` is 0: the output has samples to read"]);
+    // No output, nothing to read: an empty input axis is fine.
+    clean(&gs("in_dims: [0, 4], out_dims: [0, 5]"));
+    // The grid holds `rank` coordinates per output point: 3 * 50 * 2 > 256.
+    some_error(&gs("in_dims: [4, 4], out_dims: [3, 50]"), &["`grid`", "buffer `b`"]);
+    some_error(&gs("in_dims: [4, 4], out_dims: [1, 18446744073709551615]"), &["overflows"]);
+    // Inputs never overlap the output.
+    some_error(
+        "GridSample { src: c, grid: b, dst: c, n: 1, c: 2, in_dims: [4, 4], out_dims: [4, 4], mode: cubic, padding: border, align_corners: true }",
+        &["overlap"],
+    );
+}
+
+#[test]
 fn field_rules_are_reported_even_when_an_operand_does_not_resolve() {
     let errs = errors(&body(
         "Rope { x: nope, cos: b, sin: b, out: c, batch: 1, seq: 2, heads: 2, head_dim: 3, interleaved: false }",
