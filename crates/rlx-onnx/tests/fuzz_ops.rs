@@ -65,6 +65,7 @@ fn attrs(rng: &mut Rng) -> Vec<AttributeProto> {
         "to",
         "select_last_index",
         "batch_dims",
+        "align_corners",
     ] {
         if rng.below(4) == 0 {
             let v = if name == "to" { [1, 6, 7, 9, 11][rng.below(5) as usize] } else { rng.int() };
@@ -97,10 +98,20 @@ fn attrs(rng: &mut Rng) -> Vec<AttributeProto> {
         });
     }
     if rng.below(6) == 0 {
-        let mode = ["constant", "edge", "reflect", "wrap", "bogus"][rng.below(5) as usize];
+        let mode = ["constant", "edge", "reflect", "wrap", "bogus", "linear", "nearest", "cubic", "bilinear"]
+            [rng.below(9) as usize];
         out.push(AttributeProto {
             name: "mode".into(),
             s: mode.as_bytes().to_vec(),
+            r#type: AttributeType::String as i32,
+            ..Default::default()
+        });
+    }
+    if rng.below(6) == 0 {
+        let padding = ["zeros", "border", "reflection", "bogus"][rng.below(4) as usize];
+        out.push(AttributeProto {
+            name: "padding_mode".into(),
+            s: padding.as_bytes().to_vec(),
             r#type: AttributeType::String as i32,
             ..Default::default()
         });
@@ -113,7 +124,7 @@ fn arity(op: &str) -> (usize, usize) {
     match op {
         "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Max" | "Min" | "MatMul" | "Equal" | "Less" | "LessOrEqual"
         | "Greater" | "GreaterOrEqual" | "And" | "Or" | "Reshape" | "Expand" | "Gather" | "TopK" | "CumSum" => (2, 2),
-        "GatherElements" | "GatherND" => (2, 2),
+        "GatherElements" | "GatherND" | "GridSample" | "AffineGrid" => (2, 2),
         "Scatter" | "ScatterElements" | "ScatterND" => (3, 3),
         "Squeeze" | "Unsqueeze" | "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceL2" | "Einsum" | "Split" => (1, 2),
         "Gemm" | "Conv" | "LayerNormalization" | "NegativeLogLikelihoodLoss" | "SoftmaxCrossEntropyLoss" => (2, 3),

@@ -35,6 +35,7 @@ mod recurrent;
 mod reduce;
 mod resize;
 mod rotary;
+mod sample;
 mod scatter;
 pub(crate) mod shape;
 mod signal;

@@ -6,7 +6,7 @@ use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, 
 use super::{
     attention_op, bitwise, compose, control, conv_nd, conv_transpose, einsum, fold, group_norm, index_compose,
     linear_attention, logic, loss, lp, movement, nn, norm, onehot, promote, quant, recurrent, reduce, resize, rotary,
-    scatter, signal, slice, softmax, space, window, Lowerer, NodeCtx, Value,
+    sample, scatter, signal, slice, softmax, space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -17,6 +17,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Acos",
     "Acosh",
     "Add",
+    "AffineGrid",
     "And",
     "ArgMax",
     "ArgMin",
@@ -78,6 +79,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "GlobalMaxPool",
     "Greater",
     "GreaterOrEqual",
+    "GridSample",
     "GroupNormalization",
     "HammingWindow",
     "HannWindow",
@@ -188,6 +190,8 @@ pub fn const_inputs(op_type: &str) -> &'static [usize] {
     match op_type {
         "Reshape" | "Expand" | "Squeeze" | "Unsqueeze" | "TopK" | "CumSum" | "CumProd" | "Split" | "OneHot"
         | "Tile" | "CenterCropPad" => &[1],
+        // The output grid's size.
+        "AffineGrid" => &[1],
         // The window's size.
         "HannWindow" | "HammingWindow" | "BlackmanWindow" => &[0],
         "Col2Im" => &[1, 2],
@@ -390,6 +394,8 @@ pub(super) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "GatherND" => scatter::gather_nd(lw, ctx),
         "ScatterElements" | "Scatter" => scatter::scatter_elements(lw, ctx),
         "ScatterND" => scatter::scatter_nd(lw, ctx),
+        "GridSample" => sample::grid_sample(lw, ctx),
+        "AffineGrid" => sample::affine_grid(lw, ctx),
         "Concat" => movement::concat(lw, ctx),
         "Clip" => nn::clip(lw, ctx),
         "LeakyRelu" => nn::leaky_relu(lw, ctx),
