@@ -18,8 +18,11 @@
 //! `zeros` or `reflection` padding, where ONNX's reference raises) makes
 //! its point NaN in every channel.
 //!
-//! Output points split over threads when `par`; each point's value is
-//! computed the same way on any thread, so the bits do not change.
+//! Points go in blocks (their tap tables first, then every channel's run
+//! of outputs), blocks split over threads when `par`; each point's value
+//! is computed the same way in any block on any thread, so the bits do
+//! not change. One instance per tap count and rank keeps the blend's loops
+//! fixed.
 
 pub mod scalar;
 
@@ -32,12 +35,11 @@ use super::movement::SharedPtr;
 use crate::threads::par_for;
 use scalar::{bounds, cubic_weights, denormalize, reflect};
 
-/// The axes the entry pads every rank to.
-const AXES: usize = 3;
-
-/// Points per task when split over threads: a few tap tables' worth of
-/// work, so claiming a chunk costs little against it.
-const PAR_POINTS: usize = 64;
+/// Points whose tap tables are computed together: each channel then
+/// reads one plane and writes one run of outputs for the whole block,
+/// rather than jumping a plane per point (a block's tables are at most
+/// 32 x 3 x 4 taps, 9 KiB of stack).
+const BLOCK: usize = 32;
 
 /// One tap along an axis: the offset of its sample in the plane (index
 /// times the axis' stride), its weight, and whether it reads the input
@@ -49,17 +51,9 @@ struct Tap {
     inside: bool,
 }
 
-/// The taps of one axis of one point: `taps[..count]`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct AxisTaps {
-    taps: [Tap; 4],
-    count: usize,
-}
-
-impl AxisTaps {
-    /// The one tap of an axis of length 1 added to reach [`AXES`]: the
-    /// product of its weight 1 with a sum is that sum, bit for bit.
-    const UNIT: AxisTaps = AxisTaps { taps: [Tap { offset: 0, weight: 1.0, inside: true }; 4], count: 1 };
+impl Tap {
+    /// What a table holds before its point's taps are computed.
+    const NONE: Tap = Tap { offset: 0, weight: 0.0, inside: false };
 }
 
 /// The sample at integer position `i` of an axis of `len` under
@@ -96,60 +90,127 @@ fn coordinate(g: f32, len: usize, mode: GridSampleMode, padding: GridSamplePaddi
     }
 }
 
-/// The taps of a finite position `x` on an axis of `len` samples `stride`
-/// apart.
-fn axis_taps(
+/// The `K` taps of a finite position `x` on an axis of `len` samples
+/// `stride` apart: 1 for `nearest` (`x` itself, integral), 2 for `linear`,
+/// 4 for `cubic`.
+fn axis_taps<const K: usize>(
     x: f32,
     len: usize,
     stride: usize,
-    mode: GridSampleMode,
     padding: GridSamplePadding,
     align_corners: bool,
-) -> AxisTaps {
+) -> [Tap; K] {
     let floor = f64::from(x.floor());
     let t = f64::from(x) - floor;
-    let (first, weights, count) = match mode {
-        GridSampleMode::Nearest => (f64::from(x), [1.0, 0.0, 0.0, 0.0], 1),
-        GridSampleMode::Linear => (floor, [1.0 - t, t, 0.0, 0.0], 2),
-        GridSampleMode::Cubic => (floor - 1.0, cubic_weights(t), 4),
+    let (first, weights) = match K {
+        1 => (f64::from(x), [1.0, 0.0, 0.0, 0.0]),
+        2 => (floor, [1.0 - t, t, 0.0, 0.0]),
+        _ => (floor - 1.0, cubic_weights(t)),
     };
-    let mut out = AxisTaps::UNIT;
-    out.count = count;
-    for (k, tap) in out.taps[..count].iter_mut().enumerate() {
+    std::array::from_fn(|k| {
         let index = sample_index(first + k as f64, len, padding, align_corners);
-        *tap = Tap { offset: index.unwrap_or(0) * stride, weight: weights[k], inside: index.is_some() };
-    }
-    out
+        Tap { offset: index.unwrap_or(0) * stride, weight: weights[k], inside: index.is_some() }
+    })
 }
 
 /// `sum(tap.weight * value(tap))` over an axis' taps, from the first term
 /// on; a tap outside reads 0.
 #[inline(always)]
-fn weighted(axis: &AxisTaps, mut value: impl FnMut(usize) -> f64) -> f64 {
-    let term =
-        |tap: &Tap, value: &mut dyn FnMut(usize) -> f64| tap.weight * if tap.inside { value(tap.offset) } else { 0.0 };
-    let mut acc = term(&axis.taps[0], &mut value);
-    for tap in &axis.taps[1..axis.count] {
-        acc += term(tap, &mut value);
+fn weighted<const K: usize>(taps: &[Tap; K], mut value: impl FnMut(usize) -> f64) -> f64 {
+    let (first, rest) = (&taps[0], &taps[1..]);
+    let mut acc = first.weight * if first.inside { value(first.offset) } else { 0.0 };
+    for tap in rest {
+        acc += tap.weight * if tap.inside { value(tap.offset) } else { 0.0 };
     }
     acc
 }
 
-/// The value of one plane at a point with taps `axes` (outermost first).
+/// The value of one plane at a point with taps `axes` (outermost first):
+/// sums along the innermost axis, then outward.
 ///
 /// # Safety
 /// `plane` readable at every offset the taps can sum to (each axis' taps
 /// index its own axis of the plane).
 #[inline(always)]
-unsafe fn blend(plane: *const f32, axes: &[AxisTaps; AXES]) -> f32 {
-    let v = weighted(&axes[0], |o0| {
-        weighted(&axes[1], |o1| {
-            // SAFETY: the caller's contract; each offset is an index below
-            // its axis' length times that axis' stride.
-            weighted(&axes[2], |o2| f64::from(unsafe { *plane.add(o0 + o1 + o2) }))
-        })
-    });
+unsafe fn blend<const K: usize, const R: usize>(plane: *const f32, axes: &[[Tap; K]; R]) -> f32 {
+    // SAFETY: the caller's contract; each offset is an index below its
+    // axis' length times that axis' stride.
+    let at = |o: usize| f64::from(unsafe { *plane.add(o) });
+    let v = match R {
+        1 => weighted(&axes[0], at),
+        2 => weighted(&axes[0], |o0| weighted(&axes[1], |o1| at(o0 + o1))),
+        _ => weighted(&axes[0], |o0| weighted(&axes[1], |o1| weighted(&axes[2], |o2| at(o0 + o1 + o2)))),
+    };
     v as f32
+}
+
+/// The operands and fields of one call.
+struct Job<'a> {
+    src: SharedPtr<f32>,
+    grid: SharedPtr<f32>,
+    dst: SharedPtr<f32>,
+    n: usize,
+    c: usize,
+    in_dims: &'a [usize],
+    points: usize,
+    mode: GridSampleMode,
+    padding: GridSamplePadding,
+    align_corners: bool,
+    par: bool,
+}
+
+/// The call with `K` taps per axis over `R` axes.
+///
+/// # Safety
+/// As [`grid_sample_f32`], with `R == in_dims.len()` and `K` the mode's.
+unsafe fn sample<const K: usize, const R: usize>(job: &Job<'_>) {
+    let Job { src, grid, dst, n, c, in_dims, points, mode, padding, align_corners, par } = *job;
+    let plane: usize = in_dims.iter().product();
+    let mut strides = [1usize; R];
+    for a in (0..R - 1).rev() {
+        strides[a] = strides[a + 1] * in_dims[a + 1];
+    }
+    let blocks = points.div_ceil(BLOCK);
+    let work = |first: usize, count: usize| {
+        for task in first..first + count {
+            let (b, p0) = (task / blocks, task % blocks * BLOCK);
+            let len = BLOCK.min(points - p0);
+            let mut tables = [[[Tap::NONE; K]; R]; BLOCK];
+            let mut finite = [true; BLOCK];
+            for (i, (axes, finite)) in tables.iter_mut().zip(&mut finite).take(len).enumerate() {
+                let point = b * points + p0 + i;
+                for (a, axis) in axes.iter_mut().enumerate() {
+                    // SAFETY: `point < n * points`, so its coordinate `R - 1
+                    // - a` is inside `grid`.
+                    let g = unsafe { *grid.get().add(point * R + R - 1 - a) };
+                    let x = coordinate(g, in_dims[a], mode, padding, align_corners);
+                    *finite &= x.is_finite();
+                    if *finite {
+                        *axis = axis_taps(x, in_dims[a], strides[a], padding, align_corners);
+                    }
+                }
+            }
+            for ch in 0..c {
+                let plane_at = (b * c + ch) * plane;
+                let out_at = (b * c + ch) * points + p0;
+                for (i, (axes, &finite)) in tables.iter().zip(&finite).take(len).enumerate() {
+                    // SAFETY: plane `b * c + ch` is inside `src` and every
+                    // tap offset inside the plane; output `out_at + i` is
+                    // inside `dst`, and this block's task is the only one
+                    // writing points `p0..p0 + len` of batch `b`.
+                    unsafe {
+                        let v = if finite { blend(src.get().add(plane_at), axes) } else { f32::NAN };
+                        *dst.get().add(out_at + i) = v;
+                    }
+                }
+            }
+        }
+    };
+    if par {
+        par_for(n * blocks, 1, &work);
+    } else {
+        work(0, n * blocks);
+    }
 }
 
 /// `GridSample`: `dst` `[n, c, out_dims...]` holds `src` `[n, c,
@@ -176,50 +237,28 @@ pub unsafe fn grid_sample_f32(
     align_corners: bool,
     par: bool,
 ) {
-    let rank = in_dims.len();
     let points: usize = out_dims.iter().product();
     if n == 0 || c == 0 || points == 0 {
         return;
     }
-    let plane: usize = in_dims.iter().product();
-    // Leading axes of length 1 pad the rank to three.
-    let lead = AXES - rank;
-    let mut strides = [1usize; AXES];
-    for a in (0..rank - 1).rev() {
-        strides[lead + a] = strides[lead + a + 1] * in_dims[a + 1];
-    }
     let (src, grid, dst) = (SharedPtr(src.cast_mut()), SharedPtr(grid.cast_mut()), SharedPtr(dst));
-    let work = |first: usize, count: usize| {
-        for point in first..first + count {
-            let (b, p) = (point / points, point % points);
-            let mut axes = [AxisTaps::UNIT; AXES];
-            let mut finite = true;
-            for (a, &len) in in_dims.iter().enumerate() {
-                // SAFETY: `point * rank + rank - 1 - a` is inside `grid`
-                // (`point < n * points`).
-                let g = unsafe { *grid.get().add(point * rank + rank - 1 - a) };
-                let x = coordinate(g, len, mode, padding, align_corners);
-                finite &= x.is_finite();
-                if finite {
-                    axes[lead + a] = axis_taps(x, len, strides[lead + a], mode, padding, align_corners);
-                }
+    let job = Job { src, grid, dst, n, c, in_dims, points, mode, padding, align_corners, par };
+    // One instance per tap count and rank, so the blend's loops unroll.
+    macro_rules! by_rank {
+        ($k:literal) => {
+            match in_dims.len() {
+                1 => sample::<$k, 1>(&job),
+                2 => sample::<$k, 2>(&job),
+                _ => sample::<$k, 3>(&job),
             }
-            for ch in 0..c {
-                let plane_at = (b * c + ch) * plane;
-                // SAFETY: plane `b * c + ch` is inside `src`, and every
-                // tap offset inside the plane; output `(b * c + ch) *
-                // points + p` is inside `dst` and written by this point's
-                // task only.
-                unsafe {
-                    let v = if finite { blend(src.get().add(plane_at), &axes) } else { f32::NAN };
-                    *dst.get().add((b * c + ch) * points + p) = v;
-                }
-            }
+        };
+    }
+    // SAFETY: the caller's contract; the rank picks `R`, the mode `K`.
+    unsafe {
+        match mode {
+            GridSampleMode::Nearest => by_rank!(1),
+            GridSampleMode::Linear => by_rank!(2),
+            GridSampleMode::Cubic => by_rank!(4),
         }
-    };
-    if par {
-        par_for(n * points, PAR_POINTS, &work);
-    } else {
-        work(0, n * points);
     }
 }

@@ -1,7 +1,8 @@
 //! The reference: ONNX `GridSample` as its specification computes it, one
 //! output element at a time on slices, interpolating axis after axis by
-//! recursion over the real rank (the entry pads to three axes and walks
-//! precomputed tap tables instead; the tests compare the two bit for bit).
+//! recursion over the rank, every tap's position and padding worked out
+//! per element (the entry walks tap tables computed once per point
+//! instead; the tests compare the two bit for bit).
 //!
 //! The per-axis arithmetic both share is here too, each function the
 //! spec's formula: [`denormalize`] (in f32, as ONNX's reference computes

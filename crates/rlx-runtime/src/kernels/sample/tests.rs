@@ -102,21 +102,37 @@ fn coordinates_round_and_pad_as_the_spec() {
     assert!(coordinate(f32::INFINITY, 3, Mode::Linear, Pad::Reflection, true).is_nan());
 }
 
+/// The taps of `x` by `mode`, as (offset, inside) pairs.
+fn taps_of(x: f32, len: usize, stride: usize, mode: Mode, pad: Pad) -> Vec<(usize, bool)> {
+    let pairs = |taps: &[Tap]| taps.iter().map(|t| (t.offset, t.inside)).collect();
+    match mode {
+        Mode::Nearest => pairs(&axis_taps::<1>(x.round_ties_even(), len, stride, pad, false)),
+        Mode::Linear => pairs(&axis_taps::<2>(x, len, stride, pad, false)),
+        Mode::Cubic => pairs(&axis_taps::<4>(x, len, stride, pad, false)),
+    }
+}
+
 #[test]
 fn taps_stay_inside_the_axis_for_any_position() {
     for x in [-1e30f32, -7.5, -1.0, -0.25, 0.0, 0.5, 2.0, 3.75, 1e30] {
         for mode in MODES {
             for pad in PADS {
                 for len in [1, 2, 5] {
-                    let axis = axis_taps(x, len, 7, mode, pad, false);
-                    for tap in &axis.taps[..axis.count] {
-                        assert!(tap.offset < len * 7 && tap.offset % 7 == 0, "{x} {mode:?} {pad:?} {len}: {tap:?}");
-                        assert!(tap.inside || pad == Pad::Zeros);
+                    for (offset, inside) in taps_of(x, len, 7, mode, pad) {
+                        assert!(offset < len * 7 && offset % 7 == 0, "{x} {mode:?} {pad:?} {len}: {offset}");
+                        assert!(inside || pad == Pad::Zeros);
                     }
                 }
             }
         }
     }
+    // Linear at 1.25 on 5 samples: taps 1 and 2; cubic: 0 to 3.
+    assert_eq!(taps_of(1.25, 5, 3, Mode::Linear, Pad::Zeros), [(3, true), (6, true)]);
+    assert_eq!(taps_of(0.5, 5, 1, Mode::Cubic, Pad::Zeros), [(0, false), (0, true), (1, true), (2, true)]);
+    assert_eq!(taps_of(0.5, 5, 1, Mode::Cubic, Pad::Border), [(0, true), (0, true), (1, true), (2, true)]);
+    // Without align_corners the bounds are the outer edges: -1 mirrors at
+    // -0.5 onto 0.
+    assert_eq!(taps_of(0.5, 5, 1, Mode::Cubic, Pad::Reflection), [(0, true), (0, true), (1, true), (2, true)]);
 }
 
 /// The 2x3 image `[[1, 2, 3], [4, 5, 6]]` at one point `(x, y)`.
