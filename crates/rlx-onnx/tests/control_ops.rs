@@ -2,7 +2,7 @@
 //! validated, run in the interpreter and compared exactly with references
 //! computed here (sums and products of small integers in f32), and the
 //! refusals (run-time trip counts and conditions, branches of different
-//! shapes, nested subgraphs, oversized unrolls).
+//! shapes, oversized unrolls), and nested control flow.
 
 mod common;
 
@@ -289,8 +289,11 @@ fn control_flow_that_depends_on_run_time_values_is_refused_with_the_reason() {
 }
 
 #[test]
-fn nested_subgraphs_and_oversized_unrolls_are_refused() {
-    let inner = body(vec![node("Identity", "t", &["s"], &["r"], vec![])], &[], &["r"], vec![]);
+fn nested_control_flow_reads_the_enclosing_body_and_oversized_unrolls_are_refused() {
+    // A Scan body holding an If on a run-time flag; the branches read the
+    // body's own values (`s`, `xt`), renamed per step.
+    let then_branch = body(vec![node("Add", "t", &["s", "xt"], &["r"], vec![])], &[], &["r"], vec![]);
+    let else_branch = body(vec![node("Sub", "e", &["s", "xt"], &["r"], vec![])], &[], &["r"], vec![]);
     let nested = body(
         vec![
             node(
@@ -298,7 +301,7 @@ fn nested_subgraphs_and_oversized_unrolls_are_refused() {
                 "inner_if",
                 &["flag"],
                 &["s_out"],
-                vec![graph_attr("then_branch", inner.clone()), graph_attr("else_branch", inner)],
+                vec![graph_attr("then_branch", then_branch), graph_attr("else_branch", else_branch)],
             ),
             node("Identity", "o", &["s_out"], &["o"], vec![]),
         ],
@@ -306,23 +309,26 @@ fn nested_subgraphs_and_oversized_unrolls_are_refused() {
         &["s_out", "o"],
         vec![],
     );
-    let e = import_err(
-        vec![node(
-            "Scan",
-            "scan",
-            &["s0", "x"],
+    for flag in [true, false] {
+        let got = run_graph(
+            "nested",
+            vec![node(
+                "Scan",
+                "scan",
+                &["s0", "x"],
+                &["f", "all"],
+                vec![graph_attr("body", nested.clone()), attr_i("num_scan_inputs", 1)],
+            )],
+            vec![
+                In::Data("s0", f(&[1], vec![10.0])),
+                In::Data("x", f(&[3, 1], vec![1.0, 2.0, 3.0])),
+                In::Data("flag", bools(&[], vec![flag])),
+            ],
             &["f", "all"],
-            vec![graph_attr("body", nested), attr_i("num_scan_inputs", 1)],
-        )],
-        vec![
-            In::Data("s0", f(&[1], vec![0.0])),
-            In::Data("x", f(&[2, 1], vec![0.0; 2])),
-            In::Init("flag", bools(&[], vec![true])),
-        ],
-        &["f", "all"],
-        18,
-    );
-    assert!(e.contains("nested control flow is not supported"), "{e}");
+        );
+        let steps: Vec<f32> = if flag { vec![11.0, 13.0, 16.0] } else { vec![9.0, 7.0, 4.0] };
+        assert_eq!(got, vec![f(&[1], vec![steps[2]]), f(&[3, 1], steps)], "flag {flag}");
+    }
 
     let e = import_err(
         vec![node(

@@ -388,7 +388,7 @@ fn external_initializers_are_read_relative_to_the_model() {
 #[test]
 fn unsupported_op_is_named_with_its_node() {
     let m = model(
-        vec![node("Relu", "r", &["x"], &["h"], vec![]), node("GridSample", "grid1", &["h", "w"], &["y"], vec![])],
+        vec![node("Relu", "r", &["x"], &["h"], vec![]), node("RoiAlign", "roi1", &["h", "w"], &["y"], vec![])],
         vec![],
         vec![vi("x", &[1, 4])],
         vec![vi("y", &[1, 4])],
@@ -398,7 +398,9 @@ fn unsupported_op_is_named_with_its_node() {
     assert!(matches!(err, ImportError::UnsupportedOp { .. }));
     let msg = err.to_string();
     assert!(
-        msg.starts_with("unsupported ONNX op `GridSample` (node `grid1`); supported ops: Abs, Acos, Acosh, Add, And, "),
+        msg.starts_with(
+            "unsupported ONNX op `RoiAlign` (node `roi1`); supported ops: Abs, Acos, Acosh, Add, AffineGrid, And, "
+        ),
         "{msg}"
     );
     assert!(msg.contains("MatMul") && msg.contains("Transpose"), "{msg}");

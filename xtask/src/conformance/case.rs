@@ -111,22 +111,38 @@ fn import_reason(e: &ImportError, verbose: bool) -> String {
 /// inputs (`rlx_onnx::const_inputs`), and, transitively, every input of a
 /// node computing one of those (but `Shape` and `Size`, which read only
 /// their input's static shape). An `_expanded` body computes a `Range`'s
-/// or a `Loop`'s count from the graph's inputs this way.
+/// or a `Loop`'s count from the graph's inputs this way. A control-flow
+/// node's subgraphs are followed too (they are inlined at import time): a
+/// needed output of an `If` needs its branches' outputs.
 fn import_time_names(graph: &rlx_onnx::proto::GraphProto) -> std::collections::BTreeSet<String> {
+    // Every node, each subgraph's nodes before the node that holds them,
+    // which reads the subgraphs' outputs as extra inputs.
+    fn flatten(graph: &rlx_onnx::proto::GraphProto, out: &mut Vec<(String, Vec<String>, Vec<String>)>) {
+        for node in &graph.node {
+            let mut inputs = node.input.clone();
+            for g in node.attribute.iter().filter_map(|a| a.g.as_ref()) {
+                flatten(g, out);
+                inputs.extend(g.output.iter().map(|o| o.name.clone()));
+            }
+            out.push((node.op_type.clone(), inputs, node.output.clone()));
+        }
+    }
+    let mut nodes = Vec::new();
+    flatten(graph, &mut nodes);
     let mut needed = std::collections::BTreeSet::new();
-    for node in &graph.node {
-        let positions = rlx_onnx::const_inputs(&node.op_type);
-        for (p, name) in node.input.iter().enumerate() {
+    for (op, inputs, _) in &nodes {
+        let positions = rlx_onnx::const_inputs(op);
+        for (p, name) in inputs.iter().enumerate() {
             if positions.contains(&p) && !name.is_empty() {
                 needed.insert(name.clone());
             }
         }
     }
-    for node in graph.node.iter().rev() {
-        if matches!(node.op_type.as_str(), "Shape" | "Size") || !node.output.iter().any(|o| needed.contains(o)) {
+    for (op, inputs, outputs) in nodes.iter().rev() {
+        if matches!(op.as_str(), "Shape" | "Size") || !outputs.iter().any(|o| needed.contains(o)) {
             continue;
         }
-        needed.extend(node.input.iter().filter(|i| !i.is_empty()).cloned());
+        needed.extend(inputs.iter().filter(|i| !i.is_empty()).cloned());
     }
     needed
 }

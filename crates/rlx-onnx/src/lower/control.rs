@@ -7,8 +7,10 @@
 //! parent's, under fresh names, so the schedule is the straight-line code
 //! the interpreter would have run; nothing is decided at run time.
 //!
-//! Limits (each refused with its reason): a body that itself holds a
-//! subgraph, a `Loop` whose condition is computed at run time or whose
+//! A body may hold control flow itself: its subgraphs read the body's
+//! values under their new names ([`rename_free`]) and unroll in turn.
+//!
+//! Limits (each refused with its reason): a `Loop` whose condition is computed at run time or whose
 //! trip count is not a constant, an `If` on a run-time condition whose
 //! branches' outputs differ in shape or type, and unrolls larger than
 //! [`MAX_UNROLLED_NODES`].
@@ -57,13 +59,16 @@ pub(super) fn inline_graph(
         renamed.insert(init.name.clone(), name);
     }
     for (index, node) in body.node.iter().enumerate() {
-        if let Some(a) = node.attribute.iter().find(|a| a.g.is_some() || a.r#type == AttributeType::Graph as i32) {
-            return Err(ctx.err(format!(
-                "node `{}` ({}) of the body holds a subgraph (`{}`): nested control flow is not supported",
-                node.name, node.op_type, a.name
-            )));
-        }
         let input = node.input.iter().map(|i| renamed.get(i).cloned().unwrap_or_else(|| i.clone())).collect();
+        // A nested subgraph reads this body's values under their new names.
+        let attribute = node
+            .attribute
+            .iter()
+            .map(|a| match &a.g {
+                Some(g) => AttributeProto { g: Some(rename_free(g, &renamed)), ..a.clone() },
+                None => a.clone(),
+            })
+            .collect();
         let mut output = Vec::with_capacity(node.output.len());
         for o in &node.output {
             if o.is_empty() {
@@ -76,12 +81,48 @@ pub(super) fn inline_graph(
             renamed.insert(o.clone(), fresh.clone());
             output.push(fresh);
         }
-        let inner = NodeProto { input, output, ..node.clone() };
+        let inner = NodeProto { input, output, attribute, ..node.clone() };
         let label =
             if node.name.is_empty() { format!("{}/#{index}", prefix) } else { format!("{prefix}/{}", node.name) };
         super::ops::lower_node(lw, &NodeCtx { node: &inner, label })?;
     }
     Ok(body.output.iter().map(|o| renamed.get(&o.name).cloned().unwrap_or_else(|| o.name.clone())).collect())
+}
+
+/// `graph` with every name it reads from enclosing scopes (not defined in
+/// it: an input, initializer or node output, at any depth) renamed by
+/// `renamed`.
+fn rename_free(graph: &GraphProto, renamed: &BTreeMap<String, String>) -> GraphProto {
+    let mut local: BTreeMap<String, String> = renamed.clone();
+    let defined = graph
+        .input
+        .iter()
+        .map(|i| &i.name)
+        .chain(graph.initializer.iter().map(|t| &t.name))
+        .chain(graph.node.iter().flat_map(|n| n.output.iter()));
+    for name in defined {
+        local.remove(name);
+    }
+    let rename = |n: &String| local.get(n).cloned().unwrap_or_else(|| n.clone());
+    let node = graph
+        .node
+        .iter()
+        .map(|n| NodeProto {
+            input: n.input.iter().map(rename).collect(),
+            attribute: n
+                .attribute
+                .iter()
+                .map(|a| match &a.g {
+                    Some(g) => AttributeProto { g: Some(rename_free(g, &local)), ..a.clone() },
+                    None => a.clone(),
+                })
+                .collect(),
+            ..n.clone()
+        })
+        .collect();
+    let output =
+        graph.output.iter().map(|o| crate::proto::ValueInfoProto { name: rename(&o.name), ..o.clone() }).collect();
+    GraphProto { node, output, ..graph.clone() }
 }
 
 /// The shape and element type of a named value.
