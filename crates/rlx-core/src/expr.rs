@@ -78,10 +78,10 @@ unit_variants!(BinaryOp at "::rlx_runtime::BinaryOp" {
 unit_variants!(ReduceOp at "::rlx_runtime::ReduceOp" { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp });
 unit_variants!(ArgOp at "::rlx_runtime::ArgOp" { Max, Min });
 unit_variants!(ResizeMode at "::rlx_runtime::ResizeMode" {
-    Linear, NearestRoundPreferFloor, NearestRoundPreferCeil, NearestFloor, NearestCeil,
+    Linear, Cubic, NearestRoundPreferFloor, NearestRoundPreferCeil, NearestFloor, NearestCeil,
 });
 unit_variants!(ResizeCoord at "::rlx_runtime::ResizeCoord" {
-    HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric,
+    HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric, TfCropAndResize,
 });
 unit_variants!(GridSampleMode at "::rlx_runtime::GridSampleMode" { Linear, Nearest, Cubic });
 unit_variants!(GridSamplePadding at "::rlx_runtime::GridSamplePadding" { Zeros, Border, Reflection });

@@ -47,6 +47,6 @@ pub use ops::{
 };
 pub use shapes::{
     AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,
-    RecurrentShape,
+    RecurrentShape, ResizeShape,
 };
 pub use thunk::{FieldSpec, Thunk, ThunkKind};

@@ -68,9 +68,11 @@ named_enum! {
 
 named_enum! {
     /// How `Resize` reads its source: linear interpolation between the two
-    /// neighbours, or the nearest one with ONNX's rounding rule.
+    /// neighbours, ONNX's cubic convolution over four, or the nearest one
+    /// with ONNX's rounding rule.
     ResizeMode {
         Linear = "linear",
+        Cubic = "cubic",
         NearestRoundPreferFloor = "nearest_round_prefer_floor",
         NearestRoundPreferCeil = "nearest_round_prefer_ceil",
         NearestFloor = "nearest_floor",
@@ -87,6 +89,10 @@ named_enum! {
         PytorchHalfPixel = "pytorch_half_pixel",
         AlignCorners = "align_corners",
         Asymmetric = "asymmetric",
+        /// The axis' `[roi_start, roi_end]` (fractions of `in_len - 1`)
+        /// stretched over the output; a coordinate outside the source gives
+        /// the thunk's `extrapolation` value.
+        TfCropAndResize = "tf_crop_and_resize",
     }
 }
 

@@ -5,7 +5,7 @@
 //! re-exports each at the path generated code names.
 
 use crate::expr::{unit_variants, ConstExpr, Expr};
-use crate::ops::{ActKind, MaskKind, RecurrentCell, ReduceOp};
+use crate::ops::{ActKind, MaskKind, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode};
 
 /// A struct whose generated-code form is a struct literal at `$path`.
 macro_rules! const_struct {
@@ -233,6 +233,29 @@ const_struct! {
         /// Leading padding.
         pub ph: usize,
         pub pw: usize,
+    }
+}
+
+const_struct! {
+    "::rlx_runtime::kernels::movement::ResizeShape"
+    /// The `Resize` thunk's fields other than its operands (see the thunk
+    /// table for their meaning).
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct ResizeShape {
+        pub outer: usize,
+        pub in_len: usize,
+        pub out_len: usize,
+        pub inner: usize,
+        pub scale: f32,
+        pub by_size: bool,
+        pub mode: ResizeMode,
+        pub coord: ResizeCoord,
+        pub cubic_a: f32,
+        pub exclude_outside: bool,
+        pub antialias: bool,
+        pub roi_start: f32,
+        pub roi_end: f32,
+        pub extrapolation: f32,
     }
 }
 

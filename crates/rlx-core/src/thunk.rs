@@ -416,12 +416,18 @@ macro_rules! thunk_table {
     /// (ONNX `Resize` along one axis; several axes are several thunks):
     /// output index `o` maps to source coordinate `x` by `coord` with
     /// `scale` (with `by_size`, the exact ratio `out_len / in_len` instead,
-    /// as ONNX `sizes` define it), then `mode` reads the nearest source or
-    /// interpolates the two around `x`; neighbours outside `[0, in_len)`
-    /// are the edge ones.
+    /// as ONNX `sizes` define it; `tf_crop_and_resize` with the axis'
+    /// `roi_start`/`roi_end`, an `x` outside the source giving
+    /// `extrapolation`), then `mode` reads the nearest source, interpolates
+    /// the two around `x`, or the four of a cubic (`cubic_a`); with
+    /// `antialias`, a downscale widens the linear or cubic filter by
+    /// `1 / scale`; `exclude_outside` drops the taps outside the source and
+    /// renormalizes, otherwise neighbours outside `[0, in_len)` are the edge
+    /// ones.
     Resize {
         src: Op<O>, dst: Op<O>, outer: usize, in_len: usize, out_len: usize, inner: usize, scale: f32,
-        by_size: bool, mode: ResizeMode, coord: ResizeCoord,
+        by_size: bool, mode: ResizeMode, coord: ResizeCoord, cubic_a: f32, exclude_outside: bool,
+        antialias: bool, roi_start: f32, roi_end: f32, extrapolation: f32,
     }
     /// ONNX `GridSample`: `src` `[n, c, in_dims...]` (1 to 3 spatial
     /// axes) read at the points of `grid` `[n, out_dims..., rank]` into

@@ -44,12 +44,10 @@ pub use types::{
 };
 
 use crate::operand::Operand;
-use crate::ops::{
-    ActKind, ArgOp, GridSampleMode, GridSamplePadding, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Step,
-};
+use crate::ops::{ActKind, ArgOp, GridSampleMode, GridSamplePadding, ReduceOp, ScatterReduction, Step};
 use crate::shapes::{
     AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,
-    RecurrentShape,
+    RecurrentShape, ResizeShape,
 };
 use crate::BinaryOp;
 use crate::CmpOp;
@@ -209,7 +207,7 @@ macro_rules! kernel_call_table {
             // ---- convolution and pooling ----
             Conv2dF32 = conv::conv2d_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, path: Val<ConvPath>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
             Pool2dF32 = pool::pool2d_f32 <> (src: In<f32>, dst: Out<f32>, shape: Ref<Pool2dShape>, kind: Val<PoolKind>, count_include_pad: bool, par: bool);
-            ResizeF32 = movement::resize_f32 <> (src: In<f32>, dst: Out<f32>, outer: usize, in_len: usize, out_len: usize, inner: usize, scale: f32, by_size: bool, mode: Val<ResizeMode>, coord: Val<ResizeCoord>, par: bool);
+            ResizeF32 = movement::resize_f32 <> (src: In<f32>, dst: Out<f32>, shape: Ref<ResizeShape>, scratch: Scratch<f64>, par: bool);
             Col2ImF32 = conv::col2im_f32 <> (src: In<f32>, bias: NullIn<f32>, dst: Out<f32>, shape: Ref<Col2ImShape>, par: bool);
             Conv2dBlockedF32 = conv::conv2d_blocked_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, residual: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
             Conv2dNchwBlockedF32 = conv::conv2d_nchw_blocked_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, residual: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);

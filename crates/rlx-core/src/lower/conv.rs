@@ -5,8 +5,10 @@ use super::not_in_family;
 use crate::blocked::conv_blocked_scratch_bytes;
 use crate::call::KernelCall as K;
 use crate::operand::Operand;
-use crate::plan::{conv2d_parallel, conv2d_path, conv2d_scratch_bytes, parallel};
-use crate::shapes::{Col2ImShape, Conv2dShape, Pool2dShape, PoolKind};
+use crate::plan::{
+    conv2d_parallel, conv2d_path, conv2d_scratch_bytes, parallel, resize_parallel, resize_scratch_bytes,
+};
+use crate::shapes::{Col2ImShape, Conv2dShape, Pool2dShape, PoolKind, ResizeShape};
 use crate::thunk::Thunk;
 use crate::winograd::winograd_scratch_bytes;
 
@@ -41,9 +43,43 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             let par = conv2d_parallel(&shape);
             K::Conv2dF32 { x, w, bias, out, shape, path, act, scratch, par }
         }
-        Thunk::Resize { src, dst, outer, in_len, out_len, inner, scale, by_size, mode, coord } => {
-            let par = parallel(outer * out_len * inner);
-            K::ResizeF32 { src, dst, outer, in_len, out_len, inner, scale, by_size, mode, coord, par }
+        Thunk::Resize {
+            src,
+            dst,
+            outer,
+            in_len,
+            out_len,
+            inner,
+            scale,
+            by_size,
+            mode,
+            coord,
+            cubic_a,
+            exclude_outside,
+            antialias,
+            roi_start,
+            roi_end,
+            extrapolation,
+        } => {
+            let shape = ResizeShape {
+                outer,
+                in_len,
+                out_len,
+                inner,
+                scale,
+                by_size,
+                mode,
+                coord,
+                cubic_a,
+                exclude_outside,
+                antialias,
+                roi_start,
+                roi_end,
+                extrapolation,
+            };
+            let scratch = resize_scratch_bytes(&shape);
+            let par = resize_parallel(&shape);
+            K::ResizeF32 { src, dst, shape, scratch, par }
         }
         Thunk::Col2Im { src, bias, dst, n, c, h, w, h_cols, w_cols, kh, kw, sh, sw, ph, pw, dh, dw } => {
             let shape = Col2ImShape { n, c, h, w, h_cols, w_cols, kh, kw, sh, sw, ph, pw, dh, dw };

@@ -10,6 +10,7 @@
 mod binary;
 mod gemm;
 mod paths;
+mod resize;
 mod transpose;
 
 pub use binary::*;
@@ -18,6 +19,7 @@ pub use gemm::{
     HALF_WEIGHT_DIRECT_MAX_M,
 };
 pub use paths::*;
+pub use resize::*;
 pub use transpose::*;
 
 /// Below this many elements of work a kernel runs on the calling thread:

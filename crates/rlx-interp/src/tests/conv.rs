@@ -462,6 +462,12 @@ fn resize_linear_and_nearest_on_hand_computed_values() {
         by_size: false,
         mode,
         coord,
+        cubic_a: -0.75,
+        exclude_outside: false,
+        antialias: false,
+        roi_start: 0.0,
+        roi_end: 1.0,
+        extrapolation: 0.0,
     };
     // half_pixel: x = (o + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, ..., 3.25;
     // the edges clamp.
@@ -472,4 +478,41 @@ fn resize_linear_and_nearest_on_hand_computed_values() {
     run(&mut arena, &weights, &resize(ResizeMode::NearestRoundPreferFloor, ResizeCoord::Asymmetric));
     let want = [0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 10.0, 10.0, 20.0, 20.0, 30.0, 30.0, 40.0, 40.0];
     assert_eq!(get(&arena, 16 * 4, 16), want.to_vec());
+}
+
+#[test]
+fn resize_cubic_and_crop_on_hand_computed_values() {
+    use rlx_sched::{ResizeCoord, ResizeMode};
+    let x = [1.0f32, 2.0, 4.0, 8.0];
+    let mut arena = Arena::new(64 * 4);
+    put(&mut arena, 0, &x);
+    let weights = Arena::new(64);
+    let resize = |mode, coord, out_len, scale, roi_start, roi_end| Thunk::Resize {
+        src: at(Segment::Arena, 0),
+        dst: at(Segment::Arena, 16 * 4),
+        outer: 1,
+        in_len: 4,
+        out_len,
+        inner: 1,
+        scale,
+        by_size: false,
+        mode,
+        coord,
+        cubic_a: -0.75,
+        exclude_outside: false,
+        antialias: false,
+        roi_start,
+        roi_end,
+        extrapolation: -1.0,
+    };
+    // Cubic, asymmetric 2x: x = o / 2. Integral coordinates read their
+    // sample; x = k + 0.5 weighs samples k-1 ..= k+2 (clamped) by the
+    // kernel at 1.5, 0.5, 0.5, 1.5: -0.09375, 0.59375, 0.59375, -0.09375.
+    run(&mut arena, &weights, &resize(ResizeMode::Cubic, ResizeCoord::Asymmetric, 8, 2.0, 0.0, 1.0));
+    let want = [1.0, 1.3125, 2.0, 2.71875, 4.0, 6.1875, 8.0, 8.375];
+    assert_eq!(get(&arena, 16 * 4, 8), want.to_vec());
+    // tf_crop_and_resize over roi [-0.5, 1] of 4 outputs: x = 1.5 o - 1.5 =
+    // -1.5 (outside: the extrapolation value), 0, 1.5, 3.
+    run(&mut arena, &weights, &resize(ResizeMode::Linear, ResizeCoord::TfCropAndResize, 4, 1.0, -0.5, 1.0));
+    assert_eq!(get(&arena, 16 * 4, 4), vec![-1.0, 1.0, 3.0, 8.0]);
 }

@@ -3,6 +3,7 @@
 
 use crate::ast::BufferDecl;
 use crate::dtype::DType;
+use crate::ops::ResizeMode;
 use crate::schedule::Segment;
 
 use super::access::Dir;
@@ -359,6 +360,10 @@ pub(super) fn not_finite(field: &str) -> String {
 
 pub(super) fn negative(field: &str) -> String {
     format!("`{field}` must not be negative")
+}
+
+pub(super) fn resize_nearest_field(field: &str, mode: ResizeMode) -> String {
+    format!("`{field}` is set, but mode `{}` has no filter to apply it to (only linear and cubic do)", mode.name())
 }
 
 pub(super) fn must_be_positive(field: &str) -> String {

@@ -27,7 +27,7 @@ mod tests;
 pub use copy::{concat, copy_bytes, copy_f32, copy_f64, copy_i64, kv_append, kv_write, narrow};
 pub use gather::{gather_axis, gather_f32, GatherIndex};
 pub use reorder::{blocked_to_nchw_f32, nchw_to_blocked_f32};
-pub use resize::resize_f32;
+pub use resize::{resize_f32, ResizeShape};
 #[cfg(test)]
 pub(crate) use transpose::transpose;
 pub use transpose::{

@@ -2,11 +2,12 @@
 //! rules, and the conversions between the two layouts.
 
 use rlx_core::blocked::{channel_blocks, conv_blocked_scratch_bytes_checked, CHANNEL_BLOCK};
-use rlx_core::shapes::Conv2dShape;
+use rlx_core::plan::resize_scratch_bytes_checked;
+use rlx_core::shapes::{Conv2dShape, ResizeShape};
 use rlx_core::winograd::{winograd_applies, winograd_scratch_bytes_checked, WINOGRAD_POINTS};
 
 use super::Rules;
-use crate::ops::ReduceOp;
+use crate::ops::{ReduceOp, ResizeMode};
 use crate::thunk::Thunk;
 use crate::validate::access::F32;
 use crate::validate::messages;
@@ -213,15 +214,67 @@ pub(super) fn col2im<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
 }
 
 /// `Resize`: a positive finite scale unless `by_size`, a non-empty source when there is
-/// output to read it for, the extents.
+/// output to read it for, a finite `cubic_a` and roi, antialias only for
+/// linear and cubic, `exclude_outside` not for nearest (the reference
+/// renormalizes a lone excluded tap by 0), the weighted path's table in
+/// scratch, the extents.
 pub(super) fn resize<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
-    let Thunk::Resize { src, dst, outer, in_len, out_len, inner, scale, by_size, mode: _, coord: _ } = t else {
+    let Thunk::Resize {
+        src,
+        dst,
+        outer,
+        in_len,
+        out_len,
+        inner,
+        scale,
+        by_size,
+        mode,
+        coord,
+        cubic_a,
+        exclude_outside,
+        antialias,
+        roi_start,
+        roi_end,
+        extrapolation,
+    } = t
+    else {
         unreachable!("resize called on {:?}", t.kind())
     };
     r.require(*by_size || (scale.is_finite() && *scale > 0.0), "scale", || {
         format!("`scale` is {scale}; it must be positive and finite (or `by_size: true`)")
     });
     r.require(*in_len > 0 || *out_len == 0, "in_len", || "`in_len` is 0 but the output reads it".to_string());
+    r.finite("cubic_a", *cubic_a, false);
+    r.finite("roi_start", *roi_start, false);
+    r.finite("roi_end", *roi_end, false);
+    let linear_or_cubic = matches!(mode, ResizeMode::Linear | ResizeMode::Cubic);
+    r.require(!*antialias || linear_or_cubic, "antialias", || messages::resize_nearest_field("antialias", *mode));
+    r.require(!*exclude_outside || linear_or_cubic, "exclude_outside", || {
+        messages::resize_nearest_field("exclude_outside", *mode)
+    });
+    let shape = ResizeShape {
+        outer: *outer,
+        in_len: *in_len,
+        out_len: *out_len,
+        inner: *inner,
+        scale: *scale,
+        by_size: *by_size,
+        mode: *mode,
+        coord: *coord,
+        cubic_a: *cubic_a,
+        exclude_outside: *exclude_outside,
+        antialias: *antialias,
+        roi_start: *roi_start,
+        roi_end: *roi_end,
+        extrapolation: *extrapolation,
+    };
+    if *by_size || (scale.is_finite() && *scale > 0.0) {
+        r.scratch(
+            "scale",
+            resize_scratch_bytes_checked(&shape),
+            "out_len*(taps+1)*8, taps = 2*ceil(support/min(scale, 1))",
+        );
+    }
     r.read("src", src, F32, &[*outer, *in_len, *inner], "outer*in_len*inner");
     r.write("dst", dst, F32, &[*outer, *out_len, *inner], "outer*out_len*inner");
 }
