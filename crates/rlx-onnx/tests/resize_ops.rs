@@ -1,12 +1,14 @@
 //! `Resize`: bilinear 2x (half_pixel) over the spatial axes of an NCHW map
 //! by `scales`, nearest by `sizes` with `axes`, against naive references
-//! from the spec's formulas; the refused modes name the attribute. Linear
-//! blends two f32 values in f64 per axis: 1e-6 covers two roundings.
+//! from the spec's formulas; cubic, antialias, tf_crop_and_resize and the
+//! keep-aspect policies on hand-computed values; the refusals name the
+//! attribute. Linear blends two f32 values in f64 per axis: 1e-6 covers
+//! two roundings.
 
 mod common;
 
 use common::*;
-use rlx_onnx::proto::{AttributeProto, AttributeType};
+use rlx_onnx::proto::{AttributeProto, AttributeType, TensorProto};
 use rlx_onnx::ImportOptions;
 
 fn attr_s(name: &str, s: &str) -> AttributeProto {
@@ -85,17 +87,150 @@ fn nearest_by_sizes_on_chosen_axes() {
     assert_eq!(out[0], want);
 }
 
+/// Imports one `Resize` node of `x` (`[2, 4]` unless `shape` says) and
+/// runs it.
+fn resize_1(
+    test: &str,
+    shape: &[i64],
+    inputs: &[&str],
+    inits: Vec<TensorProto>,
+    attrs: Vec<AttributeProto>,
+    out: &[i64],
+    x: &[f32],
+) -> Vec<f32> {
+    let m =
+        model(vec![node("Resize", "r", inputs, &["y"], attrs)], inits, vec![vi("x", shape)], vec![vi("y", out)], 19);
+    let imported = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import");
+    run(test, &imported, &[("x", x)], &["y"]).remove(0)
+}
+
 #[test]
-fn refused_modes_name_the_node_and_attribute() {
-    for (attr, value) in [("mode", "cubic"), ("coordinate_transformation_mode", "tf_crop_and_resize")] {
+fn cubic_upsampling_weighs_four_samples_by_the_kernel() {
+    // Asymmetric 2x: x = o / 2. Integral coordinates read their sample;
+    // x = k + 0.5 weighs samples k-1 ..= k+2 (clamped to the edges) by
+    // -0.09375, 0.59375, 0.59375, -0.09375 (the kernel with a = -0.75 at
+    // 1.5 and 0.5): exact in binary.
+    let y = resize_1(
+        "resize_cubic",
+        &[1, 4],
+        &["x", "", "scales"],
+        vec![init_raw("scales", &[2], &[1.0, 2.0])],
+        vec![attr_s("mode", "cubic"), attr_s("coordinate_transformation_mode", "asymmetric")],
+        &[1, 8],
+        &[1.0, 2.0, 4.0, 8.0],
+    );
+    assert_eq!(y, [1.0, 1.3125, 2.0, 2.71875, 4.0, 6.1875, 8.0, 8.375]);
+}
+
+#[test]
+fn antialias_averages_every_sample_a_downscale_covers() {
+    // Linear 8 -> 4, half_pixel: x = 2o + 0.5, and antialias stretches the
+    // triangle to half-width 2: four taps weighted 1/8, 3/8, 3/8, 1/8.
+    let x: Vec<f32> = (0..8).map(|i| 8.0 * i as f32).collect();
+    let y = resize_1(
+        "resize_antialias",
+        &[1, 8],
+        &["x", "", "", "sizes"],
+        vec![init_i64("sizes", &[2], &[1, 4])],
+        vec![attr_s("mode", "linear"), attr_i("antialias", 1)],
+        &[1, 4],
+        &x,
+    );
+    // o = 0 reads samples -1 ..= 2 (the first clamped to 0).
+    assert_eq!(y, [5.0, 20.0, 36.0, 51.0]);
+    // Without antialias the same downscale blends only two samples.
+    let plain = resize_1(
+        "resize_no_antialias",
+        &[1, 8],
+        &["x", "", "", "sizes"],
+        vec![init_i64("sizes", &[2], &[1, 4])],
+        vec![attr_s("mode", "linear")],
+        &[1, 4],
+        &x,
+    );
+    assert_eq!(plain, [4.0, 20.0, 36.0, 52.0]);
+}
+
+#[test]
+fn crop_and_resize_extrapolates_outside_the_roi_on_the_listed_axis() {
+    // axes [1], roi [-0.5, 1.0] of 4 outputs: x = 1.5 o - 1.5 = -1.5
+    // (outside: 10), 0, 1.5, 3.
+    let x = [0.0, 2.0, 4.0, 8.0, 1.0, 3.0, 5.0, 7.0];
+    let y = resize_1(
+        "resize_crop",
+        &[2, 4],
+        &["x", "roi", "", "sizes"],
+        vec![init_raw("roi", &[2], &[-0.5, 1.0]), init_i64("sizes", &[1], &[4])],
+        vec![
+            attr_s("mode", "linear"),
+            attr_s("coordinate_transformation_mode", "tf_crop_and_resize"),
+            attr_ints("axes", &[1]),
+            attr_f("extrapolation_value", 10.0),
+        ],
+        &[2, 4],
+        &x,
+    );
+    assert_eq!(y, [10.0, 0.0, 3.0, 8.0, 10.0, 1.0, 4.0, 7.0]);
+}
+
+#[test]
+fn keep_aspect_ratio_policies_scale_every_listed_axis_alike() {
+    // sizes [4, 4] of a 2 x 4 image: ratios 2 and 1.
+    let x: Vec<f32> = (0..8).map(|i| i as f32).collect();
+    let with = |test: &str, policy: &str, out: &[i64]| {
+        resize_1(
+            test,
+            &[2, 4],
+            &["x", "", "", "sizes"],
+            vec![init_i64("sizes", &[2], &[4, 4])],
+            vec![attr_s("keep_aspect_ratio_policy", policy)],
+            out,
+            &x,
+        )
+    };
+    // not_larger: scale 1 everywhere, the identity.
+    assert_eq!(with("resize_not_larger", "not_larger", &[2, 4]), x);
+    // not_smaller: scale 2 everywhere, 4 x 8; nearest (round_prefer_floor,
+    // half_pixel) repeats each sample twice.
+    let y = with("resize_not_smaller", "not_smaller", &[4, 8]);
+    let want: Vec<f32> = (0..4).flat_map(|r| (0..8).map(move |c| (r / 2 * 4 + c / 2) as f32)).collect();
+    assert_eq!(y, want);
+}
+
+#[test]
+fn refusals_name_the_node_and_attribute() {
+    let refused = |inputs: &[&str], inits: Vec<TensorProto>, attrs: Vec<AttributeProto>| {
         let m = model(
-            vec![node("Resize", "r", &["x", "", "scales"], &["y"], vec![attr_s(attr, value)])],
-            vec![init_raw("scales", &[2], &[2.0, 2.0])],
-            vec![vi("x", &[2, 3])],
-            vec![vi("y", &[4, 6])],
+            vec![node("Resize", "r", inputs, &["y"], attrs)],
+            inits,
+            vec![vi("x", &[3, 5])],
+            vec![vi("y", &[2, 2])],
             19,
         );
-        let e = import_model(&m, &ImportOptions::new(WEIGHTS)).expect_err("refused").to_string();
-        assert!(e.contains("`r`") && e.contains(attr) && e.contains(value), "{e}");
+        import_model(&m, &ImportOptions::new(WEIGHTS)).expect_err("refused").to_string()
+    };
+    let scales = || vec![init_raw("scales", &[2], &[2.0, 2.0])];
+    let cases = [
+        (vec![attr_i("antialias", 1)], "antialias"),
+        (vec![attr_i("exclude_outside", 1)], "exclude_outside"),
+        (vec![attr_s("mode", "cubic"), attr_f("cubic_coeff_a", f32::INFINITY)], "cubic_coeff_a"),
+        (vec![attr_s("mode", "bicubic")], "mode"),
+        (vec![attr_s("coordinate_transformation_mode", "tf_half_pixel_for_nn")], "coordinate_transformation_mode"),
+    ];
+    for (attrs, attr) in cases {
+        let e = refused(&["x", "", "scales"], scales(), attrs);
+        assert!(e.contains("`r`") && e.contains(attr), "{e}");
     }
+    // tf_crop_and_resize without its roi.
+    let e =
+        refused(&["x", "", "scales"], scales(), vec![attr_s("coordinate_transformation_mode", "tf_crop_and_resize")]);
+    assert!(e.contains("`r`") && e.contains("roi"), "{e}");
+    // sizes [2, 2] of 3 x 5 with not_larger: the common scale 2/5 = 0.4 is
+    // not an f32, and axis 0's own ratio would be 1/3.
+    let sizes = vec![init_i64("sizes", &[2], &[2, 2])];
+    let e = refused(&["x", "", "", "sizes"], sizes, vec![attr_s("keep_aspect_ratio_policy", "not_larger")]);
+    assert!(e.contains("`r`") && e.contains("keep_aspect_ratio_policy") && e.contains("0.4"), "{e}");
+    let sizes = vec![init_i64("sizes", &[2], &[2, 2])];
+    let e = refused(&["x", "", "", "sizes"], sizes, vec![attr_s("keep_aspect_ratio_policy", "fit")]);
+    assert!(e.contains("keep_aspect_ratio_policy") && e.contains("fit"), "{e}");
 }

@@ -366,6 +366,10 @@ pub(super) fn resize_nearest_field(field: &str, mode: ResizeMode) -> String {
     format!("`{field}` is set, but mode `{}` has no filter to apply it to (only linear and cubic do)", mode.name())
 }
 
+pub(super) fn resize_filter_too_wide(scale: f64) -> String {
+    format!("an antialiased resize at scale {scale:e} needs a filter of more than 2^40 taps per output")
+}
+
 pub(super) fn must_be_positive(field: &str) -> String {
     format!("`{field}` must be at least 1")
 }

@@ -2,7 +2,7 @@
 //! rules, and the conversions between the two layouts.
 
 use rlx_core::blocked::{channel_blocks, conv_blocked_scratch_bytes_checked, CHANNEL_BLOCK};
-use rlx_core::plan::resize_scratch_bytes_checked;
+use rlx_core::plan::{resize_axis_scale, resize_scratch_bytes_checked, resize_taps, resize_weighted};
 use rlx_core::shapes::{Conv2dShape, ResizeShape};
 use rlx_core::winograd::{winograd_applies, winograd_scratch_bytes_checked, WINOGRAD_POINTS};
 
@@ -268,12 +268,14 @@ pub(super) fn resize<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
         roi_end: *roi_end,
         extrapolation: *extrapolation,
     };
-    if *by_size || (scale.is_finite() && *scale > 0.0) {
-        r.scratch(
-            "scale",
-            resize_scratch_bytes_checked(&shape),
-            "out_len*(taps+1)*8, taps = 2*ceil(support/min(scale, 1))",
-        );
+    let scale_ok = *by_size || (scale.is_finite() && *scale > 0.0);
+    if scale_ok && *out_len > 0 && *in_len > 0 && resize_weighted(*mode, *antialias) {
+        let s = resize_axis_scale(*in_len, *out_len, *scale, *by_size);
+        if resize_taps(*mode, *antialias, s).is_none() {
+            r.issue("scale", messages::resize_filter_too_wide(s), None);
+        } else {
+            r.scratch("out_len", resize_scratch_bytes_checked(&shape), "out_len*(taps+1)*8");
+        }
     }
     r.read("src", src, F32, &[*outer, *in_len, *inner], "outer*in_len*inner");
     r.write("dst", dst, F32, &[*outer, *out_len, *inner], "outer*out_len*inner");
