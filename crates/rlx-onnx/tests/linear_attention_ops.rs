@@ -84,7 +84,7 @@ fn every_update_rule_matches_the_recurrence() {
     let beta: Vec<f32> = values(c.b * c.t * c.hkv, 7).iter().map(|x| x.abs()).collect();
     let beta_one: Vec<f32> = values(c.b * c.t, 8).iter().map(|x| x.abs()).collect();
     type Opt<'a> = Option<(&'a [f32], usize)>;
-    let cases: [(&str, Opt, Opt); 5] = [
+    let cases: [(&str, Opt<'_>, Opt<'_>); 5] = [
         ("linear", None, None),
         ("gated", Some((&decay_heads, 1)), None),
         ("gated", Some((&decay_dims, c.dk)), None),

@@ -458,7 +458,7 @@ pub(super) fn flex_attention(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         return Err(ctx.bad_attr("softmax_precision", "must be 1 (float): the softmax runs in f32"));
     }
     let scale = match ctx.float_attr("scale", 0.0)? {
-        s if s == 0.0 => (1.0 / (d as f64).sqrt()) as f32,
+        0.0 => (1.0 / (d as f64).sqrt()) as f32,
         s => s,
     };
     let out = ctx.node.output[0].clone();

@@ -118,7 +118,7 @@ pub(super) fn linear_attention(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         )));
     }
     let scale = match ctx.float_attr("scale", 0.0)? {
-        s if s == 0.0 => 1.0 / (dk as f64).sqrt(),
+        0.0 => 1.0 / (dk as f64).sqrt(),
         s => f64::from(s),
     } as f32;
     let out = ctx.node.output[0].clone();
