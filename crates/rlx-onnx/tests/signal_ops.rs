@@ -38,7 +38,9 @@ fn flat(v: &[(f64, f64)]) -> Vec<f32> {
     v.iter().flat_map(|&(a, b)| [a as f32, b as f32]).collect()
 }
 
-fn dft_node(x: T, length: Option<i64>, axis: i64, attrs: Vec<rlx_onnx::proto::AttributeProto>) -> Vec<f32> {
+/// One `DFT` node run under `test` (a name of its own: tests run in
+/// parallel, each in its own directory).
+fn dft_node(test: &str, x: T, length: Option<i64>, axis: i64, attrs: Vec<rlx_onnx::proto::AttributeProto>) -> Vec<f32> {
     let mut inputs = vec![In::Data("x", x)];
     let names: Vec<&str> = match length {
         Some(n) => {
@@ -48,7 +50,7 @@ fn dft_node(x: T, length: Option<i64>, axis: i64, attrs: Vec<rlx_onnx::proto::At
         None => vec!["x", "", "axis"],
     };
     inputs.push(In::Init("axis", i64s(&[], vec![axis])));
-    let got = run_graph_opset("dft", vec![node("DFT", "n", &names, &["out"], attrs)], inputs, &["out"], 20).remove(0);
+    let got = run_graph_opset(test, vec![node("DFT", "n", &names, &["out"], attrs)], inputs, &["out"], 20).remove(0);
     match got {
         T::F32(_, v) => v,
         other => panic!("expected f32, got {other:?}"),
@@ -62,7 +64,7 @@ fn dft_matches_the_definition_forward_and_inverse_cut_and_padded() {
         let x = values(rows * len * channels, channels as u64);
         for (n, inverse) in [(7usize, false), (5, false), (12, false), (7, true), (9, true)] {
             let attrs = vec![attr_i("inverse", i64::from(inverse))];
-            let got = dft_node(f(&[1, rows, len, channels], x.clone()), Some(n as i64), 2, attrs);
+            let got = dft_node("dft-cut-pad", f(&[1, rows, len, channels], x.clone()), Some(n as i64), 2, attrs);
             let want = flat(&dft_ref(&pairs(&x, channels), rows, len, n, inverse));
             assert_close(&got, &want, 2e-6, &format!("channels {channels} n {n} inverse {inverse}"));
         }
@@ -73,7 +75,7 @@ fn dft_matches_the_definition_forward_and_inverse_cut_and_padded() {
 fn dft_along_an_inner_axis_moves_it_and_back() {
     // [1, 4, 3, 2]: transform axis 1 (length 4) of each of 3 columns.
     let x = values(24, 9);
-    let got = dft_node(f(&[1, 4, 3, 2], x.clone()), None, 1, vec![]);
+    let got = dft_node("dft-axis", f(&[1, 4, 3, 2], x.clone()), None, 1, vec![]);
     let mut columns = Vec::new();
     for c in 0..3 {
         for k in 0..4 {
@@ -94,11 +96,12 @@ fn dft_along_an_inner_axis_moves_it_and_back() {
 fn one_sided_forward_and_inverse_round_trip() {
     // rfft of 8 real samples: 5 bins; irfft of those bins: the samples.
     let x = values(2 * 8, 4);
-    let bins = dft_node(f(&[1, 2, 8, 1], x.clone()), None, 2, vec![attr_i("onesided", 1)]);
+    let bins = dft_node("dft-rfft", f(&[1, 2, 8, 1], x.clone()), None, 2, vec![attr_i("onesided", 1)]);
     let full = dft_ref(&pairs(&x, 1), 2, 8, 8, false);
     let want: Vec<(f64, f64)> = (0..2).flat_map(|r| full[r * 8..r * 8 + 5].to_vec()).collect();
     assert_close(&bins, &flat(&want), 2e-6, "rfft");
-    let back = dft_node(f(&[1, 2, 5, 2], bins), None, 2, vec![attr_i("inverse", 1), attr_i("onesided", 1)]);
+    let back =
+        dft_node("dft-irfft", f(&[1, 2, 5, 2], bins), None, 2, vec![attr_i("inverse", 1), attr_i("onesided", 1)]);
     assert_close(&back, &x, 2e-6, "irfft");
 }
 
