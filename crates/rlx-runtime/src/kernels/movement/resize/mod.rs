@@ -143,14 +143,14 @@ unsafe fn fill(out: *mut f32, inner: usize, value: f32) {
 }
 
 /// The direct path: nearest and plain linear, coordinates and the two
-/// taps computed per row and output index (no table: the same speed as
-/// before the weighted path existed).
+/// taps computed per row and output index (no table), as before the
+/// weighted path existed.
 ///
 /// # Safety
 ///
 /// As [`resize_f32`] without the scratch.
 unsafe fn resize_direct_rows(src: *const f32, dst: *mut f32, p: &ResizeShape, axis: &Axis, par: bool) {
-    let (in_len, out_len, inner) = (p.in_len, p.out_len, p.inner);
+    let (in_len, out_len, inner, mode, extrapolation) = (p.in_len, p.out_len, p.inner, p.mode, p.extrapolation);
     let (src, dst) = (src as usize, dst as usize);
     let work = |first: usize, count: usize| {
         for row in first..first + count {
@@ -160,10 +160,10 @@ unsafe fn resize_direct_rows(src: *const f32, dst: *mut f32, p: &ResizeShape, ax
                 if axis.extrapolated(x) {
                     // SAFETY: row `o` of destination row `row`, inside the
                     // caller's extent.
-                    unsafe { fill(out, inner, p.extrapolation) };
+                    unsafe { fill(out, inner, extrapolation) };
                     continue;
                 }
-                let (i0, i1, w1) = taps(x, in_len, p.mode);
+                let (i0, i1, w1) = taps(x, in_len, mode);
                 // SAFETY: rows `i0`, `i1` of source row `row` and row `o` of
                 // destination row `row`, inside the caller's extents; rows
                 // of `outer` are written by one task each.
@@ -186,6 +186,9 @@ unsafe fn resize_direct_rows(src: *const f32, dst: *mut f32, p: &ResizeShape, ax
 
 /// A window start that marks an extrapolated output in the table.
 const EXTRAPOLATED: i64 = i64::MIN;
+
+/// Outputs of one row the weighted path accumulates at a time.
+const CHUNK: usize = 16;
 
 /// The weighted path: the table of window starts (`out_len` i64 after the
 /// weights) and weights (`out_len * taps` f64) built once, then per row
@@ -233,17 +236,39 @@ unsafe fn resize_weighted_rows(
                     unsafe { fill(out, inner, p.extrapolation) };
                     continue;
                 }
-                for j in 0..inner {
+                if inner == 1 {
                     let mut acc = 0.0f64;
                     for (k, &wk) in w.iter().enumerate() {
                         let i = (start + k as i64).clamp(0, last) as usize;
-                        // SAFETY: `i < in_len`, `j < inner`: inside source
-                        // row `row`.
-                        acc += wk * f64::from(unsafe { *base.add(i * inner + j) });
+                        // SAFETY: `i < in_len`: inside source row `row`.
+                        acc += wk * f64::from(unsafe { *base.add(i) });
                     }
-                    // SAFETY: inside row `o` of destination row `row`, which
-                    // one task writes.
-                    unsafe { *out.add(j) = acc as f32 };
+                    // SAFETY: row `o` of destination row `row`, which one
+                    // task writes.
+                    unsafe { *out = acc as f32 };
+                    continue;
+                }
+                // `inner` in chunks of f64 accumulators on the stack, taps
+                // outer: each tap reads a contiguous run of its source row
+                // (the loop vectorizes), and every output still sums its
+                // taps in order from 0, as the single sum above.
+                for j0 in (0..inner).step_by(CHUNK) {
+                    let len = CHUNK.min(inner - j0);
+                    let mut acc = [0.0f64; CHUNK];
+                    for (k, &wk) in w.iter().enumerate() {
+                        let i = (start + k as i64).clamp(0, last) as usize;
+                        // SAFETY: `i < in_len` and `j0 + len <= inner`: inside
+                        // source row `row`.
+                        let run = unsafe { std::slice::from_raw_parts(base.add(i * inner + j0), len) };
+                        for (a, &x) in acc.iter_mut().zip(run) {
+                            *a += wk * f64::from(x);
+                        }
+                    }
+                    for (jj, &a) in acc[..len].iter().enumerate() {
+                        // SAFETY: inside row `o` of destination row `row`,
+                        // which one task writes.
+                        unsafe { *out.add(j0 + jj) = a as f32 };
+                    }
                 }
             }
         }
