@@ -16,9 +16,15 @@ the TorchScript exporter (`dynamo=False`, opset 17, static 1x3x224x224),
 which folds each BatchNorm into its convolution. Real weights change nothing
 the benchmarks measure.
 
+Then quantizes both with onnxruntime's `quantize_static` in the QDQ
+format (uint8 activations, int8 weights per output channel, MinMax
+calibration on 8 seeded images): QuantizeLinear/DequantizeLinear pairs
+around every convolution, as onnxruntime's tools write for CNNs.
+
 Writes, under OUT_DIR (default `.cache/onnx-models/cnns`, git-ignored):
-  resnet.onnx, dwsep.onnx, input.npy (one seeded image), and
-  resnet_expected.npy, dwsep_expected.npy (torch's outputs)
+  resnet.onnx, dwsep.onnx, input.npy (one seeded image),
+  resnet_expected.npy, dwsep_expected.npy (torch's outputs), and
+  resnet_int8.onnx, dwsep_int8.onnx (the QDQ models)
 
 Usage: python3 models/onnx/export_cnns.py [OUT_DIR]
 """
@@ -144,6 +150,32 @@ def main():
             dynamo=False,
         )
         print(f"{name}: wrote {out / (name + '.onnx')}")
+    calibration = [torch.rand((1, 3, 224, 224), generator=generator).numpy() for _ in range(8)]
+    for name in ["resnet", "dwsep"]:
+        quantize_qdq(out / f"{name}.onnx", out / f"{name}_int8.onnx", calibration)
+
+
+def quantize_qdq(src, dst, images):
+    """`quantize_static` in the QDQ format onnxruntime's docs recommend for CNNs."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.items = iter([{"input": image} for image in images])
+
+        def get_next(self):
+            return next(self.items, None)
+
+    quantize_static(
+        str(src),
+        str(dst),
+        Reader(),
+        quant_format=QuantFormat.QDQ,
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+    )
+    print(f"wrote {dst} ({dst.stat().st_size} bytes)")
 
 
 if __name__ == "__main__":

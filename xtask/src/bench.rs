@@ -83,8 +83,16 @@ fn minilm_row(root: &Path, rounds: usize) -> Result<()> {
 }
 
 /// The models `bench --vs-ort` knows: the export scripts in `models/onnx/`.
-const VS_ORT: [&e2e::Spec; 7] =
-    [&e2e::LENET, &e2e::MINILM, &e2e::MINILM_INT8, &e2e::RESNET, &e2e::DWSEP, &e2e::UNET, &e2e::LSTM];
+const VS_ORT: [&e2e::Spec; 8] = [
+    &e2e::LENET,
+    &e2e::MINILM,
+    &e2e::MINILM_INT8,
+    &e2e::RESNET,
+    &e2e::RESNET_INT8,
+    &e2e::DWSEP,
+    &e2e::UNET,
+    &e2e::LSTM,
+];
 
 /// Rounds per thread count: each times the static binary, the default
 /// build and onnxruntime once, in that order, so all three see the same

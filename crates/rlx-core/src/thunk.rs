@@ -202,6 +202,17 @@ macro_rules! thunk_table {
         a: Op<O>, b: Op<O>, a_zero: OptOp<O>, b_zero: OptOp<O>, c: Op<O>, batch: usize, m: usize, k: usize,
         n: usize, a_dtype: DType, b_dtype: DType, b_zero_len: usize, b_bcast: bool,
     }
+    /// Requantizes i32 sums into 8-bit values, over `outer` blocks of
+    /// `channels` rows of `inner`: `out = saturate(round_half_even(f32(acc
+    /// + bias[c]) * scale[c]) + zero)`. `bias` is i32, one per channel (0
+    /// when `none`; the sum wraps in i32); `scale` f32, one (`scale_len`
+    /// 1) or one per channel; `zero` one `out_dtype` element (0 when
+    /// `none`); `out_dtype` u8 or i8, saturating to its range. The end of
+    /// `QLinearConv` and `QLinearMatMul` in one pass.
+    Requantize {
+        acc: Op<O>, bias: OptOp<O>, scale: Op<O>, zero: OptOp<O>, out: Op<O>, outer: usize, channels: usize,
+        inner: usize, scale_len: usize, out_dtype: DType,
+    }
     /// `c[m,n] = act(a[m,k] @ w[k,n] + bias[n])`.
     FusedMmBiasAct { a: Op<O>, w: Op<O>, bias: Op<O>, c: Op<O>, m: usize, k: usize, n: usize, act: ActKind }
     /// `c[m,n] = act(a[m,k] @ B + bias[n])` where the weight `B` (`k x n`)
@@ -402,6 +413,19 @@ macro_rules! thunk_table {
         x: Op<O>, w: Op<O>, bias: OptOp<O>, out: Op<O>, n: usize, c_in: usize, h: usize, w_in: usize,
         c_out: usize, h_out: usize, w_out: usize, kh: usize, kw: usize, sh: usize, sw: usize,
         ph: usize, pw: usize, dh: usize, dw: usize, groups: usize, act: ActKind,
+    }
+    /// The 8-bit integer convolution with i32 accumulation (ONNX
+    /// `ConvInteger`), `Conv2D`'s geometry: `out[b, oc, oy, ox]` is the sum
+    /// over the window of `(x - x_zero) * (w[oc, ..] - w_zero)`, positions
+    /// outside `x` contributing 0 (padding with the zero point). `x` and
+    /// `x_zero` are `x_dtype`, `w` and `w_zero` `w_dtype` (u8 or i8);
+    /// `x_zero` is one element, `w_zero` one (`w_zero_len` 1) or one per
+    /// output channel (`c_out`); `none` is 0. `out` is i32, wrapping as
+    /// i32 accumulation does.
+    IntConv2D {
+        x: Op<O>, w: Op<O>, x_zero: OptOp<O>, w_zero: OptOp<O>, out: Op<O>, n: usize, c_in: usize, h: usize,
+        w_in: usize, c_out: usize, h_out: usize, w_out: usize, kh: usize, kw: usize, sh: usize, sw: usize,
+        ph: usize, pw: usize, dh: usize, dw: usize, groups: usize, x_dtype: DType, w_dtype: DType, w_zero_len: usize,
     }
     /// Sums column rows into an NCHW image (the adjoint of im2col): row
     /// `(ch * kh + ki) * kw + kj` of batch `b`'s `[c * kh * kw, h_cols *

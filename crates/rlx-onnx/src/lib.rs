@@ -18,6 +18,7 @@ mod names;
 mod optimize;
 pub mod planner;
 pub mod proto;
+mod qdq;
 pub mod tensor;
 
 use std::path::Path;
@@ -147,7 +148,8 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
     graph::bind_consts(model, &mut constants, &opts.consts)?;
     let names: Vec<&str> = constants.iter().map(|(n, _)| n.as_str()).collect();
     let inputs = graph::graph_inputs(model, &opts.shapes, &names)?;
-    let mut lowered = lower::lower_graph(graph, &inputs, constants, opset)?;
+    let fused = qdq::fuse_conv(graph, &constants);
+    let mut lowered = lower::lower_graph(fused.as_ref().unwrap_or(graph), &inputs, constants, opset)?;
     if opts.optimize {
         optimize::optimize(&mut lowered);
     }

@@ -210,3 +210,109 @@ fn qlinear_matmul_requantizes_with_the_combined_scale() {
         .collect();
     assert_eq!(got, ints(DType::U8, &[m, n], want));
 }
+
+/// `sum over the 3x3 window (padding 1) of (x - zx) * w`, per output
+/// channel: x u8 `[1, c, h, w]`, w i8 `[m, c, 3, 3]`.
+fn int_conv_ref(x: &[i64], w: &[i64], zx: i64, [c, h, wd, m]: [usize; 4]) -> Vec<i64> {
+    let mut out = vec![0; m * h * wd];
+    for oc in 0..m {
+        for oy in 0..h {
+            for ox in 0..wd {
+                let mut sum = 0;
+                for ic in 0..c {
+                    for ki in 0..3 {
+                        for kj in 0..3 {
+                            let (iy, ix) = ((oy + ki).wrapping_sub(1), (ox + kj).wrapping_sub(1));
+                            if iy < h && ix < wd {
+                                sum += (x[(ic * h + iy) * wd + ix] - zx) * w[((oc * c + ic) * 3 + ki) * 3 + kj];
+                            }
+                        }
+                    }
+                }
+                out[(oc * h + oy) * wd + ox] = sum;
+            }
+        }
+    }
+    out
+}
+
+/// A QLinearConv with constant scales (one `IntConv2D` and one
+/// `Requantize`), and the QDQ group `quantize_static` writes for it
+/// (rewritten into the same `QLinearConv`), against the spec's arithmetic
+/// written out here: the same bytes.
+#[test]
+fn qlinear_conv_and_its_qdq_form_requantize_as_the_spec_says() {
+    let [c, h, wd, m] = [3usize, 5, 18, 4];
+    let x: Vec<i64> = (0..c * h * wd).map(|i| (i as i64 * 37 + 11) % 256).collect();
+    let w: Vec<i64> = (0..m * c * 9).map(|i| (i as i64 * 53 + 7) % 255 - 127).collect();
+    let bias: Vec<i32> = vec![1500, -2200, 0, 31];
+    let (sx, sy, zx, zy) = (0.021f32, 0.17f32, 131i64, 9i64);
+    let sw: Vec<f32> = vec![0.003, 0.0041, 0.0007, 0.012];
+    let acc = int_conv_ref(&x, &w, zx, [c, h, wd, m]);
+    let want: Vec<i64> = acc
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| {
+            let oc = i / (h * wd);
+            let multiplier = sx * sw[oc] / sy;
+            let sum = (a as i32).wrapping_add(bias[oc]);
+            ((sum as f32 * multiplier).round_ties_even() + zy as f32).clamp(0.0, 255.0) as i64
+        })
+        .collect();
+    let pads = || vec![attr_ints("pads", &[1, 1, 1, 1]), attr_ints("kernel_shape", &[3, 3])];
+    let inits = || {
+        vec![
+            In::Init("sx", f(&[], vec![sx])),
+            In::Init("zx", ints(DType::U8, &[], vec![zx])),
+            In::Init("w", ints(DType::I8, &[m, c, 3, 3], w.clone())),
+            In::Init("sw", f(&[m], sw.clone())),
+            In::Init("zw", ints(DType::I8, &[m], vec![0; m])),
+            In::Init("sy", f(&[], vec![sy])),
+            In::Init("zy", ints(DType::U8, &[], vec![zy])),
+            In::Init("b", i32s(&[m], bias.clone())),
+        ]
+    };
+    let x_in = || In::Data("x", ints(DType::U8, &[1, c, h, wd], x.clone()));
+    let mut inputs = vec![x_in()];
+    inputs.extend(inits());
+    let got = run_graph(
+        "qlinear-conv",
+        vec![node("QLinearConv", "qc", &["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"], &["y"], pads())],
+        inputs,
+        &["y"],
+    );
+    assert_eq!(got[0], ints(DType::U8, &[1, m, h, wd], want.clone()), "QLinearConv");
+    // The QDQ form: the bias as int32 in the scale sx * sw (per channel).
+    let bias_scale: Vec<f32> = sw.iter().map(|&s| sx * s).collect();
+    let mut inputs = vec![x_in()];
+    inputs.extend(inits());
+    inputs.push(In::Init("sb", f(&[m], bias_scale)));
+    let nodes = vec![
+        node("DequantizeLinear", "dq_x", &["x", "sx", "zx"], &["xf"], vec![]),
+        node("DequantizeLinear", "dq_w", &["w", "sw", "zw"], &["wf"], vec![attr_i("axis", 0)]),
+        node("DequantizeLinear", "dq_b", &["b", "sb"], &["bf"], vec![attr_i("axis", 0)]),
+        node("Conv", "conv", &["xf", "wf", "bf"], &["yf"], pads()),
+        node("QuantizeLinear", "q_y", &["yf", "sy", "zy"], &["y"], vec![]),
+    ];
+    let (mut infos, mut protos, mut feeds) = (Vec::new(), Vec::new(), Vec::new());
+    for i in &inputs {
+        match i {
+            In::Data(n, t) => {
+                infos.push(t.info(n));
+                feeds.push((*n, t.bytes()));
+            }
+            In::Init(n, t) => protos.push(t.proto(n)),
+        }
+    }
+    let outs = vec![rlx_onnx::proto::ValueInfoProto { name: "y".to_string(), ..Default::default() }];
+    let qdq = model(nodes, protos, infos, outs, 18);
+    let got = run_model("qdq-conv", &qdq, &feeds, &["y"]);
+    assert_eq!(got[0], ints(DType::U8, &[1, m, h, wd], want), "QDQ Conv");
+    // It ran as the integer convolution, not as an f32 one.
+    let sched = import_model(&qdq, &ImportOptions::new(WEIGHTS)).expect("import").sched_text;
+    assert_eq!(
+        [count_kind(&sched, "IntConv2D"), count_kind(&sched, "Requantize"), count_kind(&sched, "Conv2D")],
+        [1, 1, 0],
+        "{sched}"
+    );
+}

@@ -204,6 +204,12 @@ macro_rules! kernel_call_table {
             // ---- quantized ----
             IntGemm = quant::int_gemm <a_elem: A = QuantElem, b_elem: B = QuantElem> (scratch: Scratch<u8>, a: In<A>, b: In<B>, a_zero: NullIn<A>, b_zero: NullIn<B>, c: Out<i32>, batch: usize, m: usize, k: usize, n: usize, b_zero_len: usize, b_bcast: bool, par: bool);
 
+            /// The 8-bit integer convolution (im2col + the packed product, or per channel when depthwise).
+            IntConv2d = quant::int_conv2d <x_elem: X = QuantElem, w_elem: W = QuantElem> (scratch: Scratch<u8>, x: In<X>, w: In<W>, x_zero: NullIn<X>, w_zero: NullIn<W>, out: Out<i32>, shape: Ref<Conv2dShape>, w_zero_len: usize, par: bool);
+
+            /// i32 sums requantized to 8 bits per channel.
+            Requantize = quant::requantize <out_elem: Q = QuantElem> (acc: In<i32>, bias: NullIn<i32>, scale: In<f32>, zero: NullIn<Q>, out: Out<Q>, outer: usize, channels: usize, inner: usize, scale_len: usize, par: bool);
+
             // ---- convolution and pooling ----
             Conv2dF32 = conv::conv2d_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, path: Val<ConvPath>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
             Pool2dF32 = pool::pool2d_f32 <> (src: In<f32>, dst: Out<f32>, shape: Ref<Pool2dShape>, kind: Val<PoolKind>, count_include_pad: bool, par: bool);

@@ -4,9 +4,12 @@
 use super::not_in_family;
 use crate::blocked::conv_blocked_scratch_bytes;
 use crate::call::KernelCall as K;
+use crate::call::QuantElem;
+use crate::dtype::DType;
 use crate::operand::Operand;
 use crate::plan::{
-    conv2d_parallel, conv2d_path, conv2d_scratch_bytes, parallel, resize_parallel, resize_scratch_bytes,
+    conv2d_parallel, conv2d_path, conv2d_scratch_bytes, int_conv2d_scratch_bytes, parallel, resize_parallel,
+    resize_scratch_bytes,
 };
 use crate::shapes::{Col2ImShape, Conv2dShape, Pool2dShape, PoolKind, ResizeShape};
 use crate::thunk::Thunk;
@@ -42,6 +45,48 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             let scratch = conv2d_scratch_bytes(&shape, path);
             let par = conv2d_parallel(&shape);
             K::Conv2dF32 { x, w, bias, out, shape, path, act, scratch, par }
+        }
+        Thunk::IntConv2D {
+            x,
+            w,
+            x_zero,
+            w_zero,
+            out,
+            n,
+            c_in,
+            h,
+            w_in,
+            c_out,
+            h_out,
+            w_out,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            groups,
+            x_dtype,
+            w_dtype,
+            w_zero_len,
+        } => {
+            let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
+            let elem = |d: DType| if d == DType::I8 { QuantElem::I8 } else { QuantElem::U8 };
+            K::IntConv2d {
+                scratch: int_conv2d_scratch_bytes(&shape),
+                x_elem: elem(x_dtype),
+                w_elem: elem(w_dtype),
+                x,
+                w,
+                x_zero,
+                w_zero,
+                out,
+                shape,
+                w_zero_len,
+                par: conv2d_parallel(&shape),
+            }
         }
         Thunk::Resize {
             src,

@@ -87,6 +87,21 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
                 par: packed_gemm_parallel(batch * m, k, n),
             }
         }
+        Thunk::Requantize { acc, bias, scale, zero, out, outer, channels, inner, scale_len, out_dtype } => {
+            K::Requantize {
+                out_elem: if out_dtype == DType::I8 { QuantElem::I8 } else { QuantElem::U8 },
+                acc,
+                bias,
+                scale,
+                zero,
+                out,
+                outer,
+                channels,
+                inner,
+                scale_len,
+                par: parallel(outer * channels * inner),
+            }
+        }
         Thunk::BiasAdd { src, bias, dst, rows, cols } => {
             K::BiasAddF32 { src, bias, dst, rows, cols, par: parallel(rows * cols) }
         }

@@ -41,6 +41,7 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         | T::PackedGemm { .. }
         | T::PackedGemmHalf { .. }
         | T::IntGemm { .. }
+        | T::Requantize { .. }
         | T::BiasAdd { .. } => gemm::lower(thunk),
         T::BinaryFull { .. }
         | T::ElementwiseRegion { .. }
@@ -106,6 +107,7 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         T::Conv2D { .. }
         | T::Pool2D { .. }
         | T::Col2Im { .. }
+        | T::IntConv2D { .. }
         | T::Resize { .. }
         | T::BlockedConv2D { .. }
         | T::WinogradConv2D { .. }

@@ -128,3 +128,35 @@ pub fn attention_unit_scratch_elems(shape: &AttentionShape) -> usize {
 pub fn top_k_scratch_bytes(axis_dim: usize) -> usize {
     axis_dim * 4
 }
+
+/// Whether an `IntConv2D` runs the direct per-channel loop (one input
+/// channel per group: a depthwise convolution, whose patch is too short
+/// for the packed product to pay) rather than im2col + the packed product.
+pub fn int_conv2d_direct(s: &Conv2dShape) -> bool {
+    s.groups > 1 && s.c_in == s.groups
+}
+
+/// Bytes of scratch an `IntConv2D` needs on the im2col path. The 16-bit
+/// form: every output channel's `w - w_zero` as i32 pairs of patch
+/// elements, then one group's unfolded `x - x_zero` as i16 pairs of patch
+/// rows per output pixel. The 8-bit form (AVX-512 VNNI) packs quads of the
+/// same into at most as many bytes and adds two i32 per output channel and
+/// one per output pixel (its zero-point corrections), so the sum of both
+/// covers either. Each part starts 64-byte aligned. `None` when a size
+/// overflows.
+pub fn int_conv2d_scratch_bytes_checked(s: &Conv2dShape) -> Option<usize> {
+    if int_conv2d_direct(s) {
+        return Some(0);
+    }
+    let align = |b: usize| b.checked_add(63).map(|b| b / 64 * 64);
+    let pairs = s.c_in_g().checked_mul(s.kh)?.checked_mul(s.kw)?.div_ceil(2);
+    let plane = s.h_out.checked_mul(s.w_out)?;
+    let weights = align(s.c_out.checked_mul(pairs)?.checked_mul(4)?)?;
+    let corrections = align(s.c_out.checked_mul(4)?)?.checked_mul(2)?.checked_add(align(plane.checked_mul(4)?)?)?;
+    weights.checked_add(corrections)?.checked_add(pairs.checked_mul(plane)?.checked_mul(4)?)
+}
+
+/// [`int_conv2d_scratch_bytes_checked`] of a validated shape.
+pub fn int_conv2d_scratch_bytes(s: &Conv2dShape) -> usize {
+    int_conv2d_scratch_bytes_checked(s).expect("the validator bounds an integer convolution's scratch")
+}

@@ -467,3 +467,125 @@ fn int_gemm_matches_the_reference_through_the_call_table() {
         .collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn int_conv2d_matches_the_reference_through_the_call_table() {
+    use rlx_core::shapes::Conv2dShape;
+    use rlx_runtime::kernels::quant::int_conv2d_reference;
+    use rlx_sched::DType;
+    // Both paths: im2col (groups 1) and depthwise (groups == c_in).
+    for groups in [1usize, 3] {
+        let (n, c_in, h, w_in, c_out, k) = (2usize, 3usize, 6usize, 7usize, 6usize, 3usize);
+        let s = Conv2dShape {
+            n,
+            c_in,
+            h,
+            w_in,
+            c_out,
+            h_out: 3,
+            w_out: 4,
+            kh: k,
+            kw: k,
+            sh: 2,
+            sw: 2,
+            ph: 1,
+            pw: 1,
+            dh: 1,
+            dw: 1,
+            groups,
+        };
+        let x: Vec<u8> = (0..n * c_in * h * w_in).map(|i| (i * 37 % 256) as u8).collect();
+        let w: Vec<i8> = (0..c_out * (c_in / groups) * k * k).map(|i| (i * 91 % 256) as u8 as i8).collect();
+        let zx = [131u8];
+        let zw: Vec<i8> = (0..c_out).map(|j| (j * 29 % 256) as u8 as i8).collect();
+        let scratch = rlx_core::plan::int_conv2d_scratch_bytes(&s);
+        let mut fx = Fixture::new(8192, 0, scratch);
+        fx.put_bytes(Segment::Arena, 0, &x);
+        fx.put_bytes(Segment::Arena, 1024, &w.iter().map(|&v| v as u8).collect::<Vec<u8>>());
+        fx.put_bytes(Segment::Arena, 1600, &zx);
+        fx.put_bytes(Segment::Arena, 1664, &zw.iter().map(|&v| v as u8).collect::<Vec<u8>>());
+        let at = |offset| Operand { segment: Segment::Arena, offset, buffer: None };
+        fx.run(&Thunk::IntConv2D {
+            x: at(0),
+            w: at(1024),
+            x_zero: Some(at(1600)),
+            w_zero: Some(at(1664)),
+            out: at(2048),
+            n,
+            c_in,
+            h,
+            w_in,
+            c_out,
+            h_out: s.h_out,
+            w_out: s.w_out,
+            kh: k,
+            kw: k,
+            sh: 2,
+            sw: 2,
+            ph: 1,
+            pw: 1,
+            dh: 1,
+            dw: 1,
+            groups,
+            x_dtype: DType::U8,
+            w_dtype: DType::I8,
+            w_zero_len: c_out,
+        });
+        let len = n * c_out * s.out_plane();
+        let mut want = vec![0i32; len];
+        // SAFETY: the vectors hold the extents the shape names.
+        unsafe { int_conv2d_reference(x.as_ptr(), w.as_ptr(), zx.as_ptr(), zw.as_ptr(), want.as_mut_ptr(), &s, c_out) };
+        let got: Vec<i32> = fx.arena.as_slice()[2048..2048 + 4 * len]
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, want, "groups {groups}");
+    }
+}
+
+#[test]
+fn requantize_matches_the_reference_through_the_call_table() {
+    use rlx_runtime::kernels::quant::requantize_reference;
+    use rlx_sched::DType;
+    let (outer, channels, inner) = (2usize, 3usize, 7usize);
+    let len = outer * channels * inner;
+    let acc: Vec<i32> = (0..len).map(|i| (i as i32 - 20) * 977).collect();
+    let bias = [5i32, -70_000, 123];
+    let scale = [0.5f32, 0.003, -0.0125];
+    let zero = [17u8];
+    let mut fx = Fixture::new(1024, 0, 0);
+    let le = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    fx.put_bytes(Segment::Arena, 0, &le(&acc));
+    fx.put_bytes(Segment::Arena, 256, &le(&bias));
+    fx.put_f32(Segment::Arena, 320, &scale);
+    fx.put_bytes(Segment::Arena, 384, &zero);
+    let at = |offset| Operand { segment: Segment::Arena, offset, buffer: None };
+    fx.run(&Thunk::Requantize {
+        acc: at(0),
+        bias: Some(at(256)),
+        scale: at(320),
+        zero: Some(at(384)),
+        out: at(448),
+        outer,
+        channels,
+        inner,
+        scale_len: channels,
+        out_dtype: DType::U8,
+    });
+    let mut want = vec![0u8; len];
+    // SAFETY: the arrays hold the extents the sizes name.
+    unsafe {
+        requantize_reference(
+            acc.as_ptr(),
+            bias.as_ptr(),
+            scale.as_ptr(),
+            zero.as_ptr(),
+            want.as_mut_ptr(),
+            outer,
+            channels,
+            inner,
+            channels,
+        )
+    };
+    assert_eq!(&fx.arena.as_slice()[448..448 + len], &want[..]);
+}

@@ -19,6 +19,7 @@ mod einsum;
 mod fold;
 mod group_norm;
 mod index_compose;
+mod int_conv;
 mod linear_attention;
 mod logic;
 mod loss;

@@ -5,8 +5,8 @@ use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 use super::shape::{broadcast, broadcast_strides, checked_numel, normalize_axis, reshape_target};
 use super::{
     attention_op, bitwise, compose, control, conv_nd, conv_transpose, einsum, fold, group_norm, index_compose,
-    linear_attention, logic, loss, lp, movement, nn, norm, onehot, promote, quant, recurrent, reduce, resize, rotary,
-    sample, scatter, signal, slice, softmax, space, window, Lowerer, NodeCtx, Value,
+    int_conv, linear_attention, logic, loss, lp, movement, nn, norm, onehot, promote, quant, recurrent, reduce, resize,
+    rotary, sample, scatter, signal, slice, softmax, space, window, Lowerer, NodeCtx, Value,
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
@@ -48,6 +48,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Constant",
     "ConstantOfShape",
     "Conv",
+    "ConvInteger",
     "ConvTranspose",
     "Cos",
     "Cosh",
@@ -123,6 +124,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "PRelu",
     "Pad",
     "Pow",
+    "QLinearConv",
     "QLinearMatMul",
     "QuantizeLinear",
     "RMSNormalization",
@@ -350,6 +352,8 @@ pub(super) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         "HammingWindow" => compose::window(lw, ctx, compose::Window::Hamming),
         "BlackmanWindow" => compose::window(lw, ctx, compose::Window::Blackman),
         "QLinearMatMul" => quant::qlinear_matmul(lw, ctx),
+        "ConvInteger" => int_conv::conv_integer(lw, ctx),
+        "QLinearConv" => int_conv::qlinear_conv(lw, ctx),
         "Trilu" => logic::trilu(lw, ctx),
         "Not" => logic::not(lw, ctx),
         "IsNaN" => logic::is_nan(lw, ctx),

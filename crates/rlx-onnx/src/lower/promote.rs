@@ -48,6 +48,8 @@ const NATIVE_OPS: &[&str] = &[
     "DynamicQuantizeLinear",
     "MatMulInteger",
     "QLinearMatMul",
+    "ConvInteger",
+    "QLinearConv",
     "BitCast",
 ];
 

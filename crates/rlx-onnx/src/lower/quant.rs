@@ -107,7 +107,7 @@ pub(super) fn quantize(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 
 /// `out = cast(min(max(round_half_even(scaled) + zero_point, lo), hi))`:
 /// the integer end of every quantizing op, `scaled` f32.
-fn requantize(
+pub(super) fn requantize(
     lw: &mut Lowerer,
     ctx: &NodeCtx<'_>,
     scaled: &str,
@@ -254,7 +254,7 @@ pub(super) fn dynamic_quantize(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 }
 
 /// The range an integer type saturates to, as f32 (exact for these).
-fn saturation_range(d: DType) -> Option<(f32, f32)> {
+pub(super) fn saturation_range(d: DType) -> Option<(f32, f32)> {
     Some(match d {
         DType::I8 => (-128.0, 127.0),
         DType::U8 => (0.0, 255.0),
@@ -275,7 +275,7 @@ fn saturate(lw: &mut Lowerer, ctx: &NodeCtx<'_>, v: &str, base: &str, lo: f32, h
 }
 
 /// `to = Cast(from)`.
-fn cast(lw: &mut Lowerer, ctx: &NodeCtx<'_>, from: &str, to: &str, dtype: DType) -> R {
+pub(super) fn cast(lw: &mut Lowerer, ctx: &NodeCtx<'_>, from: &str, to: &str, dtype: DType) -> R {
     lw.lower_part(ctx, "Cast", &[from], &[to], vec![int_attr("to", i64::from(onnx_type_of(dtype)))])
 }
 
@@ -324,7 +324,7 @@ fn broadcastable(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize, x_shape: &[usize
 }
 
 /// A new value: `value` seen with `shape` (same element count).
-fn view(lw: &mut Lowerer, base: &str, what: &str, value: Value, shape: Vec<usize>) -> String {
+pub(super) fn view(lw: &mut Lowerer, base: &str, what: &str, value: Value, shape: Vec<usize>) -> String {
     let name = lw.internal_name(base, what);
     let v = match value {
         Value::Data { storage, .. } => Value::Data { storage, shape },
@@ -338,11 +338,11 @@ fn constant(lw: &mut Lowerer, base: &str, what: &str, v: f32) -> String {
     lw.constant(base, what, ConstTensor { shape: Vec::new(), data: ConstData::F32(vec![v]) })
 }
 
-fn output(ctx: &NodeCtx<'_>, k: usize) -> Result<String, ImportError> {
+pub(super) fn output(ctx: &NodeCtx<'_>, k: usize) -> Result<String, ImportError> {
     ctx.node.output.get(k).filter(|n| !n.is_empty()).cloned().ok_or_else(|| ctx.err(format!("output {k} is missing")))
 }
 
-fn optional_input<'a>(ctx: &'a NodeCtx<'_>, i: usize) -> Option<&'a str> {
+pub(super) fn optional_input<'a>(ctx: &'a NodeCtx<'_>, i: usize) -> Option<&'a str> {
     ctx.node.input.get(i).map(String::as_str).filter(|n| !n.is_empty())
 }
 
@@ -354,7 +354,7 @@ fn input_info(lw: &Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<(String, Vec<
     })
 }
 
-fn value_dtype(lw: &Lowerer, ctx: &NodeCtx<'_>, name: &str) -> Result<DType, ImportError> {
+pub(super) fn value_dtype(lw: &Lowerer, ctx: &NodeCtx<'_>, name: &str) -> Result<DType, ImportError> {
     Ok(match lw.value(ctx, name)? {
         Value::Data { storage, .. } => lw.storages[*storage].dtype,
         Value::Const(c) => c.data.dtype(),

@@ -168,7 +168,7 @@ pub(super) fn out_size(
 }
 
 /// The 4-D NCHW shape of input `i`.
-fn nchw(ctx: &NodeCtx<'_>, what: &str, shape: &[usize]) -> Result<[usize; 4], ImportError> {
+pub(super) fn nchw(ctx: &NodeCtx<'_>, what: &str, shape: &[usize]) -> Result<[usize; 4], ImportError> {
     match *shape {
         [n, c, h, w] if n * c * h * w > 0 => Ok([n, c, h, w]),
         _ => Err(ctx.err(format!("{what} has shape {shape:?}; only non-empty 4-D NCHW tensors are supported"))),

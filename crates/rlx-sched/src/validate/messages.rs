@@ -482,6 +482,14 @@ pub(super) fn cumulative_op(op: crate::BinaryOp) -> String {
     format!("`op` is `{}`; a running result is `add` or `mul`", op.name())
 }
 
+pub(super) fn int_conv_zero_len(len: usize, c_out: usize) -> String {
+    format!("`w_zero_len` is {len}; the weight's zero point is one element or one per output channel (`c_out` {c_out})")
+}
+
+pub(super) fn requantize_scale_len(len: usize, channels: usize) -> String {
+    format!("`scale_len` is {len}; the scale is one element or one per channel (`channels` {channels})")
+}
+
 pub(super) fn int_gemm_zero_len(len: usize, n: usize) -> String {
     format!("`b_zero_len` {len} must be 1 (per tensor) or `n` {n} (per column)")
 }

@@ -11,33 +11,62 @@
 //! any order, so tails, threads and the portable body all agree with
 //! `scalar.rs` (the element-at-a-time reference) bit for bit.
 
+mod conv;
+#[cfg(target_arch = "x86_64")]
+mod quads;
+mod requantize;
 mod scalar;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_conv;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-pub use scalar::int_gemm_reference;
+pub use conv::int_conv2d;
+pub use requantize::{requantize, requantize_reference};
+pub use scalar::{int_conv2d_reference, int_gemm_reference};
 
 use crate::kernels::reduce::SendPtr;
 
 /// An 8-bit integer element of a quantized tensor.
 pub trait IntElem: Copy + Send + Sync + 'static {
+    /// Whether the type is signed (`i8`).
+    const SIGNED: bool;
+    /// The type's range, as f32 (exact).
+    const MIN: f32;
+    const MAX: f32;
     /// The value, exactly.
     fn to_i32(self) -> i32;
+    /// `v` as this type; `v` must be in range.
+    fn from_i32(v: i32) -> Self;
 }
 
 impl IntElem for u8 {
+    const SIGNED: bool = false;
+    const MIN: f32 = 0.0;
+    const MAX: f32 = 255.0;
     #[inline(always)]
     fn to_i32(self) -> i32 {
         i32::from(self)
     }
+    #[inline(always)]
+    fn from_i32(v: i32) -> u8 {
+        v as u8
+    }
 }
 
 impl IntElem for i8 {
+    const SIGNED: bool = true;
+    const MIN: f32 = -128.0;
+    const MAX: f32 = 127.0;
     #[inline(always)]
     fn to_i32(self) -> i32 {
         i32::from(self)
+    }
+    #[inline(always)]
+    fn from_i32(v: i32) -> i8 {
+        v as i8
     }
 }
 
@@ -131,7 +160,7 @@ pub unsafe fn int_gemm<A: IntElem, B: IntElem>(
             unsafe {
                 let rows = (start * ROWS)..((start + len) * ROWS).min(m);
                 let row0 = bt * m + rows.start;
-                rows_product(ap.get().add(row0 * kp), bp.get(), cp.get().add(row0 * n), rows.len(), kp, n);
+                rows_product(ap.get().add(row0 * kp), bp.get(), cp.get().add(row0 * n), rows.len(), kp, n, n);
             }
         };
         let blocks = m.div_ceil(ROWS);
@@ -153,7 +182,7 @@ const ROWS: usize = 4;
 /// # Safety
 /// `a` readable for `rows * k` elements, `out` writable for
 /// `rows * ceil(k/2)` i32.
-unsafe fn pack_a<A: IntElem>(a: *const A, za: i32, out: *mut i32, rows: usize, k: usize) {
+pub(super) unsafe fn pack_a<A: IntElem>(a: *const A, za: i32, out: *mut i32, rows: usize, k: usize) {
     let kp = k.div_ceil(2);
     for r in 0..rows {
         for q in 0..kp {
@@ -216,31 +245,43 @@ unsafe fn pack_b<B: IntElem>(
 }
 
 /// `c` rows of the packed product: `rows` rows of `a_pairs` (each `kp`
-/// long) against the packed `b`, into `rows` rows of `c` (each `n`).
+/// long) against the packed `b`, into `rows` rows of `c`. Both the packed
+/// `b`'s pair rows and `c`'s rows are `n` columns apart; columns
+/// `0..width` are computed (`width <= n`: a strip of a wider product).
 ///
 /// # Safety
-/// The extents named above are readable (`a_pairs`, `packed_b`) and
-/// writable (`c`).
-unsafe fn rows_product(a_pairs: *const i32, packed_b: *const i16, c: *mut i32, rows: usize, kp: usize, n: usize) {
+/// The extents named above are readable (`a_pairs`, `packed_b`: `kp` pair
+/// rows of `n` columns, the last `width`) and writable (`c`: `rows` rows
+/// of `n`, the last `width`).
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn rows_product(
+    a_pairs: *const i32,
+    packed_b: *const i16,
+    c: *mut i32,
+    rows: usize,
+    kp: usize,
+    n: usize,
+    width: usize,
+) {
     #[cfg(target_arch = "x86_64")]
     if x86::has_avx512_vnni() {
         // SAFETY: AVX-512 F/BW/VNNI were just detected; the extents are the caller's.
-        return unsafe { x86::rows_product_avx512(a_pairs, packed_b, c, rows, kp, n) };
+        return unsafe { x86::rows_product_avx512(a_pairs, packed_b, c, rows, kp, n, width) };
     }
     #[cfg(target_arch = "x86_64")]
     if crate::kernels::elementwise::par::has_avx2_fma() {
         // SAFETY: AVX2 was just detected; the extents are the caller's.
-        return unsafe { x86::rows_product_avx2(a_pairs, packed_b, c, rows, kp, n) };
+        return unsafe { x86::rows_product_avx2(a_pairs, packed_b, c, rows, kp, n, width) };
     }
     // SAFETY: the caller's extents.
-    unsafe { columns_product(a_pairs, packed_b, c, rows, kp, n, 0) }
+    unsafe { columns_product(a_pairs, packed_b, c, rows, kp, n, 0..width) }
 }
 
-/// Columns `j0..n` of [`rows_product`], one element at a time: the
+/// Columns `cols` of [`rows_product`], one element at a time: the
 /// portable body and the vector kernels' column tail.
 ///
 /// # Safety
-/// As [`rows_product`].
+/// As [`rows_product`], `cols` inside its `0..width`.
 pub(super) unsafe fn columns_product(
     a_pairs: *const i32,
     packed_b: *const i16,
@@ -248,10 +289,10 @@ pub(super) unsafe fn columns_product(
     rows: usize,
     kp: usize,
     n: usize,
-    j0: usize,
+    cols: std::ops::Range<usize>,
 ) {
     for r in 0..rows {
-        for j in j0..n {
+        for j in cols.clone() {
             let mut acc = 0i32;
             for q in 0..kp {
                 // SAFETY: `r < rows`, `q < kp`, `j < n`: inside the extents.

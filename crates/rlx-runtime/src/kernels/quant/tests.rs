@@ -154,17 +154,17 @@ fn every_vector_body_matches_the_portable_one() {
     let packed_b: Vec<i16> = bytes(kp * n * 2, 6).iter().map(|&b| i16::from(b) - 128).collect();
     let mut want = vec![0i32; rows * n];
     // SAFETY: the vectors hold `rows * kp` pairs, `kp * n * 2` halves, `rows * n` outputs.
-    unsafe { columns_product(a_pairs.as_ptr(), packed_b.as_ptr(), want.as_mut_ptr(), rows, kp, n, 0) };
+    unsafe { columns_product(a_pairs.as_ptr(), packed_b.as_ptr(), want.as_mut_ptr(), rows, kp, n, 0..n) };
     if crate::kernels::elementwise::par::has_avx2_fma() {
         let mut got = vec![1i32; rows * n];
         // SAFETY: as above; AVX2 was just detected.
-        unsafe { x86::rows_product_avx2(a_pairs.as_ptr(), packed_b.as_ptr(), got.as_mut_ptr(), rows, kp, n) };
+        unsafe { x86::rows_product_avx2(a_pairs.as_ptr(), packed_b.as_ptr(), got.as_mut_ptr(), rows, kp, n, n) };
         assert_eq!(got, want, "AVX2");
     }
     if x86::has_avx512_vnni() {
         let mut got = vec![2i32; rows * n];
         // SAFETY: as above; AVX-512 F/BW/VNNI were just detected.
-        unsafe { x86::rows_product_avx512(a_pairs.as_ptr(), packed_b.as_ptr(), got.as_mut_ptr(), rows, kp, n) };
+        unsafe { x86::rows_product_avx512(a_pairs.as_ptr(), packed_b.as_ptr(), got.as_mut_ptr(), rows, kp, n, n) };
         assert_eq!(got, want, "AVX-512 VNNI");
     }
 }

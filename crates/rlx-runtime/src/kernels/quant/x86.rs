@@ -20,17 +20,19 @@ pub(super) unsafe fn rows_product_avx2(
     rows: usize,
     kp: usize,
     n: usize,
+    width: usize,
 ) {
     // SAFETY: the caller's contract; AVX2 is enabled here.
-    unsafe { columns_avx2(a_pairs, packed_b, c, rows, kp, n, 0) }
+    unsafe { columns_avx2(a_pairs, packed_b, c, rows, kp, n, width, 0) }
 }
 
-/// Columns `from..n` of [`super::rows_product`]: AVX2 tiles of 4 rows (then
-/// single rows) by 16 columns, the last `(n - from) % 16` columns by the
-/// portable tail.
+/// Columns `from..width` of [`super::rows_product`]: AVX2 tiles of 4 rows
+/// (then single rows) by 16 columns, the last `(width - from) % 16`
+/// columns by the portable tail.
 ///
 /// # Safety
-/// AVX2; the extents of [`super::rows_product`]; `from <= n`.
+/// AVX2; the extents of [`super::rows_product`]; `from <= width`.
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2")]
 unsafe fn columns_avx2(
     a_pairs: *const i32,
@@ -39,9 +41,10 @@ unsafe fn columns_avx2(
     rows: usize,
     kp: usize,
     n: usize,
+    width: usize,
     from: usize,
 ) {
-    let full = from + (n - from) / 16 * 16;
+    let full = from + (width - from) / 16 * 16;
     let mut r = 0;
     // SAFETY: every call below keeps its rows and columns inside the
     // caller's extents; AVX2 is enabled in this function.
@@ -54,8 +57,8 @@ unsafe fn columns_avx2(
             tiles_from::<1>(a_pairs.add(r * kp), packed_b, c.add(r * n), kp, n, from, full);
             r += 1;
         }
-        if full < n {
-            columns_product(a_pairs, packed_b, c, rows, kp, n, full);
+        if full < width {
+            columns_product(a_pairs, packed_b, c, rows, kp, n, full..width);
         }
     }
 }
@@ -127,8 +130,9 @@ pub(super) unsafe fn rows_product_avx512(
     rows: usize,
     kp: usize,
     n: usize,
+    width: usize,
 ) {
-    let wide = n / 64 * 64;
+    let wide = width / 64 * 64;
     let mut r = 0;
     // SAFETY: every call below keeps its rows and columns inside the
     // caller's extents; the features are enabled in this function.
@@ -142,7 +146,7 @@ pub(super) unsafe fn rows_product_avx512(
             r += 1;
         }
         // The remaining columns: AVX2 tiles, then the portable tail.
-        columns_avx2(a_pairs, packed_b, c, rows, kp, n, wide);
+        columns_avx2(a_pairs, packed_b, c, rows, kp, n, width, wide);
     }
 }
 

@@ -2,14 +2,17 @@
 //! rules, and the conversions between the two layouts.
 
 use rlx_core::blocked::{channel_blocks, conv_blocked_scratch_bytes_checked, CHANNEL_BLOCK};
-use rlx_core::plan::{resize_axis_scale, resize_scratch_bytes_checked, resize_taps, resize_weighted};
+use rlx_core::plan::{
+    int_conv2d_scratch_bytes_checked, resize_axis_scale, resize_scratch_bytes_checked, resize_taps, resize_weighted,
+};
 use rlx_core::shapes::{Conv2dShape, ResizeShape};
 use rlx_core::winograd::{winograd_applies, winograd_scratch_bytes_checked, WINOGRAD_POINTS};
 
 use super::Rules;
+use crate::dtype::DType;
 use crate::ops::{ReduceOp, ResizeMode};
 use crate::thunk::Thunk;
-use crate::validate::access::F32;
+use crate::validate::access::{Elem, F32};
 use crate::validate::messages;
 
 /// Fields that count steps or sizes of a window and must not be zero.
@@ -126,6 +129,78 @@ pub(super) fn conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
         "h_out",
         bytes,
         "(c_in/groups)*sh*sw*(h_out+(kh-1)*dh/sh+1)*pitch*4 (+ c_out/groups*h_out*pitch*4), pitch = w_out+(kw-1)*dw/sw",
+    );
+}
+
+/// The 8-bit integer convolution: `Conv2D`'s geometry, `x` and `w` of
+/// their 8-bit types, `out` i32 (written while the inputs are read).
+pub(super) fn int_conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::IntConv2D {
+        x,
+        w,
+        x_zero,
+        w_zero,
+        out,
+        n,
+        c_in,
+        h,
+        w_in,
+        c_out,
+        h_out,
+        w_out,
+        kh,
+        kw,
+        sh,
+        sw,
+        ph,
+        pw,
+        dh,
+        dw,
+        groups,
+        x_dtype,
+        w_dtype,
+        w_zero_len,
+    } = t
+    else {
+        unreachable!("int_conv2d called on {:?}", t.kind())
+    };
+    let s = Conv2dShape {
+        n: *n,
+        c_in: *c_in,
+        h: *h,
+        w_in: *w_in,
+        c_out: *c_out,
+        h_out: *h_out,
+        w_out: *w_out,
+        kh: *kh,
+        kw: *kw,
+        sh: *sh,
+        sw: *sw,
+        ph: *ph,
+        pw: *pw,
+        dh: *dh,
+        dw: *dw,
+        groups: *groups,
+    };
+    conv_geometry(r, &s);
+    const EIGHT_BIT: &[DType] = &[DType::U8, DType::I8];
+    let types_ok = r.dtype_in("x_dtype", *x_dtype, EIGHT_BIT) & r.dtype_in("w_dtype", *w_dtype, EIGHT_BIT);
+    r.require(*w_zero_len == 1 || *w_zero_len == *c_out, "w_zero_len", || {
+        messages::int_conv_zero_len(*w_zero_len, *c_out)
+    });
+    if !types_ok || s.groups == 0 {
+        return;
+    }
+    let (xe, we) = (Elem::Exact(*x_dtype), Elem::Exact(*w_dtype));
+    r.read("x", x, xe, &[s.n, s.c_in, s.h, s.w_in], "n*c_in*h*w_in");
+    r.read("w", w, we, &[s.c_out, s.c_in_g(), s.kh, s.kw], "c_out*(c_in/groups)*kh*kw");
+    r.read_opt("x_zero", x_zero, xe, &[1], "1");
+    r.read_opt("w_zero", w_zero, we, &[*w_zero_len], "w_zero_len");
+    r.write("out", out, Elem::Exact(DType::I32), &[s.n, s.c_out, s.h_out, s.w_out], "n*c_out*h_out*w_out");
+    r.scratch(
+        "h_out",
+        int_conv2d_scratch_bytes_checked(&s),
+        "a64(c_out*ceil(patch/2)*4) + 2*a64(c_out*4) + a64(h_out*w_out*4) + ceil(patch/2)*h_out*w_out*4, a64 = rounded up to 64, patch = (c_in/groups)*kh*kw (0 when depthwise)",
     );
 }
 

@@ -117,3 +117,24 @@ pub(super) fn bias_add<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.read("bias", bias, F32, &[*cols], "cols");
     r.write("dst", dst, F32, &[*rows, *cols], "rows*cols");
 }
+
+/// i32 sums to 8-bit values: `acc` i32, `bias` i32 per channel, `scale`
+/// f32 (1 or per channel), `zero` and `out` of `out_dtype` (u8 or i8).
+pub(super) fn requantize<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::Requantize { acc, bias, scale, zero, out, outer, channels, inner, scale_len, out_dtype } = t else {
+        unreachable!("requantize called on {:?}", t.kind())
+    };
+    let type_ok = r.dtype_in("out_dtype", *out_dtype, &[DType::U8, DType::I8]);
+    r.require(*scale_len == 1 || *scale_len == *channels, "scale_len", || {
+        messages::requantize_scale_len(*scale_len, *channels)
+    });
+    let dims = [*outer, *channels, *inner];
+    r.read("acc", acc, Elem::Exact(DType::I32), &dims, "outer*channels*inner");
+    r.read_opt("bias", bias, Elem::Exact(DType::I32), &[*channels], "channels");
+    r.read("scale", scale, F32, &[*scale_len], "scale_len");
+    if type_ok {
+        let q = Elem::Exact(*out_dtype);
+        r.read_opt("zero", zero, q, &[1], "1");
+        r.write("out", out, q, &dims, "outer*channels*inner");
+    }
+}
