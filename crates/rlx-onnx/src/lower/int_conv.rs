@@ -8,7 +8,7 @@
 use rlx_sched::{DType, Thunk};
 
 use super::ops::R;
-use super::quant::{cast, optional_input, output, requantize, saturation_range, value_dtype, view};
+use super::quant::{cast, optional_input, output, requantize, saturation_range, value_dtype, view, zero_point};
 use super::window::{conv_groups, nchw, out_size, pads, pair_attr, Axis};
 use super::{ImportError, Lowerer, NodeCtx, Value};
 use crate::proto::NodeProto;
@@ -48,23 +48,8 @@ pub(super) fn conv_integer(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ];
     let p = pads(ctx, &axes)?;
     let (h_out, w_out) = (out_size(ctx, &axes[0], p[0], false)?, out_size(ctx, &axes[1], p[1], false)?);
-    let zero =
-        |lw: &mut Lowerer, i: usize, dtype: DType, lens: &[usize]| -> Result<Option<(usize, usize)>, ImportError> {
-            if optional_input(ctx, i).is_none() {
-                return Ok(None);
-            }
-            let (id, shape, d) = lw.typed_input(ctx, i)?;
-            let len: usize = shape.iter().product();
-            if d != dtype || !lens.contains(&len) || shape.len() > 1 {
-                return Err(ctx.err(format!(
-                    "zero point {i} is {d}{shape:?}; it must be {dtype} with one element{}",
-                    if lens.len() > 1 { " or one per output channel" } else { "" }
-                )));
-            }
-            Ok(Some((id, len)))
-        };
-    let x_zero = zero(lw, 2, x_dtype, &[1])?.map(|(id, _)| id);
-    let w_zero = zero(lw, 3, w_dtype, &[1, c_out])?;
+    let x_zero = zero_point(lw, ctx, 2, x_dtype, &[1], "")?.map(|(id, _)| id);
+    let w_zero = zero_point(lw, ctx, 3, w_dtype, &[1, c_out], " or one per output channel")?;
     let shape = vec![n, c_out, h_out, w_out];
     let out = lw.output_storage_typed(ctx, 0, shape.clone(), DType::I32)?;
     lw.emit(

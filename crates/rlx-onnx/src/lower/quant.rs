@@ -158,23 +158,8 @@ pub(super) fn matmul_integer(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             ctx.err(format!("shapes {a_shape:?} and {b_shape:?}: B must be [K, N] or have A's batch dims, with A's K"))
         );
     }
-    let zero =
-        |lw: &mut Lowerer, i: usize, dtype: DType, lens: &[usize]| -> Result<Option<(usize, usize)>, ImportError> {
-            if optional_input(ctx, i).is_none() {
-                return Ok(None);
-            }
-            let (id, shape, d) = lw.typed_input(ctx, i)?;
-            let len: usize = shape.iter().product();
-            if d != dtype || !lens.contains(&len) || shape.len() > 1 {
-                return Err(ctx.err(format!(
-                    "zero point {i} is {d}{shape:?}; it must be {dtype} with one element{}",
-                    if lens.len() > 1 { " or one per column" } else { " (per-row zero points are not supported)" }
-                )));
-            }
-            Ok(Some((id, len)))
-        };
-    let a_zero = zero(lw, 2, a_dtype, &[1])?.map(|(id, _)| id);
-    let b_zero = zero(lw, 3, b_dtype, &[1, n])?;
+    let a_zero = zero_point(lw, ctx, 2, a_dtype, &[1], " (per-row zero points are not supported)")?.map(|(id, _)| id);
+    let b_zero = zero_point(lw, ctx, 3, b_dtype, &[1, n], " or one per column")?;
     let mut out_shape = batch_dims.to_vec();
     out_shape.extend([m, n]);
     let c = lw.output_storage_typed(ctx, 0, out_shape.clone(), DType::I32)?;
@@ -197,6 +182,30 @@ pub(super) fn matmul_integer(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         },
     );
     lw.define(ctx, 0, Value::Data { storage: c, shape: out_shape })
+}
+
+/// The zero point input `i` of an integer product, if given: its storage
+/// and length, which must be one of `lens` (one dim at most), of `dtype`;
+/// `alternatives` ends the error message.
+pub(super) fn zero_point(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    i: usize,
+    dtype: DType,
+    lens: &[usize],
+    alternatives: &str,
+) -> Result<Option<(usize, usize)>, ImportError> {
+    if optional_input(ctx, i).is_none() {
+        return Ok(None);
+    }
+    let (id, shape, d) = lw.typed_input(ctx, i)?;
+    let len: usize = shape.iter().product();
+    if d != dtype || !lens.contains(&len) || shape.len() > 1 {
+        return Err(
+            ctx.err(format!("zero point {i} is {d}{shape:?}; it must be {dtype} with one element{alternatives}"))
+        );
+    }
+    Ok(Some((id, len)))
 }
 
 /// `QLinearMatMul`: `MatMulInteger`, then the i32 sums scaled by

@@ -91,13 +91,16 @@ fn pool_window<O>(
     );
 }
 
-/// The fields `Conv2D` and `BlockedConv2D` share, as a shape.
+/// The fields `Conv2D`, `BlockedConv2D` and `IntConv2D` share, as a shape.
 fn conv_shape<O>(t: &Thunk<O>) -> Conv2dShape {
     match *t {
         Thunk::Conv2D { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, .. }
         | Thunk::BlockedConv2D {
             n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, ..
-        } => Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups },
+        }
+        | Thunk::IntConv2D { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, .. } => {
+            Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups }
+        }
         _ => unreachable!("conv_shape called on {:?}", t.kind()),
     }
 }
@@ -135,53 +138,10 @@ pub(super) fn conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
 /// The 8-bit integer convolution: `Conv2D`'s geometry, `x` and `w` of
 /// their 8-bit types, `out` i32 (written while the inputs are read).
 pub(super) fn int_conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
-    let Thunk::IntConv2D {
-        x,
-        w,
-        x_zero,
-        w_zero,
-        out,
-        n,
-        c_in,
-        h,
-        w_in,
-        c_out,
-        h_out,
-        w_out,
-        kh,
-        kw,
-        sh,
-        sw,
-        ph,
-        pw,
-        dh,
-        dw,
-        groups,
-        x_dtype,
-        w_dtype,
-        w_zero_len,
-    } = t
-    else {
+    let Thunk::IntConv2D { x, w, x_zero, w_zero, out, c_out, x_dtype, w_dtype, w_zero_len, .. } = t else {
         unreachable!("int_conv2d called on {:?}", t.kind())
     };
-    let s = Conv2dShape {
-        n: *n,
-        c_in: *c_in,
-        h: *h,
-        w_in: *w_in,
-        c_out: *c_out,
-        h_out: *h_out,
-        w_out: *w_out,
-        kh: *kh,
-        kw: *kw,
-        sh: *sh,
-        sw: *sw,
-        ph: *ph,
-        pw: *pw,
-        dh: *dh,
-        dw: *dw,
-        groups: *groups,
-    };
+    let s = conv_shape(t);
     conv_geometry(r, &s);
     const EIGHT_BIT: &[DType] = &[DType::U8, DType::I8];
     let types_ok = r.dtype_in("x_dtype", *x_dtype, EIGHT_BIT) & r.dtype_in("w_dtype", *w_dtype, EIGHT_BIT);
