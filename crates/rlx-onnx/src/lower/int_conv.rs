@@ -9,7 +9,7 @@ use rlx_sched::{DType, Thunk};
 
 use super::ops::R;
 use super::quant::{cast, optional_input, output, requantize, saturation_range, value_dtype, view, zero_point};
-use super::window::{conv_groups, nchw, out_size, pads, pair_attr, Axis};
+use super::window::{conv_geometry, ConvGeometry};
 use super::{ImportError, Lowerer, NodeCtx, Value};
 use crate::proto::NodeProto;
 use crate::tensor::ConstTensor;
@@ -32,22 +32,8 @@ pub(super) fn conv_integer(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             ctx.err(format!("x has shape {xs:?} and w {ws:?}: only 2-D (NCHW) integer convolutions are supported"))
         );
     }
-    let [n, c_in, h, w_in] = nchw(ctx, "x", &xs)?;
-    let [c_out, c_per_group, kh, kw] = nchw(ctx, "w", &ws)?;
-    let groups = conv_groups(ctx, c_in, c_out, c_per_group)?;
-    if let Some(k) = ctx.ints_attr("kernel_shape")? {
-        if k != [kh as i64, kw as i64] {
-            return Err(ctx.bad_attr("kernel_shape", format!("is {k:?}, but w has shape {ws:?}")));
-        }
-    }
-    let [sh, sw] = pair_attr(ctx, "strides")?;
-    let [dh, dw] = pair_attr(ctx, "dilations")?;
-    let axes = [
-        Axis { input: h, kernel: kh, stride: sh, dilation: dh },
-        Axis { input: w_in, kernel: kw, stride: sw, dilation: dw },
-    ];
-    let p = pads(ctx, &axes)?;
-    let (h_out, w_out) = (out_size(ctx, &axes[0], p[0], false)?, out_size(ctx, &axes[1], p[1], false)?);
+    let ConvGeometry { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups } =
+        conv_geometry(ctx, ["x", "w"], &xs, &ws)?;
     let x_zero = zero_point(lw, ctx, 2, x_dtype, &[1], "")?.map(|(id, _)| id);
     let w_zero = zero_point(lw, ctx, 3, w_dtype, &[1, c_out], " or one per output channel")?;
     let shape = vec![n, c_out, h_out, w_out];
@@ -71,8 +57,8 @@ pub(super) fn conv_integer(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             kw,
             sh,
             sw,
-            ph: p[0].0,
-            pw: p[1].0,
+            ph,
+            pw,
             dh,
             dw,
             groups,

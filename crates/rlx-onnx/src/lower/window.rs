@@ -168,7 +168,7 @@ pub(super) fn out_size(
 }
 
 /// The 4-D NCHW shape of input `i`.
-pub(super) fn nchw(ctx: &NodeCtx<'_>, what: &str, shape: &[usize]) -> Result<[usize; 4], ImportError> {
+fn nchw(ctx: &NodeCtx<'_>, what: &str, shape: &[usize]) -> Result<[usize; 4], ImportError> {
     match *shape {
         [n, c, h, w] if n * c * h * w > 0 => Ok([n, c, h, w]),
         _ => Err(ctx.err(format!("{what} has shape {shape:?}; only non-empty 4-D NCHW tensors are supported"))),
@@ -180,24 +180,8 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(2, 3)?;
     let (x, xs) = lw.data_input(ctx, 0)?;
     let (w, ws) = lw.data_input(ctx, 1)?;
-    let [n, c_in, h, w_in] = nchw(ctx, "X", &xs)?;
-    let [c_out, c_per_group, kh, kw] = nchw(ctx, "W", &ws)?;
-    let groups = conv_groups(ctx, c_in, c_out, c_per_group)?;
-    if let Some(k) = ctx.ints_attr("kernel_shape")? {
-        if k != [kh as i64, kw as i64] {
-            return Err(ctx.bad_attr("kernel_shape", format!("is {k:?}, but W has shape {ws:?}")));
-        }
-    }
-    let [sh, sw] = pair_attr(ctx, "strides")?;
-    let [dh, dw] = pair_attr(ctx, "dilations")?;
-    let axes = [
-        Axis { input: h, kernel: kh, stride: sh, dilation: dh },
-        Axis { input: w_in, kernel: kw, stride: sw, dilation: dw },
-    ];
-    let p = pads(ctx, &axes)?;
-    let (ph, pw) = (p[0], p[1]);
-    let h_out = out_size(ctx, &axes[0], ph, false)?;
-    let w_out = out_size(ctx, &axes[1], pw, false)?;
+    let ConvGeometry { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups } =
+        conv_geometry(ctx, ["X", "W"], &xs, &ws)?;
     let bias = conv_bias(lw, ctx, c_out)?;
     let shape = vec![n, c_out, h_out, w_out];
     let out = lw.output_storage(ctx, 0, shape.clone())?;
@@ -219,8 +203,8 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             kw,
             sh,
             sw,
-            ph: ph.0,
-            pw: pw.0,
+            ph,
+            pw,
             dh,
             dw,
             groups,
@@ -228,6 +212,55 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         },
     );
     lw.define(ctx, 0, Value::Data { storage: out, shape })
+}
+
+/// A 2-D convolution's sizes: `Conv2D`'s fields (`ph`/`pw` the leading
+/// padding; the trailing one is implied by `h_out`/`w_out`).
+pub(super) struct ConvGeometry {
+    pub n: usize,
+    pub c_in: usize,
+    pub h: usize,
+    pub w_in: usize,
+    pub c_out: usize,
+    pub h_out: usize,
+    pub w_out: usize,
+    pub kh: usize,
+    pub kw: usize,
+    pub sh: usize,
+    pub sw: usize,
+    pub ph: usize,
+    pub pw: usize,
+    pub dh: usize,
+    pub dw: usize,
+    pub groups: usize,
+}
+
+/// The geometry of a 2-D convolution node with NCHW input shape `xs` and
+/// OIHW weight shape `ws` (named `names` in errors) from its attributes:
+/// `group`, `kernel_shape`, `strides`, `dilations`, `pads` / `auto_pad`.
+pub(super) fn conv_geometry(
+    ctx: &NodeCtx<'_>,
+    [x_name, w_name]: [&str; 2],
+    xs: &[usize],
+    ws: &[usize],
+) -> Result<ConvGeometry, ImportError> {
+    let [n, c_in, h, w_in] = nchw(ctx, x_name, xs)?;
+    let [c_out, c_per_group, kh, kw] = nchw(ctx, w_name, ws)?;
+    let groups = conv_groups(ctx, c_in, c_out, c_per_group)?;
+    if let Some(k) = ctx.ints_attr("kernel_shape")? {
+        if k != [kh as i64, kw as i64] {
+            return Err(ctx.bad_attr("kernel_shape", format!("is {k:?}, but {w_name} has shape {ws:?}")));
+        }
+    }
+    let [sh, sw] = pair_attr(ctx, "strides")?;
+    let [dh, dw] = pair_attr(ctx, "dilations")?;
+    let axes = [
+        Axis { input: h, kernel: kh, stride: sh, dilation: dh },
+        Axis { input: w_in, kernel: kw, stride: sw, dilation: dw },
+    ];
+    let p = pads(ctx, &axes)?;
+    let (h_out, w_out) = (out_size(ctx, &axes[0], p[0], false)?, out_size(ctx, &axes[1], p[1], false)?);
+    Ok(ConvGeometry { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph: p[0].0, pw: p[1].0, dh, dw, groups })
 }
 
 /// A per-axis spatial attribute (`kernel_shape`, `strides`, `dilations`)

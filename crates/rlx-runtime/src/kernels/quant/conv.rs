@@ -48,24 +48,8 @@ pub unsafe fn int_conv2d<X: IntElem, W: IntElem>(
     w_zero_len: usize,
     par: bool,
 ) {
-    if s.n == 0 || s.c_out == 0 || s.out_plane() == 0 {
-        return;
-    }
-    // SAFETY: non-null zero points are readable for their lengths (caller).
-    let zx = if x_zero.is_null() { 0 } else { unsafe { (*x_zero).to_i32() } };
-    let zw = WeightZero { ptr: SendPtr(w_zero.cast_mut()), len: w_zero_len };
-    if int_conv2d_direct(s) {
-        // SAFETY: the caller's extents.
-        return unsafe { depthwise(x, w, zx, &zw, out, s, par) };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if super::x86::has_avx512_vnni() {
-        // SAFETY: AVX-512 VNNI was just detected; the caller's extents and
-        // scratch.
-        return unsafe { unfolded_quads(scratch, x, w, zx, &zw, out, s, par) };
-    }
-    // SAFETY: the caller's extents and scratch.
-    unsafe { unfolded(scratch, x, w, zx, &zw, out, s, par) }
+    // SAFETY: the caller's contract.
+    unsafe { run_paths(scratch, x, w, x_zero, w_zero, out, s, w_zero_len, par, true) }
 }
 
 /// [`int_conv2d`] on the 16-bit pairs whatever the CPU has (the tests run
@@ -86,13 +70,45 @@ pub(super) unsafe fn int_conv2d_pairs<X: IntElem, W: IntElem>(
     w_zero_len: usize,
     par: bool,
 ) {
+    // SAFETY: the caller's contract.
+    unsafe { run_paths(scratch, x, w, x_zero, w_zero, out, s, w_zero_len, par, false) }
+}
+
+/// [`int_conv2d`]'s choice of path; `quads` allows the 8-bit one.
+///
+/// # Safety
+/// As [`int_conv2d`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_paths<X: IntElem, W: IntElem>(
+    scratch: *mut u8,
+    x: *const X,
+    w: *const W,
+    x_zero: *const X,
+    w_zero: *const W,
+    out: *mut i32,
+    s: &Conv2dShape,
+    w_zero_len: usize,
+    par: bool,
+    quads: bool,
+) {
     if s.n == 0 || s.c_out == 0 || s.out_plane() == 0 {
         return;
     }
-    // SAFETY: as `int_conv2d`'s.
+    // SAFETY: non-null zero points are readable for their lengths (caller).
     let zx = if x_zero.is_null() { 0 } else { unsafe { (*x_zero).to_i32() } };
     let zw = WeightZero { ptr: SendPtr(w_zero.cast_mut()), len: w_zero_len };
-    // SAFETY: the caller's extents and scratch.
+    if int_conv2d_direct(s) {
+        // SAFETY: the caller's extents.
+        return unsafe { depthwise(x, w, zx, &zw, out, s, par) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if quads && super::x86::has_avx512_vnni() {
+        // SAFETY: AVX-512 VNNI was just detected; the caller's extents and
+        // scratch.
+        return unsafe { unfolded_quads(scratch, x, w, zx, &zw, out, s, par) };
+    }
+    let _ = quads; // only x86-64 has the 8-bit path
+                   // SAFETY: the caller's extents and scratch.
     unsafe { unfolded(scratch, x, w, zx, &zw, out, s, par) }
 }
 
