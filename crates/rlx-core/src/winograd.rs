@@ -101,7 +101,9 @@ pub fn winograd_tiles(s: &Conv2dShape) -> (usize, usize) {
 /// function of the shape only, as the scratch it sizes.
 pub fn winograd_block_splits(s: &Conv2dShape) -> usize {
     let (rows, cols) = winograd_tiles(s);
-    let groups = (rows * cols).div_ceil(SPLIT_GROUP_TILES).max(1);
+    // Saturating: the validator asks before it knows the sizes are sane
+    // (an overflowing shape then fails the scratch size, not here).
+    let groups = rows.saturating_mul(cols).div_ceil(SPLIT_GROUP_TILES).max(1);
     if groups >= SPLIT_TASKS {
         return 1;
     }
