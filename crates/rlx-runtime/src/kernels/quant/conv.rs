@@ -160,13 +160,7 @@ unsafe fn unfolded<X: IntElem, W: IntElem>(
         // SAFETY: row `oc` of `w` (`patch` long) and of `a_pairs` (`kp`).
         unsafe { pack_a(w.add(oc * patch), zw.of(oc), a_pairs.add(oc * kp), 1, patch) };
     }
-    let split = |units: usize, min: usize, f: &(dyn Fn(usize, usize) + Sync)| {
-        if par {
-            crate::threads::par_for(units, min, f);
-        } else {
-            f(0, units);
-        }
-    };
+    let split = |units: usize, min: usize, f: &(dyn Fn(usize, usize) + Sync)| split_units(par, units, min, f);
     let tiles = Tiles::new(kp * 4, plane, opg, par);
     for b in 0..s.n {
         for g in 0..s.groups {
@@ -202,6 +196,16 @@ unsafe fn unfolded<X: IntElem, W: IntElem>(
                 }
             });
         }
+    }
+}
+
+/// `f` over `0..units`: split over the pool (chunks of at least `min`)
+/// when `par`, else in one call.
+fn split_units(par: bool, units: usize, min: usize, f: &(dyn Fn(usize, usize) + Sync)) {
+    if par {
+        crate::threads::par_for(units, min, f);
+    } else {
+        f(0, units);
     }
 }
 
@@ -302,13 +306,7 @@ unsafe fn unfolded_quads<X: IntElem, W: IntElem>(
         }
     }
     let w_quads = if in_place { w.cast::<i32>().cast_mut() } else { w_quads };
-    let split = |units: usize, min: usize, f: &(dyn Fn(usize, usize) + Sync)| {
-        if par {
-            crate::threads::par_for(units, min, f);
-        } else {
-            f(0, units);
-        }
-    };
+    let split = |units: usize, min: usize, f: &(dyn Fn(usize, usize) + Sync)| split_units(par, units, min, f);
     let tiles = Tiles::new(kq * 4, plane, opg, par);
     let (wq, fixes, zeros, sums, cp) =
         (SendPtr(w_quads), SendPtr(row_fix), SendPtr(row_zero), SendPtr(col_sums), SendPtr(cols));
