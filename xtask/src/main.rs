@@ -113,7 +113,9 @@ enum Command {
         consts: Vec<String>,
         /// Keep matrix products on the BLAS backend (`Sgemm`,
         /// `FusedMmBiasAct`) instead of prepacking their weights for the
-        /// project's GEMM kernels (`PackedGemm`, the default).
+        /// project's GEMM kernels (`PackedGemm`, the default), and 8-bit
+        /// convolutions as `IntConv2D` + `Requantize` instead of
+        /// `QLinearConv2D` with a packed filter.
         #[arg(long)]
         no_prepack: bool,
         /// Keep every convolution in NCHW (`Conv2D`) instead of running

@@ -29,6 +29,7 @@ pub mod operand;
 pub mod ops;
 pub mod pack;
 pub mod plan;
+pub mod qconv;
 pub mod shapes;
 pub mod thunk;
 pub mod winograd;

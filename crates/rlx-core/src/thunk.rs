@@ -427,6 +427,25 @@ macro_rules! thunk_table {
         w_in: usize, c_out: usize, h_out: usize, w_out: usize, kh: usize, kw: usize, sh: usize, sw: usize,
         ph: usize, pw: usize, dh: usize, dw: usize, groups: usize, x_dtype: DType, w_dtype: DType, w_zero_len: usize,
     }
+    /// ONNX `QLinearConv` with its requantization fused (one group or
+    /// depthwise, u8 activations, i8 weights, constant scales): `out[b, oc,
+    /// oy, ox] = saturate(round_half_even(f32(sum + bias[oc]) * scale[oc])
+    /// + zero)`, `Requantize`'s steps, where `sum` runs over the window and
+    /// the group's input channels of `xp * w[oc, ic, ky, kx]`, `xp` being
+    /// `x` inside the image and `x_pad` (0 to 255) outside. The sum is of
+    /// raw values: the importer folds `-x_zero * sum(w[oc])` into `bias`
+    /// and pads with `x_zero`, which gives `QLinearConv`'s `(x - x_zero) *
+    /// w`. `x` and `out` are u8 NCHW with `Conv2D`'s geometry (`groups` 1,
+    /// or `c_in` and `c_out`); `w` is i8 packed by
+    /// `rlx_core::qconv::pack_qconv_filter` (with the group's `c_in /
+    /// groups` input channels); `bias` i32 per output channel (0 when
+    /// `none`; the sum wraps in i32); `scale` f32, one (`scale_len` 1) or
+    /// per output channel; `zero` one u8 (0 when `none`).
+    QLinearConv2D {
+        x: Op<O>, w: Op<O>, bias: OptOp<O>, scale: Op<O>, zero: OptOp<O>, out: Op<O>, n: usize, c_in: usize,
+        h: usize, w_in: usize, c_out: usize, h_out: usize, w_out: usize, kh: usize, kw: usize, sh: usize,
+        sw: usize, ph: usize, pw: usize, dh: usize, dw: usize, groups: usize, x_pad: usize, scale_len: usize,
+    }
     /// Sums column rows into an NCHW image (the adjoint of im2col): row
     /// `(ch * kh + ki) * kw + kj` of batch `b`'s `[c * kh * kw, h_cols *
     /// w_cols]` columns adds its value at `(iy, ix)` to pixel `(iy * sh -

@@ -307,12 +307,63 @@ fn qlinear_conv_and_its_qdq_form_requantize_as_the_spec_says() {
     let outs = vec![rlx_onnx::proto::ValueInfoProto { name: "y".to_string(), ..Default::default() }];
     let qdq = model(nodes, protos, infos, outs, 18);
     let got = run_model("qdq-conv", &qdq, &feeds, &["y"]);
-    assert_eq!(got[0], ints(DType::U8, &[1, m, h, wd], want), "QDQ Conv");
-    // It ran as the integer convolution, not as an f32 one.
+    assert_eq!(got[0], ints(DType::U8, &[1, m, h, wd], want.clone()), "QDQ Conv");
+    // It ran as the integer convolution with the requantization fused
+    // (`QLinearConv2D`, the filter packed), not as an f32 one.
+    let kinds =
+        |sched: &str| ["QLinearConv2D", "IntConv2D", "Requantize", "Conv2D"].map(|kind| count_kind(sched, kind));
     let sched = import_model(&qdq, &ImportOptions::new(WEIGHTS)).expect("import").sched_text;
-    assert_eq!(
-        [count_kind(&sched, "IntConv2D"), count_kind(&sched, "Requantize"), count_kind(&sched, "Conv2D")],
-        [1, 1, 0],
-        "{sched}"
-    );
+    assert_eq!(kinds(&sched), [1, 0, 0, 0], "{sched}");
+    // Without prepacking, the unfused pair: the same bytes.
+    let mut opts = ImportOptions::new(WEIGHTS);
+    opts.prepack = false;
+    let pair = import_model(&qdq, &opts).expect("import");
+    assert_eq!(kinds(&pair.sched_text), [0, 1, 1, 0], "{}", pair.sched_text);
+    let got = run_raw("qdq-conv-pair", &pair, &feeds, &["y"]);
+    assert_eq!(got[0], ints(DType::U8, &[1, m, h, wd], want).bytes(), "the IntConv2D + Requantize pair");
+}
+
+/// A depthwise QLinearConv (stride 2, asymmetric padding, per-channel
+/// scales, a nonzero input zero point) fused into one `QLinearConv2D`
+/// gives the bytes of the `IntConv2D` + `Requantize` pair it replaces.
+#[test]
+fn depthwise_qlinear_conv_fuses_with_the_pairs_bytes() {
+    let [c, h, wd] = [20usize, 9, 11];
+    let x: Vec<i64> = (0..c * h * wd).map(|i| (i as i64 * 29 + 5) % 256).collect();
+    let w: Vec<i64> = (0..c * 9).map(|i| (i as i64 * 61 + 3) % 255 - 127).collect();
+    let bias: Vec<i32> = (0..c as i32).map(|i| i * 97 - 900).collect();
+    let sw: Vec<f32> = (0..c).map(|i| 0.001 + 0.0003 * i as f32).collect();
+    let attrs = vec![
+        attr_ints("pads", &[1, 0, 2, 1]),
+        attr_ints("kernel_shape", &[3, 3]),
+        attr_ints("strides", &[2, 2]),
+        attr_i("group", c as i64),
+    ];
+    let x = ints(DType::U8, &[1, c, h, wd], x);
+    let infos = vec![x.info("x")];
+    let protos = vec![
+        f(&[], vec![0.02]).proto("sx"),
+        ints(DType::U8, &[], vec![117]).proto("zx"),
+        ints(DType::I8, &[c, 1, 3, 3], w).proto("w"),
+        f(&[c], sw).proto("sw"),
+        ints(DType::I8, &[c], vec![0; c]).proto("zw"),
+        f(&[], vec![0.05]).proto("sy"),
+        ints(DType::U8, &[], vec![3]).proto("zy"),
+        i32s(&[c], bias).proto("b"),
+    ];
+    let feeds = vec![("x", x.bytes())];
+    let nodes = vec![node("QLinearConv", "qc", &["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"], &["y"], attrs)];
+    let outs = vec![rlx_onnx::proto::ValueInfoProto { name: "y".to_string(), ..Default::default() }];
+    let m = model(nodes, protos, infos, outs, 18);
+    let kinds = |sched: &str| ["QLinearConv2D", "IntConv2D", "Requantize"].map(|kind| count_kind(sched, kind));
+    let fused = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import");
+    assert_eq!(kinds(&fused.sched_text), [1, 0, 0], "{}", fused.sched_text);
+    assert!(fused.sched_text.contains(&format!("groups: {c}")), "{}", fused.sched_text);
+    let mut opts = ImportOptions::new(WEIGHTS);
+    opts.prepack = false;
+    let pair = import_model(&m, &opts).expect("import");
+    assert_eq!(kinds(&pair.sched_text), [0, 1, 1], "{}", pair.sched_text);
+    let (a, b) = (run_raw("dw-fused", &fused, &feeds, &["y"]), run_raw("dw-pair", &pair, &feeds, &["y"]));
+    assert_eq!(a, b, "fused and pair differ");
+    assert!(a[0].iter().any(|&v| v != a[0][0]), "a constant output proves little");
 }

@@ -133,6 +133,8 @@ macro_rules! kernel_call_table {
             CastI64ToF64 = cast::cast_i64_to_f64 <> (src: In<i64>, dst: Out<f64>, len: usize);
             CastI32ToF64 = cast::cast_i32_to_f64 <> (src: In<i32>, dst: Out<f64>, len: usize);
             CastF32ToF16 = cast::cast_f32_to_f16 <> (src: In<f32>, dst: Out<::rlx_runtime::half::f16>, len: usize);
+            CastF32ToU8 = cast::cast_f32_to_u8 <> (src: In<f32>, dst: Out<u8>, len: usize);
+            CastF32ToI8 = cast::cast_f32_to_i8 <> (src: In<f32>, dst: Out<i8>, len: usize);
             CastF16ToF32 = cast::cast_f16_to_f32 <> (src: In<::rlx_runtime::half::f16>, dst: Out<f32>, len: usize);
             CastF32ToBf16 = cast::cast_f32_to_bf16 <> (src: In<f32>, dst: Out<::rlx_runtime::half::bf16>, len: usize);
             CastBf16ToF32 = cast::cast_bf16_to_f32 <> (src: In<::rlx_runtime::half::bf16>, dst: Out<f32>, len: usize);
@@ -206,6 +208,9 @@ macro_rules! kernel_call_table {
 
             /// The 8-bit integer convolution (im2col + the packed product, or per channel when depthwise).
             IntConv2d = quant::int_conv2d <x_elem: X = QuantElem, w_elem: W = QuantElem> (scratch: Scratch<u8>, x: In<X>, w: In<W>, x_zero: NullIn<X>, w_zero: NullIn<W>, out: Out<i32>, shape: Ref<Conv2dShape>, w_zero_len: usize, par: bool);
+
+            /// The 8-bit convolution with its requantization fused, on a prepacked filter.
+            QLinearConv2d = quant::qlinear_conv2d <> (scratch: Scratch<u8>, x: In<u8>, w: In<i8>, bias: NullIn<i32>, scale: In<f32>, zero: NullIn<u8>, out: Out<u8>, shape: Ref<Conv2dShape>, x_pad: usize, scale_len: usize, par: bool);
 
             /// i32 sums requantized to 8 bits per channel.
             Requantize = quant::requantize <out_elem: Q = QuantElem> (acc: In<i32>, bias: NullIn<i32>, scale: In<f32>, zero: NullIn<Q>, out: Out<Q>, outer: usize, channels: usize, inner: usize, scale_len: usize, par: bool);

@@ -34,6 +34,8 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
         Thunk::CastF32ToBool { src, dst, len } => K::CastF32ToBool { src, dst, len },
         Thunk::CastGeneric { src, dst, len, src_dtype, dst_dtype } => match (src_dtype, dst_dtype) {
             (DType::F32, DType::F16) => K::CastF32ToF16 { src, dst, len },
+            (DType::F32, DType::U8) => K::CastF32ToU8 { src, dst, len },
+            (DType::F32, DType::I8) => K::CastF32ToI8 { src, dst, len },
             (DType::F16, DType::F32) => K::CastF16ToF32 { src, dst, len },
             (DType::F32, DType::Bf16) => K::CastF32ToBf16 { src, dst, len },
             (DType::Bf16, DType::F32) => K::CastBf16ToF32 { src, dst, len },

@@ -11,6 +11,7 @@ use crate::plan::{
     conv2d_parallel, conv2d_path, conv2d_scratch_bytes, int_conv2d_scratch_bytes, parallel, resize_parallel,
     resize_scratch_bytes,
 };
+use crate::qconv::qconv_scratch_bytes;
 use crate::shapes::{Col2ImShape, Conv2dShape, Pool2dShape, PoolKind, ResizeShape};
 use crate::thunk::Thunk;
 use crate::winograd::winograd_scratch_bytes;
@@ -85,6 +86,47 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
                 out,
                 shape,
                 w_zero_len,
+                par: conv2d_parallel(&shape),
+            }
+        }
+        Thunk::QLinearConv2D {
+            x,
+            w,
+            bias,
+            scale,
+            zero,
+            out,
+            n,
+            c_in,
+            h,
+            w_in,
+            c_out,
+            h_out,
+            w_out,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            groups,
+            x_pad,
+            scale_len,
+        } => {
+            let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
+            K::QLinearConv2d {
+                scratch: qconv_scratch_bytes(&shape),
+                x,
+                w,
+                bias,
+                scale,
+                zero,
+                out,
+                shape,
+                x_pad,
+                scale_len,
                 par: conv2d_parallel(&shape),
             }
         }

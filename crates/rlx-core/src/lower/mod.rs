@@ -108,6 +108,7 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         | T::Pool2D { .. }
         | T::Col2Im { .. }
         | T::IntConv2D { .. }
+        | T::QLinearConv2D { .. }
         | T::Resize { .. }
         | T::BlockedConv2D { .. }
         | T::WinogradConv2D { .. }

@@ -589,3 +589,92 @@ fn requantize_matches_the_reference_through_the_call_table() {
     };
     assert_eq!(&fx.arena.as_slice()[448..448 + len], &want[..]);
 }
+
+#[test]
+fn qlinear_conv2d_matches_the_reference_through_the_call_table() {
+    use rlx_core::qconv::{pack_qconv_filter, qconv_scratch_bytes};
+    use rlx_core::shapes::Conv2dShape;
+    use rlx_runtime::kernels::quant::qlinear_conv2d_reference;
+    // c_in 5 (two quads), c_out 18 (two blocks), stride 2, padding 1; the
+    // packed filter in the weights segment, as the importer writes it.
+    let (n, c_in, h, w_in, c_out, k) = (2usize, 5usize, 6usize, 7usize, 18usize, 3usize);
+    let s = Conv2dShape {
+        n,
+        c_in,
+        h,
+        w_in,
+        c_out,
+        h_out: 3,
+        w_out: 4,
+        kh: k,
+        kw: k,
+        sh: 2,
+        sw: 2,
+        ph: 1,
+        pw: 1,
+        dh: 1,
+        dw: 1,
+        groups: 1,
+    };
+    let x: Vec<u8> = (0..n * c_in * h * w_in).map(|i| (i * 37 % 256) as u8).collect();
+    let w: Vec<i8> = (0..c_out * c_in * k * k).map(|i| (i * 91 % 256) as u8 as i8).collect();
+    let packed = pack_qconv_filter(&w, c_out, c_in, k, k);
+    let bias: Vec<i32> = (0..c_out).map(|j| (j as i32 - 9) * 1_013).collect();
+    let scale: Vec<f32> = (0..c_out).map(|j| if j % 3 == 0 { 0.5 } else { 0.002 * (j as f32 - 8.0) }).collect();
+    let zero = [117u8];
+    let len = n * c_out * s.out_plane();
+    // Per-channel scale with bias and zero point; then one scale, neither.
+    for (full, x_pad) in [(true, 131usize), (false, 0)] {
+        let mut fx = Fixture::new(2048, packed.len(), qconv_scratch_bytes(&s));
+        fx.put_bytes(Segment::Arena, 0, &x);
+        fx.put_bytes(Segment::Weights, 0, &packed.iter().map(|&v| v as u8).collect::<Vec<u8>>());
+        fx.put_bytes(Segment::Arena, 512, &bias.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+        fx.put_f32(Segment::Arena, 640, &scale);
+        fx.put_bytes(Segment::Arena, 768, &zero);
+        let scale_len = if full { c_out } else { 1 };
+        fx.run(&Thunk::QLinearConv2D {
+            x: arena(0),
+            w: weights(0),
+            bias: full.then(|| arena(512)),
+            scale: arena(640),
+            zero: full.then(|| arena(768)),
+            out: arena(832),
+            n,
+            c_in,
+            h,
+            w_in,
+            c_out,
+            h_out: s.h_out,
+            w_out: s.w_out,
+            kh: k,
+            kw: k,
+            sh: 2,
+            sw: 2,
+            ph: 1,
+            pw: 1,
+            dh: 1,
+            dw: 1,
+            groups: 1,
+            x_pad,
+            scale_len,
+        });
+        let mut want = vec![0u8; len];
+        let (bias_ptr, zero_ptr) =
+            if full { (bias.as_ptr(), zero.as_ptr()) } else { (std::ptr::null(), std::ptr::null()) };
+        // SAFETY: the vectors hold the extents the shape names.
+        unsafe {
+            qlinear_conv2d_reference(
+                x.as_ptr(),
+                packed.as_ptr(),
+                bias_ptr,
+                scale.as_ptr(),
+                zero_ptr,
+                want.as_mut_ptr(),
+                &s,
+                x_pad,
+                scale_len,
+            )
+        };
+        assert_eq!(&fx.arena.as_slice()[832..832 + len], &want[..], "per-channel {full}, x_pad {x_pad}");
+    }
+}

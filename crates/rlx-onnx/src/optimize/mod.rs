@@ -40,15 +40,18 @@ mod gelu;
 mod in_place;
 mod pack;
 mod producers;
+mod qconv;
 
 use rlx_sched::{BinaryOp, DType, Role, Thunk, ThunkKind};
 
 use crate::lower::{Lowered, LoweredThunk, Storage};
 
-/// Prepacks the weights of matrix products (`PackedGemm`), then drops
-/// the unpacked originals nothing reads any more.
+/// Prepacks the weights of matrix products (`PackedGemm`) and of 8-bit
+/// convolutions with their requantization (`QLinearConv2D`, [`qconv`]),
+/// then drops the unpacked originals nothing reads any more.
 pub(crate) fn prepack(lowered: &mut Lowered) {
     pack::pack_weights(lowered);
+    qconv::fuse_qlinear_convs(lowered);
     prune(lowered);
 }
 

@@ -486,6 +486,20 @@ pub(super) fn int_conv_zero_len(len: usize, c_out: usize) -> String {
     format!("`w_zero_len` is {len}; the weight's zero point is one element or one per output channel (`c_out` {c_out})")
 }
 
+pub(super) fn qconv_groups(groups: usize, c_in: usize, c_out: usize) -> String {
+    format!(
+        "`groups` is {groups} with `c_in` {c_in} and `c_out` {c_out}; a QLinearConv2D has one group or is depthwise (`groups` = `c_in` = `c_out`)"
+    )
+}
+
+pub(super) fn qconv_pad(pad: usize) -> String {
+    format!("`x_pad` is {pad}; the value of positions outside the input is a u8 (0 to 255)")
+}
+
+pub(super) fn qconv_scale_len(len: usize, c_out: usize) -> String {
+    format!("`scale_len` is {len}; the scale is one element or one per output channel (`c_out` {c_out})")
+}
+
 pub(super) fn requantize_scale_len(len: usize, channels: usize) -> String {
     format!("`scale_len` is {len}; the scale is one element or one per channel (`channels` {channels})")
 }

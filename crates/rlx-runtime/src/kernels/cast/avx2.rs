@@ -1,8 +1,9 @@
 //! AVX2 / F16C conversions between f32 and the 16-bit float formats,
 //! bit-exact with `half` (round to nearest even; a NaN keeps its sign and
-//! top payload bits and gets the quiet bit). 8 elements per step, the last
-//! `n % 8` through `half` itself. Source and destination never overlap
-//! (their element sizes differ).
+//! top payload bits and gets the quiet bit), and from f32 to 8-bit
+//! integers as Rust's `as` does. 8 elements per step, the last `n % 8`
+//! through the scalar conversion itself. Source and destination never
+//! overlap (their element sizes differ).
 
 use std::arch::x86_64::*;
 
@@ -118,6 +119,40 @@ pub(super) unsafe fn avx2_bf16_to_f32(src: *const bf16, dst: *mut f32, n: usize)
         }
         while i < n {
             *dst.add(i) = (*src.add(i)).to_f32();
+            i += 1;
+        }
+    }
+}
+
+/// `dst[i] = src[i] as u8` (`SIGNED` false) or `as i8` (`SIGNED` true):
+/// NaN to 0 (masked to +0 first), then clamped to the type's range and
+/// truncated toward zero (`vcvttps2dq`, exact in range), packed to bytes
+/// with saturating packs that never saturate.
+///
+/// # Safety
+/// AVX2 available; `src` readable and `dst` writable for `n` elements; no
+/// overlap.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn avx2_f32_to_8bit<const SIGNED: bool>(src: *const f32, dst: *mut u8, n: usize) {
+    let (lo, hi) = if SIGNED { (-128.0, 127.0) } else { (0.0, 255.0) };
+    let mut i = 0;
+    // SAFETY: the caller guarantees AVX2 (enabled for this function); every
+    // access is at `i..i + 8 <= n` or `i < n`, inside the caller's
+    // `n`-element extents; loads and stores are unaligned; no overlap.
+    unsafe {
+        let (vlo, vhi) = (_mm256_set1_ps(lo), _mm256_set1_ps(hi));
+        while i + 8 <= n {
+            let x = _mm256_loadu_ps(src.add(i));
+            let x = _mm256_and_ps(x, _mm256_cmp_ps::<_CMP_ORD_Q>(x, x));
+            let ints = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(x, vlo), vhi));
+            let words = _mm_packs_epi32(_mm256_castsi256_si128(ints), _mm256_extracti128_si256::<1>(ints));
+            let bytes = if SIGNED { _mm_packs_epi16(words, words) } else { _mm_packus_epi16(words, words) };
+            _mm_storel_epi64(dst.add(i).cast(), bytes);
+            i += 8;
+        }
+        while i < n {
+            let x = *src.add(i);
+            *dst.add(i) = if SIGNED { x as i8 as u8 } else { x as u8 };
             i += 1;
         }
     }

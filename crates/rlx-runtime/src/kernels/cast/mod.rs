@@ -139,6 +139,39 @@ pub unsafe fn cast_f32_to_f16(src: *const f32, dst: *mut f16, len: usize) {
     }
 }
 
+/// `CastF32ToU8`: `as u8` (toward zero, saturating, NaN to 0), the
+/// quantizers' last step.
+///
+/// # Safety
+/// As [`cast_f32_to_f16`].
+pub unsafe fn cast_f32_to_u8(src: *const f32, dst: *mut u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::kernels::elementwise::par::has_avx2_fma() {
+        // SAFETY: AVX2 was just detected; extents and no overlap are the
+        // caller's contract (as `cast_f32_to_f16`).
+        return unsafe { avx2::avx2_f32_to_8bit::<false>(src, dst.cast(), len) };
+    }
+    // SAFETY: the caller's extents, alignment and no-overlap are what
+    // `cast_slice` requires.
+    unsafe { cast_slice(src, dst, len) }
+}
+
+/// `CastF32ToI8`: `as i8` (toward zero, saturating, NaN to 0).
+///
+/// # Safety
+/// As [`cast_f32_to_f16`].
+pub unsafe fn cast_f32_to_i8(src: *const f32, dst: *mut i8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::kernels::elementwise::par::has_avx2_fma() {
+        // SAFETY: AVX2 was just detected; extents and no overlap are the
+        // caller's contract (as `cast_f32_to_f16`).
+        return unsafe { avx2::avx2_f32_to_8bit::<true>(src, dst.cast(), len) };
+    }
+    // SAFETY: the caller's extents, alignment and no-overlap are what
+    // `cast_slice` requires.
+    unsafe { cast_slice(src, dst, len) }
+}
+
 /// `CastF16ToF32`: exact.
 ///
 /// # Safety

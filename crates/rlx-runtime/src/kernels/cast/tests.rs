@@ -133,6 +133,21 @@ fn f16_and_bf16_paths_match_half_bit_for_bit() {
 }
 
 #[test]
+fn f32_to_8_bits_is_as_for_every_pattern_and_tail() {
+    let data = f32_patterns(200_000);
+    let special = [255.9f32, 256.0, -0.9, -1.0, 127.5, 128.0, -128.9, -129.0, 0.5, -0.0, 1e30, -1e30];
+    for len in LENGTHS.into_iter().chain([data.len()]) {
+        let mut x = special.to_vec();
+        x.extend_from_slice(&data[..len]);
+        let (u, s) = (run(cast_f32_to_u8, &x), run(cast_f32_to_i8, &x));
+        for (i, &v) in x.iter().enumerate() {
+            assert_eq!(u[i], v as u8, "u8 of {:#010x} (len {len})", v.to_bits());
+            assert_eq!(s[i], v as i8, "i8 of {:#010x} (len {len})", v.to_bits());
+        }
+    }
+}
+
+#[test]
 fn f16_and_bf16_paths_handle_every_tail_length() {
     for &len in &LENGTHS {
         let data = f32_patterns(len.max(70_000))[70_000 - len.min(70_000)..].to_vec();

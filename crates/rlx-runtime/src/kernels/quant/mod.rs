@@ -12,6 +12,7 @@
 //! `scalar.rs` (the element-at-a-time reference) bit for bit.
 
 mod conv;
+mod qlinear_conv;
 #[cfg(target_arch = "x86_64")]
 mod quads;
 mod requantize;
@@ -20,12 +21,15 @@ mod scalar;
 mod tests;
 #[cfg(test)]
 mod tests_conv;
+#[cfg(test)]
+mod tests_qlinear_conv;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
 pub use conv::int_conv2d;
+pub use qlinear_conv::qlinear_conv2d;
 pub use requantize::{requantize, requantize_reference};
-pub use scalar::{int_conv2d_reference, int_gemm_reference};
+pub use scalar::{int_conv2d_reference, int_gemm_reference, qlinear_conv2d_reference};
 
 use crate::kernels::reduce::SendPtr;
 

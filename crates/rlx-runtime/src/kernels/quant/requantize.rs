@@ -104,12 +104,13 @@ fn row_avx2<Q: IntElem>(src: &[i32], dst: &mut [Q], bias: i32, scale: f32, zero:
 #[inline(always)]
 fn row<Q: IntElem>(src: &[i32], dst: &mut [Q], bias: i32, scale: f32, zero: f32) {
     for (d, &a) in dst.iter_mut().zip(src) {
-        *d = one(a, bias, scale, zero);
+        *d = requantize_one(a, bias, scale, zero);
     }
 }
 
+/// One element: the steps every path takes.
 #[inline(always)]
-fn one<Q: IntElem>(acc: i32, bias: i32, scale: f32, zero: f32) -> Q {
+pub(super) fn requantize_one<Q: IntElem>(acc: i32, bias: i32, scale: f32, zero: f32) -> Q {
     let v = (acc.wrapping_add(bias) as f32 * scale).round_ties_even() + zero;
     Q::from_i32(v.max(Q::MIN).min(Q::MAX) as i32)
 }

@@ -24,7 +24,7 @@ fn bytes(len: usize, seed: u32) -> Vec<u8> {
 /// A shape from `[n, c_in, h, w_in, c_out, kh, kw, sh, sw, ph, pw, dh, dw,
 /// groups]`, the output sizes by ONNX's rule with trailing padding
 /// `trail` (per axis).
-fn shape(d: [usize; 14], trail: [usize; 2]) -> Conv2dShape {
+pub(super) fn shape(d: [usize; 14], trail: [usize; 2]) -> Conv2dShape {
     let [n, c_in, h, w_in, c_out, kh, kw, sh, sw, ph, pw, dh, dw, groups] = d;
     let out = |len: usize, k: usize, s: usize, p: usize, t: usize, dil: usize| {
         let ext = (k - 1) * dil + 1;

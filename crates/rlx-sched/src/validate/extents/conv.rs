@@ -5,6 +5,7 @@ use rlx_core::blocked::{channel_blocks, conv_blocked_scratch_bytes_checked, CHAN
 use rlx_core::plan::{
     int_conv2d_scratch_bytes_checked, resize_axis_scale, resize_scratch_bytes_checked, resize_taps, resize_weighted,
 };
+use rlx_core::qconv::{qconv_scratch_bytes_checked, QCONV_IN_QUAD, QCONV_OUT_BLOCK};
 use rlx_core::shapes::{Conv2dShape, ResizeShape};
 use rlx_core::winograd::{winograd_applies, winograd_scratch_bytes_checked, WINOGRAD_POINTS};
 
@@ -98,9 +99,10 @@ fn conv_shape<O>(t: &Thunk<O>) -> Conv2dShape {
         | Thunk::BlockedConv2D {
             n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, ..
         }
-        | Thunk::IntConv2D { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, .. } => {
-            Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups }
-        }
+        | Thunk::IntConv2D { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, .. }
+        | Thunk::QLinearConv2D {
+            n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, ..
+        } => Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups },
         _ => unreachable!("conv_shape called on {:?}", t.kind()),
     }
 }
@@ -161,6 +163,41 @@ pub(super) fn int_conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
         "h_out",
         int_conv2d_scratch_bytes_checked(&s),
         "a64(c_out*ceil(patch/2)*4) + 2*a64(c_out*4) + a64(h_out*w_out*4) + ceil(patch/2)*h_out*w_out*4, a64 = rounded up to 64, patch = (c_in/groups)*kh*kw (0 when depthwise)",
+    );
+}
+
+pub(super) fn qlinear_conv2d<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::QLinearConv2D { x, w, bias, scale, zero, out, x_pad, scale_len, .. } = t else {
+        unreachable!("qlinear_conv2d called on {:?}", t.kind())
+    };
+    let s = conv_shape(t);
+    conv_geometry(r, &s);
+    r.require(s.groups <= 1 || (s.groups == s.c_in && s.groups == s.c_out), "groups", || {
+        messages::qconv_groups(s.groups, s.c_in, s.c_out)
+    });
+    r.require(*x_pad <= 255, "x_pad", || messages::qconv_pad(*x_pad));
+    r.require(*scale_len == 1 || *scale_len == s.c_out, "scale_len", || messages::qconv_scale_len(*scale_len, s.c_out));
+    let (u8_, i8_) = (Elem::Exact(DType::U8), Elem::Exact(DType::I8));
+    if s.groups == 0 {
+        return;
+    }
+    let (blocks, quads) = (s.c_out.div_ceil(QCONV_OUT_BLOCK), s.c_in_g().div_ceil(QCONV_IN_QUAD));
+    r.read("x", x, u8_, &[s.n, s.c_in, s.h, s.w_in], "n*c_in*h*w_in");
+    r.read(
+        "w",
+        w,
+        i8_,
+        &[blocks, s.kh, s.kw, quads, QCONV_OUT_BLOCK * QCONV_IN_QUAD],
+        "ceil(c_out/16)*kh*kw*ceil((c_in/groups)/4)*64",
+    );
+    r.read_opt("bias", bias, Elem::Exact(DType::I32), &[s.c_out], "c_out");
+    r.read("scale", scale, F32, &[*scale_len], "scale_len");
+    r.read_opt("zero", zero, u8_, &[1], "1");
+    r.write("out", out, u8_, &[s.n, s.c_out, s.h_out, s.w_out], "n*c_out*h_out*w_out");
+    r.scratch(
+        "h_out",
+        qconv_scratch_bytes_checked(&s),
+        "padded_rows*padded_cols*c, c = c_in rounded up to 4 (groups 1) or to 16 (depthwise)",
     );
 }
 

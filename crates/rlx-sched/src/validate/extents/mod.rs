@@ -307,6 +307,7 @@ pub(crate) fn rules<O>(t: &Thunk<O>) -> Rules<'_, O> {
         Thunk::TopK { .. } | Thunk::TopKI64 { .. } => reduce::top_k(&mut r, t),
         Thunk::Conv2D { .. } => conv::conv2d(&mut r, t),
         Thunk::IntConv2D { .. } => conv::int_conv2d(&mut r, t),
+        Thunk::QLinearConv2D { .. } => conv::qlinear_conv2d(&mut r, t),
         Thunk::Pool2D { .. } | Thunk::BlockedPool2D { .. } => conv::pool2d(&mut r, t),
         Thunk::Col2Im { .. } => conv::col2im(&mut r, t),
         Thunk::Resize { .. } => conv::resize(&mut r, t),
