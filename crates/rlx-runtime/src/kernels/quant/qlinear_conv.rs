@@ -330,6 +330,13 @@ unsafe fn tile_portable(g: &Geometry, img: *const u8, filter: *const i8, e: &Epi
     }
 }
 
+/// Starts of 16-wide squares covering `0..len` (`len >= 16`), the last
+/// one ending at `len`.
+#[cfg(target_arch = "x86_64")]
+fn square_starts(len: usize) -> impl Iterator<Item = usize> {
+    (0..len / 16 * 16).step_by(16).chain((len % 16 != 0).then(|| len - 16))
+}
+
 /// Writes one image's padded plane channels last: `x_pad` at positions
 /// outside the input, 0 in the channels past `c_in`.
 ///
@@ -360,37 +367,72 @@ unsafe fn fill_plane(
             // every input channel: inside the caller's extents.
             unsafe {
                 let row = std::slice::from_raw_parts_mut(d.get().add(r * row_bytes), row_bytes);
-                for pixel in row.chunks_exact_mut(channels) {
-                    pixel[..s.c_in].fill(pad);
-                    pixel[s.c_in..].fill(0);
-                }
                 let iy = r.wrapping_sub(s.ph);
-                if iy >= s.h || inside == 0 {
-                    continue;
-                }
+                let image_row = iy < s.h && inside > 0;
                 let first = s.pw * channels;
-                let line = |c: usize| src.get().add((c * s.h + iy) * s.w_in);
-                // Whole 16x16 squares by one byte transpose each, the
-                // edges one byte at a time.
-                let (whole_c, whole_x) =
-                    if cfg!(target_arch = "x86_64") { (s.c_in / 16 * 16, inside / 16 * 16) } else { (0, 0) };
-                #[cfg(target_arch = "x86_64")]
-                for c in (0..whole_c).step_by(16) {
-                    for ix in (0..whole_x).step_by(16) {
-                        let square =
-                            std::array::from_fn(|i| line(c + i).add(ix).cast::<x86::Bytes16>().read_unaligned());
-                        for (j, pixel) in x86::transpose16(square).into_iter().enumerate() {
-                            row.as_mut_ptr()
-                                .add(first + (ix + j) * channels + c)
-                                .cast::<x86::Bytes16>()
-                                .write_unaligned(pixel);
+                // The padding: whole-row fills, and per pixel only for the
+                // border pixels of a padding value under extra channels
+                // (a call per pixel of the row would cost more than the
+                // transpose).
+                let (left, right) = if image_row { (first, first + inside * channels) } else { (row_bytes, row_bytes) };
+                if channels == s.c_in {
+                    row[..left].fill(pad);
+                    row[right..].fill(pad);
+                } else {
+                    row.fill(0);
+                    if pad != 0 {
+                        let (head, rest) = row.split_at_mut(right);
+                        for pixel in head[..left].chunks_exact_mut(channels).chain(rest.chunks_exact_mut(channels)) {
+                            pixel[..s.c_in].fill(pad);
                         }
                     }
                 }
+                if !image_row {
+                    continue;
+                }
+                let line = |c: usize| src.get().add((c * s.h + iy) * s.w_in);
+                // With at least 16 channels, 16x16 squares by one byte
+                // transpose each: the last square of a row or of the
+                // channels overlaps the one before it when the count is
+                // not a multiple of 16 (writing the same values twice), and
+                // a row narrower than 16 goes through a zero-padded copy.
+                // Fewer channels (a network's image) one byte at a time.
+                #[cfg(target_arch = "x86_64")]
+                if s.c_in >= 16 {
+                    let row_ptr = row.as_mut_ptr();
+                    for c in square_starts(s.c_in) {
+                        let store = |ix: usize, count: usize, square: [x86::Bytes16; 16]| {
+                            for (j, pixel) in x86::transpose16(square).into_iter().enumerate().take(count) {
+                                row_ptr
+                                    .add(first + (ix + j) * channels + c)
+                                    .cast::<x86::Bytes16>()
+                                    .write_unaligned(pixel);
+                            }
+                        };
+                        if inside >= 16 {
+                            for ix in square_starts(inside) {
+                                store(
+                                    ix,
+                                    16,
+                                    std::array::from_fn(|i| {
+                                        line(c + i).add(ix).cast::<x86::Bytes16>().read_unaligned()
+                                    }),
+                                );
+                            }
+                        } else {
+                            let square = std::array::from_fn(|i| {
+                                let mut bytes = [0u8; 16];
+                                std::ptr::copy_nonoverlapping(line(c + i), bytes.as_mut_ptr(), inside);
+                                bytes.as_ptr().cast::<x86::Bytes16>().read_unaligned()
+                            });
+                            store(0, inside, square);
+                        }
+                    }
+                    continue;
+                }
                 for c in 0..s.c_in {
-                    let from = if c < whole_c { whole_x } else { 0 };
                     let values = std::slice::from_raw_parts(line(c), inside);
-                    for (ix, &v) in values.iter().enumerate().skip(from) {
+                    for (ix, &v) in values.iter().enumerate() {
                         *row.get_unchecked_mut(first + ix * channels + c) = v;
                     }
                 }
