@@ -440,11 +440,15 @@ macro_rules! thunk_table {
     /// `rlx_core::qconv::pack_qconv_filter` (with the group's `c_in /
     /// groups` input channels); `bias` i32 per output channel (0 when
     /// `none`; the sum wraps in i32); `scale` f32, one (`scale_len` 1) or
-    /// per output channel; `zero` one u8 (0 when `none`).
+    /// per output channel; `zero` one u8 (0 when `none`). With `x_nhwc`
+    /// `x` is channels last (`[n, h, w_in, c_in]`), with `out_nhwc` `out`
+    /// is (`[n, h_out, w_out, c_out]`): the importer chains convolutions
+    /// that way, with no transposition between them.
     QLinearConv2D {
         x: Op<O>, w: Op<O>, bias: OptOp<O>, scale: Op<O>, zero: OptOp<O>, out: Op<O>, n: usize, c_in: usize,
         h: usize, w_in: usize, c_out: usize, h_out: usize, w_out: usize, kh: usize, kw: usize, sh: usize,
         sw: usize, ph: usize, pw: usize, dh: usize, dw: usize, groups: usize, x_pad: usize, scale_len: usize,
+        x_nhwc: bool, out_nhwc: bool,
     }
     /// Sums column rows into an NCHW image (the adjoint of im2col): row
     /// `(ch * kh + ki) * kw + kj` of batch `b`'s `[c * kh * kw, h_cols *

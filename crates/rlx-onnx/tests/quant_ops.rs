@@ -367,3 +367,54 @@ fn depthwise_qlinear_conv_fuses_with_the_pairs_bytes() {
     assert_eq!(a, b, "fused and pair differ");
     assert!(a[0].iter().any(|&v| v != a[0][0]), "a constant output proves little");
 }
+
+/// Two QLinearConvs in a row, the first's output `t` also a graph output
+/// or not: a private `t` is kept channels last between them (the
+/// producer's `out_nhwc`, the reader's `x_nhwc`), a graph output stays
+/// NCHW; either way the bytes are the unfused pairs'.
+#[test]
+fn chained_qlinear_convs_keep_their_activation_channels_last() {
+    let [c, h, wd, m1, m2] = [8usize, 6, 7, 24, 5];
+    let x = ints(DType::U8, &[1, c, h, wd], (0..c * h * wd).map(|i| (i as i64 * 41 + 3) % 256).collect());
+    let w1: Vec<i64> = (0..m1 * c * 9).map(|i| (i as i64 * 67 + 1) % 255 - 127).collect();
+    let w2: Vec<i64> = (0..m2 * m1).map(|i| (i as i64 * 23 + 9) % 255 - 127).collect();
+    let protos = || {
+        vec![
+            f(&[], vec![0.02]).proto("sx"),
+            ints(DType::U8, &[], vec![121]).proto("zx"),
+            ints(DType::I8, &[m1, c, 3, 3], w1.clone()).proto("w1"),
+            f(&[m1], (0..m1).map(|i| 0.002 + 0.0001 * i as f32).collect()).proto("sw1"),
+            ints(DType::I8, &[m1], vec![0; m1]).proto("zw1"),
+            f(&[], vec![0.06]).proto("st"),
+            ints(DType::U8, &[], vec![17]).proto("zt"),
+            i32s(&[m1], (0..m1 as i32).map(|i| i * 131 - 1500).collect()).proto("b1"),
+            ints(DType::I8, &[m2, m1, 1, 1], w2.clone()).proto("w2"),
+            f(&[], vec![0.004]).proto("sw2"),
+            ints(DType::I8, &[], vec![0]).proto("zw2"),
+            f(&[], vec![0.09]).proto("sy"),
+            ints(DType::U8, &[], vec![128]).proto("zy"),
+        ]
+    };
+    let feeds = vec![("x", x.bytes())];
+    let outputs = |names: &[&str]| {
+        names.iter().map(|n| rlx_onnx::proto::ValueInfoProto { name: n.to_string(), ..Default::default() }).collect()
+    };
+    let conv1 = || {
+        let attrs = vec![attr_ints("pads", &[1, 1, 1, 1]), attr_ints("kernel_shape", &[3, 3])];
+        node("QLinearConv", "qc1", &["x", "sx", "zx", "w1", "sw1", "zw1", "st", "zt", "b1"], &["t"], attrs)
+    };
+    let conv2 = || node("QLinearConv", "qc2", &["t", "st", "zt", "w2", "sw2", "zw2", "sy", "zy"], &["y"], vec![]);
+    let flags = |sched: &str| [sched.matches("out_nhwc: true").count(), sched.matches("x_nhwc: true").count()];
+    for (names, want_flags) in [(&["y"][..], [1, 1]), (&["y", "t"][..], [0, 0])] {
+        let m = model(vec![conv1(), conv2()], protos(), vec![x.info("x")], outputs(names), 18);
+        let fused = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import");
+        assert_eq!(count_kind(&fused.sched_text, "QLinearConv2D"), 2, "{}", fused.sched_text);
+        assert_eq!(flags(&fused.sched_text), want_flags, "outputs {names:?}: {}", fused.sched_text);
+        let mut opts = ImportOptions::new(WEIGHTS);
+        opts.prepack = false;
+        let pair = import_model(&m, &opts).expect("import");
+        let (a, b) = (run_raw("chain-fused", &fused, &feeds, names), run_raw("chain-pair", &pair, &feeds, names));
+        assert_eq!(a, b, "outputs {names:?}: fused and pairs differ");
+        assert!(a[0].iter().any(|&v| v != a[0][0]), "a constant output proves little");
+    }
+}

@@ -210,7 +210,7 @@ macro_rules! kernel_call_table {
             IntConv2d = quant::int_conv2d <x_elem: X = QuantElem, w_elem: W = QuantElem> (scratch: Scratch<u8>, x: In<X>, w: In<W>, x_zero: NullIn<X>, w_zero: NullIn<W>, out: Out<i32>, shape: Ref<Conv2dShape>, w_zero_len: usize, par: bool);
 
             /// The 8-bit convolution with its requantization fused, on a prepacked filter.
-            QLinearConv2d = quant::qlinear_conv2d <> (scratch: Scratch<u8>, x: In<u8>, w: In<i8>, bias: NullIn<i32>, scale: In<f32>, zero: NullIn<u8>, out: Out<u8>, shape: Ref<Conv2dShape>, x_pad: usize, scale_len: usize, par: bool);
+            QLinearConv2d = quant::qlinear_conv2d <> (scratch: Scratch<u8>, x: In<u8>, w: In<i8>, bias: NullIn<i32>, scale: In<f32>, zero: NullIn<u8>, out: Out<u8>, shape: Ref<Conv2dShape>, x_pad: usize, scale_len: usize, x_nhwc: bool, out_nhwc: bool, par: bool);
 
             /// i32 sums requantized to 8 bits per channel.
             Requantize = quant::requantize <out_elem: Q = QuantElem> (acc: In<i32>, bias: NullIn<i32>, scale: In<f32>, zero: NullIn<Q>, out: Out<Q>, outer: usize, channels: usize, inner: usize, scale_len: usize, par: bool);

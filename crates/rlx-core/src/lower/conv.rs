@@ -114,6 +114,8 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             groups,
             x_pad,
             scale_len,
+            x_nhwc,
+            out_nhwc,
         } => {
             let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
             K::QLinearConv2d {
@@ -127,6 +129,8 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
                 shape,
                 x_pad,
                 scale_len,
+                x_nhwc,
+                out_nhwc,
                 par: conv2d_parallel(&shape),
             }
         }

@@ -657,6 +657,8 @@ fn qlinear_conv2d_matches_the_reference_through_the_call_table() {
             groups: 1,
             x_pad,
             scale_len,
+            x_nhwc: false,
+            out_nhwc: false,
         });
         let mut want = vec![0u8; len];
         let (bias_ptr, zero_ptr) =

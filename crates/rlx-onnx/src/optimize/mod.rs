@@ -52,6 +52,7 @@ use crate::lower::{Lowered, LoweredThunk, Storage};
 pub(crate) fn prepack(lowered: &mut Lowered) {
     pack::pack_weights(lowered);
     qconv::fuse_qlinear_convs(lowered);
+    qconv::chain_channels_last(lowered);
     prune(lowered);
 }
 

@@ -123,6 +123,8 @@ pub(super) fn fuse_qlinear_convs(lowered: &mut Lowered) {
             groups,
             x_pad: usize::from(pad),
             scale_len,
+            x_nhwc: false,
+            out_nhwc: false,
         };
         let comment = format!("{} + {}", lowered.thunks[i].comment, lowered.thunks[j].comment);
         rewrite.remove(&[i, j]);
@@ -130,6 +132,34 @@ pub(super) fn fuse_qlinear_convs(lowered: &mut Lowered) {
     }
     lowered.storages.extend(new_storages);
     rewrite.apply(lowered);
+}
+
+/// Keeps channels last every activation that one `QLinearConv2D` writes
+/// and only `QLinearConv2D`s read, as their input: the producer then
+/// stores pixels as its registers hold them and the readers copy rows (or
+/// read in place), with no byte transposition either side. The tensor is
+/// scratch the two sides alone see, so its layout is theirs to choose.
+pub(super) fn chain_channels_last(lowered: &mut Lowered) {
+    let uses = Uses::new(lowered);
+    for i in 0..lowered.thunks.len() {
+        let Thunk::QLinearConv2D { out, .. } = lowered.thunks[i].thunk else { continue };
+        let storage = &lowered.storages[out];
+        let readers = &uses.touches[out];
+        let conv_input = |t: usize| matches!(lowered.thunks[t].thunk, Thunk::QLinearConv2D { x, .. } if x == out);
+        let private = storage.role == Role::Scratch && storage.is_plain() && uses.writers[out] == [i];
+        if !private || readers.len() < 2 || readers[0] != i || !readers[1..].iter().all(|&t| conv_input(t)) {
+            continue;
+        }
+        for &t in readers.clone().iter() {
+            if let Thunk::QLinearConv2D { out_nhwc, x_nhwc, .. } = &mut lowered.thunks[t].thunk {
+                if t == i {
+                    *out_nhwc = true;
+                } else {
+                    *x_nhwc = true;
+                }
+            }
+        }
+    }
 }
 
 /// The bytes of a constant of type `dtype` that is not a view.

@@ -1,7 +1,8 @@
 //! The OpenBLAS backend: `cblas_sgemm` from the statically linked
 //! `libopenblas.a` (see `build.rs`).
 
-use std::ffi::c_int;
+use std::ffi::{c_char, c_int, CStr};
+use std::sync::Once;
 
 use cblas_sys::{cblas_sgemm, CBLAS_LAYOUT, CBLAS_TRANSPOSE};
 
@@ -11,6 +12,59 @@ pub(super) const NAME: &str = "openblas";
 extern "C" {
     fn openblas_set_num_threads(num_threads: c_int);
     fn openblas_get_num_threads() -> c_int;
+    fn openblas_get_corename() -> *const c_char;
+    // The DYNAMIC_ARCH build's kernel selection (`driver/others/dynamic.c`).
+    fn gotoblas_dynamic_init();
+    fn gotoblas_dynamic_quit();
+}
+
+/// The kernel set OpenBLAS selected, as `openblas_get_corename` says.
+pub(super) fn core_name() -> String {
+    // SAFETY: OpenBLAS returns a static NUL-terminated string.
+    unsafe { CStr::from_ptr(openblas_get_corename()) }.to_string_lossy().into_owned()
+}
+
+/// A kernel set for a CPU this OpenBLAS does not know (`Prescott`, its
+/// SSE3 fallback, on a CPU with AVX2), from the features it has: Debian's
+/// 0.3.21 does not recognise Sapphire/Emerald Rapids and runs them on the
+/// fallback, slowly and with bits that change with the thread count (its
+/// threads split the product differently). `None` when OpenBLAS chose a
+/// real kernel set or the user set `OPENBLAS_CORETYPE`.
+fn better_core(current: &str) -> Option<&'static str> {
+    if current != "Prescott" || std::env::var_os("OPENBLAS_CORETYPE").is_some() {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        if has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl") {
+            return Some("SkylakeX");
+        }
+        if has!("avx2") && has!("fma") {
+            return Some("Haswell");
+        }
+    }
+    None
+}
+
+/// Replaces OpenBLAS's fallback kernel set (see [`better_core`]) once,
+/// before the first product: OpenBLAS reads `OPENBLAS_CORETYPE` when it
+/// selects, so the variable is set for that one re-selection.
+fn select_core() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let Some(core) = better_core(&core_name()) else { return };
+        // SAFETY: no OpenBLAS product has run yet (this precedes the
+        // first, under `Once`), so nothing uses the kernel table being
+        // replaced; the environment is written before any thread of ours
+        // reads it (`Once` blocks every other caller until done).
+        unsafe {
+            gotoblas_dynamic_quit();
+            std::env::set_var("OPENBLAS_CORETYPE", core);
+            gotoblas_dynamic_init();
+            std::env::remove_var("OPENBLAS_CORETYPE");
+        }
+    });
 }
 
 /// A dimension as the C `int` CBLAS takes.
@@ -44,6 +98,7 @@ pub(super) unsafe fn sgemm(
     c: *mut f32,
     ldc: usize,
 ) {
+    select_core();
     // SAFETY: the caller guarantees the extents; OpenBLAS reads `a`/`b`
     // and writes `c` within them.
     unsafe {
@@ -76,4 +131,23 @@ pub(super) fn threads() -> usize {
     // SAFETY: plain FFI query.
     let n = unsafe { openblas_get_num_threads() };
     usize::try_from(n).unwrap_or(1).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a CPU with AVX2, the first product leaves OpenBLAS on a real
+    /// kernel set, not its SSE3 fallback.
+    #[test]
+    fn products_never_run_on_the_fallback_kernels_of_an_avx2_cpu() {
+        let (a, b, mut c) = ([1.0f32; 4], [2.0f32; 4], [0.0f32; 4]);
+        // SAFETY: 2x2 matrices.
+        unsafe { sgemm(false, false, 2, 2, 2, 1.0, a.as_ptr(), 2, b.as_ptr(), 2, 0.0, c.as_mut_ptr(), 2) };
+        assert_eq!(c, [4.0; 4]);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("OPENBLAS_CORETYPE").is_none() {
+            assert_ne!(core_name(), "Prescott");
+        }
+    }
 }

@@ -13,6 +13,12 @@
 //! requantization in registers and a 16x16 byte transpose into the NCHW
 //! output. No im2col, no i32 intermediate tensor.
 //!
+//! Between two such convolutions the importer keeps the activations
+//! channels last (`x_nhwc`, `out_nhwc`): the producer stores each pixel's
+//! 16 channels as they come out of the registers, and the consumer copies
+//! rows into its plane, or reads the input in place when it needs no
+//! padding (a 1x1 convolution).
+//!
 //! The sums are exact in wrapping i32 and the requantization takes
 //! `Requantize`'s f32 steps lane by lane, so every path, thread count and
 //! the reference give the same bits.
@@ -34,8 +40,9 @@ const FILTER_STEP: usize = QCONV_OUT_BLOCK * QCONV_IN_QUAD;
 /// with `sum` over the window and the
 /// input channels of `xp * w[oc, ic, ky, kx]` in wrapping i32, `xp` being
 /// `x` inside the image and `x_pad` outside. `bias` null adds 0, `scale`
-/// has 1 (`scale_len`) or `c_out` elements, `zero` null is 0. `par`
-/// splits the tiles over the pool.
+/// has 1 (`scale_len`) or `c_out` elements, `zero` null is 0. `x` is
+/// NCHW, or NHWC with `x_nhwc`; `out` NCHW, or NHWC with `out_nhwc`.
+/// `par` splits the tiles over the pool.
 ///
 /// # Safety
 ///
@@ -58,10 +65,14 @@ pub unsafe fn qlinear_conv2d(
     s: &Conv2dShape,
     x_pad: usize,
     scale_len: usize,
+    x_nhwc: bool,
+    out_nhwc: bool,
     par: bool,
 ) {
     // SAFETY: the caller's contract.
-    unsafe { convolve(scratch, x, w, bias, scale, zero, out, s, x_pad, scale_len, par, Body::detect()) }
+    unsafe {
+        convolve(scratch, x, w, bias, scale, zero, out, s, x_pad, scale_len, (x_nhwc, out_nhwc), par, Body::detect())
+    }
 }
 
 /// [`qlinear_conv2d`] on the portable body whatever the CPU has (the
@@ -82,10 +93,14 @@ pub(super) unsafe fn qlinear_conv2d_portable(
     s: &Conv2dShape,
     x_pad: usize,
     scale_len: usize,
+    x_nhwc: bool,
+    out_nhwc: bool,
     par: bool,
 ) {
     // SAFETY: the caller's contract.
-    unsafe { convolve(scratch, x, w, bias, scale, zero, out, s, x_pad, scale_len, par, Body::Portable) }
+    unsafe {
+        convolve(scratch, x, w, bias, scale, zero, out, s, x_pad, scale_len, (x_nhwc, out_nhwc), par, Body::Portable)
+    }
 }
 
 /// [`qlinear_conv2d`] with the tile body `body`.
@@ -104,6 +119,7 @@ unsafe fn convolve(
     s: &Conv2dShape,
     x_pad: usize,
     scale_len: usize,
+    layouts: (bool, bool),
     par: bool,
     body: Body,
 ) {
@@ -111,8 +127,13 @@ unsafe fn convolve(
     if s.n == 0 || s.c_out == 0 || pixels == 0 {
         return;
     }
+    let (x_nhwc, out_nhwc) = layouts;
     let plane = PaddedPlane::of(s);
     let channels = qconv_image_channels(s.c_in, s.groups);
+    // A channels-last input with whole quads (blocks) that needs no
+    // padding is the plane itself, read in place at its own row pitch.
+    let in_place = x_nhwc && channels == s.c_in && plane.reads_input_in_place(s);
+    let pitch = if in_place { s.w_in } else { plane.cols };
     #[cfg(target_arch = "x86_64")]
     let depthwise = s.groups > 1;
     let quads = s.c_in_g().div_ceil(QCONV_IN_QUAD);
@@ -122,15 +143,20 @@ unsafe fn convolve(
     let (rows, per_group) = body.tile();
     let (groups, tiles) = (blocks.div_ceil(per_group), pixels.div_ceil(rows));
     let block_bytes = s.kh * s.kw * quads * FILTER_STEP;
-    let geometry = Geometry { s: *s, plane_cols: plane.cols, channels, quads, pixels, block_bytes };
-    let (img, o) = (SendPtr(scratch), SendPtr(out));
+    let geometry = Geometry { s: *s, plane_cols: pitch, channels, quads, pixels, block_bytes, out_nhwc };
+    let o = SendPtr(out);
     let (wp, bp, sp) = (SendPtr(w.cast_mut()), SendPtr(bias.cast_mut()), SendPtr(scale.cast_mut()));
     for b in 0..s.n {
         // SAFETY: image `b` of `x` and the scratch: inside the caller's extents.
-        unsafe {
-            let x_img = x.add(b * s.c_in * s.h * s.w_in);
-            fill_plane(scratch, x_img, s, plane, channels, x_pad as u8, par);
-        }
+        let x_img = x.wrapping_add(b * s.c_in * s.h * s.w_in);
+        let img = if in_place {
+            SendPtr(x_img.cast_mut())
+        } else {
+            // SAFETY: image `b` of `x` and the scratch: inside the
+            // caller's extents.
+            unsafe { fill_plane(scratch, x_img, s, plane, channels, x_pad as u8, x_nhwc, par) };
+            SendPtr(scratch)
+        };
         let out_img = SendPtr(o.get().wrapping_add(b * s.c_out * pixels));
         let run = |start: usize, len: usize| {
             for unit in start..start + len {
@@ -233,6 +259,8 @@ struct Geometry {
     /// Bytes of one block's packed filter.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     block_bytes: usize,
+    /// Whether the output is channels last.
+    out_nhwc: bool,
 }
 
 impl Geometry {
@@ -241,10 +269,17 @@ impl Geometry {
     fn pixel_offsets(&self, first: usize, count: usize) -> [usize; TILE] {
         let s = &self.s;
         let mut offsets = [0; TILE];
+        // One division, then a walk along the row (a division per pixel
+        // cost as much as a depthwise tile's products).
+        let (mut oy, mut ox) = (first / s.w_out, first % s.w_out);
         for (r, off) in offsets.iter_mut().enumerate() {
-            let p = first + r.min(count - 1);
-            let (oy, ox) = (p / s.w_out, p % s.w_out);
             *off = (oy * s.sh * self.plane_cols + ox * s.sw) * self.channels;
+            if r + 1 < count {
+                ox += 1;
+                if ox == s.w_out {
+                    (oy, ox) = (oy + 1, 0);
+                }
+            }
         }
         offsets
     }
@@ -322,9 +357,10 @@ unsafe fn tile_portable(g: &Geometry, img: *const u8, filter: *const i8, e: &Epi
         }
         for lane in 0..e.lanes {
             let (bias, scale) = e.params(lane);
-            let dst = out.add((e.first_channel + lane) * g.pixels + first);
+            let channel = e.first_channel + lane;
             for (r, row) in acc.iter().enumerate().take(count) {
-                *dst.add(r) = requantize_one::<u8>(row[lane], bias, scale, e.zero);
+                let at = if g.out_nhwc { (first + r) * s.c_out + channel } else { channel * g.pixels + first + r };
+                *out.add(at) = requantize_one::<u8>(row[lane], bias, scale, e.zero);
             }
         }
     }
@@ -334,11 +370,12 @@ unsafe fn tile_portable(g: &Geometry, img: *const u8, filter: *const i8, e: &Epi
 /// one ending at `len`.
 #[cfg(target_arch = "x86_64")]
 fn square_starts(len: usize) -> impl Iterator<Item = usize> {
-    (0..len / 16 * 16).step_by(16).chain((len % 16 != 0).then(|| len - 16))
+    (0..len / 16 * 16).step_by(16).chain((!len.is_multiple_of(16)).then(|| len - 16))
 }
 
 /// Writes one image's padded plane channels last: `x_pad` at positions
-/// outside the input, 0 in the channels past `c_in`.
+/// outside the input, 0 in the channels past `c_in`, from `x` NCHW (or
+/// NHWC with `x_nhwc`).
 ///
 /// # Safety
 /// `x` readable for one image, `dst` writable for the plane
@@ -350,6 +387,7 @@ unsafe fn fill_plane(
     plane: PaddedPlane,
     channels: usize,
     pad: u8,
+    x_nhwc: bool,
     par: bool,
 ) {
     if channels == 0 {
@@ -361,6 +399,8 @@ unsafe fn fill_plane(
     let row_bytes = cols * channels;
     // Input columns inside the plane: plane column `pw + ix`.
     let inside = s.w_in.min(cols.saturating_sub(s.pw));
+    #[cfg(target_arch = "x86_64")]
+    let image_end = x as usize + s.c_in * s.h * s.w_in;
     let run = |start: usize, len: usize| {
         for r in start..start + len {
             // SAFETY: row `r` of the plane and, when inside, row `iy` of
@@ -388,6 +428,20 @@ unsafe fn fill_plane(
                     }
                 }
                 if !image_row {
+                    continue;
+                }
+                if x_nhwc {
+                    // Channels last already: the row's pixels, whole when
+                    // the plane has no extra channels.
+                    let from = src.get().add(iy * s.w_in * s.c_in);
+                    let to = row.as_mut_ptr().add(first);
+                    if channels == s.c_in {
+                        std::ptr::copy_nonoverlapping(from, to, inside * channels);
+                    } else {
+                        for ix in 0..inside {
+                            std::ptr::copy_nonoverlapping(from.add(ix * s.c_in), to.add(ix * channels), s.c_in);
+                        }
+                    }
                     continue;
                 }
                 let line = |c: usize| src.get().add((c * s.h + iy) * s.w_in);
@@ -420,10 +474,20 @@ unsafe fn fill_plane(
                                 );
                             }
                         } else {
+                            // 16 bytes from the line (the next row's
+                            // bytes past `inside` are never stored) unless
+                            // they would pass the image's end: a copy of
+                            // short stores read back as one load would
+                            // stall on store forwarding.
                             let square = std::array::from_fn(|i| {
-                                let mut bytes = [0u8; 16];
-                                std::ptr::copy_nonoverlapping(line(c + i), bytes.as_mut_ptr(), inside);
-                                bytes.as_ptr().cast::<x86::Bytes16>().read_unaligned()
+                                let from = line(c + i);
+                                if from as usize + 16 <= image_end {
+                                    from.cast::<x86::Bytes16>().read_unaligned()
+                                } else {
+                                    let mut bytes = [0u8; 16];
+                                    std::ptr::copy_nonoverlapping(from, bytes.as_mut_ptr(), inside);
+                                    bytes.as_ptr().cast::<x86::Bytes16>().read_unaligned()
+                                }
                             });
                             store(0, inside, square);
                         }
@@ -555,11 +619,19 @@ mod x86 {
                     let saturated = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(rounded, zero), lo), hi);
                     _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(saturated))
                 });
-                // Row r holds pixel r's 16 channels; transposed, row
-                // `lane` holds channel `lane`'s pixels.
-                for (lane, row) in transpose16(rows).iter().enumerate().take(e.lanes) {
-                    let dst = out.add((e.first_channel + lane) * g.pixels + first);
-                    _mm_mask_storeu_epi8(dst.cast(), pixels, *row);
+                // Row r holds pixel r's 16 channels: stored as they are
+                // channels last, else transposed (row `lane` then holds
+                // channel `lane`'s pixels).
+                if g.out_nhwc {
+                    for (r, row) in rows.iter().enumerate().take(count) {
+                        let dst = out.add((first + r) * s.c_out + e.first_channel);
+                        _mm_mask_storeu_epi8(dst.cast(), lanes, *row);
+                    }
+                } else {
+                    for (lane, row) in transpose16(rows).iter().enumerate().take(e.lanes) {
+                        let dst = out.add((e.first_channel + lane) * g.pixels + first);
+                        _mm_mask_storeu_epi8(dst.cast(), pixels, *row);
+                    }
                 }
             }
         }

@@ -95,12 +95,18 @@ fn check(s: &Conv2dShape, x: &[u8], packed: &[i8], q: &Requant, what: &str) -> V
         usize,
         usize,
         bool,
+        bool,
+        bool,
     );
     // The dispatching entry (AVX-512 VNNI here when the CPU has it) and
-    // the portable body, each serial and split.
+    // the portable body, each serial and split, in every layout: channels
+    // last input, output or both (compared after conversion).
     let entries: [(&str, Entry); 2] = [("dispatched", qlinear_conv2d), ("portable", qlinear_conv2d_portable)];
-    let runs = entries.into_iter().flat_map(|e| [(e, false), (e, true)]);
-    for (i, ((body, entry), par)) in runs.enumerate() {
+    let layouts = [(false, false), (true, false), (false, true), (true, true)];
+    let runs = entries.into_iter().flat_map(|e| [(e, false), (e, true)]).flat_map(|r| layouts.map(|l| (r, l)));
+    let pixels = s.h_out * s.w_out;
+    let x_channels_last = to_channels_last(x, s.n, s.c_in, s.h * s.w_in);
+    for (i, (((body, entry), par), (x_nhwc, out_nhwc))) in runs.enumerate() {
         let mut scratch = bytes(scratch_len, 1000 + i as u32 + len as u32);
         scratch.extend_from_slice(&[GUARD_BYTE; GUARD]);
         let mut out = vec![GUARD_BYTE; GUARD];
@@ -111,7 +117,7 @@ fn check(s: &Conv2dShape, x: &[u8], packed: &[i8], q: &Requant, what: &str) -> V
         unsafe {
             entry(
                 scratch.as_mut_ptr(),
-                x.as_ptr(),
+                if x_nhwc { x_channels_last.as_ptr() } else { x.as_ptr() },
                 packed.as_ptr(),
                 bias_ptr,
                 q.scale.as_ptr(),
@@ -120,19 +126,21 @@ fn check(s: &Conv2dShape, x: &[u8], packed: &[i8], q: &Requant, what: &str) -> V
                 s,
                 usize::from(q.x_pad),
                 q.scale.len(),
+                x_nhwc,
+                out_nhwc,
                 par,
             );
         }
-        let context = format!("{what}, {body} body, par {par}, {s:?}, {q:?}");
+        let context = format!("{what}, {body} body, par {par}, x_nhwc {x_nhwc}, out_nhwc {out_nhwc}, {s:?}, {q:?}");
         assert!(
             out[..GUARD].iter().chain(&out[GUARD + len..]).all(|&b| b == GUARD_BYTE),
             "wrote outside out: {context}"
         );
         assert!(scratch[scratch_len..].iter().all(|&b| b == GUARD_BYTE), "wrote past the scratch: {context}");
-        let got = &out[GUARD..GUARD + len];
-        if got != want.as_slice() {
+        let written = &out[GUARD..GUARD + len];
+        let got = if out_nhwc { to_channels_first(written, s.n, s.c_out, pixels) } else { written.to_vec() };
+        if got != want {
             let at = got.iter().zip(&want).position(|(a, b)| a != b).unwrap();
-            let pixels = s.h_out * s.w_out;
             let (b, oc, p) = (at / (s.c_out * pixels), at / pixels % s.c_out, at % pixels);
             panic!(
                 "first difference at image {b}, channel {oc}, pixel {p} (oy {}, ox {}): got {}, want {}; {context}",
@@ -144,6 +152,28 @@ fn check(s: &Conv2dShape, x: &[u8], packed: &[i8], q: &Requant, what: &str) -> V
         }
     }
     want
+}
+
+/// `[n, c, pixels]` as `[n, pixels, c]`.
+fn to_channels_last(v: &[u8], n: usize, c: usize, pixels: usize) -> Vec<u8> {
+    assert_eq!(v.len(), n * c * pixels);
+    let mut t = vec![0; v.len()];
+    for (i, &b) in v.iter().enumerate() {
+        let (img, ch, p) = (i / (c * pixels), i / pixels % c, i % pixels);
+        t[(img * pixels + p) * c + ch] = b;
+    }
+    t
+}
+
+/// `[n, pixels, c]` as `[n, c, pixels]`.
+fn to_channels_first(v: &[u8], n: usize, c: usize, pixels: usize) -> Vec<u8> {
+    assert_eq!(v.len(), n * c * pixels);
+    let mut t = vec![0; v.len()];
+    for (i, &b) in v.iter().enumerate() {
+        let (img, p, ch) = (i / (c * pixels), i / c % pixels, i % c);
+        t[(img * c + ch) * pixels + p] = b;
+    }
+    t
 }
 
 /// Every packed slot that holds no weight (an output lane past `c_out` or
@@ -277,6 +307,9 @@ fn matches_the_reference_over_awkward_shapes() {
         ([2, 16, 4, 16, 16, 1, 1, 1, 1, 0, 0, 1, 1], [0, 0]),
         ([1, 35, 5, 40, 20, 3, 3, 1, 1, 1, 1, 1, 1], [1, 1]),
         ([1, 16, 6, 37, 17, 3, 3, 2, 2, 1, 1, 1, 1], [0, 0]),
+        // No padding over whole quads: a channels-last input is read in
+        // place (3x3 valid, and 1x1 with stride 2 above).
+        ([1, 8, 6, 7, 20, 3, 3, 1, 1, 0, 0, 1, 1], [0, 0]),
         // Enough work for the split to give several tasks (3 blocks x 25 tiles).
         ([2, 12, 20, 20, 40, 3, 3, 1, 1, 1, 1, 1, 1], [1, 1]),
         // Empty: no output channels.
@@ -303,6 +336,10 @@ fn depthwise_matches_the_reference_over_awkward_shapes() {
         ([1, 16, 2, 2, 16, 5, 5, 1, 1, 2, 2, 1, 1], [2, 2]),
         // Enough work for several tasks.
         ([1, 64, 20, 20, 64, 3, 3, 1, 1, 1, 1, 1, 1], [1, 1]),
+        // No padding over whole blocks (read in place when channels last);
+        // then 20 channels, whose plane rounds up to 32.
+        ([2, 32, 5, 6, 32, 3, 3, 1, 1, 0, 0, 1, 1], [0, 0]),
+        ([1, 20, 5, 6, 20, 3, 3, 2, 1, 0, 0, 1, 1], [0, 0]),
     ];
     for (i, &(d, trail)) in cases.iter().enumerate() {
         let s = Conv2dShape { groups: d[1], ..shape(d, trail) };
