@@ -105,7 +105,7 @@ fn check(s: &Conv2dShape, x: &[u8], packed: &[i8], q: &Requant, what: &str) -> V
     let layouts = [(false, false), (true, false), (false, true), (true, true)];
     let runs = entries.into_iter().flat_map(|e| [(e, false), (e, true)]).flat_map(|r| layouts.map(|l| (r, l)));
     let pixels = s.h_out * s.w_out;
-    let x_channels_last = to_channels_last(x, s.n, s.c_in, s.h * s.w_in);
+    let x_channels_last = transpose_images(x, s.n, s.c_in, s.h * s.w_in);
     for (i, (((body, entry), par), (x_nhwc, out_nhwc))) in runs.enumerate() {
         let mut scratch = bytes(scratch_len, 1000 + i as u32 + len as u32);
         scratch.extend_from_slice(&[GUARD_BYTE; GUARD]);
@@ -138,7 +138,7 @@ fn check(s: &Conv2dShape, x: &[u8], packed: &[i8], q: &Requant, what: &str) -> V
         );
         assert!(scratch[scratch_len..].iter().all(|&b| b == GUARD_BYTE), "wrote past the scratch: {context}");
         let written = &out[GUARD..GUARD + len];
-        let got = if out_nhwc { to_channels_first(written, s.n, s.c_out, pixels) } else { written.to_vec() };
+        let got = if out_nhwc { transpose_images(written, s.n, pixels, s.c_out) } else { written.to_vec() };
         if got != want {
             let at = got.iter().zip(&want).position(|(a, b)| a != b).unwrap();
             let (b, oc, p) = (at / (s.c_out * pixels), at / pixels % s.c_out, at % pixels);
@@ -154,24 +154,14 @@ fn check(s: &Conv2dShape, x: &[u8], packed: &[i8], q: &Requant, what: &str) -> V
     want
 }
 
-/// `[n, c, pixels]` as `[n, pixels, c]`.
-fn to_channels_last(v: &[u8], n: usize, c: usize, pixels: usize) -> Vec<u8> {
-    assert_eq!(v.len(), n * c * pixels);
+/// Each of `n` images `[rows, cols]` transposed to `[cols, rows]`: NCHW
+/// to channels last with `(c, pixels)`, back with `(pixels, c)`.
+fn transpose_images(v: &[u8], n: usize, rows: usize, cols: usize) -> Vec<u8> {
+    assert_eq!(v.len(), n * rows * cols);
     let mut t = vec![0; v.len()];
     for (i, &b) in v.iter().enumerate() {
-        let (img, ch, p) = (i / (c * pixels), i / pixels % c, i % pixels);
-        t[(img * pixels + p) * c + ch] = b;
-    }
-    t
-}
-
-/// `[n, pixels, c]` as `[n, c, pixels]`.
-fn to_channels_first(v: &[u8], n: usize, c: usize, pixels: usize) -> Vec<u8> {
-    assert_eq!(v.len(), n * c * pixels);
-    let mut t = vec![0; v.len()];
-    for (i, &b) in v.iter().enumerate() {
-        let (img, p, ch) = (i / (c * pixels), i / c % pixels, i % c);
-        t[(img * c + ch) * pixels + p] = b;
+        let (img, r, c) = (i / (rows * cols), i / cols % rows, i % cols);
+        t[(img * cols + c) * rows + r] = b;
     }
     t
 }
