@@ -150,7 +150,7 @@ pub(super) fn chain_channels_last(lowered: &mut Lowered) {
         if !private || readers.len() < 2 || readers[0] != i || !readers[1..].iter().all(|&t| conv_input(t)) {
             continue;
         }
-        for &t in readers.clone().iter() {
+        for &t in readers {
             if let Thunk::QLinearConv2D { out_nhwc, x_nhwc, .. } = &mut lowered.thunks[t].thunk {
                 if t == i {
                     *out_nhwc = true;
