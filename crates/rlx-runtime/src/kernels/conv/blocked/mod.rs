@@ -142,6 +142,10 @@ pub(crate) struct Kernel {
     /// block is half padding: it multiplies only the lower 8 lanes (a
     /// first layer of 6 filters does 2.7x the work otherwise).
     pub(crate) half: Option<&'static Kernel>,
+    /// For a half kernel: the kernel for windows one float apart (an NCHW
+    /// input at stride 1), which packs two pixels' 8 channels into one
+    /// vector and so halves the multiply-adds again.
+    pub(crate) unit_step: Option<&'static Kernel>,
 }
 
 impl Kernel {
@@ -165,6 +169,7 @@ const SCALAR: Kernel = Kernel {
     pair_acc: 28,
     micro: scalar::micro,
     half: None,
+    unit_step: None,
 };
 
 /// The microkernels this CPU can run, best first; scalar is always last.
@@ -395,7 +400,10 @@ pub(crate) unsafe fn run(
         return;
     }
     let kernel = match kernel.half {
-        Some(half) if s.c_out <= B / 2 => half,
+        Some(half) if s.c_out <= B / 2 => match half.unit_step {
+            Some(pairs) if input == Input::Nchw && s.sw == 1 => pairs,
+            _ => half,
+        },
         _ => kernel,
     };
     let plan = Plan::new(kernel, input, s, par);

@@ -8,8 +8,17 @@ use std::arch::aarch64::*;
 use super::{Kernel, Tile, B};
 
 /// The NEON kernel.
-pub(super) const NEON: Kernel =
-    Kernel { name: "neon", max_r: 6, max_acc: 6, max_q: 1, pair_r: 0, pair_acc: 0, micro: micro_neon, half: None };
+pub(super) const NEON: Kernel = Kernel {
+    name: "neon",
+    max_r: 6,
+    max_acc: 6,
+    max_q: 1,
+    pair_r: 0,
+    pair_acc: 0,
+    micro: micro_neon,
+    half: None,
+    unit_step: None,
+};
 
 /// See [`super::Microkernel`].
 ///

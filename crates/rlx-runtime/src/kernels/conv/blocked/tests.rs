@@ -312,6 +312,29 @@ fn window_kinds() {
 }
 
 #[test]
+fn unit_step_half_tiles_pair_pixels() {
+    // At most 8 output channels of an NCHW input at stride 1: two pixels per
+    // vector. Every tile width up to 28 and past it (odd ones end in a
+    // lone pixel), 1 to 3 input channels, padding, dilation, input channel
+    // passes, a residual, two images.
+    for (i, w_out) in [1, 2, 3, 4, 5, 8, 13, 16, 27, 28, 29, 30, 57].into_iter().enumerate() {
+        let s = shape(1 + i % 2, 1 + i % 3, 1 + i % 8, (6, w_out + 4), (5, 5), (1, 1), (0, 0), (0, 0), (1, 1));
+        for act in ACTS {
+            Case::new(s, i % 2 == 0, act, 200 + i as u64).check(&format!("w_out {w_out} {act:?}"));
+        }
+    }
+    let cases = [
+        ("padded", shape(1, 3, 6, (9, 11), (3, 3), (1, 1), (1, 2), (2, 1), (1, 1))),
+        ("dilated", shape(1, 2, 8, (9, 20), (3, 3), (2, 1), (0, 0), (0, 0), (2, 3))),
+        ("passes", shape(1, 40, 8, (9, 9), (7, 7), (1, 1), (3, 3), (3, 3), (1, 1))),
+    ];
+    for (i, (name, s)) in cases.into_iter().enumerate() {
+        Case::new(s, i % 2 == 0, ActKind::Relu, 220 + i as u64).check(name);
+        Case::new(s, true, ActKind::Clip { min: 0.0, max: 6.0 }, 230 + i as u64).with_residual(5).check(name);
+    }
+}
+
+#[test]
 fn empty_outputs_write_nothing() {
     let base = same3(1, 17, 20, (5, 7));
     for s in [Conv2dShape { h_out: 0, ..base }, Conv2dShape { w_out: 0, ..base }, Conv2dShape { n: 0, ..base }] {

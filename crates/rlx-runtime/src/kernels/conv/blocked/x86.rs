@@ -23,6 +23,7 @@ pub(super) const AVX512: Kernel = Kernel {
     pair_acc: 28,
     micro: micro_avx512,
     half: Some(&HALF_AVX512),
+    unit_step: None,
 };
 /// The AVX2+FMA kernel.
 pub(super) const AVX2: Kernel = Kernel {
@@ -34,6 +35,7 @@ pub(super) const AVX2: Kernel = Kernel {
     pair_acc: 0,
     micro: micro_avx2,
     half: Some(&HALF_AVX2),
+    unit_step: None,
 };
 /// The kernels for at most 8 output channels: one 8-lane vector per
 /// pixel, so twice the pixels per tile and half the multiply-adds.
@@ -46,6 +48,23 @@ const HALF_AVX512: Kernel = Kernel {
     pair_acc: 0,
     micro: micro_half_avx512,
     half: None,
+    unit_step: Some(&HALF_PAIRS_AVX512),
+};
+/// The AVX-512 kernel for at most 8 output channels whose pixel windows
+/// are one float apart (an NCHW first layer at stride 1, LeNet's): lane
+/// `2c + e` of a vector holds channel `c` of pixel `2i + e`, so one
+/// 64-bit broadcast serves two pixels and each multiply-add does 16 useful
+/// lanes, not 8.
+const HALF_PAIRS_AVX512: Kernel = Kernel {
+    name: "avx512 half pairs",
+    max_r: 28,
+    max_acc: 28,
+    max_q: 1,
+    pair_r: 0,
+    pair_acc: 0,
+    micro: micro_half_pairs_avx512,
+    half: None,
+    unit_step: None,
 };
 pub(super) const HALF_AVX2: Kernel = Kernel {
     name: "avx2 half",
@@ -56,6 +75,7 @@ pub(super) const HALF_AVX2: Kernel = Kernel {
     pair_acc: 0,
     micro: micro_half_avx2,
     half: None,
+    unit_step: None,
 };
 
 /// Calls `$f::<R, Q, $step, $one, $rows>` for the tile's `(r, q)`, one arm
@@ -408,7 +428,7 @@ macro_rules! half_kernel {
                         }
                     }
                 }
-                finish_half::<R>(acc, t);
+                finish_half(&acc, t);
             }
         }
     };
@@ -416,6 +436,120 @@ macro_rules! half_kernel {
 
 half_kernel!(micro_half_avx2, tile_half_avx2, "avx2,fma", 1 2 3 4 5 6 7 8 9 10 11 12);
 half_kernel!(micro_half_avx512, tile_half_avx512, "avx2,fma,avx512f,avx512vl", 1 2 3 4 5 6 7 8 9 10 11 12 13 14);
+
+/// See [`super::Microkernel`].
+///
+/// # Safety
+///
+/// As [`super::Microkernel`] with `x_step == 1`, `1 <= r <= 28`, `q ==
+/// 1`, `rows == 1`, every weight and bias lane from 8 on zero; the CPU
+/// must have AVX-512F.
+unsafe fn micro_half_pairs_avx512(t: &Tile) {
+    debug_assert_eq!(t.x_step, 1, "pixel windows one float apart");
+    // SAFETY: forwarded contract.
+    unsafe {
+        match t.r {
+            1 => tile_half_pairs::<0, true>(t),
+            2 => tile_half_pairs::<1, false>(t),
+            3 => tile_half_pairs::<1, true>(t),
+            4 => tile_half_pairs::<2, false>(t),
+            5 => tile_half_pairs::<2, true>(t),
+            6 => tile_half_pairs::<3, false>(t),
+            7 => tile_half_pairs::<3, true>(t),
+            8 => tile_half_pairs::<4, false>(t),
+            9 => tile_half_pairs::<4, true>(t),
+            10 => tile_half_pairs::<5, false>(t),
+            11 => tile_half_pairs::<5, true>(t),
+            12 => tile_half_pairs::<6, false>(t),
+            13 => tile_half_pairs::<6, true>(t),
+            14 => tile_half_pairs::<7, false>(t),
+            15 => tile_half_pairs::<7, true>(t),
+            16 => tile_half_pairs::<8, false>(t),
+            17 => tile_half_pairs::<8, true>(t),
+            18 => tile_half_pairs::<9, false>(t),
+            19 => tile_half_pairs::<9, true>(t),
+            20 => tile_half_pairs::<10, false>(t),
+            21 => tile_half_pairs::<10, true>(t),
+            22 => tile_half_pairs::<11, false>(t),
+            23 => tile_half_pairs::<11, true>(t),
+            24 => tile_half_pairs::<12, false>(t),
+            25 => tile_half_pairs::<12, true>(t),
+            26 => tile_half_pairs::<13, false>(t),
+            27 => tile_half_pairs::<13, true>(t),
+            28 => tile_half_pairs::<14, false>(t),
+            r => unreachable!("no {r}-pixel half-pairs tile"),
+        }
+    }
+}
+
+/// `2P` pixels as `P` vectors of two pixels' lower 8 lanes (lane `2c + e`:
+/// channel `c` of pixel `2i + e`), plus one 8-lane vector for a last pixel
+/// when `ODD`. Each lane takes the same multiply-adds in the same order as
+/// in the half tile; stores go through [`finish_half`].
+///
+/// # Safety
+///
+/// As [`micro_half_pairs_avx512`] with `r == 2P + ODD`.
+#[target_feature(enable = "avx2,fma,avx512f")]
+unsafe fn tile_half_pairs<const P: usize, const ODD: bool>(t: &Tile) {
+    let taps = t.kh * t.kw;
+    // Channel `c` to lanes `2c` and `2c + 1`, and back.
+    let spread = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+    let interleave = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    let gather = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    let mut acc = [_mm512_setzero_ps(); P];
+    let mut last = _mm256_setzero_ps();
+    // SAFETY: as in the half tile: lanes 0..8 of pixels `0..r` of block 0
+    // (an 8-byte read at pixel `2i` covers the windows of pixels `2i` and
+    // `2i + 1`, both in the tile); lanes 8..16 in `finish_half`.
+    unsafe {
+        if t.load {
+            for (i, a) in acc.iter_mut().enumerate() {
+                let even = _mm512_castps256_ps512(_mm256_loadu_ps(t.out.add(2 * i * B)));
+                let odd = _mm512_castps256_ps512(_mm256_loadu_ps(t.out.add((2 * i + 1) * B)));
+                *a = _mm512_permutex2var_ps(even, interleave, odd);
+            }
+            if ODD {
+                last = _mm256_loadu_ps(t.out.add(2 * P * B));
+            }
+        } else if !t.bias.is_null() {
+            last = _mm256_loadu_ps(t.bias);
+            acc = [_mm512_permutexvar_ps(spread, _mm512_castps256_ps512(last)); P];
+        }
+        for ci in 0..t.c_in {
+            let xc = t.x.add((ci / B) * t.x_block + (ci % B) * t.x_lane);
+            let mut wp = t.w.add(ci * taps * B);
+            for ki in 0..t.kh {
+                let xr = xc.add(ki * t.x_dh);
+                for kj in 0..t.kw {
+                    let xp = xr.add(kj * t.x_dw);
+                    let wv = _mm256_loadu_ps(wp);
+                    let wide = _mm512_permutexvar_ps(spread, _mm512_castps256_ps512(wv));
+                    for (i, a) in acc.iter_mut().enumerate() {
+                        let two = xp.add(2 * i).cast::<f64>().read_unaligned();
+                        *a = _mm512_fmadd_ps(_mm512_castpd_ps(_mm512_set1_pd(two)), wide, *a);
+                    }
+                    if ODD {
+                        last = _mm256_fmadd_ps(_mm256_broadcast_ss(&*xp.add(2 * P)), wv, last);
+                    }
+                    wp = wp.add(B);
+                }
+            }
+        }
+        // One 8-lane vector per pixel, in registers until `finish_half`
+        // (a loop of calls over `acc` would keep it in memory).
+        let mut pixels = [_mm256_setzero_ps(); 28];
+        for (i, &a) in acc.iter().enumerate() {
+            let split = _mm512_castps_pd(_mm512_permutexvar_ps(gather, a));
+            pixels[2 * i] = _mm256_castpd_ps(_mm512_castpd512_pd256(split));
+            pixels[2 * i + 1] = _mm256_castpd_ps(_mm512_extractf64x4_pd(split, 1));
+        }
+        if ODD {
+            pixels[2 * P] = last;
+        }
+        finish_half(&pixels[..2 * P + usize::from(ODD)], t);
+    }
+}
 
 /// Stores a half tile's lower lanes and the upper lanes' start values,
 /// each plus the residual, clamped.
@@ -425,7 +559,7 @@ half_kernel!(micro_half_avx512, tile_half_avx512, "avx2,fma,avx512f,avx512vl", 1
 /// As the half tile's kernel for the same tile.
 #[target_feature(enable = "avx2,fma")]
 #[inline(never)]
-unsafe fn finish_half<const R: usize>(acc: [__m256; R], t: &Tile) {
+unsafe fn finish_half(acc: &[__m256], t: &Tile) {
     let clamp = t.clamp.map(|(floor, ceil)| (_mm256_set1_ps(floor), _mm256_set1_ps(ceil)));
     // SAFETY: the tile's outputs, bias and residual at their offsets.
     unsafe {

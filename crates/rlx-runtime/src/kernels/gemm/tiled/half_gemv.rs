@@ -15,11 +15,13 @@ use std::arch::x86_64::*;
 use rlx_core::pack::PANEL;
 use rlx_core::ActKind;
 
-use super::{Init, KC, WIDE_PANELS};
+use super::{Init, KC};
 use crate::threads::par_for;
 
-/// Columns of one task: a group of [`WIDE_PANELS`] panels.
-const GROUP: usize = WIDE_PANELS * PANEL;
+/// Panels of one task.
+const GROUP_PANELS: usize = 4;
+/// Columns of one task.
+const GROUP: usize = GROUP_PANELS * PANEL;
 /// Rows a kernel takes at most.
 const MAX_ROWS: usize = 2;
 
@@ -39,7 +41,7 @@ pub(super) struct HalfTile {
     init: Init,
 }
 
-/// A kernel over `panels` (1 to [`WIDE_PANELS`]) full panels.
+/// A kernel over `panels` (1 to [`GROUP_PANELS`]) full panels.
 ///
 /// # Safety
 ///

@@ -105,19 +105,34 @@ pub(crate) struct Kernel {
     /// Rows per call (at most [`MAX_MR`]).
     pub(crate) mr: usize,
     pub(crate) micro: Microkernel,
-    /// For strips of at most `.0` rows (a product of one or two rows, a
-    /// GEMV), a kernel over [`WIDE_PANELS`] full panels at once: a single
-    /// row has too few accumulators per panel to hide the FMA latency.
-    pub(crate) wide: Option<(usize, Microkernel)>,
+    /// The kernel for strips of one or two rows (a GEMV).
+    pub(crate) wide: Option<Wide>,
     /// A kernel over two full panels at once (`Tile::cols == 2 * PANEL`,
     /// panel 1 at `b + panel_stride`), up to `mr` rows: twice the
     /// accumulators, so each load of `a` feeds two multiply-adds.
     pub(crate) pair: Option<Microkernel>,
 }
 
-/// Panels per call of a wide kernel (`Tile::cols == WIDE_PANELS * PANEL`,
-/// panel `q` at `b + q * panel_stride`).
-pub(crate) const WIDE_PANELS: usize = 4;
+/// A kernel over several panels at once for strips of at most `rows`
+/// rows: a single row has too few accumulators per panel to hide the FMA
+/// latency (one panel's `k` steps are one dependent chain), so it takes
+/// up to `panels` panels' chains side by side.
+///
+/// Its microkernel takes `rows <= Wide::rows` and `cols` in `1..=panels *
+/// PANEL`: it reads `cols.div_ceil(PANEL)` panels (panel `q` at `b + q *
+/// panel_stride`, the last one maybe partial: padded in `B`, so read in
+/// full) and stores `cols` columns.
+#[derive(Clone, Copy)]
+pub(crate) struct Wide {
+    pub(crate) rows: usize,
+    pub(crate) panels: usize,
+    pub(crate) micro: Microkernel,
+}
+
+/// The most panels a [`Wide`] kernel takes.
+pub(crate) const MAX_WIDE_PANELS: usize = 8;
+/// The most rows a [`Wide`] kernel takes.
+const MAX_WIDE_ROWS: usize = 2;
 
 const SCALAR: Kernel = Kernel { name: "scalar", mr: scalar::MR, micro: scalar::micro, wide: None, pair: None };
 
@@ -132,7 +147,7 @@ pub(crate) fn supported_kernels() -> Vec<Kernel> {
                 name: "avx512",
                 mr: x86::MR_AVX512,
                 micro: x86::micro_avx512,
-                wide: Some((2, x86::wide_avx512)),
+                wide: Some(Wide { rows: 2, panels: 8, micro: x86::wide_avx512 }),
                 pair: Some(x86::pair_avx512),
             });
         }
@@ -141,7 +156,7 @@ pub(crate) fn supported_kernels() -> Vec<Kernel> {
                 name: "avx2",
                 mr: x86::MR_AVX2,
                 micro: x86::micro_avx2,
-                wide: Some((1, x86::wide_avx2)),
+                wide: Some(Wide { rows: 1, panels: 4, micro: x86::wide_avx2 }),
                 pair: None,
             });
         }
@@ -152,7 +167,7 @@ pub(crate) fn supported_kernels() -> Vec<Kernel> {
             name: "neon",
             mr: neon::MR_NEON,
             micro: neon::micro_neon,
-            wide: Some((1, neon::wide_neon)),
+            wide: Some(Wide { rows: 1, panels: 4, micro: neon::wide_neon }),
             pair: None,
         });
     }
@@ -307,7 +322,7 @@ pub(crate) unsafe fn packed_gemm_half(
     // widens 64 steps of `k` at a time: four panels' slice is then 16 KiB
     // and stays in L1 between the widening and the microkernel, where a
     // full 64 KiB pass would go through L2 twice per weight.
-    let pass = if m <= kernel().wide.map_or(1, |(rows, _)| rows) { SHORT_PASS } else { KC };
+    let pass = if m <= kernel().wide.map_or(1, |w| w.rows) { SHORT_PASS } else { KC };
     // SAFETY: forwarded contract; `produce` writes every value of each
     // slice's panels (packed panels are full width).
     unsafe { run_produced_passes(kernel(), &g, &produce, pass, par) }
@@ -456,16 +471,18 @@ pub(crate) unsafe fn run(kernel: &Kernel, g: &Gemm, par: bool) {
     let strips = g.m.div_ceil(kernel.mr);
     let mr = g.m.div_ceil(strips);
     let row_tasks = strips.div_ceil(TASK_ROWS);
-    let tasks = row_tasks * g.n.div_ceil(PANEL).div_ceil(TASK_PANELS);
+    // A GEMV-like product's task is one call of the wide kernel.
+    let task_panels = kernel.wide.filter(|w| mr <= w.rows).map_or(TASK_PANELS, |w| w.panels);
+    let tasks = row_tasks * g.n.div_ceil(PANEL).div_ceil(task_panels);
     // Panel-group major: consecutive tasks (one thread's share) reuse the
     // same columns of `B` from L2 and walk down `a`.
     let work = |first: usize, count: usize| {
         for task in first..first + count {
             let (pg, rg) = (task / row_tasks, task % row_tasks);
             let i_start = rg * TASK_ROWS * mr;
-            let j_start = pg * TASK_PANELS * PANEL;
+            let j_start = pg * task_panels * PANEL;
             let rows = i_start..(i_start + TASK_ROWS * mr).min(g.m);
-            let cols = j_start..(j_start + TASK_PANELS * PANEL).min(g.n);
+            let cols = j_start..(j_start + task_panels * PANEL).min(g.n);
             // SAFETY: the task's tiles lie inside `g`'s extents, and
             // different tasks write disjoint tiles of `c`.
             unsafe { run_task(kernel, g, mr, rows, cols, None) }
@@ -575,15 +592,15 @@ unsafe fn run_task(
         if let Some((produce, _)) = produce {
             produce(p0, kc, cols.clone(), local.as_mut_ptr().cast());
         }
-        // A GEMV-like strip over a task's full group of panels takes one
-        // wide call instead of one call per panel.
-        let wide = kernel.wide.filter(|&(rows, _)| mr <= rows && j_end - j_start == WIDE_PANELS * PANEL);
+        // A GEMV-like strip takes wide calls over all of the task's panels
+        // instead of one call per panel.
+        let wide = kernel.wide.filter(|w| mr <= w.rows);
         let mut j0 = j_start;
         while j0 < j_end {
-            // The widest kernel that fits: the wide one over the whole
-            // group, a pair of full panels, else one (maybe narrow) panel.
+            // The widest kernel that fits: the wide one, a pair of full
+            // panels, else one (maybe narrow) panel.
             let (micro, step) = match (wide, kernel.pair) {
-                (Some((_, f)), _) => (f, WIDE_PANELS * PANEL),
+                (Some(w), _) => (w.micro, w.panels * PANEL),
                 (None, Some(f)) if j_end - j0 >= 2 * PANEL => (f, 2 * PANEL),
                 _ => (kernel.micro, PANEL),
             };
@@ -603,7 +620,7 @@ unsafe fn run_task(
                 };
                 let tile = Tile {
                     rows: mr.min(g.m - i0),
-                    cols: step.min(g.n - j0),
+                    cols: step.min(j_end - j0),
                     kc,
                     // SAFETY: row `i0`, column `p0` of `a`.
                     a: unsafe { g.a.add(i0 * g.lda + p0) },
@@ -616,7 +633,7 @@ unsafe fn run_task(
                     init,
                 };
                 // SAFETY: the tile is inside the extents (see above); a
-                // wide tile spans the group's four full panels, a pair two.
+                // pair spans two full panels.
                 unsafe { micro(&tile) };
             }
             j0 += step;
@@ -710,6 +727,45 @@ pub(crate) unsafe fn narrow_tile(full: Microkernel, t: &Tile) {
         full(&local);
         for r in 0..t.rows {
             std::ptr::copy_nonoverlapping(c_tile.as_ptr().add(r * PANEL), t.c.add(r * t.ldc), t.cols);
+        }
+    }
+}
+
+/// Runs a wide kernel's tile whose last panel is partial (`t.cols` not a
+/// multiple of [`PANEL`]) as full panels over local copies of `c` and the
+/// column bias; `B` is padded to whole panels, so it is read in place.
+///
+/// # Safety
+///
+/// As [`Wide`]'s microkernel with `t.rows <= MAX_WIDE_ROWS` and `t.cols <=
+/// MAX_WIDE_PANELS * PANEL`; `full` must handle `cols ==
+/// t.cols.div_ceil(PANEL) * PANEL`.
+pub(crate) unsafe fn narrow_wide(full: Microkernel, t: &Tile) {
+    const WIDTH: usize = MAX_WIDE_PANELS * PANEL;
+    let mut c_tile = [0.0f32; MAX_WIDE_ROWS * WIDTH];
+    let mut bias_tile = [0.0f32; WIDTH];
+    // SAFETY: only the caller's `rows x cols` of `c` and `cols` (or
+    // `rows`) of the bias are read or written; the local arrays hold the
+    // full panels.
+    unsafe {
+        let init = match t.init {
+            Init::Load => {
+                for r in 0..t.rows {
+                    std::ptr::copy_nonoverlapping(t.c.add(r * t.ldc), c_tile.as_mut_ptr().add(r * WIDTH), t.cols);
+                }
+                Init::Load
+            }
+            Init::ColBias(bias) => {
+                std::ptr::copy_nonoverlapping(bias, bias_tile.as_mut_ptr(), t.cols);
+                Init::ColBias(bias_tile.as_ptr())
+            }
+            other => other,
+        };
+        let cols = t.cols.div_ceil(PANEL) * PANEL;
+        let local = Tile { cols, c: c_tile.as_mut_ptr(), ldc: WIDTH, init, ..*t };
+        full(&local);
+        for r in 0..t.rows {
+            std::ptr::copy_nonoverlapping(c_tile.as_ptr().add(r * WIDTH), t.c.add(r * t.ldc), t.cols);
         }
     }
 }

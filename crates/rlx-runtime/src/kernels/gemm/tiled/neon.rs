@@ -7,7 +7,7 @@ use std::arch::aarch64::*;
 
 use rlx_core::pack::PANEL;
 
-use super::{narrow_tile, Init, Tile, WIDE_PANELS};
+use super::{narrow_tile, narrow_wide, Init, Tile};
 
 /// Rows per call.
 pub(super) const MR_NEON: usize = 6;
@@ -86,23 +86,43 @@ unsafe fn tile<const R: usize>(t: &Tile) {
     }
 }
 
-/// A wide kernel for one row (see `super::Kernel::wide`): four full panels
-/// as sixteen 4-lane accumulators.
+/// A wide kernel (see [`super::Wide`]) for one row: up to four panels as
+/// up to sixteen 4-lane accumulators.
 ///
 /// # Safety
 ///
-/// As [`super::Microkernel`] with `rows == 1`, `cols == WIDE_PANELS *
-/// PANEL` and panel `q` at `b + q * panel_stride`; the CPU must support
-/// NEON.
-#[target_feature(enable = "neon")]
+/// As [`super::Wide`]'s microkernel with `rows == 1` and `cols <= 4 *
+/// PANEL`; the CPU must support NEON.
 pub(super) unsafe fn wide_neon(t: &Tile) {
+    // SAFETY: forwarded contract; a partial last panel goes through local
+    // copies.
+    unsafe {
+        if !t.cols.is_multiple_of(PANEL) {
+            return narrow_wide(wide_neon, t);
+        }
+        match t.cols / PANEL {
+            1 => row_neon::<4>(t),
+            2 => row_neon::<8>(t),
+            3 => row_neon::<12>(t),
+            4 => row_neon::<16>(t),
+            _ => unreachable!("wide NEON tiles are 1..=4 panels"),
+        }
+    }
+}
+
+/// One row by `V / 4` full panels as `V` 4-lane accumulators.
+///
+/// # Safety
+///
+/// As [`wide_neon`] with `cols == V / 4 * PANEL`.
+#[target_feature(enable = "neon")]
+unsafe fn row_neon<const V: usize>(t: &Tile) {
     let Tile { kc, a, b, panel_stride, c, init, .. } = *t;
-    const V: usize = 4 * WIDE_PANELS;
     // Vector `v` covers columns `4v..4v + 4`: panel `v / 4`, quarter `v % 4`.
     let offset = |v: usize| (v / 4) * panel_stride + (v % 4) * 4;
     let mut acc = [vdupq_n_f32(0.0); V];
-    // SAFETY: one row of `a` and `c`, `kc` rows of four panels, 64 columns
-    // (or one row) of bias: the caller's extents.
+    // SAFETY: one row of `a` and `c`, `kc` rows of `V / 4` panels, `4V`
+    // columns (or one row) of bias: the caller's extents.
     unsafe {
         for (v, x) in acc.iter_mut().enumerate() {
             *x = match init {

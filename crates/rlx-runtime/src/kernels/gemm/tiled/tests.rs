@@ -79,11 +79,22 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (3, 0, 5),
     (0, 4, 3),
     (4, 5, 0),
-    // One or two rows over full groups of four panels: the wide kernels.
+    // One or two rows: the wide kernels, over every panel count up to a
+    // task's (AVX-512: 8), full and partial last panels, `k` across a
+    // pass, and more panels than one task.
     (1, 300, 70),
     (2, 40, 128),
     (1, 0, 64),
     (2, 257, 200),
+    (1, 400, 120),
+    (2, 120, 84),
+    (1, 5, 8),
+    (2, 3, 16),
+    (1, 9, 32),
+    (2, 17, 48),
+    (1, 260, 112),
+    (2, 33, 129),
+    (1, 7, 300),
     // Pairs of full panels: with a single panel after them, over `k`
     // passes, and for a short strip beside a group that is not full.
     (12, 300, 96),

@@ -8,7 +8,7 @@ use std::arch::x86_64::*;
 
 use rlx_core::pack::PANEL;
 
-use super::{narrow_tile, Init, Tile, WIDE_PANELS};
+use super::{narrow_tile, narrow_wide, Init, Tile};
 
 /// Rows per AVX2 call.
 pub(super) const MR_AVX2: usize = 6;
@@ -155,20 +155,38 @@ unsafe fn tile_avx512<const R: usize>(t: &Tile) {
     }
 }
 
-/// A wide kernel (see `super::Kernel::wide`): `rows <= 2` rows by four
-/// full panels, four or eight accumulators.
+/// A wide kernel (see [`super::Wide`]): `rows <= 2` rows by up to eight
+/// panels, eight to sixteen accumulators.
 ///
 /// # Safety
 ///
-/// As [`super::Microkernel`] with `cols == WIDE_PANELS * PANEL` and panel
-/// `q` at `b + q * panel_stride`; the CPU must support AVX-512F.
+/// As [`super::Wide`]'s microkernel with `rows <= 2` and `cols <= 8 *
+/// PANEL`; the CPU must support AVX-512F.
 pub(super) unsafe fn wide_avx512(t: &Tile) {
-    // SAFETY: forwarded contract.
+    // SAFETY: forwarded contract; a partial last panel goes through local
+    // copies.
     unsafe {
-        match t.rows {
-            1 => panels_avx512::<1, WIDE_PANELS>(t),
-            2 => panels_avx512::<2, WIDE_PANELS>(t),
-            _ => unreachable!("wide rows are 1..=2"),
+        if !t.cols.is_multiple_of(PANEL) {
+            return narrow_wide(wide_avx512, t);
+        }
+        match (t.rows, t.cols / PANEL) {
+            (1, 1) => panels_avx512::<1, 1>(t),
+            (1, 2) => panels_avx512::<1, 2>(t),
+            (1, 3) => panels_avx512::<1, 3>(t),
+            (1, 4) => panels_avx512::<1, 4>(t),
+            (1, 5) => panels_avx512::<1, 5>(t),
+            (1, 6) => panels_avx512::<1, 6>(t),
+            (1, 7) => panels_avx512::<1, 7>(t),
+            (1, 8) => panels_avx512::<1, 8>(t),
+            (2, 1) => panels_avx512::<2, 1>(t),
+            (2, 2) => panels_avx512::<2, 2>(t),
+            (2, 3) => panels_avx512::<2, 3>(t),
+            (2, 4) => panels_avx512::<2, 4>(t),
+            (2, 5) => panels_avx512::<2, 5>(t),
+            (2, 6) => panels_avx512::<2, 6>(t),
+            (2, 7) => panels_avx512::<2, 7>(t),
+            (2, 8) => panels_avx512::<2, 8>(t),
+            _ => unreachable!("wide tiles are 1..=2 rows by 1..=8 panels"),
         }
     }
 }
@@ -243,20 +261,43 @@ unsafe fn panels_avx512<const R: usize, const Q: usize>(t: &Tile) {
     }
 }
 
-/// A wide kernel for one row: four full panels as eight 8-lane
-/// accumulators.
+/// A wide kernel (see [`super::Wide`]) for one row: up to four panels as
+/// up to eight 8-lane accumulators.
 ///
 /// # Safety
 ///
-/// As [`wide_avx512`] with `rows == 1`; the CPU must support AVX2 and FMA.
-#[target_feature(enable = "avx2,fma")]
+/// As [`super::Wide`]'s microkernel with `rows == 1` and `cols <= 4 *
+/// PANEL`; the CPU must support AVX2 and FMA.
 pub(super) unsafe fn wide_avx2(t: &Tile) {
+    // SAFETY: forwarded contract; a partial last panel goes through local
+    // copies.
+    unsafe {
+        if !t.cols.is_multiple_of(PANEL) {
+            return narrow_wide(wide_avx2, t);
+        }
+        match t.cols / PANEL {
+            1 => row_avx2::<2>(t),
+            2 => row_avx2::<4>(t),
+            3 => row_avx2::<6>(t),
+            4 => row_avx2::<8>(t),
+            _ => unreachable!("wide AVX2 tiles are 1..=4 panels"),
+        }
+    }
+}
+
+/// One row by `V / 2` full panels as `V` 8-lane accumulators.
+///
+/// # Safety
+///
+/// As [`wide_avx2`] with `cols == V / 2 * PANEL`.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn row_avx2<const V: usize>(t: &Tile) {
     let Tile { kc, a, b, panel_stride, c, init, .. } = *t;
-    const V: usize = 2 * WIDE_PANELS;
     // Vector `v` covers columns `8v..8v + 8`: panel `v / 2`, half `v % 2`.
     let offset = |v: usize| (v / 2) * panel_stride + (v % 2) * 8;
     let mut acc = [_mm256_setzero_ps(); V];
-    // SAFETY: as in `wide_tile_avx512` for one row.
+    // SAFETY: one row of `a` and `c`, `kc` rows of `V / 2` panels, `8V`
+    // columns (or one row) of bias: the caller's extents.
     unsafe {
         for (v, x) in acc.iter_mut().enumerate() {
             *x = match init {
