@@ -32,7 +32,7 @@ struct Args {
     /// Time N runs after warm-up and print the median and p90 latency.
     #[arg(long, value_name = "N")]
     bench: Option<usize>,
-    /// Print a per-thunk time table (binaries built with the `profile` feature).
+    /// Print a per-thunk time table over 20 runs, or `--bench N` runs (binaries built with the `profile` feature).
     #[arg(long)]
     profile: bool,
     /// Print the model's inputs, outputs and sizes, then exit.
@@ -145,10 +145,10 @@ fn run<M: GeneratedModel>(args: &Args) -> Result<(), CliError> {
         outputs.push((find(info.outputs, name, "output")?, path));
     }
 
-    if let Some(n) = args.bench {
+    if args.profile {
+        profile(&mut model, &info, args.bench.unwrap_or(PROFILE_RUNS).max(1));
+    } else if let Some(n) = args.bench {
         bench(&mut model, n.max(1));
-    } else if args.profile {
-        profile(&mut model, &info);
     } else {
         model.run();
     }
@@ -240,11 +240,13 @@ fn bench<M: GeneratedModel>(model: &mut M, n: usize) {
     );
 }
 
-fn profile<M: GeneratedModel>(model: &mut M, info: &ModelInfo) {
-    const RUNS: usize = 20;
+/// Runs `--profile` times without `--bench N`.
+const PROFILE_RUNS: usize = 20;
+
+fn profile<M: GeneratedModel>(model: &mut M, info: &ModelInfo, runs: usize) {
     model.run();
     crate::profile::take();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         model.run();
     }
     let totals = crate::profile::take();
@@ -258,11 +260,11 @@ fn profile<M: GeneratedModel>(model: &mut M, info: &ModelInfo) {
             i,
             t.kind,
             t.line,
-            d.as_secs_f64() * 1e6 / RUNS as f64,
+            d.as_secs_f64() * 1e6 / runs as f64,
             pct
         );
     }
-    println!("total {:.3} ms/run over {RUNS} runs", all.as_secs_f64() * 1e3 / RUNS as f64);
+    println!("total {:.3} ms/run over {runs} runs", all.as_secs_f64() * 1e3 / runs as f64);
 }
 
 #[cfg(test)]

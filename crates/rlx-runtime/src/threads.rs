@@ -1,7 +1,7 @@
 //! The thread pool: a rayon pool whose size is set once by API or by
 //! `RLX_NUM_THREADS`, and a `par_for` that splits a range over it.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 static REQUESTED: AtomicUsize = AtomicUsize::new(0);
@@ -248,14 +248,23 @@ pub fn num_threads() -> usize {
 /// when more than one thread is configured. Chunks hold at least
 /// `min_chunk` items, so tiny ranges stay on one thread.
 ///
-/// Every worker claims the next chunk, in index order, from one shared
-/// counter until none is left, so chunks of uneven cost balance at the end
-/// of the range. Splitting the range into fixed halves did not: a
-/// convolution's nine tasks of 192, 192, 8, 192, 192, 8, 96, 96 and 4
-/// units ran as 584 + 396 (`rayon::join` halves, then stealing whole
-/// leaves) where claiming gives 492 + 488. Chunk edges depend only on `n`,
-/// `min_chunk` and the thread count, never on timing; kernels give the
-/// same bits for any chunking anyway.
+/// The chunks are dealt out in contiguous shares, one per worker, in
+/// worker order (the calling worker, which runs the model, has the
+/// first). A worker claims its own share's chunks from the front; once
+/// it is empty it takes chunks from the back of the others' shares. So:
+///
+/// - uneven chunks still balance at the end of the range (fixed halves did
+///   not: a convolution's nine tasks of 192, 192, 8, 192, 192, 8, 96, 96
+///   and 4 units ran as 584 + 396 where claiming gives 492 + 488);
+/// - on an even load each worker runs the same contiguous part of every
+///   kernel's range, so when one kernel reads what the previous one wrote
+///   (a depthwise convolution's channel blocks after the pointwise one
+///   that wrote them) the data is mostly in the reader's own cache. A
+///   single shared counter dealt chunks to whichever worker asked first,
+///   and half of each input crossed between cores.
+///
+/// Chunk edges depend only on `n`, `min_chunk` and the thread count, never
+/// on timing; kernels give the same bits for any chunking anyway.
 pub fn par_for(n: usize, min_chunk: usize, f: &(dyn Fn(usize, usize) + Sync)) {
     if n == 0 {
         return;
@@ -266,32 +275,91 @@ pub fn par_for(n: usize, min_chunk: usize, f: &(dyn Fn(usize, usize) + Sync)) {
         f(0, n);
         return;
     }
-    // Eight chunks per thread: claims are one atomic add each, and a
+    // Sixteen chunks per thread: claims are one atomic operation each, and a
     // kernel that made a few tasks per thread gets one task per chunk.
-    let chunks = (threads * 8).min(n.div_ceil(min_chunk)).max(1);
-    let chunk = n.div_ceil(chunks);
-    let next = AtomicUsize::new(0);
-    let claim = || loop {
-        let start = next.fetch_add(chunk, Ordering::Relaxed);
-        if start >= n {
-            break;
+    let chunk = n.div_ceil((threads * 16).min(n.div_ceil(min_chunk)).max(1));
+    let shares = Shares::new(n.div_ceil(chunk), threads.min(MAX_SHARES));
+    let run = |share: usize| {
+        let own = share % shares.count;
+        let claim = |c: usize| f(c * chunk, chunk.min(n - c * chunk));
+        while let Some(c) = shares.take_front(own) {
+            claim(c);
         }
-        f(start, chunk.min(n - start));
+        for other in (1..shares.count).map(|d| (own + d) % shares.count) {
+            while let Some(c) = shares.take_back(other) {
+                claim(c);
+            }
+        }
     };
     // `join`, not `scope` + `spawn`: its jobs live on the stack, so a
     // parallel kernel allocates nothing per call.
-    pool().install(|| fan_out(threads, &claim));
+    pool().install(|| fan_out(0, threads, &run));
 }
 
-/// Runs `work` on up to `workers` pool threads at once (the calling one
-/// included): each `join` offers its second half to an idle worker, and
-/// one that is never taken runs after the first, finding nothing left.
-fn fan_out(workers: usize, work: &(dyn Fn() + Sync)) {
+/// The most shares [`par_for`] deals (more workers share them).
+const MAX_SHARES: usize = 64;
+
+/// `count` contiguous shares of `chunks` chunk indices, each an atomic
+/// `[front, back)` pair packed in one word so the owner (front) and
+/// thieves (back) never take the same chunk. On the stack: no allocation.
+struct Shares {
+    count: usize,
+    ranges: [AtomicU64; MAX_SHARES],
+}
+
+impl Shares {
+    fn new(chunks: usize, count: usize) -> Shares {
+        let ranges = std::array::from_fn(|i| {
+            let (front, back) = (chunks * i / count, chunks * (i + 1) / count);
+            AtomicU64::new(Self::pack(front, back))
+        });
+        Shares { count, ranges }
+    }
+
+    fn pack(front: usize, back: usize) -> u64 {
+        // Chunk counts are at most `threads * 16`, far below 2^32.
+        ((back as u64) << 32) | front as u64
+    }
+
+    /// Takes the first chunk left in share `i`.
+    fn take_front(&self, i: usize) -> Option<usize> {
+        self.take(i, |front, back| (front, Self::pack(front + 1, back)))
+    }
+
+    /// Takes the last chunk left in share `i`.
+    fn take_back(&self, i: usize) -> Option<usize> {
+        self.take(i, |front, back| (back - 1, Self::pack(front, back - 1)))
+    }
+
+    /// `pick(front, back)` gives the chunk taken and the share's new
+    /// state, for a share with chunks left.
+    fn take(&self, i: usize, pick: impl Fn(usize, usize) -> (usize, u64)) -> Option<usize> {
+        let range = &self.ranges[i];
+        let mut now = range.load(Ordering::Relaxed);
+        loop {
+            let (front, back) = ((now & 0xffff_ffff) as usize, (now >> 32) as usize);
+            if front >= back {
+                return None;
+            }
+            let (chunk, next) = pick(front, back);
+            match range.compare_exchange_weak(now, next, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some(chunk),
+                Err(seen) => now = seen,
+            }
+        }
+    }
+}
+
+/// Runs `work(i)` for `i` in `first..first + workers`, on up to `workers`
+/// pool threads at once: `work(first)` on the calling one, the rest as the
+/// second halves of `join`s, each offered to an idle worker; one that is
+/// never taken runs after the first half, finding nothing left.
+fn fan_out(first: usize, workers: usize, work: &(dyn Fn(usize) + Sync)) {
     if workers <= 1 {
-        work();
+        work(first);
     } else {
         let half = workers / 2;
-        rayon::join(|| fan_out(workers - half, work), || fan_out(half, work));
+        rayon::join(|| fan_out(first, workers - half, work), || fan_out(first + workers - half, half, work));
     }
 }
 
@@ -325,8 +393,34 @@ mod tests {
     }
 
     #[test]
+    fn shares_hand_out_every_chunk_once_from_both_ends() {
+        for (chunks, count) in [(1, 2), (16, 2), (7, 3), (3, 4), (0, 2), (1000, 64)] {
+            let shares = Shares::new(chunks, count);
+            let mut seen = vec![0; chunks];
+            // Owners and thieves interleaved: front of share 0, back of the
+            // last, and so on until nothing is left.
+            loop {
+                let mut took = false;
+                for i in 0..count {
+                    for c in [shares.take_front(i), shares.take_back(count - 1 - i)].into_iter().flatten() {
+                        seen[c] += 1;
+                        took = true;
+                    }
+                }
+                if !took {
+                    break;
+                }
+            }
+            assert!(seen.iter().all(|&k| k == 1), "chunks {chunks} shares {count}: {seen:?}");
+        }
+        // Contiguous shares in order: share 0 starts at chunk 0.
+        let shares = Shares::new(16, 2);
+        assert_eq!((shares.take_front(0), shares.take_front(1), shares.take_back(0)), (Some(0), Some(8), Some(7)));
+    }
+
+    #[test]
     fn par_for_covers_the_range_once() {
-        for (n, min_chunk) in [(1, 1), (9, 1), (100, 7), (1000, 1), (5, 10), (4097, 3)] {
+        for (n, min_chunk) in [(1, 1), (9, 1), (100, 7), (1000, 1), (5, 10), (4097, 3), (100_000, 1)] {
             let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
             par_for(n, min_chunk, &|start, len| {
                 for h in &hits[start..start + len] {
