@@ -245,8 +245,9 @@ pub fn num_threads() -> usize {
 }
 
 /// Calls `f(start, len)` over disjoint chunks covering `0..n`, in parallel
-/// when more than one thread is configured. Chunks hold at least
-/// `min_chunk` items, so tiny ranges stay on one thread.
+/// when more than one thread is configured. A range of at most
+/// `min_chunk` items stays on one thread; longer ones are cut into chunks
+/// of about `min_chunk` or more, as many as a multiple of the threads.
 ///
 /// The chunks are dealt out in contiguous shares, one per worker, in
 /// worker order (the calling worker, which runs the model, has the
@@ -276,8 +277,12 @@ pub fn par_for(n: usize, min_chunk: usize, f: &(dyn Fn(usize, usize) + Sync)) {
         return;
     }
     // Sixteen chunks per thread: claims are one atomic operation each, and a
-    // kernel that made a few tasks per thread gets one task per chunk.
-    let chunk = n.div_ceil((threads * 16).min(n.div_ceil(min_chunk)).max(1));
+    // kernel that made a few tasks per thread gets one task per chunk. A
+    // multiple of the thread count (chunks a little under `min_chunk` if
+    // need be), so the shares are even: 49,152 floats at 16,384 per chunk
+    // were three chunks, one share of one and one of two.
+    let chunks = (threads * 16).min(n.div_ceil(min_chunk)).next_multiple_of(threads).min(n);
+    let chunk = n.div_ceil(chunks);
     let shares = Shares::new(n.div_ceil(chunk), threads.min(MAX_SHARES));
     let run = |share: usize| {
         let own = share % shares.count;

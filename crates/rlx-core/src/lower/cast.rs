@@ -1,10 +1,14 @@
 //! Casts: each named kind has its entry; `CastGeneric` takes the SIMD
-//! entry for f32 <-> f16/bf16 and the generic element loop otherwise.
+//! entry for f32 <-> f16/bf16 and the generic element loop otherwise. The
+//! casts around a quantized product (f32 to u8/i8, i32 to f32) split over
+//! the pool: on two threads each then converts the half of the rows its
+//! own core just wrote.
 
 use super::not_in_family;
 use crate::call::{CastElem, KernelCall as K};
 use crate::dtype::DType;
 use crate::operand::Operand;
+use crate::plan::parallel;
 use crate::thunk::Thunk;
 
 pub(super) fn lower(t: &Thunk<Operand>) -> K {
@@ -25,7 +29,7 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
         Thunk::CastF32ToI32 { src, dst, len } => K::CastF32ToI32 { src, dst, len },
         Thunk::CastI64ToF32 { src, dst, len } => K::CastI64ToF32 { src, dst, len },
         Thunk::CastBoolToI32 { src, dst, len } => K::CastBoolToI32 { src, dst, len },
-        Thunk::CastI32ToF32 { src, dst, len } => K::CastI32ToF32 { src, dst, len },
+        Thunk::CastI32ToF32 { src, dst, len } => K::CastI32ToF32 { src, dst, len, par: parallel(len) },
         Thunk::CastI32ToI64 { src, dst, len } => K::CastI32ToI64 { src, dst, len },
         Thunk::CastI32ToBool { src, dst, len } => K::CastI32ToBool { src, dst, len },
         Thunk::CastI64ToBool { src, dst, len } => K::CastI64ToBool { src, dst, len },
@@ -34,8 +38,8 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
         Thunk::CastF32ToBool { src, dst, len } => K::CastF32ToBool { src, dst, len },
         Thunk::CastGeneric { src, dst, len, src_dtype, dst_dtype } => match (src_dtype, dst_dtype) {
             (DType::F32, DType::F16) => K::CastF32ToF16 { src, dst, len },
-            (DType::F32, DType::U8) => K::CastF32ToU8 { src, dst, len },
-            (DType::F32, DType::I8) => K::CastF32ToI8 { src, dst, len },
+            (DType::F32, DType::U8) => K::CastF32ToU8 { src, dst, len, par: parallel(len) },
+            (DType::F32, DType::I8) => K::CastF32ToI8 { src, dst, len, par: parallel(len) },
             (DType::F16, DType::F32) => K::CastF16ToF32 { src, dst, len },
             (DType::F32, DType::Bf16) => K::CastF32ToBf16 { src, dst, len },
             (DType::Bf16, DType::F32) => K::CastBf16ToF32 { src, dst, len },

@@ -23,6 +23,8 @@ use half::{bf16, f16};
 #[cfg(test)]
 use rlx_core::DType;
 
+use crate::kernels::elementwise::par::SyncPtr;
+
 pub use scalar::{cast_slice, Bool, CastTo};
 
 /// Generates a named entry over [`cast_slice`].
@@ -97,8 +99,6 @@ named_cast!(/// `CastI64ToF32`: rounds to nearest even.
     cast_i64_to_f32, i64 => f32);
 named_cast!(/// `CastBoolToI32`: 1 or 0.
     cast_bool_to_i32, bool => i32);
-named_cast!(/// `CastI32ToF32`: rounds to nearest even above 2^24.
-    cast_i32_to_f32, i32 => f32);
 named_cast!(/// `CastI32ToI64`: sign-extends.
     cast_i32_to_i64, i32 => i64);
 named_to_bool!(/// `CastI32ToBool`: `!= 0`.
@@ -140,32 +140,67 @@ pub unsafe fn cast_f32_to_f16(src: *const f32, dst: *mut f16, len: usize) {
 }
 
 /// `CastF32ToU8`: `as u8` (toward zero, saturating, NaN to 0), the
-/// quantizers' last step.
+/// quantizers' last step; `par` splits it over the pool.
 ///
 /// # Safety
 /// As [`cast_f32_to_f16`].
-pub unsafe fn cast_f32_to_u8(src: *const f32, dst: *mut u8, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::kernels::elementwise::par::has_avx2_fma() {
-        // SAFETY: AVX2 was just detected; extents and no overlap are the
-        // caller's contract (as `cast_f32_to_f16`).
-        return unsafe { avx2::avx2_f32_to_8bit::<false>(src, dst.cast(), len) };
-    }
-    // SAFETY: the caller's extents, alignment and no-overlap are what
-    // `cast_slice` requires.
-    unsafe { cast_slice(src, dst, len) }
+pub unsafe fn cast_f32_to_u8(src: *const f32, dst: *mut u8, len: usize, par: bool) {
+    // SAFETY: forwarded contract.
+    unsafe { split_cast(src, dst, len, par, f32_to_8bit::<u8, false>) }
 }
 
-/// `CastF32ToI8`: `as i8` (toward zero, saturating, NaN to 0).
+/// `CastF32ToI8`: `as i8` (toward zero, saturating, NaN to 0); `par`
+/// splits it over the pool.
 ///
 /// # Safety
 /// As [`cast_f32_to_f16`].
-pub unsafe fn cast_f32_to_i8(src: *const f32, dst: *mut i8, len: usize) {
+pub unsafe fn cast_f32_to_i8(src: *const f32, dst: *mut i8, len: usize, par: bool) {
+    // SAFETY: forwarded contract.
+    unsafe { split_cast(src, dst, len, par, f32_to_8bit::<i8, true>) }
+}
+
+/// `CastI32ToF32`: rounds to nearest even above 2^24, the dequantizers'
+/// first step; `par` splits it over the pool.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `len` elements, aligned for
+/// their types; no overlap, except `dst == src` (in place).
+pub unsafe fn cast_i32_to_f32(src: *const i32, dst: *mut f32, len: usize, par: bool) {
+    // SAFETY: forwarded contract; an exact alias stays one element for
+    // element in every chunk.
+    unsafe { split_cast(src, dst, len, par, cast_slice::<i32, f32>) }
+}
+
+/// One serial cast of `len` elements (see [`split_cast`]).
+type SerialCast<S, D> = unsafe fn(*const S, *mut D, usize);
+
+/// Runs `cast` on the whole range, or on chunks of it over the pool
+/// when `par`.
+///
+/// # Safety
+/// `cast`'s contract for `src`, `dst` and `len` (it then holds for every
+/// chunk).
+unsafe fn split_cast<S: Copy, D: Copy>(src: *const S, dst: *mut D, len: usize, par: bool, cast: SerialCast<S, D>) {
+    let (src, dst) = (SyncPtr::new_const(src), SyncPtr(dst));
+    // SAFETY: each chunk is a sub-range of the caller's extents.
+    crate::kernels::elementwise::par::split(len, par, &|start, n| unsafe {
+        cast(src.get().add(start), dst.get().add(start), n)
+    });
+}
+
+/// f32 to an 8-bit integer (`as`): the AVX2 kernel where the CPU has it.
+///
+/// # Safety
+/// As [`cast_f32_to_f16`] with `T` an 8-bit integer, `SIGNED` its sign.
+unsafe fn f32_to_8bit<T: Copy, const SIGNED: bool>(src: *const f32, dst: *mut T, len: usize)
+where
+    f32: CastTo<T>,
+{
     #[cfg(target_arch = "x86_64")]
     if crate::kernels::elementwise::par::has_avx2_fma() {
         // SAFETY: AVX2 was just detected; extents and no overlap are the
         // caller's contract (as `cast_f32_to_f16`).
-        return unsafe { avx2::avx2_f32_to_8bit::<true>(src, dst.cast(), len) };
+        return unsafe { avx2::avx2_f32_to_8bit::<SIGNED>(src, dst.cast(), len) };
     }
     // SAFETY: the caller's extents, alignment and no-overlap are what
     // `cast_slice` requires.

@@ -15,6 +15,14 @@ fn run<S: Copy, D: Copy + Default>(f: unsafe fn(*const S, *mut D, usize), src: &
     out
 }
 
+/// [`run`] for an entry that splits over the pool when `par`.
+fn run_par<S: Copy, D: Copy + Default>(f: unsafe fn(*const S, *mut D, usize, bool), src: &[S], par: bool) -> Vec<D> {
+    let mut out = vec![D::default(); src.len()];
+    // SAFETY: as in `run`.
+    unsafe { f(src.as_ptr(), out.as_mut_ptr(), src.len(), par) };
+    out
+}
+
 #[test]
 fn float_to_int_truncates_toward_zero_and_saturates() {
     let x = [1.9f32, -1.9, 0.5, -0.5, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e19, -1e19, 2147483648.0, -0.0];
@@ -31,7 +39,13 @@ fn int_conversions_wrap_or_round_to_nearest_even() {
     assert_eq!(run(cast_i32_to_i64, &[-5i32, i32::MIN]), [-5, i64::from(i32::MIN)]);
     // 2^24 + 1 is a tie between 2^24 and 2^24 + 2: even wins.
     assert_eq!(run(cast_i64_to_f32, &[16_777_217i64, 16_777_219, -3]), [16_777_216.0, 16_777_220.0, -3.0]);
-    assert_eq!(run(cast_i32_to_f32, &[16_777_217i32, i32::MAX]), [16_777_216.0, 2_147_483_648.0]);
+    for par in [false, true] {
+        assert_eq!(run_par(cast_i32_to_f32, &[16_777_217i32, i32::MAX], par), [16_777_216.0, 2_147_483_648.0]);
+    }
+    // Long enough to split: every element as `as` gives it.
+    let ints: Vec<i32> = (0..100_003).map(|i: i32| i.wrapping_mul(2_654_435_761u32 as i32)).collect();
+    let want: Vec<f32> = ints.iter().map(|&i| i as f32).collect();
+    assert_eq!(run_par(cast_i32_to_f32, &ints, true), want);
     assert_eq!(run(cast_i64_to_f64, &[(1i64 << 53) + 1, -7]), [9_007_199_254_740_992.0, -7.0]);
     assert_eq!(run(cast_i32_to_f64, &[i32::MIN]), [-2_147_483_648.0]);
 }
@@ -139,10 +153,12 @@ fn f32_to_8_bits_is_as_for_every_pattern_and_tail() {
     for len in LENGTHS.into_iter().chain([data.len()]) {
         let mut x = special.to_vec();
         x.extend_from_slice(&data[..len]);
-        let (u, s) = (run(cast_f32_to_u8, &x), run(cast_f32_to_i8, &x));
-        for (i, &v) in x.iter().enumerate() {
-            assert_eq!(u[i], v as u8, "u8 of {:#010x} (len {len})", v.to_bits());
-            assert_eq!(s[i], v as i8, "i8 of {:#010x} (len {len})", v.to_bits());
+        for par in [false, true] {
+            let (u, s) = (run_par(cast_f32_to_u8, &x, par), run_par(cast_f32_to_i8, &x, par));
+            for (i, &v) in x.iter().enumerate() {
+                assert_eq!(u[i], v as u8, "u8 of {:#010x} (len {len}, par {par})", v.to_bits());
+                assert_eq!(s[i], v as i8, "i8 of {:#010x} (len {len}, par {par})", v.to_bits());
+            }
         }
     }
 }
@@ -371,8 +387,13 @@ fn same_size_casts_work_in_place() {
     assert_eq!(ints, [1, -2, 0, i32::MAX, 0]);
     let mut ibuf = [7i32, -16_777_217, 0];
     // SAFETY: `ibuf` holds 3 4-byte elements, cast in place (same size).
-    unsafe { cast_i32_to_f32(ibuf.as_ptr(), ibuf.as_mut_ptr().cast(), 3) };
+    unsafe { cast_i32_to_f32(ibuf.as_ptr(), ibuf.as_mut_ptr().cast(), 3, false) };
     assert_eq!(ibuf.map(|i| f32::from_bits(i as u32)), [7.0, -16_777_216.0, 0.0]);
+    // In place over the pool: each chunk is an exact alias of its own.
+    let mut long: Vec<i32> = (0..70_001).map(|i| i * 3 - 100_000).collect();
+    // SAFETY: `long` holds its length of 4-byte elements, cast in place.
+    unsafe { cast_i32_to_f32(long.as_ptr(), long.as_mut_ptr().cast(), long.len(), true) };
+    assert!(long.iter().enumerate().all(|(i, &v)| f32::from_bits(v as u32) == (i as i32 * 3 - 100_000) as f32));
     // f64 <-> i64 and f16 <-> bf16 through cast_generic.
     let mut d = [2.75f64, -1e30];
     // SAFETY: `d` holds 2 8-byte elements, cast in place (same size).
