@@ -704,31 +704,8 @@ pub unsafe fn pack_rows_f32(src: *const f32, ld: usize, k: usize, n: usize, dst:
 /// As [`Microkernel`], with `t.rows <= MAX_MR`; `full` must handle
 /// `cols == PANEL`.
 pub(crate) unsafe fn narrow_tile(full: Microkernel, t: &Tile) {
-    let mut c_tile = [0.0f32; MAX_MR * PANEL];
-    let mut bias_tile = [0.0f32; PANEL];
-    // SAFETY: only the caller's `rows x cols` of `c` and `cols` (or
-    // `rows`) of the bias are read or written; the local arrays hold the
-    // full width.
-    unsafe {
-        let init = match t.init {
-            Init::Load => {
-                for r in 0..t.rows {
-                    std::ptr::copy_nonoverlapping(t.c.add(r * t.ldc), c_tile.as_mut_ptr().add(r * PANEL), t.cols);
-                }
-                Init::Load
-            }
-            Init::ColBias(bias) => {
-                std::ptr::copy_nonoverlapping(bias, bias_tile.as_mut_ptr(), t.cols);
-                Init::ColBias(bias_tile.as_ptr())
-            }
-            other => other,
-        };
-        let local = Tile { cols: PANEL, c: c_tile.as_mut_ptr(), ldc: PANEL, init, ..*t };
-        full(&local);
-        for r in 0..t.rows {
-            std::ptr::copy_nonoverlapping(c_tile.as_ptr().add(r * PANEL), t.c.add(r * t.ldc), t.cols);
-        }
-    }
+    // SAFETY: forwarded contract; `MAX_MR` rows of one panel fit.
+    unsafe { through_local::<{ MAX_MR * PANEL }, PANEL>(full, t, PANEL) }
 }
 
 /// Runs a wide kernel's tile whose last panel is partial (`t.cols` not a
@@ -742,11 +719,24 @@ pub(crate) unsafe fn narrow_tile(full: Microkernel, t: &Tile) {
 /// t.cols.div_ceil(PANEL) * PANEL`.
 pub(crate) unsafe fn narrow_wide(full: Microkernel, t: &Tile) {
     const WIDTH: usize = MAX_WIDE_PANELS * PANEL;
-    let mut c_tile = [0.0f32; MAX_WIDE_ROWS * WIDTH];
+    // SAFETY: forwarded contract; `MAX_WIDE_ROWS` rows of `WIDTH` fit.
+    unsafe { through_local::<{ MAX_WIDE_ROWS * WIDTH }, WIDTH>(full, t, t.cols.div_ceil(PANEL) * PANEL) }
+}
+
+/// Runs `full` on `t` widened to `cols` columns, over a local copy of its
+/// `c` (rows `WIDTH` apart, `LEN` values) and column bias, then copies
+/// `t.cols` columns back: only the caller's `rows x cols` of `c` and
+/// `cols` (or `rows`) bias values are read or written.
+///
+/// # Safety
+///
+/// As `full`'s contract for the widened tile, with `t.rows * WIDTH <= LEN`
+/// and `t.cols <= cols <= WIDTH`.
+unsafe fn through_local<const LEN: usize, const WIDTH: usize>(full: Microkernel, t: &Tile, cols: usize) {
+    let mut c_tile = [0.0f32; LEN];
     let mut bias_tile = [0.0f32; WIDTH];
-    // SAFETY: only the caller's `rows x cols` of `c` and `cols` (or
-    // `rows`) of the bias are read or written; the local arrays hold the
-    // full panels.
+    // SAFETY: the caller's extents (see above); the local arrays hold
+    // `rows` rows of `WIDTH` and `WIDTH` bias values.
     unsafe {
         let init = match t.init {
             Init::Load => {
@@ -761,7 +751,6 @@ pub(crate) unsafe fn narrow_wide(full: Microkernel, t: &Tile) {
             }
             other => other,
         };
-        let cols = t.cols.div_ceil(PANEL) * PANEL;
         let local = Tile { cols, c: c_tile.as_mut_ptr(), ldc: WIDTH, init, ..*t };
         full(&local);
         for r in 0..t.rows {
