@@ -64,6 +64,30 @@ pub fn pack_qconv_filter(w: &[i8], c_out: usize, c_in: usize, kh: usize, kw: usi
     out
 }
 
+/// Bytes of a `[k, n]` product weight packed by [`pack_qgemm_weight`].
+pub fn qgemm_weight_len(k: usize, n: usize) -> Option<usize> {
+    qconv_filter_len(n, k, 1, 1)
+}
+
+/// Packs an i8 product weight `b` (`[k, n]`, row-major) for
+/// `IntGemmPacked`: the 1x1 filter of its transpose, so a block holds 16
+/// columns and a quad 4 consecutive k (`[ceil(n / 16)][ceil(k / 4)][16][4]`).
+///
+/// # Panics
+///
+/// When `b.len() != k * n`.
+pub fn pack_qgemm_weight(b: &[i8], k: usize, n: usize) -> Vec<i8> {
+    assert_eq!(b.len(), k * n, "pack_qgemm_weight: {} weights for [{k}, {n}]", b.len());
+    let transposed: Vec<i8> = (0..n).flat_map(|j| (0..k).map(move |p| b[p * n + j])).collect();
+    pack_qconv_filter(&transposed, n, k, 1, 1)
+}
+
+/// `sum over k of b[k, j]` per column of an i8 `[k, n]` weight: the
+/// `w_sums` of `IntGemmPacked`.
+pub fn qgemm_column_sums(b: &[i8], k: usize, n: usize) -> Vec<i32> {
+    (0..n).map(|j| (0..k).map(|p| i32::from(b[p * n + j])).sum()).collect()
+}
+
 /// Channels per pixel of the channels-last image (the extra channels
 /// hold 0): `c_in` rounded up to whole quads for one group, to whole
 /// blocks of 16 for a depthwise convolution, whose kernel reads one
@@ -93,6 +117,22 @@ pub fn qconv_scratch_bytes(s: &Conv2dShape) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_product_weight_packs_as_the_filter_of_its_transpose() {
+        // k = 6 (two quads, the second half empty), n = 18 (two blocks).
+        let (k, n) = (6, 18);
+        let b: Vec<i8> = (0..k * n).map(|i| (i as i32 * 37 % 255 - 127) as i8).collect();
+        let packed = pack_qgemm_weight(&b, k, n);
+        assert_eq!(Some(packed.len()), qgemm_weight_len(k, n));
+        for p in 0..k {
+            for j in 0..n {
+                assert_eq!(packed[((j / 16 * 2 + p / 4) * 16 + j % 16) * 4 + p % 4], b[p * n + j], "k {p}, column {j}");
+            }
+        }
+        let sums = qgemm_column_sums(&b, k, n);
+        assert_eq!(sums[17], (0..k).map(|p| i32::from(b[p * n + 17])).sum::<i32>());
+    }
 
     #[test]
     fn packing_puts_each_weight_where_the_kernel_reads_it() {

@@ -202,6 +202,29 @@ macro_rules! thunk_table {
         a: Op<O>, b: Op<O>, a_zero: OptOp<O>, b_zero: OptOp<O>, c: Op<O>, batch: usize, m: usize, k: usize,
         n: usize, a_dtype: DType, b_dtype: DType, b_zero_len: usize, b_bcast: bool,
     }
+    /// `IntGemm` of one `[m, k]` matrix `a` (u8 or i8, `a_dtype`) by a
+    /// constant i8 weight `[k, n]` the importer packed
+    /// (`rlx_core::qconv::pack_qgemm_weight`): `sum[r, j] = sum over k of
+    /// (a[r, k] - a_zero) * (w[k, j] - w_zero[j])` in wrapping i32.
+    /// `a_zero` is one `a_dtype` element, `w_zero` one (`w_zero_len` 1) or
+    /// `n` i32, both 0 when `none`. `w_sums` (i32, `n`) must hold `sum over
+    /// k of w[k, j]` (the importer writes it; another value `s` adds `(a_zero
+    /// + 128 if a is i8) * (true sum - s)`). Without `scale`, `c` is the i32
+    /// `sum`; with it, `c` is f32 `f32(sum) * scale[j] + bias[j]` (`scale`
+    /// one (`scale_len` 1) or `n` f32, `bias` `n` f32 or `none`): a dynamic
+    /// quantization's product and its dequantization in one pass.
+    IntGemmPacked {
+        a: Op<O>, w: Op<O>, w_sums: Op<O>, a_zero: OptOp<O>, w_zero: OptOp<O>, scale: OptOp<O>, bias: OptOp<O>,
+        c: Op<O>, m: usize, k: usize, n: usize, a_dtype: DType, w_zero_len: usize, scale_len: usize,
+    }
+    /// ONNX `DynamicQuantizeLinear` of `len` f32: the range of `x` widened
+    /// to include 0 (`x_min = min(min(x), 0)`, `x_max = max(max(x), 0)`, a
+    /// NaN anywhere giving 0 for both), `scale = (x_max - x_min) / 255`,
+    /// `zero = round_half_even(min(max(0 - x_min / scale, 0), 255))` as u8,
+    /// and `y = min(max(round_half_even(x / scale) + zero, 0), 255)` as u8:
+    /// the function body's steps in its order, in one thunk. `y` and
+    /// `zero` are u8, `scale` one f32.
+    DynamicQuantize { x: Op<O>, y: Op<O>, scale: Op<O>, zero: Op<O>, len: usize }
     /// Requantizes i32 sums into 8-bit values, over `outer` blocks of
     /// `channels` rows of `inner`: `out = saturate(round_half_even(f32(acc
     /// + bias[c]) * scale[c]) + zero)`. `bias` is i32, one per channel (0

@@ -211,6 +211,59 @@ fn qlinear_matmul_requantizes_with_the_combined_scale() {
     assert_eq!(got, ints(DType::U8, &[m, n], want));
 }
 
+/// What `quantize_dynamic` writes for a MatMul: `DynamicQuantizeLinear`,
+/// `MatMulInteger` by a constant weight, the cast to f32, the product by
+/// the two scales and the bias. With prepacking the product and its
+/// dequantization are one `IntGemmPacked` (the weight packed, a u8 one
+/// shifted into i8); without, the composed thunks. Same bits either way.
+#[test]
+fn a_dynamically_quantized_matmul_packs_its_weight_and_fuses_the_dequantization() {
+    let (m, k, n) = (5usize, 13usize, 37usize);
+    let x: Vec<f32> = (0..m * k).map(|i| ((i * 37 % 101) as f32 - 40.0) * 0.031).collect();
+    for (w_type, per_column) in [(DType::I8, false), (DType::I8, true), (DType::U8, true)] {
+        let signed = w_type == DType::I8;
+        let w: Vec<i64> = (0..k * n).map(|i| (i as i64 * 71 + 9) % 256 - if signed { 128 } else { 0 }).collect();
+        let zw: Vec<i64> = if per_column {
+            (0..n as i64).map(|j| j * 7 % 256 - if signed { 128 } else { 0 }).collect()
+        } else {
+            vec![if signed { 0 } else { 128 }]
+        };
+        let column_shape = [n];
+        let zw_shape: &[usize] = if per_column { &column_shape } else { &[] };
+        let sw_len = if per_column { n } else { 1 };
+        let sw: Vec<f32> = (0..sw_len).map(|j| 0.002 + 0.0001 * j as f32).collect();
+        let x_t = f(&[m, k], x.clone());
+        let protos = vec![
+            ints(w_type, &[k, n], w).proto("w"),
+            ints(w_type, zw_shape, zw).proto("zw"),
+            f(zw_shape, sw).proto("sw"),
+            f(&[n], (0..n).map(|j| j as f32 * 0.25 - 3.0).collect()).proto("bias"),
+        ];
+        let nodes = vec![
+            node("DynamicQuantizeLinear", "dq", &["x"], &["xq", "sx", "zx"], vec![]),
+            node("MatMulInteger", "mmi", &["xq", "w", "zx", "zw"], &["acc"], vec![]),
+            node("Cast", "cast", &["acc"], &["accf"], vec![attr_i("to", 1)]),
+            node("Mul", "scales", &["sx", "sw"], &["s"], vec![]),
+            node("Mul", "scale", &["accf", "s"], &["y0"], vec![]),
+            node("Add", "bias", &["bias", "y0"], &["y"], vec![]),
+        ];
+        let outs = vec![rlx_onnx::proto::ValueInfoProto { name: "y".to_string(), ..Default::default() }];
+        let mdl = model(nodes, protos, vec![x_t.info("x")], outs, 18);
+        let kinds = |sched: &str| ["IntGemmPacked", "IntGemm", "CastI32ToF32"].map(|kind| count_kind(sched, kind));
+        let fused = import_model(&mdl, &ImportOptions::new(WEIGHTS)).expect("import");
+        assert_eq!(kinds(&fused.sched_text), [1, 0, 0], "{w_type} {per_column}: {}", fused.sched_text);
+        let mut opts = ImportOptions::new(WEIGHTS);
+        opts.prepack = false;
+        let composed = import_model(&mdl, &opts).expect("import");
+        assert_eq!(kinds(&composed.sched_text), [0, 1, 1], "{}", composed.sched_text);
+        let feeds = vec![("x", x_t.bytes())];
+        let (a, b) =
+            (run_raw("dyn-mm-fused", &fused, &feeds, &["y"]), run_raw("dyn-mm-composed", &composed, &feeds, &["y"]));
+        assert_eq!(a, b, "fused and composed differ ({w_type}, per column {per_column})");
+        assert!(a[0].iter().any(|&v| v != a[0][0]), "a constant output proves little");
+    }
+}
+
 /// `sum over the 3x3 window (padding 1) of (x - zx) * w`, per output
 /// channel: x u8 `[1, c, h, w]`, w i8 `[m, c, 3, 3]`.
 fn int_conv_ref(x: &[i64], w: &[i64], zx: i64, [c, h, wd, m]: [usize; 4]) -> Vec<i64> {

@@ -206,11 +206,18 @@ macro_rules! kernel_call_table {
             // ---- quantized ----
             IntGemm = quant::int_gemm <a_elem: A = QuantElem, b_elem: B = QuantElem> (scratch: Scratch<u8>, a: In<A>, b: In<B>, a_zero: NullIn<A>, b_zero: NullIn<B>, c: Out<i32>, batch: usize, m: usize, k: usize, n: usize, b_zero_len: usize, b_bcast: bool, par: bool);
 
+            /// The 8-bit product on a prepacked weight, i32 sums or dequantized to f32.
+            IntGemmPacked = quant::int_gemm_packed <a_elem: A = QuantElem> (scratch: Scratch<u8>, a: In<A>, w: In<i8>, w_sums: In<i32>, a_zero: NullIn<A>, w_zero: NullIn<i32>, c: Out<i32>, m: usize, k: usize, n: usize, w_zero_len: usize, par: bool);
+            IntGemmPackedF32 = quant::int_gemm_packed_f32 <a_elem: A = QuantElem> (scratch: Scratch<u8>, a: In<A>, w: In<i8>, w_sums: In<i32>, a_zero: NullIn<A>, w_zero: NullIn<i32>, scale: In<f32>, bias: NullIn<f32>, c: Out<f32>, m: usize, k: usize, n: usize, w_zero_len: usize, scale_len: usize, par: bool);
+
             /// The 8-bit integer convolution (im2col + the packed product, or per channel when depthwise).
             IntConv2d = quant::int_conv2d <x_elem: X = QuantElem, w_elem: W = QuantElem> (scratch: Scratch<u8>, x: In<X>, w: In<W>, x_zero: NullIn<X>, w_zero: NullIn<W>, out: Out<i32>, shape: Ref<Conv2dShape>, w_zero_len: usize, par: bool);
 
             /// The 8-bit convolution with its requantization fused, on a prepacked filter.
             QLinearConv2d = quant::qlinear_conv2d <> (scratch: Scratch<u8>, x: In<u8>, w: In<i8>, bias: NullIn<i32>, scale: In<f32>, zero: NullIn<u8>, out: Out<u8>, shape: Ref<Conv2dShape>, x_pad: usize, scale_len: usize, x_nhwc: bool, out_nhwc: bool, par: bool);
+
+            /// `DynamicQuantizeLinear`: the range, the scale and zero point, the u8 values.
+            DynamicQuantize = quant::dynamic_quantize <> (x: In<f32>, y: Out<u8>, scale: Out<f32>, zero: Out<u8>, len: usize, par: bool);
 
             /// i32 sums requantized to 8 bits per channel.
             Requantize = quant::requantize <out_elem: Q = QuantElem> (acc: In<i32>, bias: NullIn<i32>, scale: In<f32>, zero: NullIn<Q>, out: Out<Q>, outer: usize, channels: usize, inner: usize, scale_len: usize, par: bool);

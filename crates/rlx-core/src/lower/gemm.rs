@@ -5,7 +5,10 @@
 use super::{not_in_family, F32};
 use crate::call::{KernelCall as K, QuantElem};
 use crate::operand::Operand;
-use crate::plan::{gemm_needs_temp, half_weight_scratch_elems, int_gemm_scratch_bytes, packed_gemm_parallel, parallel};
+use crate::plan::{
+    gemm_needs_temp, half_weight_scratch_elems, int_gemm_packed_scratch_bytes, int_gemm_scratch_bytes,
+    packed_gemm_parallel, parallel,
+};
 use crate::thunk::Thunk;
 use crate::DType;
 
@@ -67,6 +70,47 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
                 K::PackedGemmHalf { a, w, bias, c, m, k, n, act, bf16, par }
             }
         }
+        Thunk::IntGemmPacked {
+            a,
+            w,
+            w_sums,
+            a_zero,
+            w_zero,
+            scale,
+            bias,
+            c,
+            m,
+            k,
+            n,
+            a_dtype,
+            w_zero_len,
+            scale_len,
+        } => {
+            let a_elem = if a_dtype == DType::I8 { QuantElem::I8 } else { QuantElem::U8 };
+            let scratch = int_gemm_packed_scratch_bytes(m, w_zero.is_some());
+            let par = packed_gemm_parallel(m, k, n);
+            match scale {
+                None => K::IntGemmPacked { scratch, a_elem, a, w, w_sums, a_zero, w_zero, c, m, k, n, w_zero_len, par },
+                Some(scale) => K::IntGemmPackedF32 {
+                    scratch,
+                    a_elem,
+                    a,
+                    w,
+                    w_sums,
+                    a_zero,
+                    w_zero,
+                    scale,
+                    bias,
+                    c,
+                    m,
+                    k,
+                    n,
+                    w_zero_len,
+                    scale_len,
+                    par,
+                },
+            }
+        }
         Thunk::IntGemm { a, b, a_zero, b_zero, c, batch, m, k, n, a_dtype, b_dtype, b_zero_len, b_bcast } => {
             let elem = |d: DType| if d == DType::I8 { QuantElem::I8 } else { QuantElem::U8 };
             K::IntGemm {
@@ -86,6 +130,9 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
                 b_bcast,
                 par: packed_gemm_parallel(batch * m, k, n),
             }
+        }
+        Thunk::DynamicQuantize { x, y, scale, zero, len } => {
+            K::DynamicQuantize { x, y, scale, zero, len, par: parallel(len) }
         }
         Thunk::Requantize { acc, bias, scale, zero, out, outer, channels, inner, scale_len, out_dtype } => {
             K::Requantize {

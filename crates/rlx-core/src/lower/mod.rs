@@ -41,7 +41,9 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         | T::PackedGemm { .. }
         | T::PackedGemmHalf { .. }
         | T::IntGemm { .. }
+        | T::IntGemmPacked { .. }
         | T::Requantize { .. }
+        | T::DynamicQuantize { .. }
         | T::BiasAdd { .. } => gemm::lower(thunk),
         T::BinaryFull { .. }
         | T::ElementwiseRegion { .. }

@@ -40,3 +40,13 @@ pub const fn int_gemm_packed_b_bytes(k: usize, n: usize) -> usize {
 pub const fn int_gemm_scratch_bytes(batch: usize, m: usize, k: usize, n: usize) -> usize {
     int_gemm_packed_b_bytes(k, n) + batch * m * k.div_ceil(2) * 4
 }
+
+/// Bytes of scratch `IntGemmPacked` needs: the sums of `a`'s rows (i32)
+/// when the weight has a zero point, else none.
+pub const fn int_gemm_packed_scratch_bytes(m: usize, w_zero: bool) -> usize {
+    if w_zero {
+        m * 4
+    } else {
+        0
+    }
+}

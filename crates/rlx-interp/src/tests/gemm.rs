@@ -414,6 +414,85 @@ fn bias_add_in_place_and_out_of_place() {
 }
 
 #[test]
+fn dynamic_quantize_matches_the_reference_through_the_call_table() {
+    use rlx_runtime::kernels::quant::dynamic_quantize_reference;
+    // 40,000 elements: over `plan::parallel`'s threshold, so split.
+    let len = 40_000usize;
+    let x: Vec<f32> = (0..len).map(|i| ((i * 7919 % 10_007) as f32 - 3000.0) * 1e-3).collect();
+    let (mut y, mut scale, mut zero) = (vec![0u8; len], 0f32, 0u8);
+    // SAFETY: the buffers hold the extents named.
+    unsafe { dynamic_quantize_reference(x.as_ptr(), y.as_mut_ptr(), &mut scale, &mut zero, len) };
+    let mut fx = Fixture::new(4 * len + len + 256, 0, 0);
+    fx.put_f32(Segment::Arena, 0, &x);
+    let at = |offset| Operand { segment: Segment::Arena, offset, buffer: None };
+    let (y_at, scale_at, zero_at) = (4 * len, 5 * len + 64, 5 * len + 128);
+    fx.run(&Thunk::DynamicQuantize { x: at(0), y: at(y_at), scale: at(scale_at), zero: at(zero_at), len });
+    let arena = fx.arena.as_slice();
+    assert_eq!(&arena[y_at..y_at + len], &y[..]);
+    assert_eq!(arena[scale_at..scale_at + 4], scale.to_le_bytes());
+    assert_eq!(arena[zero_at], zero);
+    assert!(y.iter().any(|&v| v != y[0]), "a constant output proves little");
+}
+
+#[test]
+fn packed_int_gemm_matches_the_reference_through_the_call_table() {
+    use rlx_core::qconv::{pack_qgemm_weight, qgemm_column_sums};
+    use rlx_runtime::kernels::quant::int_gemm_packed_reference;
+    use rlx_sched::DType;
+    // 11 rows (a tile and a tail), k 7 (a partial quad), n 19 (a partial block).
+    let (m, k, n) = (11usize, 7usize, 19usize);
+    let a: Vec<i8> = (0..m * k).map(|i| (i * 37 % 256) as u8 as i8).collect();
+    let w: Vec<i8> = (0..k * n).map(|i| (i * 91 % 256) as u8 as i8).collect();
+    let packed = pack_qgemm_weight(&w, k, n);
+    let le = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let za = [-5i8];
+    let zw: Vec<i32> = (0..n as i32).map(|j| j * 13 % 255 - 127).collect();
+    let scale: Vec<f32> = (0..n).map(|j| 0.01 * (j + 1) as f32).collect();
+    let bias: Vec<f32> = (0..n).map(|j| j as f32 - 9.5).collect();
+    let mut want = vec![0i32; m * n];
+    // SAFETY: the vectors hold the extents the shape names.
+    unsafe {
+        int_gemm_packed_reference(a.as_ptr(), packed.as_ptr(), za.as_ptr(), zw.as_ptr(), want.as_mut_ptr(), m, k, n, n)
+    };
+    let at = |offset| Operand { segment: Segment::Arena, offset, buffer: None };
+    for dequantize in [false, true] {
+        let mut fx = Fixture::new(8192, 0, m * 4);
+        fx.put_bytes(Segment::Arena, 0, &a.iter().map(|&x| x as u8).collect::<Vec<u8>>());
+        fx.put_bytes(Segment::Arena, 128, &packed.iter().map(|&x| x as u8).collect::<Vec<u8>>());
+        fx.put_bytes(Segment::Arena, 512, &le(&qgemm_column_sums(&w, k, n)));
+        fx.put_bytes(Segment::Arena, 640, &za.map(|x| x as u8));
+        fx.put_bytes(Segment::Arena, 704, &le(&zw));
+        fx.put_f32(Segment::Arena, 832, &scale);
+        fx.put_f32(Segment::Arena, 960, &bias);
+        fx.run(&Thunk::IntGemmPacked {
+            a: at(0),
+            w: at(128),
+            w_sums: at(512),
+            a_zero: Some(at(640)),
+            w_zero: Some(at(704)),
+            scale: dequantize.then(|| at(832)),
+            bias: dequantize.then(|| at(960)),
+            c: at(2048),
+            m,
+            k,
+            n,
+            a_dtype: DType::I8,
+            w_zero_len: n,
+            scale_len: n,
+        });
+        let words = fx.arena.as_slice()[2048..2048 + 4 * m * n].chunks_exact(4).map(|c| c.try_into().unwrap());
+        if dequantize {
+            let got: Vec<u32> = words.map(|c| f32::from_le_bytes(c).to_bits()).collect();
+            let expected: Vec<u32> =
+                want.iter().enumerate().map(|(i, &s)| (bias[i % n] + s as f32 * scale[i % n]).to_bits()).collect();
+            assert_eq!(got, expected);
+        } else {
+            assert_eq!(words.map(i32::from_le_bytes).collect::<Vec<_>>(), want);
+        }
+    }
+}
+
+#[test]
 fn int_gemm_matches_the_reference_through_the_call_table() {
     use rlx_runtime::kernels::quant::{int_gemm_reference, int_gemm_scratch_bytes};
     use rlx_sched::DType;

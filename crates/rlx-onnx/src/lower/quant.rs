@@ -1,5 +1,6 @@
-//! `QuantizeLinear`, `DequantizeLinear` and `DynamicQuantizeLinear`,
-//! composed from the element-wise ops with the spec's arithmetic:
+//! `QuantizeLinear` and `DequantizeLinear`, composed from the element-wise
+//! ops with the spec's arithmetic (`DynamicQuantizeLinear` is one
+//! `DynamicQuantize` thunk that takes the same steps):
 //!
 //! - dequantize: `y = (x - zero_point) * scale` in f32. 8- and 16-bit `x`
 //!   and zero points convert to f32 exactly and their difference is exact
@@ -233,33 +234,25 @@ pub(super) fn qlinear_matmul(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 
 /// `DynamicQuantizeLinear`: uint8 quantization of f32 `x` with the scale
 /// and zero point of its range (widened to include 0), as the spec's
-/// function body computes them.
+/// function body computes them, in one `DynamicQuantize` thunk (the
+/// body's steps in its order: `docs/kernels/quant.md`).
 pub(super) fn dynamic_quantize(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(1, 1)?;
-    let x = ctx.node.input[0].clone();
-    let (y, y_scale, y_zero_point) = (output(ctx, 0)?, output(ctx, 1)?, output(ctx, 2)?);
-    let name = |lw: &Lowerer, what: &str| lw.internal_name(&y, what);
-    let zero = constant(lw, &y, "q_min", 0.0);
-    let q_max = constant(lw, &y, "q_max", 255.0);
-    let keep = vec![int_attr("keepdims", 0)];
-    let (x_min, x_max) = (name(lw, "x_min"), name(lw, "x_max"));
-    lw.lower_part(ctx, "ReduceMin", &[&x], &[&x_min], keep.clone())?;
-    lw.lower_part(ctx, "ReduceMax", &[&x], &[&x_max], keep)?;
-    let (min_adj, max_adj) = (name(lw, "x_min_adjusted"), name(lw, "x_max_adjusted"));
-    lw.lower_part(ctx, "Min", &[&x_min, &zero], &[&min_adj], Vec::new())?;
-    lw.lower_part(ctx, "Max", &[&x_max, &zero], &[&max_adj], Vec::new())?;
-    let range = name(lw, "x_range");
-    lw.lower_part(ctx, "Sub", &[&max_adj, &min_adj], &[&range], Vec::new())?;
-    lw.lower_part(ctx, "Div", &[&range, &q_max], &[&y_scale], Vec::new())?;
-    let min_scaled = name(lw, "min_scaled");
-    lw.lower_part(ctx, "Div", &[&min_adj, &y_scale], &[&min_scaled], Vec::new())?;
-    let initial = name(lw, "initial_zero_point");
-    lw.lower_part(ctx, "Sub", &[&zero, &min_scaled], &[&initial], Vec::new())?;
-    let clipped = saturate(lw, ctx, &initial, &y_zero_point, 0.0, 255.0)?;
-    let rounded = name(lw, "rounded_zero_point");
-    lw.lower_part(ctx, "Round", &[&clipped], &[&rounded], Vec::new())?;
-    cast(lw, ctx, &rounded, &y_zero_point, DType::U8)?;
-    lw.lower_part(ctx, "QuantizeLinear", &[&x, &y_scale, &y_zero_point], &[&y], Vec::new())
+    for k in 0..3 {
+        output(ctx, k)?;
+    }
+    let (x, shape, dtype) = lw.typed_input(ctx, 0)?;
+    if dtype != DType::F32 {
+        return Err(ctx.err(format!("input `x` is {dtype}; DynamicQuantizeLinear takes float")));
+    }
+    let len = shape.iter().product();
+    let y = lw.output_storage_typed(ctx, 0, shape.clone(), DType::U8)?;
+    let scale = lw.output_storage_typed(ctx, 1, Vec::new(), DType::F32)?;
+    let zero = lw.output_storage_typed(ctx, 2, Vec::new(), DType::U8)?;
+    lw.emit(ctx, Thunk::DynamicQuantize { x, y, scale, zero, len });
+    lw.define(ctx, 0, Value::Data { storage: y, shape })?;
+    lw.define(ctx, 1, Value::Data { storage: scale, shape: Vec::new() })?;
+    lw.define(ctx, 2, Value::Data { storage: zero, shape: Vec::new() })
 }
 
 /// The range an integer type saturates to, as f32 (exact for these).

@@ -41,18 +41,21 @@ mod in_place;
 mod pack;
 mod producers;
 mod qconv;
+mod qgemm;
 
 use rlx_sched::{BinaryOp, DType, Role, Thunk, ThunkKind};
 
 use crate::lower::{Lowered, LoweredThunk, Storage};
 
-/// Prepacks the weights of matrix products (`PackedGemm`) and of 8-bit
-/// convolutions with their requantization (`QLinearConv2D`, [`qconv`]),
+/// Prepacks the weights of matrix products (`PackedGemm`), of 8-bit
+/// convolutions with their requantization (`QLinearConv2D`, [`qconv`]) and
+/// of 8-bit products with their dequantization (`IntGemmPacked`, [`qgemm`]),
 /// then drops the unpacked originals nothing reads any more.
 pub(crate) fn prepack(lowered: &mut Lowered) {
     pack::pack_weights(lowered);
     qconv::fuse_qlinear_convs(lowered);
     qconv::chain_channels_last(lowered);
+    qgemm::pack_int_gemms(lowered);
     prune(lowered);
 }
 
@@ -193,6 +196,17 @@ fn is_private(lowered: &Lowered, uses: &Uses, id: usize, producer: usize, consum
         && s.dtype == DType::F32
         && uses.touches[id] == [producer, consumer]
         && uses.writers[id] == [producer]
+}
+
+/// The bytes of a constant (a flat `param` storage) of `dtype`.
+fn const_bytes(s: &Storage, dtype: DType) -> Option<&[u8]> {
+    (s.role == Role::Param && s.dtype == dtype && s.view.is_none()).then_some(s.data.as_deref()?)
+}
+
+/// A constant of its own, flat.
+fn param(name: String, dtype: DType, data: Vec<u8>) -> Storage {
+    let len = data.len() / dtype.size();
+    Storage { name, shape: vec![len], dtype, role: Role::Param, data: Some(data), view: None, viewed: false }
 }
 
 /// The value of a one-element f32 constant (a `param` storage).

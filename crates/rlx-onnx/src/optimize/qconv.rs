@@ -15,8 +15,8 @@
 use rlx_sched::qconv::pack_qconv_filter;
 use rlx_sched::{DType, Role, Thunk};
 
-use super::{Rewrite, Uses};
-use crate::lower::{Lowered, LoweredThunk, Storage};
+use super::{const_bytes, param, Rewrite, Uses};
+use crate::lower::{Lowered, LoweredThunk};
 
 /// Fuses every qualifying `IntConv2D` + `Requantize` pair.
 pub(super) fn fuse_qlinear_convs(lowered: &mut Lowered) {
@@ -163,16 +163,6 @@ pub(super) fn chain_channels_last(lowered: &mut Lowered) {
 }
 
 /// The bytes of a constant of type `dtype` that is not a view.
-fn const_bytes(s: &Storage, dtype: DType) -> Option<&[u8]> {
-    (s.role == Role::Param && s.dtype == dtype && s.view.is_none()).then_some(s.data.as_deref()?)
-}
-
 fn all_zero(bytes: &[u8]) -> bool {
     bytes.iter().all(|&b| b == 0)
-}
-
-/// A constant of its own, flat.
-fn param(name: String, dtype: DType, data: Vec<u8>) -> Storage {
-    let len = data.len() / dtype.size();
-    Storage { name, shape: vec![len], dtype, role: Role::Param, data: Some(data), view: None, viewed: false }
 }

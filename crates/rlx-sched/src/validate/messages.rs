@@ -508,6 +508,14 @@ pub(super) fn int_gemm_zero_len(len: usize, n: usize) -> String {
     format!("`b_zero_len` {len} must be 1 (per tensor) or `n` {n} (per column)")
 }
 
+pub(super) fn packed_int_gemm_len(field: &str, len: usize, n: usize) -> String {
+    format!("`{field}` {len} must be 1 (per tensor) or `n` {n} (per column)")
+}
+
+pub(super) fn packed_int_gemm_bias_without_scale() -> String {
+    "`bias` is given without `scale`: the bias is added to the dequantized f32 product, which needs a scale".to_string()
+}
+
 pub(super) fn zero_kv_heads() -> String {
     "`kv_heads` must be at least 1".to_string()
 }

@@ -12,6 +12,10 @@
 //! `scalar.rs` (the element-at-a-time reference) bit for bit.
 
 mod conv;
+mod dynamic;
+mod qgemm;
+#[cfg(target_arch = "x86_64")]
+mod qgemm_x86;
 mod qlinear_conv;
 #[cfg(target_arch = "x86_64")]
 mod quads;
@@ -22,14 +26,20 @@ mod tests;
 #[cfg(test)]
 mod tests_conv;
 #[cfg(test)]
+mod tests_dynamic;
+#[cfg(test)]
+mod tests_qgemm;
+#[cfg(test)]
 mod tests_qlinear_conv;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
 pub use conv::int_conv2d;
+pub use dynamic::{dynamic_quantize, dynamic_quantize_reference};
+pub use qgemm::{int_gemm_packed, int_gemm_packed_f32};
 pub use qlinear_conv::qlinear_conv2d;
 pub use requantize::{requantize, requantize_reference};
-pub use scalar::{int_conv2d_reference, int_gemm_reference, qlinear_conv2d_reference};
+pub use scalar::{int_conv2d_reference, int_gemm_packed_reference, int_gemm_reference, qlinear_conv2d_reference};
 
 use crate::kernels::reduce::SendPtr;
 

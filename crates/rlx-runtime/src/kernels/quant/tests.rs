@@ -1,7 +1,7 @@
 use super::*;
 
 /// Deterministic bytes covering the whole 8-bit range.
-fn bytes(len: usize, seed: u32) -> Vec<u8> {
+pub(super) fn bytes(len: usize, seed: u32) -> Vec<u8> {
     let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
     (0..len)
         .map(|_| {

@@ -5,21 +5,9 @@
 
 use rlx_core::plan::{int_conv2d_direct, int_conv2d_scratch_bytes};
 
+use super::tests::bytes;
 use super::*;
 use crate::kernels::conv::Conv2dShape;
-
-/// Deterministic bytes covering the whole 8-bit range.
-fn bytes(len: usize, seed: u32) -> Vec<u8> {
-    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    (0..len)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s >> 11) as u8
-        })
-        .collect()
-}
 
 /// A shape from `[n, c_in, h, w_in, c_out, kh, kw, sh, sw, ph, pw, dh, dw,
 /// groups]`, the output sizes by ONNX's rule with trailing padding

@@ -13,21 +13,9 @@
 use rlx_core::qconv::{pack_qconv_filter, qconv_filter_len, qconv_scratch_bytes, QCONV_IN_QUAD, QCONV_OUT_BLOCK};
 
 use super::qlinear_conv::qlinear_conv2d_portable;
+use super::tests::bytes;
 use super::*;
 use crate::kernels::conv::Conv2dShape;
-
-/// Deterministic bytes covering the whole 8-bit range.
-fn bytes(len: usize, seed: u32) -> Vec<u8> {
-    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    (0..len)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s >> 11) as u8
-        })
-        .collect()
-}
 
 fn signed(v: &[u8]) -> Vec<i8> {
     v.iter().map(|&b| b as i8).collect()

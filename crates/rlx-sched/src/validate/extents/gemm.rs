@@ -5,6 +5,7 @@ use crate::dtype::DType;
 use crate::thunk::Thunk;
 use crate::validate::access::{Alias, Elem, F32};
 use crate::validate::messages;
+use rlx_core::qconv::{QCONV_IN_QUAD, QCONV_OUT_BLOCK};
 
 /// `c[m,n] = a[m,k] @ b[k,n]` with `b` of `b_elem`. The output may overlap
 /// either input anywhere: the caller goes through a temporary
@@ -57,6 +58,43 @@ pub(super) fn int_gemm<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
         packed.zip(product(&[*batch, *m, kp, 4])).and_then(|(b, a)| b.checked_add(a)),
         "ceil(k/2)*(n*4 + batch*m*4)",
     );
+}
+
+/// The 8-bit product on a packed i8 weight: `a` of `a_dtype` (u8 or i8),
+/// `w` the packed blocks (`ceil(n/16) * ceil(k/4) * 64` bytes; any bytes
+/// are a valid packing), `w_sums` and `w_zero` i32, `c` i32, or f32 with
+/// `scale`; no operand may overlap `c`.
+pub(super) fn int_gemm_packed<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::IntGemmPacked { a, w, w_sums, a_zero, w_zero, scale, bias, c, m, k, n, a_dtype, w_zero_len, scale_len } =
+        t
+    else {
+        unreachable!("int_gemm_packed called on {:?}", t.kind())
+    };
+    let type_ok = r.dtype_in("a_dtype", *a_dtype, &[DType::U8, DType::I8]);
+    for (field, len) in [("w_zero_len", *w_zero_len), ("scale_len", *scale_len)] {
+        r.require(len == 1 || len == *n, field, || messages::packed_int_gemm_len(field, len, *n));
+    }
+    r.require(bias.is_none() || scale.is_some(), "bias", messages::packed_int_gemm_bias_without_scale);
+    if !type_ok {
+        return;
+    }
+    let (ae, i32e) = (Elem::Exact(*a_dtype), Elem::Exact(DType::I32));
+    r.read("a", a, ae, &[*m, *k], "m*k");
+    r.read(
+        "w",
+        w,
+        Elem::Exact(DType::I8),
+        &[n.div_ceil(QCONV_OUT_BLOCK), k.div_ceil(QCONV_IN_QUAD), QCONV_OUT_BLOCK * QCONV_IN_QUAD],
+        "ceil(n/16)*ceil(k/4)*64",
+    );
+    r.read("w_sums", w_sums, i32e, &[*n], "n");
+    r.read_opt("a_zero", a_zero, ae, &[1], "1");
+    r.read_opt("w_zero", w_zero, i32e, &[*w_zero_len], "w_zero_len");
+    r.read_opt("scale", scale, F32, &[*scale_len], "scale_len");
+    r.read_opt("bias", bias, F32, &[*n], "n");
+    let c_elem = if scale.is_some() { F32 } else { i32e };
+    r.write("c", c, c_elem, &[*m, *n], "m*n");
+    r.scratch("m", m.checked_mul(4), "m*4 (with w_zero)");
 }
 
 /// `c = act(a @ w + bias)`. `a` and `w` may overlap `c` (a temporary is
@@ -116,6 +154,19 @@ pub(super) fn bias_add<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.read_alias(Alias::Exact, "src", src, F32, &[*rows, *cols], "rows*cols");
     r.read("bias", bias, F32, &[*cols], "cols");
     r.write("dst", dst, F32, &[*rows, *cols], "rows*cols");
+}
+
+/// `x` f32 to `y` u8 with the range's `scale` (one f32) and `zero` (one
+/// u8); no output overlaps `x` or another output.
+pub(super) fn dynamic_quantize<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::DynamicQuantize { x, y, scale, zero, len } = t else {
+        unreachable!("dynamic_quantize called on {:?}", t.kind())
+    };
+    let u8_ = Elem::Exact(DType::U8);
+    r.read("x", x, F32, &[*len], "len");
+    r.write("y", y, u8_, &[*len], "len");
+    r.write("scale", scale, F32, &[1], "1");
+    r.write("zero", zero, u8_, &[1], "1");
 }
 
 /// i32 sums to 8-bit values: `acc` i32, `bias` i32 per channel, `scale`
