@@ -87,7 +87,7 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             scale_len,
         } => {
             let a_elem = if a_dtype == DType::I8 { QuantElem::I8 } else { QuantElem::U8 };
-            let scratch = int_gemm_packed_scratch_bytes(m, w_zero.is_some());
+            let scratch = int_gemm_packed_scratch_bytes(m, k, w_zero.is_some());
             let par = packed_gemm_parallel(m, k, n);
             match scale {
                 None => K::IntGemmPacked { scratch, a_elem, a, w, w_sums, a_zero, w_zero, c, m, k, n, w_zero_len, par },

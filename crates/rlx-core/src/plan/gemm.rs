@@ -41,11 +41,18 @@ pub const fn int_gemm_scratch_bytes(batch: usize, m: usize, k: usize, n: usize) 
     int_gemm_packed_b_bytes(k, n) + batch * m * k.div_ceil(2) * 4
 }
 
-/// Bytes of scratch `IntGemmPacked` needs: the sums of `a`'s rows (i32)
-/// when the weight has a zero point, else none.
-pub const fn int_gemm_packed_scratch_bytes(m: usize, w_zero: bool) -> usize {
+/// Bytes of scratch `IntGemmPacked` needs: the sums of `a`'s rows (i32,
+/// 64-byte rounded) when the weight has a zero point, then `a` widened to
+/// i16 quads for CPUs without VNNI (`m * ceil(k / 4) * 8`; the AVX2 body
+/// broadcasts a quad with one load).
+pub const fn int_gemm_packed_scratch_bytes(m: usize, k: usize, w_zero: bool) -> usize {
+    int_gemm_packed_row_terms_bytes(m, w_zero) + m * k.div_ceil(4) * 8
+}
+
+/// The first part of [`int_gemm_packed_scratch_bytes`]: the row sums.
+pub const fn int_gemm_packed_row_terms_bytes(m: usize, w_zero: bool) -> usize {
     if w_zero {
-        m * 4
+        (m * 4).div_ceil(64) * 64
     } else {
         0
     }

@@ -456,7 +456,7 @@ fn packed_int_gemm_matches_the_reference_through_the_call_table() {
     };
     let at = |offset| Operand { segment: Segment::Arena, offset, buffer: None };
     for dequantize in [false, true] {
-        let mut fx = Fixture::new(8192, 0, m * 4);
+        let mut fx = Fixture::new(8192, 0, rlx_core::plan::int_gemm_packed_scratch_bytes(m, k, true));
         fx.put_bytes(Segment::Arena, 0, &a.iter().map(|&x| x as u8).collect::<Vec<u8>>());
         fx.put_bytes(Segment::Arena, 128, &packed.iter().map(|&x| x as u8).collect::<Vec<u8>>());
         fx.put_bytes(Segment::Arena, 512, &le(&qgemm_column_sums(&w, k, n)));

@@ -49,6 +49,9 @@ pub(super) struct Product {
     pub w_zero_per_column: bool,
     /// Per row, `row_sum - k * za` (wrapping); null when `w_zero` is.
     pub row_terms: *const i32,
+    /// Per row and quad, the quad's 4 bytes (shifted) as 4 u16: the AVX2
+    /// body's broadcast operand; null for the other bodies.
+    pub widened: *const u64,
     /// `a`'s zero point, shifted as `a` is.
     pub a_zero: i32,
     /// `0x8080_8080` for an i8 `a` (the xor that adds 128 to each byte), else 0.
@@ -144,8 +147,8 @@ impl Product {
 /// `qconv::qgemm_weight_len(k, n)` bytes, `w_sums` for `n` i32, `a_zero`
 /// (unless null) for one element, `w_zero` (unless null) for
 /// `w_zero_len` i32; `c` writable for `m * n` i32, overlapping no input;
-/// `scratch` writable for `plan::int_gemm_packed_scratch_bytes(m,
-/// !w_zero.is_null())` bytes, 4-byte aligned, overlapping nothing.
+/// `scratch` writable for `plan::int_gemm_packed_scratch_bytes(m, k,
+/// !w_zero.is_null())` bytes, 8-byte aligned, overlapping nothing.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn int_gemm_packed<A: IntElem>(
     scratch: *mut u8,
@@ -199,14 +202,22 @@ pub unsafe fn int_gemm_packed_f32<A: IntElem>(
     unsafe { product(scratch, a, w, w_sums, a_zero, w_zero, w_zero_len, store, [m, k, n], par, Body::detect()) }
 }
 
-/// [`int_gemm_packed`] or [`int_gemm_packed_f32`] (by `store`) on the
-/// portable body whatever the CPU has: the tests compare both bodies.
+/// How many bodies this CPU runs ([`int_gemm_packed_body`]'s `body`).
+#[cfg(test)]
+pub(super) fn body_count() -> usize {
+    Body::available().len()
+}
+
+/// [`int_gemm_packed`] or [`int_gemm_packed_f32`] (by `store`) on body
+/// number `body` of those this CPU runs (0 is the portable one): the
+/// tests compare them all.
 ///
 /// # Safety
-/// As the entry of `store`'s kind.
+/// As the entry of `store`'s kind; `body < body_count()`.
 #[cfg(test)]
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn int_gemm_packed_portable<A: IntElem>(
+pub(super) unsafe fn int_gemm_packed_body<A: IntElem>(
+    body: usize,
     scratch: *mut u8,
     a: *const A,
     w: *const i8,
@@ -218,8 +229,9 @@ pub(super) unsafe fn int_gemm_packed_portable<A: IntElem>(
     mkn: [usize; 3],
     par: bool,
 ) {
+    let body = Body::available()[body];
     // SAFETY: the caller's contract.
-    unsafe { product(scratch, a, w, w_sums, a_zero, w_zero, w_zero_len, store, mkn, par, Body::Portable) }
+    unsafe { product(scratch, a, w, w_sums, a_zero, w_zero, w_zero_len, store, mkn, par, body) }
 }
 
 /// The tile body, chosen once per call.
@@ -227,6 +239,8 @@ pub(super) unsafe fn int_gemm_packed_portable<A: IntElem>(
 enum Body {
     #[cfg(target_arch = "x86_64")]
     Vnni,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
     Portable,
 }
 
@@ -236,7 +250,27 @@ impl Body {
         if super::x86::has_avx512_vnni() {
             return Body::Vnni;
         }
+        #[cfg(target_arch = "x86_64")]
+        if crate::kernels::elementwise::par::has_avx2_fma() {
+            return Body::Avx2;
+        }
         Body::Portable
+    }
+
+    /// Every body this CPU runs.
+    #[cfg(test)]
+    fn available() -> Vec<Body> {
+        let mut bodies = vec![Body::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if crate::kernels::elementwise::par::has_avx2_fma() {
+                bodies.push(Body::Avx2);
+            }
+            if super::x86::has_avx512_vnni() {
+                bodies.push(Body::Vnni);
+            }
+        }
+        bodies
     }
 
     /// Rows and weight blocks per task.
@@ -244,6 +278,8 @@ impl Body {
         match self {
             #[cfg(target_arch = "x86_64")]
             Body::Vnni => (super::qgemm_x86::ROWS, super::qgemm_x86::BLOCKS),
+            #[cfg(target_arch = "x86_64")]
+            Body::Avx2 => (4, 1),
             Body::Portable => (4, 1),
         }
     }
@@ -275,6 +311,17 @@ unsafe fn product<A: IntElem>(
     let a_zero = shift + if a_zero.is_null() { 0 } else { unsafe { (*a_zero).to_i32() } };
     let flip = if A::SIGNED { 0x8080_8080 } else { 0 };
     let row_terms = if w_zero.is_null() { std::ptr::null_mut() } else { scratch.cast::<i32>() };
+    let quads = k.div_ceil(QCONV_IN_QUAD);
+    #[cfg(target_arch = "x86_64")]
+    let widen = matches!(body, Body::Avx2);
+    #[cfg(not(target_arch = "x86_64"))]
+    let widen = false;
+    let widened = if widen {
+        // SAFETY: the widened quads follow the row terms in the scratch.
+        unsafe { scratch.add(rlx_core::plan::int_gemm_packed_row_terms_bytes(m, !w_zero.is_null())) }.cast::<u64>()
+    } else {
+        std::ptr::null_mut()
+    };
     let p = Product {
         a: a.cast(),
         w,
@@ -282,6 +329,7 @@ unsafe fn product<A: IntElem>(
         w_zero,
         w_zero_per_column: w_zero_len != 1,
         row_terms,
+        widened,
         a_zero,
         flip,
         k,
@@ -308,6 +356,22 @@ unsafe fn product<A: IntElem>(
             }
         });
     }
+    if widen {
+        let (out, p) = (SendPtr(widened), &p);
+        split(m, 16, &|start, len| {
+            for r in start..start + len {
+                for q in 0..quads {
+                    // SAFETY: row `r < m`, quad `q`: inside `a` and the
+                    // widened copy, each task writing its own rows.
+                    unsafe {
+                        let bytes = p.quad(r, q).to_le_bytes();
+                        let wide = bytes.iter().rev().fold(0u64, |acc, &b| acc << 16 | u64::from(b));
+                        *out.get().add(r * quads + q) = wide;
+                    }
+                }
+            }
+        });
+    }
     let (rows, blocks) = body.task();
     let (bands, groups) = (m.div_ceil(rows), n.div_ceil(LANES).div_ceil(blocks));
     let all_blocks = n.div_ceil(LANES);
@@ -324,6 +388,8 @@ unsafe fn product<A: IntElem>(
                 match body {
                     #[cfg(target_arch = "x86_64")]
                     Body::Vnni => super::qgemm_x86::task_vnni(&p, rows, blocks),
+                    #[cfg(target_arch = "x86_64")]
+                    Body::Avx2 => super::qgemm_x86::task_avx2(&p, rows, blocks),
                     Body::Portable => task_portable(&p, rows, blocks),
                 }
             }

@@ -1,9 +1,9 @@
-//! `IntGemmPacked` against its reference: both bodies (the detected one
-//! and the portable one), serial and split, every tile shape's tails.
+//! `IntGemmPacked` against its reference: every body this CPU runs and the
+//! entry (the detected body), serial and split, every tile shape's tails.
 
 use rlx_core::qconv::{pack_qgemm_weight, qgemm_column_sums};
 
-use super::qgemm::{int_gemm_packed_portable, Store};
+use super::qgemm::{body_count, int_gemm_packed_body, Store};
 use super::tests::bytes;
 use super::*;
 
@@ -33,7 +33,7 @@ fn check<A: IntElem>(a_bytes: &[u8], [m, k, n]: [usize; 3], zeros: Zeros, seed: 
     let zw_ptr = if w_zero.is_empty() { std::ptr::null() } else { w_zero.as_ptr() };
     let zw_len = w_zero.len().max(1);
     let mut want = vec![0i32; m * n];
-    let mut scratch = vec![0i32; m];
+    let mut scratch = vec![0u64; rlx_core::plan::int_gemm_packed_scratch_bytes(m, k, true).div_ceil(8)];
     let s: *mut u8 = scratch.as_mut_ptr().cast();
     // SAFETY: the vectors hold exactly the extents the shapes name.
     unsafe {
@@ -41,19 +41,19 @@ fn check<A: IntElem>(a_bytes: &[u8], [m, k, n]: [usize; 3], zeros: Zeros, seed: 
     }
     let what = format!("m {m}, k {k}, n {n}, {zeros:?}, signed a {}", A::SIGNED);
     for par in [false, true] {
-        for portable in [false, true] {
+        for body in 0..=body_count() {
             let mut got = vec![0x5A5A_5A5Ai32; m * n];
             // SAFETY: as above.
             unsafe {
                 let (a, w, ws) = (a.as_ptr(), packed.as_ptr(), sums.as_ptr());
-                if portable {
+                if body < body_count() {
                     let store = Store::Sums(got.as_mut_ptr());
-                    int_gemm_packed_portable(s, a, w, ws, za_ptr, zw_ptr, zw_len, store, [m, k, n], par);
+                    int_gemm_packed_body(body, s, a, w, ws, za_ptr, zw_ptr, zw_len, store, [m, k, n], par);
                 } else {
                     int_gemm_packed(s, a, w, ws, za_ptr, zw_ptr, got.as_mut_ptr(), m, k, n, zw_len, par);
                 }
             }
-            assert_eq!(got, want, "sums, {what}, par {par}, portable {portable}");
+            assert_eq!(got, want, "sums, {what}, par {par}, body {body} (the last: the entry)");
         }
     }
     let scales: Vec<f32> = (0..n).map(|j| 1.0 / (3.0 + j as f32)).collect();
@@ -71,19 +71,19 @@ fn check<A: IntElem>(a_bytes: &[u8], [m, k, n]: [usize; 3], zeros: Zeros, seed: 
             })
             .collect();
         let bias_ptr = if with_bias { bias.as_ptr() } else { std::ptr::null() };
-        for portable in [false, true] {
+        for body in 0..=body_count() {
             let mut got = vec![f32::NAN; m * n];
             // SAFETY: as above.
             unsafe {
                 let (a, w, ws) = (a.as_ptr(), packed.as_ptr(), sums.as_ptr());
-                if portable {
+                if body < body_count() {
                     let store = Store::Dequant {
                         c: got.as_mut_ptr(),
                         scale: scales.as_ptr(),
                         scale_per_column: scale_len != 1,
                         bias: bias_ptr,
                     };
-                    int_gemm_packed_portable(s, a, w, ws, za_ptr, zw_ptr, zw_len, store, [m, k, n], true);
+                    int_gemm_packed_body(body, s, a, w, ws, za_ptr, zw_ptr, zw_len, store, [m, k, n], true);
                 } else {
                     let c = got.as_mut_ptr();
                     let sc = scales.as_ptr();
@@ -91,7 +91,11 @@ fn check<A: IntElem>(a_bytes: &[u8], [m, k, n]: [usize; 3], zeros: Zeros, seed: 
                 }
             }
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&got), bits(&expected), "f32, {what}, scale_len {scale_len}, bias {with_bias}");
+            assert_eq!(
+                bits(&got),
+                bits(&expected),
+                "f32, {what}, scale_len {scale_len}, bias {with_bias}, body {body}"
+            );
         }
     }
 }

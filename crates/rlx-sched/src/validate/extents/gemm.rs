@@ -94,7 +94,8 @@ pub(super) fn int_gemm_packed<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     r.read_opt("bias", bias, F32, &[*n], "n");
     let c_elem = if scale.is_some() { F32 } else { i32e };
     r.write("c", c, c_elem, &[*m, *n], "m*n");
-    r.scratch("m", m.checked_mul(4), "m*4 (with w_zero)");
+    let widened = product(&[*m, k.div_ceil(QCONV_IN_QUAD), 8]);
+    r.scratch("m", widened.and_then(|w| w.checked_add(m.checked_mul(4)?.checked_add(63)?)), "a64(m*4) + m*ceil(k/4)*8");
 }
 
 /// `c = act(a @ w + bias)`. `a` and `w` may overlap `c` (a temporary is
