@@ -51,6 +51,7 @@ pub(super) struct Product {
     pub row_terms: *const i32,
     /// Per row and quad, the quad's 4 bytes (shifted) as 4 u16: the AVX2
     /// body's broadcast operand; null for the other bodies.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub widened: *const u64,
     /// `a`'s zero point, shifted as `a` is.
     pub a_zero: i32,
@@ -260,17 +261,19 @@ impl Body {
     /// Every body this CPU runs.
     #[cfg(test)]
     fn available() -> Vec<Body> {
-        let mut bodies = vec![Body::Portable];
         #[cfg(target_arch = "x86_64")]
         {
+            let mut bodies = vec![Body::Portable];
             if crate::kernels::elementwise::par::has_avx2_fma() {
                 bodies.push(Body::Avx2);
             }
             if super::x86::has_avx512_vnni() {
                 bodies.push(Body::Vnni);
             }
+            bodies
         }
-        bodies
+        #[cfg(not(target_arch = "x86_64"))]
+        vec![Body::Portable]
     }
 
     /// Rows and weight blocks per task.
