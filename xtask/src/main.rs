@@ -16,6 +16,7 @@ mod gen;
 mod import;
 mod run;
 mod scaffold;
+mod test_aarch64;
 mod verify;
 
 use std::io::Write;
@@ -76,6 +77,10 @@ enum Command {
     },
     /// Generate, build and run the mlp model on the bundled digits.
     Demo,
+    /// Run the kernel library's tests for aarch64 under QEMU (NEON with and
+    /// without the dot-product extension); installs the cross tools with
+    /// apt when root.
+    TestAarch64,
     /// Import a Hugging Face Llama checkpoint (DIR/config.json,
     /// DIR/model.safetensors) as a decoder step: writes model.sched and
     /// weights.safetensors (docs/decoding.md).
@@ -277,6 +282,7 @@ fn main() -> ExitCode {
             done(run::run(&root(), path, &args))
         }
         Command::Demo => done(demo::demo(&root())),
+        Command::TestAarch64 => done(test_aarch64::test_aarch64(&root())),
         Command::Import {
             path,
             out_dir,

@@ -14,6 +14,8 @@
 mod conv;
 mod dynamic;
 mod qgemm;
+#[cfg(target_arch = "aarch64")]
+mod qgemm_neon;
 #[cfg(target_arch = "x86_64")]
 mod qgemm_x86;
 mod qlinear_conv;

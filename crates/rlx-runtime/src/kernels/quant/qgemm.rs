@@ -8,7 +8,9 @@
 //! broadcasts one quad of a row of `a` (4 u8, one 32-bit word) and
 //! multiplies it by a block's 64 weight bytes into 16 i32 lanes
 //! (`vpdpbusd`, u8 times i8; `qgemm_x86.rs`). An i8 `a` is shifted into u8
-//! (`a + 128`: one xor of the word), and its zero point with it.
+//! (`a + 128`: one xor of the word), and its zero point with it. On
+//! aarch64 with the dot-product extension the same step is one `sdot` by
+//! element (i8 times i8; `qgemm_neon.rs`), with `a` shifted into i8.
 //!
 //! The zero points come in once per output, at the store:
 //! `sum (a - za)(w - zw[j]) = sum a w - za * w_sums[j] - zw[j] * (row_sum
@@ -242,6 +244,9 @@ enum Body {
     Vnni,
     #[cfg(target_arch = "x86_64")]
     Avx2,
+    /// NEON with `sdot` (`qgemm_neon.rs`): runs `a` in the signed domain.
+    #[cfg(target_arch = "aarch64")]
+    Dot,
     Portable,
 }
 
@@ -254,6 +259,10 @@ impl Body {
         #[cfg(target_arch = "x86_64")]
         if crate::kernels::elementwise::par::has_avx2_fma() {
             return Body::Avx2;
+        }
+        #[cfg(target_arch = "aarch64")]
+        if super::qgemm_neon::has_dotprod() {
+            return Body::Dot;
         }
         Body::Portable
     }
@@ -272,7 +281,15 @@ impl Body {
             }
             bodies
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(target_arch = "aarch64")]
+        {
+            let mut bodies = vec![Body::Portable];
+            if super::qgemm_neon::has_dotprod() {
+                bodies.push(Body::Dot);
+            }
+            bodies
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
         vec![Body::Portable]
     }
 
@@ -283,6 +300,8 @@ impl Body {
             Body::Vnni => (super::qgemm_x86::ROWS, super::qgemm_x86::BLOCKS),
             #[cfg(target_arch = "x86_64")]
             Body::Avx2 => (4, 1),
+            #[cfg(target_arch = "aarch64")]
+            Body::Dot => (8, 1),
             Body::Portable => (4, 1),
         }
     }
@@ -325,6 +344,14 @@ unsafe fn product<A: IntElem>(
     } else {
         std::ptr::null_mut()
     };
+    // `sdot` multiplies i8 by i8: that body sees `a` and its zero point
+    // shifted back by 128 (the row terms, `sum (a - za)`, are the same in
+    // either domain).
+    #[cfg(target_arch = "aarch64")]
+    let signed = matches!(body, Body::Dot);
+    #[cfg(not(target_arch = "aarch64"))]
+    let signed = false;
+    let (body_flip, body_a_zero) = if signed { (flip ^ 0x8080_8080, a_zero - 128) } else { (flip, a_zero) };
     let p = Product {
         a: a.cast(),
         w,
@@ -333,8 +360,8 @@ unsafe fn product<A: IntElem>(
         w_zero_per_column: w_zero_len != 1,
         row_terms,
         widened,
-        a_zero,
-        flip,
+        a_zero: body_a_zero,
+        flip: body_flip,
         k,
         n,
         store,
@@ -393,6 +420,8 @@ unsafe fn product<A: IntElem>(
                     Body::Vnni => super::qgemm_x86::task_vnni(&p, rows, blocks),
                     #[cfg(target_arch = "x86_64")]
                     Body::Avx2 => super::qgemm_x86::task_avx2(&p, rows, blocks),
+                    #[cfg(target_arch = "aarch64")]
+                    Body::Dot => super::qgemm_neon::task_dot(&p, rows, blocks),
                     Body::Portable => task_portable(&p, rows, blocks),
                 }
             }
