@@ -20,6 +20,10 @@ mod qgemm_neon;
 mod qgemm_x86;
 mod qlinear_conv;
 #[cfg(target_arch = "x86_64")]
+mod qlinear_conv_avx2;
+#[cfg(target_arch = "aarch64")]
+mod qlinear_conv_neon;
+#[cfg(target_arch = "x86_64")]
 mod quads;
 mod requantize;
 mod scalar;

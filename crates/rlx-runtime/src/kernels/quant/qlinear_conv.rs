@@ -31,9 +31,9 @@ use crate::kernels::conv::Conv2dShape;
 use crate::kernels::reduce::SendPtr;
 
 /// Output pixels per tile: one 16x16 byte transpose at the store.
-const TILE: usize = 16;
+pub(super) const TILE: usize = 16;
 /// Bytes of one filter vector: 16 output lanes of 4 input channels.
-const FILTER_STEP: usize = QCONV_OUT_BLOCK * QCONV_IN_QUAD;
+pub(super) const FILTER_STEP: usize = QCONV_OUT_BLOCK * QCONV_IN_QUAD;
 
 /// `QLinearConv2D`: `out[b, oc, oy, ox] =
 /// saturate(round_half_even(f32(sum + bias[oc]) * scale[oc]) + zero)`
@@ -75,14 +75,21 @@ pub unsafe fn qlinear_conv2d(
     }
 }
 
-/// [`qlinear_conv2d`] on the portable body whatever the CPU has (the
-/// tests run both bodies on a VNNI machine).
+/// How many bodies this CPU runs ([`qlinear_conv2d_body`]'s `body`).
+#[cfg(test)]
+pub(super) fn body_count() -> usize {
+    Body::available().len()
+}
+
+/// [`qlinear_conv2d`] on body number `body` of those this CPU runs (0 is
+/// the portable one): the tests compare them all.
 ///
 /// # Safety
-/// As [`qlinear_conv2d`].
+/// As [`qlinear_conv2d`]; `body < body_count()`.
 #[cfg(test)]
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn qlinear_conv2d_portable(
+pub(super) unsafe fn qlinear_conv2d_body(
+    body: usize,
     scratch: *mut u8,
     x: *const u8,
     w: *const i8,
@@ -99,7 +106,8 @@ pub(super) unsafe fn qlinear_conv2d_portable(
 ) {
     // SAFETY: the caller's contract.
     unsafe {
-        convolve(scratch, x, w, bias, scale, zero, out, s, x_pad, scale_len, (x_nhwc, out_nhwc), par, Body::Portable)
+        let body = Body::available()[body];
+        convolve(scratch, x, w, bias, scale, zero, out, s, x_pad, scale_len, (x_nhwc, out_nhwc), par, body)
     }
 }
 
@@ -196,6 +204,10 @@ unsafe fn convolve(
                         Body::Vnni => {
                             x86::tile_vnni::<VNNI_ROWS, 1, false>(g, im, filter, [epilogue(first_block)], first, dst)
                         }
+                        #[cfg(target_arch = "x86_64")]
+                        Body::Avx2 => super::qlinear_conv_avx2::tile(g, im, filter, &epilogue(first_block), first, dst),
+                        #[cfg(target_arch = "aarch64")]
+                        Body::Dot => super::qlinear_conv_neon::tile(g, im, filter, &epilogue(first_block), first, dst),
                         Body::Portable => tile_portable(g, im, filter, &epilogue(first_block), first, dst),
                     }
                 }
@@ -224,6 +236,12 @@ const VNNI_ROWS: usize = 12;
 enum Body {
     #[cfg(target_arch = "x86_64")]
     Vnni,
+    /// x86-64 without VNNI (`qlinear_conv_avx2.rs`).
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// aarch64 with the dot-product extension (`qlinear_conv_neon.rs`).
+    #[cfg(target_arch = "aarch64")]
+    Dot,
     Portable,
 }
 
@@ -233,7 +251,35 @@ impl Body {
         if super::x86::has_avx512_vnni() {
             return Body::Vnni;
         }
+        #[cfg(target_arch = "x86_64")]
+        if crate::kernels::elementwise::par::has_avx2_fma() {
+            return Body::Avx2;
+        }
+        #[cfg(target_arch = "aarch64")]
+        if super::qgemm_neon::has_dotprod() {
+            return Body::Dot;
+        }
         Body::Portable
+    }
+
+    /// Every body this CPU runs, the portable one first.
+    #[cfg(test)]
+    fn available() -> Vec<Body> {
+        let mut bodies = vec![Body::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if crate::kernels::elementwise::par::has_avx2_fma() {
+                bodies.push(Body::Avx2);
+            }
+            if super::x86::has_avx512_vnni() {
+                bodies.push(Body::Vnni);
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        if super::qgemm_neon::has_dotprod() {
+            bodies.push(Body::Dot);
+        }
+        bodies
     }
 
     /// Output pixels and filter blocks per tile.
@@ -241,32 +287,36 @@ impl Body {
         match self {
             #[cfg(target_arch = "x86_64")]
             Body::Vnni => (VNNI_ROWS, 2),
+            #[cfg(target_arch = "x86_64")]
+            Body::Avx2 => (TILE, 1),
+            #[cfg(target_arch = "aarch64")]
+            Body::Dot => (TILE, 1),
             Body::Portable => (TILE, 1),
         }
     }
 }
 
 /// What a tile needs of the shape.
-struct Geometry {
-    s: Conv2dShape,
+pub(super) struct Geometry {
+    pub(super) s: Conv2dShape,
     plane_cols: usize,
     /// Channels per pixel of the plane.
     channels: usize,
     /// Quads of one group's input channels (1 when depthwise).
-    quads: usize,
+    pub(super) quads: usize,
     /// Output pixels per channel.
-    pixels: usize,
+    pub(super) pixels: usize,
     /// Bytes of one block's packed filter.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     block_bytes: usize,
     /// Whether the output is channels last.
-    out_nhwc: bool,
+    pub(super) out_nhwc: bool,
 }
 
 impl Geometry {
     /// Byte offsets in the plane of the first tap of `count` pixels from
     /// `first`; the rest of the tile repeats the last one.
-    fn pixel_offsets(&self, first: usize, count: usize) -> [usize; TILE] {
+    pub(super) fn pixel_offsets(&self, first: usize, count: usize) -> [usize; TILE] {
         let s = &self.s;
         let mut offsets = [0; TILE];
         // One division, then a walk along the row (a division per pixel
@@ -285,20 +335,20 @@ impl Geometry {
     }
 
     /// Byte offset of tap `(ky, kx)` from a pixel's first tap.
-    fn tap_offset(&self, ky: usize, kx: usize) -> usize {
+    pub(super) fn tap_offset(&self, ky: usize, kx: usize) -> usize {
         (ky * self.s.dh * self.plane_cols + kx * self.s.dw) * self.channels
     }
 }
 
 /// The requantization of one block of output channels.
-struct Epilogue {
+pub(super) struct Epilogue {
     bias: *const i32,
     scale: *const f32,
     scale_len: usize,
-    zero: f32,
-    first_channel: usize,
+    pub(super) zero: f32,
+    pub(super) first_channel: usize,
     /// Real channels in the block (the rest are not stored).
-    lanes: usize,
+    pub(super) lanes: usize,
 }
 
 impl Epilogue {
@@ -306,7 +356,7 @@ impl Epilogue {
     ///
     /// # Safety
     /// `lane < self.lanes`, and the caller's extents of `qlinear_conv2d`.
-    unsafe fn params(&self, lane: usize) -> (i32, f32) {
+    pub(super) unsafe fn params(&self, lane: usize) -> (i32, f32) {
         let c = self.first_channel + lane;
         // SAFETY: channel `c < c_out` (caller).
         unsafe {
@@ -322,7 +372,14 @@ impl Epilogue {
 /// # Safety
 /// `img` is the filled plane, `filter` the block's packed filter, `out`
 /// the image's output; `first < g.pixels`.
-unsafe fn tile_portable(g: &Geometry, img: *const u8, filter: *const i8, e: &Epilogue, first: usize, out: *mut u8) {
+pub(super) unsafe fn tile_portable(
+    g: &Geometry,
+    img: *const u8,
+    filter: *const i8,
+    e: &Epilogue,
+    first: usize,
+    out: *mut u8,
+) {
     let s = &g.s;
     let count = (g.pixels - first).min(TILE);
     let offsets = g.pixel_offsets(first, count);
@@ -512,19 +569,19 @@ unsafe fn fill_plane(
 }
 
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub(super) mod x86 {
     use std::arch::x86_64::*;
 
     use super::{Epilogue, Geometry, FILTER_STEP, QCONV_IN_QUAD};
 
     /// 16 bytes.
-    pub(super) type Bytes16 = __m128i;
+    pub(in crate::kernels::quant) type Bytes16 = __m128i;
 
     /// The transpose of a 16x16 byte matrix held as 16 rows (SSE2, which
     /// every x86-64 has): four perfect shuffles of the rows, each
     /// rotating the 8-bit concatenation of row and column index by one.
     #[inline(always)]
-    pub(super) fn transpose16(mut rows: [Bytes16; 16]) -> [Bytes16; 16] {
+    pub(in crate::kernels::quant) fn transpose16(mut rows: [Bytes16; 16]) -> [Bytes16; 16] {
         for _ in 0..4 {
             let mut next = rows;
             for i in 0..8 {

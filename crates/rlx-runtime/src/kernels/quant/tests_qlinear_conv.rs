@@ -12,7 +12,7 @@
 
 use rlx_core::qconv::{pack_qconv_filter, qconv_filter_len, qconv_scratch_bytes, QCONV_IN_QUAD, QCONV_OUT_BLOCK};
 
-use super::qlinear_conv::qlinear_conv2d_portable;
+use super::qlinear_conv::{body_count, qlinear_conv2d_body};
 use super::tests::bytes;
 use super::*;
 use crate::kernels::conv::Conv2dShape;
@@ -71,30 +71,15 @@ fn check(s: &Conv2dShape, x: &[u8], packed: &[i8], q: &Requant, what: &str) -> V
         );
     }
     let scratch_len = qconv_scratch_bytes(s);
-    type Entry = unsafe fn(
-        *mut u8,
-        *const u8,
-        *const i8,
-        *const i32,
-        *const f32,
-        *const u8,
-        *mut u8,
-        &Conv2dShape,
-        usize,
-        usize,
-        bool,
-        bool,
-        bool,
-    );
     // The dispatching entry (AVX-512 VNNI here when the CPU has it) and
-    // the portable body, each serial and split, in every layout: channels
-    // last input, output or both (compared after conversion).
-    let entries: [(&str, Entry); 2] = [("dispatched", qlinear_conv2d), ("portable", qlinear_conv2d_portable)];
+    // every body the CPU runs, each serial and split, in every layout:
+    // channels last input, output or both (compared after conversion).
+    let entries = std::iter::once(None).chain((0..body_count()).map(Some));
     let layouts = [(false, false), (true, false), (false, true), (true, true)];
-    let runs = entries.into_iter().flat_map(|e| [(e, false), (e, true)]).flat_map(|r| layouts.map(|l| (r, l)));
+    let runs = entries.flat_map(|e| [(e, false), (e, true)]).flat_map(|r| layouts.map(|l| (r, l)));
     let pixels = s.h_out * s.w_out;
     let x_channels_last = transpose_images(x, s.n, s.c_in, s.h * s.w_in);
-    for (i, (((body, entry), par), (x_nhwc, out_nhwc))) in runs.enumerate() {
+    for (i, ((body, par), (x_nhwc, out_nhwc))) in runs.enumerate() {
         let mut scratch = bytes(scratch_len, 1000 + i as u32 + len as u32);
         scratch.extend_from_slice(&[GUARD_BYTE; GUARD]);
         let mut out = vec![GUARD_BYTE; GUARD];
@@ -103,22 +88,19 @@ fn check(s: &Conv2dShape, x: &[u8], packed: &[i8], q: &Requant, what: &str) -> V
         // SAFETY: as above; the scratch holds `qconv_scratch_bytes` bytes
         // and the output pointer is `len` bytes inside its guards.
         unsafe {
-            entry(
-                scratch.as_mut_ptr(),
-                if x_nhwc { x_channels_last.as_ptr() } else { x.as_ptr() },
-                packed.as_ptr(),
-                bias_ptr,
-                q.scale.as_ptr(),
-                zero_ptr,
-                out.as_mut_ptr().add(GUARD),
-                s,
-                usize::from(q.x_pad),
-                q.scale.len(),
-                x_nhwc,
-                out_nhwc,
-                par,
-            );
+            let x = if x_nhwc { x_channels_last.as_ptr() } else { x.as_ptr() };
+            let (scratch, w, scale) = (scratch.as_mut_ptr(), packed.as_ptr(), q.scale.as_ptr());
+            let (out, x_pad, scale_len) = (out.as_mut_ptr().add(GUARD), usize::from(q.x_pad), q.scale.len());
+            match body {
+                None => qlinear_conv2d(
+                    scratch, x, w, bias_ptr, scale, zero_ptr, out, s, x_pad, scale_len, x_nhwc, out_nhwc, par,
+                ),
+                Some(body) => qlinear_conv2d_body(
+                    body, scratch, x, w, bias_ptr, scale, zero_ptr, out, s, x_pad, scale_len, x_nhwc, out_nhwc, par,
+                ),
+            }
         }
+        let body = body.map_or("the entry's".to_string(), |b| format!("number {b}"));
         let context = format!("{what}, {body} body, par {par}, x_nhwc {x_nhwc}, out_nhwc {out_nhwc}, {s:?}, {q:?}");
         assert!(
             out[..GUARD].iter().chain(&out[GUARD + len..]).all(|&b| b == GUARD_BYTE),
@@ -411,4 +393,59 @@ fn non_finite_scales_match_the_reference() {
         x_pad: 9,
     };
     check(&s, &x, &packed, &q, "non-finite scales");
+}
+
+/// Best of 20 single-thread calls per body on a ResNet block's and a
+/// depthwise-separable block's shapes (`cargo test --release -p
+/// rlx-runtime qlinear_conv_timing -- --ignored --nocapture`); prints only.
+#[test]
+#[ignore = "timing; run by hand"]
+fn qlinear_conv_timing() {
+    let cases: [(&str, [usize; 14]); 4] = [
+        // n, c_in, h, w, c_out, kh, kw, sh, sw, ph, pw, dh, dw, groups
+        ("3x3 64->64 56x56", [1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1]),
+        ("1x1 256->64 56x56", [1, 256, 56, 56, 64, 1, 1, 1, 1, 0, 0, 1, 1, 1]),
+        ("7x7 s2 3->64 224", [1, 3, 224, 224, 64, 7, 7, 2, 2, 3, 3, 1, 1, 1]),
+        ("dw 3x3 96 112x112", [1, 96, 112, 112, 96, 3, 3, 1, 1, 1, 1, 1, 1, 96]),
+    ];
+    for (name, d) in cases {
+        let trail = [d[9], d[10]];
+        let s = super::tests_conv::shape(d, trail);
+        let x = bytes(s.n * s.c_in * s.h * s.w_in, 7);
+        let w = signed(&bytes(s.c_out * s.c_in_g() * s.kh * s.kw, 8));
+        let packed = pack_qconv_filter(&w, s.c_out, s.c_in_g(), s.kh, s.kw);
+        let scale = vec![0.001f32; s.c_out];
+        let mut scratch = vec![0u8; qconv_scratch_bytes(&s)];
+        let mut out = vec![0u8; s.n * s.c_out * s.h_out * s.w_out];
+        let line: Vec<String> = (0..body_count())
+            .map(|body| {
+                let mut best = f64::MAX;
+                for _ in 0..20 {
+                    let t = std::time::Instant::now();
+                    // SAFETY: buffers sized for the shape.
+                    unsafe {
+                        qlinear_conv2d_body(
+                            body,
+                            scratch.as_mut_ptr(),
+                            x.as_ptr(),
+                            packed.as_ptr(),
+                            std::ptr::null(),
+                            scale.as_ptr(),
+                            std::ptr::null(),
+                            out.as_mut_ptr(),
+                            &s,
+                            0,
+                            s.c_out,
+                            false,
+                            false,
+                            false,
+                        )
+                    };
+                    best = best.min(t.elapsed().as_secs_f64());
+                }
+                format!("body {body}: {:8.3} ms", best * 1e3)
+            })
+            .collect();
+        println!("{name:<20} {}", line.join("  "));
+    }
 }
