@@ -82,42 +82,87 @@ pub(crate) unsafe fn pool_plane(
             valid_outputs(s.w_out, s.sw, kj as isize - s.pw as isize, s.w)
         }
     };
+    // A strided row is split into its `sw` phases (phase `p` holds columns
+    // `p, p + sw, ...`) once per input row it is read from, so each window
+    // column reads one phase contiguously and the update vectorises as at
+    // `sw == 1` (a strided update was one scalar max per element).
+    let mut phases = [0f32; PHASED_ROW];
+    let phased = s.sw > 1 && s.w <= PHASED_ROW;
+    let phase_len = s.w.div_ceil(s.sw);
     for (ho, acc) in dst.chunks_exact_mut(s.w_out).enumerate() {
         acc.fill(init);
         let rows = real_taps(ho, s.sh, s.kh, s.ph, s.h);
         for ki in rows.clone() {
             let hi = ho * s.sh + ki - s.ph;
             let in_row = src.wrapping_add(hi * s.w);
+            if phased {
+                // SAFETY: input row `hi` is inside the plane.
+                let row = unsafe { std::slice::from_raw_parts(in_row, s.w) };
+                split_phases(row, s.sw, phase_len, &mut phases);
+            }
             for kj in 0..s.kw {
                 let cols = cols_of(kj);
                 if cols.is_empty() {
                     continue;
                 }
                 let out = &mut acc[cols.clone()];
-                let xs: &[f32] = if s.sw == 1 {
+                // Input column of output `wo`: `wo * sw + kj - pw`.
+                let first = cols.start * s.sw + kj - s.pw;
+                if s.sw == 1 {
                     // SAFETY: columns `cols` of input row `hi`, shifted by
                     // `kj - pw`, map inside the row.
-                    unsafe { std::slice::from_raw_parts(in_row.add(cols.start + kj - s.pw), cols.len()) }
+                    let xs = unsafe { std::slice::from_raw_parts(in_row.add(first), cols.len()) };
+                    update(kind, out, xs);
+                } else if phased {
+                    let at = (first % s.sw) * phase_len + first / s.sw;
+                    update(kind, out, &phases[at..at + cols.len()]);
                 } else {
                     for (a, wo) in out.iter_mut().zip(cols.clone()) {
                         // SAFETY: column `wo * sw + kj - pw` of row `hi`, inside.
                         let x = unsafe { *in_row.add(wo * s.sw + kj - s.pw) };
-                        *a = match kind {
-                            PoolKind::Max => max_nan(*a, x),
-                            PoolKind::Mean => *a + x,
-                        };
+                        update(kind, std::slice::from_mut(a), &[x]);
                     }
-                    continue;
-                };
-                match kind {
-                    PoolKind::Max => out.iter_mut().zip(xs).for_each(|(a, &x)| *a = max_nan(*a, x)),
-                    PoolKind::Mean => out.iter_mut().zip(xs).for_each(|(a, &x)| *a += x),
                 }
             }
         }
         if kind == PoolKind::Mean {
             finish_mean_row(acc, ho, s, rows.len(), count_include_pad);
         }
+    }
+}
+
+/// The widest input row split into phases on the stack (8 KiB); a wider
+/// strided row is read element by element.
+const PHASED_ROW: usize = 2048;
+
+/// Writes phase `p` of `row` (columns `p, p + sw, ...`) at `phase_len * p`
+/// of `phases`; stride 2 as pairs, which LLVM vectorises.
+#[inline(always)]
+fn split_phases(row: &[f32], sw: usize, phase_len: usize, phases: &mut [f32]) {
+    if sw == 2 {
+        let (even, odd) = phases.split_at_mut(phase_len);
+        let pairs = row.chunks_exact(2);
+        if let [last] = pairs.remainder() {
+            even[row.len() / 2] = *last;
+        }
+        for ((e, o), pair) in even.iter_mut().zip(odd.iter_mut()).zip(pairs) {
+            (*e, *o) = (pair[0], pair[1]);
+        }
+        return;
+    }
+    for (p, phase) in phases.chunks_mut(phase_len).take(sw).enumerate() {
+        for (slot, &x) in phase.iter_mut().zip(row[p.min(row.len())..].iter().step_by(sw)) {
+            *slot = x;
+        }
+    }
+}
+
+/// Adds one window offset's inputs `xs` into the outputs `out` they touch.
+#[inline(always)]
+fn update(kind: PoolKind, out: &mut [f32], xs: &[f32]) {
+    match kind {
+        PoolKind::Max => out.iter_mut().zip(xs).for_each(|(a, &x)| *a = max_nan(*a, x)),
+        PoolKind::Mean => out.iter_mut().zip(xs).for_each(|(a, &x)| *a += x),
     }
 }
 

@@ -395,20 +395,32 @@ fn non_finite_scales_match_the_reference() {
     check(&s, &x, &packed, &q, "non-finite scales");
 }
 
-/// Best of 20 single-thread calls per body on a ResNet block's and a
-/// depthwise-separable block's shapes (`cargo test --release -p
-/// rlx-runtime qlinear_conv_timing -- --ignored --nocapture`); prints only.
+/// Best of `ROUNDS` (20) calls per body on a ResNet block's and a
+/// depthwise-separable block's shapes, channels last in and out as
+/// between two such convolutions (`cargo test --release -p rlx-runtime
+/// qlinear_conv_timing -- --ignored --nocapture`; `CASE=text` keeps the
+/// cases whose name has it, `BODY=n` one body, `PAR=1` splits over
+/// `RLX_NUM_THREADS`); prints only.
 #[test]
 #[ignore = "timing; run by hand"]
 fn qlinear_conv_timing() {
-    let cases: [(&str, [usize; 14]); 4] = [
+    let env = |name: &str| std::env::var(name).ok();
+    let rounds: usize = env("ROUNDS").and_then(|r| r.parse().ok()).unwrap_or(20);
+    let par = env("PAR").is_some();
+    let cases: [(&str, [usize; 14]); 6] = [
         // n, c_in, h, w, c_out, kh, kw, sh, sw, ph, pw, dh, dw, groups
+        ("dw 3x3 144 56 pad", [1, 144, 56, 56, 144, 3, 3, 1, 1, 1, 1, 1, 1, 144]),
+        ("dw 3x3 144 56 nopad", [1, 144, 58, 58, 144, 3, 3, 1, 1, 0, 0, 1, 1, 144]),
         ("3x3 64->64 56x56", [1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1]),
         ("1x1 256->64 56x56", [1, 256, 56, 56, 64, 1, 1, 1, 1, 0, 0, 1, 1, 1]),
         ("7x7 s2 3->64 224", [1, 3, 224, 224, 64, 7, 7, 2, 2, 3, 3, 1, 1, 1]),
         ("dw 3x3 96 112x112", [1, 96, 112, 112, 96, 3, 3, 1, 1, 1, 1, 1, 1, 96]),
     ];
+    let only = env("CASE");
     for (name, d) in cases {
+        if only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
         let trail = [d[9], d[10]];
         let s = super::tests_conv::shape(d, trail);
         let x = bytes(s.n * s.c_in * s.h * s.w_in, 7);
@@ -417,10 +429,15 @@ fn qlinear_conv_timing() {
         let scale = vec![0.001f32; s.c_out];
         let mut scratch = vec![0u8; qconv_scratch_bytes(&s)];
         let mut out = vec![0u8; s.n * s.c_out * s.h_out * s.w_out];
-        let line: Vec<String> = (0..body_count())
+        let bodies: Vec<usize> = match env("BODY").and_then(|b| b.parse().ok()) {
+            Some(b) => vec![b],
+            None => (0..body_count()).collect(),
+        };
+        let line: Vec<String> = bodies
+            .into_iter()
             .map(|body| {
                 let mut best = f64::MAX;
-                for _ in 0..20 {
+                for _ in 0..rounds {
                     let t = std::time::Instant::now();
                     // SAFETY: buffers sized for the shape.
                     unsafe {
@@ -436,9 +453,9 @@ fn qlinear_conv_timing() {
                             &s,
                             0,
                             s.c_out,
-                            false,
-                            false,
-                            false,
+                            true,
+                            true,
+                            par,
                         )
                     };
                     best = best.min(t.elapsed().as_secs_f64());
