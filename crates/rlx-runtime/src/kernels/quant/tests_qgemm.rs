@@ -153,3 +153,33 @@ fn an_empty_product_writes_nothing_and_reads_nothing() {
     }
     assert_eq!(c, [5; 4]);
 }
+
+/// Best of 20 single-thread calls per body on MiniLM's FFN product (m 128,
+/// k 384, n 1536, u8 `a`, a weight zero point; `cargo test --release -p
+/// rlx-runtime int_gemm_packed_timing -- --ignored --nocapture`); prints
+/// only.
+#[test]
+#[ignore = "timing; run by hand"]
+fn int_gemm_packed_timing() {
+    let (m, k, n) = (128, 384, 1536);
+    let a = bytes(m * k, 3);
+    let w: Vec<i8> = bytes(k * n, 4).into_iter().map(|v| v as i8).collect();
+    let (packed, sums) = (pack_qgemm_weight(&w, k, n), qgemm_column_sums(&w, k, n));
+    let (za, zw) = (128u8, [3i32]);
+    let mut scratch = vec![0u64; rlx_core::plan::int_gemm_packed_scratch_bytes(m, k, true).div_ceil(8)];
+    let mut c = vec![0i32; m * n];
+    for body in 0..body_count() {
+        let mut best = f64::MAX;
+        for _ in 0..20 {
+            let t = std::time::Instant::now();
+            // SAFETY: buffers sized for the shape.
+            unsafe {
+                let (a, w, s) = (a.as_ptr(), packed.as_ptr(), scratch.as_mut_ptr().cast());
+                let store = Store::Sums(c.as_mut_ptr());
+                int_gemm_packed_body(body, s, a, w, sums.as_ptr(), &za, zw.as_ptr(), 1, store, [m, k, n], false);
+            }
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        println!("body {body}: {:8.3} ms", best * 1e3);
+    }
+}
