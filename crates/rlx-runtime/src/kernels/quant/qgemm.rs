@@ -247,6 +247,9 @@ enum Body {
     /// NEON with `sdot` (`qgemm_neon.rs`): runs `a` in the signed domain.
     #[cfg(target_arch = "aarch64")]
     Dot,
+    /// Plain NEON (`qgemm_neon.rs`), in the signed domain too.
+    #[cfg(target_arch = "aarch64")]
+    Neon,
     Portable,
 }
 
@@ -263,6 +266,10 @@ impl Body {
         #[cfg(target_arch = "aarch64")]
         if super::qgemm_neon::has_dotprod() {
             return Body::Dot;
+        }
+        #[cfg(target_arch = "aarch64")]
+        if std::arch::is_aarch64_feature_detected!("neon") {
+            return Body::Neon;
         }
         Body::Portable
     }
@@ -284,6 +291,9 @@ impl Body {
         #[cfg(target_arch = "aarch64")]
         {
             let mut bodies = vec![Body::Portable];
+            if std::arch::is_aarch64_feature_detected!("neon") {
+                bodies.push(Body::Neon);
+            }
             if super::qgemm_neon::has_dotprod() {
                 bodies.push(Body::Dot);
             }
@@ -302,6 +312,8 @@ impl Body {
             Body::Avx2 => (4, 1),
             #[cfg(target_arch = "aarch64")]
             Body::Dot => (8, 1),
+            #[cfg(target_arch = "aarch64")]
+            Body::Neon => (8, 1),
             Body::Portable => (4, 1),
         }
     }
@@ -348,7 +360,7 @@ unsafe fn product<A: IntElem>(
     // shifted back by 128 (the row terms, `sum (a - za)`, are the same in
     // either domain).
     #[cfg(target_arch = "aarch64")]
-    let signed = matches!(body, Body::Dot);
+    let signed = matches!(body, Body::Dot | Body::Neon);
     #[cfg(not(target_arch = "aarch64"))]
     let signed = false;
     let (body_flip, body_a_zero) = if signed { (flip ^ 0x8080_8080, a_zero - 128) } else { (flip, a_zero) };
@@ -422,6 +434,8 @@ unsafe fn product<A: IntElem>(
                     Body::Avx2 => super::qgemm_x86::task_avx2(&p, rows, blocks),
                     #[cfg(target_arch = "aarch64")]
                     Body::Dot => super::qgemm_neon::task_dot(&p, rows, blocks),
+                    #[cfg(target_arch = "aarch64")]
+                    Body::Neon => super::qgemm_neon::task_neon(&p, rows, blocks),
                     Body::Portable => task_portable(&p, rows, blocks),
                 }
             }

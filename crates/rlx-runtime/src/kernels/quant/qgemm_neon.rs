@@ -14,6 +14,15 @@
 //!
 //! The `sdot` intrinsics are not stable Rust (`stdarch_neon_dotprod`), so
 //! the instruction is written as inline assembly, one per multiply-add.
+//!
+//! Without the extension (Armv8.0: Cortex-A53/A72, the Raspberry Pi 4)
+//! the same tiles run on plain NEON, 2 rows at a time: per quad and weight
+//! vector, `smull` / `smull2` multiply its two halves (2 lanes by 4 k) by
+//! the row's quad repeated, into 8 i16 (each product of two i8 fits), and
+//! `sadalp` adds adjacent pairs into 4 i32; one `addp` per vector folds the
+//! pairs into lane order at the end: four times the instructions of
+//! `sdot` per product. Neither body was timed on hardware (QEMU emulates
+//! the instructions, not their speed).
 
 use std::arch::aarch64::*;
 use std::arch::asm;
@@ -53,6 +62,62 @@ unsafe fn sdot<const I: i32>(acc: int32x4_t, w: int8x16_t, a: int8x16_t) -> int3
         );
     }
     acc
+}
+
+/// Rows `rows` times blocks `blocks` on plain NEON, tiles of up to 2 rows
+/// by one block.
+///
+/// # Safety
+/// NEON available; as [`task_dot`] otherwise.
+#[target_feature(enable = "neon")]
+pub(super) unsafe fn task_neon(p: &Product, rows: Range<usize>, blocks: Range<usize>) {
+    for block in blocks {
+        let mut r = rows.start;
+        while r < rows.end {
+            let take = (rows.end - r).min(2);
+            // SAFETY: rows `r..r + take` and `block` are the caller's.
+            unsafe {
+                match take {
+                    2 => tile_neon::<2>(p, r, block),
+                    _ => tile_neon::<1>(p, r, block),
+                }
+            }
+            r += take;
+        }
+    }
+}
+
+/// `R` rows from `row0` times block `block`, without `sdot`.
+///
+/// # Safety
+/// As [`task_neon`], for these rows and this block.
+#[target_feature(enable = "neon")]
+unsafe fn tile_neon<const R: usize>(p: &Product, row0: usize, block: usize) {
+    // SAFETY: the block is inside the packed weight (caller).
+    let w = unsafe { p.block(block) };
+    // Per row and weight vector, the pair sums of its low and high lanes.
+    let mut acc = [[[vdupq_n_s32(0); 2]; VECTORS]; R];
+    for q in 0..p.quads() {
+        // SAFETY: quad `q < quads` of each row and of the block (caller).
+        unsafe {
+            let wq = w.add(q * QUAD_BYTES);
+            let rows: [int8x16_t; R] = std::array::from_fn(|r| vreinterpretq_s8_u32(vdupq_n_u32(p.quad(row0 + r, q))));
+            for v in 0..VECTORS {
+                let wv = vld1q_s8(wq.add(16 * v));
+                for (acc, &x) in acc.iter_mut().zip(&rows) {
+                    acc[v][0] = vpadalq_s16(acc[v][0], vmull_s8(vget_low_s8(wv), vget_low_s8(x)));
+                    acc[v][1] = vpadalq_s16(acc[v][1], vmull_high_s8(wv, x));
+                }
+            }
+        }
+    }
+    let j = block * LANES;
+    for (r, acc) in acc.iter().enumerate() {
+        // Lane order: `addp` of the low and high halves' pair sums.
+        let sums: [int32x4_t; VECTORS] = std::array::from_fn(|v| vpaddq_s32(acc[v][0], acc[v][1]));
+        // SAFETY: row `row0 + r`, columns `j..` below `n` (caller).
+        unsafe { store(p, row0 + r, j, &sums) };
+    }
 }
 
 /// Rows `rows` times blocks `blocks`, tiles of up to 4 rows by one block.

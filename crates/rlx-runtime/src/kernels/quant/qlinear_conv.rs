@@ -208,6 +208,10 @@ unsafe fn convolve(
                         Body::Avx2 => super::qlinear_conv_avx2::tile(g, im, filter, &epilogue(first_block), first, dst),
                         #[cfg(target_arch = "aarch64")]
                         Body::Dot => super::qlinear_conv_neon::tile(g, im, filter, &epilogue(first_block), first, dst),
+                        #[cfg(target_arch = "aarch64")]
+                        Body::Neon => {
+                            super::qlinear_conv_neon::tile_neon(g, im, filter, &epilogue(first_block), first, dst)
+                        }
                         Body::Portable => tile_portable(g, im, filter, &epilogue(first_block), first, dst),
                     }
                 }
@@ -242,6 +246,9 @@ enum Body {
     /// aarch64 with the dot-product extension (`qlinear_conv_neon.rs`).
     #[cfg(target_arch = "aarch64")]
     Dot,
+    /// aarch64 without it (`qlinear_conv_neon.rs`).
+    #[cfg(target_arch = "aarch64")]
+    Neon,
     Portable,
 }
 
@@ -258,6 +265,10 @@ impl Body {
         #[cfg(target_arch = "aarch64")]
         if super::qgemm_neon::has_dotprod() {
             return Body::Dot;
+        }
+        #[cfg(target_arch = "aarch64")]
+        if std::arch::is_aarch64_feature_detected!("neon") {
+            return Body::Neon;
         }
         Body::Portable
     }
@@ -276,8 +287,13 @@ impl Body {
             }
         }
         #[cfg(target_arch = "aarch64")]
-        if super::qgemm_neon::has_dotprod() {
-            bodies.push(Body::Dot);
+        {
+            if std::arch::is_aarch64_feature_detected!("neon") {
+                bodies.push(Body::Neon);
+            }
+            if super::qgemm_neon::has_dotprod() {
+                bodies.push(Body::Dot);
+            }
         }
         bodies
     }
@@ -290,7 +306,7 @@ impl Body {
             #[cfg(target_arch = "x86_64")]
             Body::Avx2 => (TILE, 1),
             #[cfg(target_arch = "aarch64")]
-            Body::Dot => (TILE, 1),
+            Body::Dot | Body::Neon => (TILE, 1),
             Body::Portable => (TILE, 1),
         }
     }

@@ -14,6 +14,13 @@
 //! and the pixel's 16 channels widened to i16, multiplied and added into
 //! i32 by `smlal`.
 //!
+//! Without the dot-product extension (`tile_neon`) the one-group step is
+//! plain NEON, 2 pixels at a time: `smull` / `smull2` of each filter
+//! vector's halves by the shifted word, `sadalp` into pairs of i32, one
+//! `addp` per vector at the end; the start sums the filter bytes by
+//! `saddlp` twice. Not timed on hardware (QEMU emulates the instructions,
+//! not their speed).
+//!
 //! The requantization takes `Requantize`'s f32 steps lane by lane
 //! (`frintn` rounds half to even; `fmaxnm` returns the number for a NaN,
 //! as `f32::max` does), so the bytes are the other bodies'.
@@ -50,6 +57,106 @@ unsafe fn sdot(acc: int32x4_t, w: int8x16_t, x: int8x16_t) -> int32x4_t {
         );
     }
     acc
+}
+
+/// [`super::qlinear_conv::tile_portable`] on plain NEON.
+///
+/// # Safety
+/// NEON available; as `tile_portable`.
+#[target_feature(enable = "neon")]
+pub(super) unsafe fn tile_neon(
+    g: &Geometry,
+    img: *const u8,
+    filter: *const i8,
+    e: &Epilogue,
+    first: usize,
+    out: *mut u8,
+) {
+    let count = (g.pixels - first).min(TILE);
+    let offsets = g.pixel_offsets(first, count);
+    let mut sums: Sums = [[vdupq_n_s32(0); 4]; TILE];
+    // SAFETY: as in [`tile`].
+    unsafe {
+        if g.s.groups > 1 {
+            for p in (0..count).step_by(STEP) {
+                depthwise_step(g, img, filter, e, &offsets[p..p + STEP], &mut sums[p..p + STEP]);
+            }
+        } else {
+            let start = shifted_start_neon(g, filter);
+            for p in (0..count).step_by(NEON_STEP) {
+                dense_step_neon(g, img, filter, start, &offsets[p..p + NEON_STEP], &mut sums[p..p + NEON_STEP]);
+            }
+        }
+        store(g, e, &sums, first, count, out);
+    }
+}
+
+/// Pixels per one-group step without `sdot` (16 accumulators).
+const NEON_STEP: usize = 2;
+
+/// [`shifted_start`] without `sdot`: each vector's 4-byte sums by two
+/// pairwise widening adds.
+///
+/// # Safety
+/// As [`tile_neon`].
+#[target_feature(enable = "neon")]
+unsafe fn shifted_start_neon(g: &Geometry, filter: *const i8) -> [int32x4_t; 4] {
+    let mut sums = [vdupq_n_s32(0); 4];
+    // SAFETY: the block's `kh * kw * quads` filter vectors (caller).
+    unsafe {
+        for step in 0..g.s.kh * g.s.kw * g.quads {
+            let wq = filter.add(step * FILTER_STEP);
+            for (v, sum) in sums.iter_mut().enumerate() {
+                *sum = vpadalq_s16(*sum, vpaddlq_s8(vld1q_s8(wq.add(16 * v))));
+            }
+        }
+    }
+    sums.map(|sum| vshlq_n_s32::<7>(sum))
+}
+
+/// [`dense_step`] without `sdot`, `NEON_STEP` pixels.
+///
+/// # Safety
+/// As [`tile_neon`]; `offsets` and `sums` hold `NEON_STEP` entries.
+#[target_feature(enable = "neon")]
+unsafe fn dense_step_neon(
+    g: &Geometry,
+    img: *const u8,
+    filter: *const i8,
+    start: [int32x4_t; 4],
+    offsets: &[usize],
+    sums: &mut [[int32x4_t; 4]],
+) {
+    let s = &g.s;
+    // Per pixel and filter vector, the pair sums of its low and high lanes.
+    let mut acc = [[[vdupq_n_s32(0); 2]; 4]; NEON_STEP];
+    // SAFETY: as `dense_step`.
+    unsafe {
+        for ky in 0..s.kh {
+            for kx in 0..s.kw {
+                let tap = g.tap_offset(ky, kx);
+                let weights = filter.add((ky * s.kw + kx) * g.quads * FILTER_STEP);
+                let pixels: [*const u8; NEON_STEP] = std::array::from_fn(|r| img.add(offsets[r] + tap));
+                for q in 0..g.quads {
+                    let wq = weights.add(q * FILTER_STEP);
+                    let x: [int8x16_t; NEON_STEP] = std::array::from_fn(|r| {
+                        let word = pixels[r].add(q * QCONV_IN_QUAD).cast::<u32>().read_unaligned() ^ 0x8080_8080;
+                        vreinterpretq_s8_u32(vdupq_n_u32(word))
+                    });
+                    for v in 0..4 {
+                        let w = vld1q_s8(wq.add(16 * v));
+                        for (acc, &x) in acc.iter_mut().zip(&x) {
+                            acc[v][0] = vpadalq_s16(acc[v][0], vmull_s8(vget_low_s8(w), vget_low_s8(x)));
+                            acc[v][1] = vpadalq_s16(acc[v][1], vmull_high_s8(w, x));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (sums, acc) in sums.iter_mut().zip(&acc) {
+        *sums = std::array::from_fn(|v| vaddq_s32(start[v], vpaddq_s32(acc[v][0], acc[v][1])));
+    }
 }
 
 /// [`super::qlinear_conv::tile_portable`] on NEON with `sdot`.
