@@ -242,6 +242,9 @@ pub(super) unsafe fn int_gemm_packed_body<A: IntElem>(
 enum Body {
     #[cfg(target_arch = "x86_64")]
     Vnni,
+    /// AVX-VNNI: `vpdpbusd` on ymm, without AVX-512.
+    #[cfg(target_arch = "x86_64")]
+    AvxVnni,
     #[cfg(target_arch = "x86_64")]
     Avx2,
     /// NEON with `sdot` (`qgemm_neon.rs`): runs `a` in the signed domain.
@@ -258,6 +261,10 @@ impl Body {
         #[cfg(target_arch = "x86_64")]
         if super::x86::has_avx512_vnni() {
             return Body::Vnni;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if super::qgemm_x86::has_avx_vnni() {
+            return Body::AvxVnni;
         }
         #[cfg(target_arch = "x86_64")]
         if crate::kernels::elementwise::par::has_avx2_fma() {
@@ -282,6 +289,9 @@ impl Body {
             let mut bodies = vec![Body::Portable];
             if crate::kernels::elementwise::par::has_avx2_fma() {
                 bodies.push(Body::Avx2);
+            }
+            if super::qgemm_x86::has_avx_vnni() {
+                bodies.push(Body::AvxVnni);
             }
             if super::x86::has_avx512_vnni() {
                 bodies.push(Body::Vnni);
@@ -308,6 +318,8 @@ impl Body {
         match self {
             #[cfg(target_arch = "x86_64")]
             Body::Vnni => (super::qgemm_x86::ROWS, super::qgemm_x86::BLOCKS),
+            #[cfg(target_arch = "x86_64")]
+            Body::AvxVnni => (2 * super::qgemm_x86::AVX_VNNI_ROWS, 1),
             #[cfg(target_arch = "x86_64")]
             Body::Avx2 => (4, 1),
             #[cfg(target_arch = "aarch64")]
@@ -430,6 +442,8 @@ unsafe fn product<A: IntElem>(
                 match body {
                     #[cfg(target_arch = "x86_64")]
                     Body::Vnni => super::qgemm_x86::task_vnni(&p, rows, blocks),
+                    #[cfg(target_arch = "x86_64")]
+                    Body::AvxVnni => super::qgemm_x86::task_avx_vnni(&p, rows, blocks),
                     #[cfg(target_arch = "x86_64")]
                     Body::Avx2 => super::qgemm_x86::task_avx2(&p, rows, blocks),
                     #[cfg(target_arch = "aarch64")]

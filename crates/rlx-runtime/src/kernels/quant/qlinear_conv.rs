@@ -206,6 +206,10 @@ unsafe fn convolve(
                         }
                         #[cfg(target_arch = "x86_64")]
                         Body::Avx2 => super::qlinear_conv_avx2::tile(g, im, filter, &epilogue(first_block), first, dst),
+                        #[cfg(target_arch = "x86_64")]
+                        Body::AvxVnni => {
+                            super::qlinear_conv_avx2::tile_avx_vnni(g, im, filter, &epilogue(first_block), first, dst)
+                        }
                         #[cfg(target_arch = "aarch64")]
                         Body::Dot => super::qlinear_conv_neon::tile(g, im, filter, &epilogue(first_block), first, dst),
                         #[cfg(target_arch = "aarch64")]
@@ -240,6 +244,9 @@ const VNNI_ROWS: usize = 12;
 enum Body {
     #[cfg(target_arch = "x86_64")]
     Vnni,
+    /// x86-64 with AVX-VNNI but not AVX-512 (`qlinear_conv_avx2.rs`).
+    #[cfg(target_arch = "x86_64")]
+    AvxVnni,
     /// x86-64 without VNNI (`qlinear_conv_avx2.rs`).
     #[cfg(target_arch = "x86_64")]
     Avx2,
@@ -257,6 +264,10 @@ impl Body {
         #[cfg(target_arch = "x86_64")]
         if super::x86::has_avx512_vnni() {
             return Body::Vnni;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if super::qgemm_x86::has_avx_vnni() {
+            return Body::AvxVnni;
         }
         #[cfg(target_arch = "x86_64")]
         if crate::kernels::elementwise::par::has_avx2_fma() {
@@ -282,6 +293,9 @@ impl Body {
             if crate::kernels::elementwise::par::has_avx2_fma() {
                 bodies.push(Body::Avx2);
             }
+            if super::qgemm_x86::has_avx_vnni() {
+                bodies.push(Body::AvxVnni);
+            }
             if super::x86::has_avx512_vnni() {
                 bodies.push(Body::Vnni);
             }
@@ -304,7 +318,7 @@ impl Body {
             #[cfg(target_arch = "x86_64")]
             Body::Vnni => (VNNI_ROWS, 2),
             #[cfg(target_arch = "x86_64")]
-            Body::Avx2 => (TILE, 1),
+            Body::Avx2 | Body::AvxVnni => (TILE, 1),
             #[cfg(target_arch = "aarch64")]
             Body::Dot | Body::Neon => (TILE, 1),
             Body::Portable => (TILE, 1),

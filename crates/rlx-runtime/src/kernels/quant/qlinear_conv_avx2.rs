@@ -13,6 +13,13 @@
 //! 16 channels zero-extended to i32, and `vpmaddwd` of the two is the
 //! product (the high halves meet zeros), 4 pixels at a time.
 //!
+//! With AVX-VNNI (the VEX `vpdpbusd` on ymm: Alder Lake and later client
+//! cores, without AVX-512) the same tile multiplies without widening: per
+//! tap and quad, two filter vectors (8 channels by 4 input channels each)
+//! times each pixel's broadcast word, 4 pixels at a time (8 accumulators);
+//! depthwise, the pixel's channels zero-extended to one per i32 lane meet
+//! the filter words as they are (their three unused bytes meet zeros).
+//!
 //! All of it is wrapping i32 and `Requantize`'s f32 steps lane by lane, so
 //! the bytes are the other bodies'.
 
@@ -29,12 +36,49 @@ const DEPTHWISE_STEP: usize = 4;
 /// The sums of one tile: per pixel, the block's 16 channels.
 type Sums = [[i32; QCONV_OUT_BLOCK]; TILE];
 
+/// Pixels per one-group or depthwise step with AVX-VNNI.
+const VNNI_STEP: usize = 4;
+
 /// [`super::qlinear_conv::tile_portable`] on AVX2.
 ///
 /// # Safety
 /// AVX2 available; as `tile_portable`.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn tile(g: &Geometry, img: *const u8, filter: *const i8, e: &Epilogue, first: usize, out: *mut u8) {
+    // SAFETY: the caller's contract.
+    unsafe { tile_with::<false>(g, img, filter, e, first, out) }
+}
+
+/// [`tile`] with AVX-VNNI.
+///
+/// # Safety
+/// AVX2 and AVX-VNNI available; as `tile_portable`.
+#[target_feature(enable = "avx2,avxvnni")]
+pub(super) unsafe fn tile_avx_vnni(
+    g: &Geometry,
+    img: *const u8,
+    filter: *const i8,
+    e: &Epilogue,
+    first: usize,
+    out: *mut u8,
+) {
+    // SAFETY: the caller's contract.
+    unsafe { tile_with::<true>(g, img, filter, e, first, out) }
+}
+
+/// The tile, its steps with `vpdpbusd` when `VNNI`.
+///
+/// # Safety
+/// AVX2 (and AVX-VNNI when `VNNI`) available; as `tile_portable`.
+#[inline(always)]
+unsafe fn tile_with<const VNNI: bool>(
+    g: &Geometry,
+    img: *const u8,
+    filter: *const i8,
+    e: &Epilogue,
+    first: usize,
+    out: *mut u8,
+) {
     let count = (g.pixels - first).min(TILE);
     // Pixels past `count` repeat the last one's offset: their sums are
     // computed from inside the plane and never stored.
@@ -43,13 +87,23 @@ pub(super) unsafe fn tile(g: &Geometry, img: *const u8, filter: *const i8, e: &E
     // SAFETY: every read is inside the plane or the block's filter, as in
     // the portable body (caller).
     unsafe {
-        if g.s.groups > 1 {
-            for p in (0..count).step_by(DEPTHWISE_STEP) {
-                depthwise_step(g, img, filter, e, &offsets[p..p + DEPTHWISE_STEP], &mut sums[p..p + DEPTHWISE_STEP]);
+        match (g.s.groups > 1, VNNI) {
+            (true, false) => {
+                for p in (0..count).step_by(DEPTHWISE_STEP) {
+                    let (o, s) = (&offsets[p..p + DEPTHWISE_STEP], &mut sums[p..p + DEPTHWISE_STEP]);
+                    depthwise_step(g, img, filter, e, o, s);
+                }
             }
-        } else {
-            for p in (0..count).step_by(DENSE_STEP) {
-                dense_step(g, img, filter, &offsets[p..p + DENSE_STEP], &mut sums[p..p + DENSE_STEP]);
+            (false, false) => {
+                for p in (0..count).step_by(DENSE_STEP) {
+                    dense_step(g, img, filter, &offsets[p..p + DENSE_STEP], &mut sums[p..p + DENSE_STEP]);
+                }
+            }
+            (depthwise, true) => {
+                for p in (0..count).step_by(VNNI_STEP) {
+                    let (o, s) = (&offsets[p..p + VNNI_STEP], &mut sums[p..p + VNNI_STEP]);
+                    vnni_step(g, img, filter, e, depthwise, o, s);
+                }
             }
         }
         store(g, e, &sums, first, count, out);
@@ -98,6 +152,59 @@ unsafe fn dense_step(g: &Geometry, img: *const u8, filter: *const i8, offsets: &
                 let folded = _mm256_hadd_epi32(acc[2 * half], acc[2 * half + 1]);
                 let ordered = _mm256_permute4x64_epi64::<0b11_01_10_00>(folded);
                 _mm256_storeu_si256(sums.as_mut_ptr().add(8 * half).cast(), ordered);
+            }
+        }
+    }
+}
+
+/// The sums of `VNNI_STEP` pixels at `offsets` into `sums` with
+/// `vpdpbusd`, one-group or `depthwise`.
+///
+/// # Safety
+/// AVX-VNNI available; as [`tile`]; `offsets` and `sums` hold `VNNI_STEP`
+/// entries.
+#[target_feature(enable = "avx2,avxvnni")]
+unsafe fn vnni_step(
+    g: &Geometry,
+    img: *const u8,
+    filter: *const i8,
+    e: &Epilogue,
+    depthwise: bool,
+    offsets: &[usize],
+    sums: &mut [[i32; 16]],
+) {
+    let s = &g.s;
+    let mut acc = [[_mm256_setzero_si256(); 2]; VNNI_STEP];
+    // SAFETY: as `dense_step` and `depthwise_step`.
+    unsafe {
+        for ky in 0..s.kh {
+            for kx in 0..s.kw {
+                let tap = g.tap_offset(ky, kx);
+                let weights = filter.add((ky * s.kw + kx) * g.quads * FILTER_STEP);
+                let pixels: [*const u8; VNNI_STEP] = std::array::from_fn(|r| img.add(offsets[r] + tap));
+                for q in 0..g.quads {
+                    let wq = weights.add(q * FILTER_STEP);
+                    let w = [_mm256_loadu_si256(wq.cast()), _mm256_loadu_si256(wq.add(32).cast())];
+                    for (acc, pixel) in acc.iter_mut().zip(&pixels) {
+                        if depthwise {
+                            let channels = pixel.add(e.first_channel);
+                            for (h, acc) in acc.iter_mut().enumerate() {
+                                let x = _mm256_cvtepu8_epi32(_mm_loadl_epi64(channels.add(8 * h).cast()));
+                                *acc = _mm256_dpbusd_avx_epi32(*acc, x, w[h]);
+                            }
+                        } else {
+                            let word = pixel.add(q * QCONV_IN_QUAD).cast::<i32>().read_unaligned();
+                            let x = _mm256_set1_epi32(word);
+                            acc[0] = _mm256_dpbusd_avx_epi32(acc[0], x, w[0]);
+                            acc[1] = _mm256_dpbusd_avx_epi32(acc[1], x, w[1]);
+                        }
+                    }
+                }
+            }
+        }
+        for (acc, sums) in acc.iter().zip(sums) {
+            for (h, &acc) in acc.iter().enumerate() {
+                _mm256_storeu_si256(sums.as_mut_ptr().add(8 * h).cast(), acc);
             }
         }
     }
