@@ -11,6 +11,7 @@
 //! any order, so tails, threads and the portable body all agree with
 //! `scalar.rs` (the element-at-a-time reference) bit for bit.
 
+mod body;
 mod conv;
 mod dynamic;
 mod qgemm;

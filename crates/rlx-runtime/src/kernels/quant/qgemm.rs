@@ -22,6 +22,7 @@
 
 use rlx_core::qconv::{QCONV_IN_QUAD, QCONV_OUT_BLOCK};
 
+use super::body::Body;
 use super::IntElem;
 use crate::kernels::reduce::SendPtr;
 
@@ -205,12 +206,6 @@ pub unsafe fn int_gemm_packed_f32<A: IntElem>(
     unsafe { product(scratch, a, w, w_sums, a_zero, w_zero, w_zero_len, store, [m, k, n], par, Body::detect()) }
 }
 
-/// How many bodies this CPU runs ([`int_gemm_packed_body`]'s `body`).
-#[cfg(test)]
-pub(super) fn body_count() -> usize {
-    Body::available().len()
-}
-
 /// [`int_gemm_packed`] or [`int_gemm_packed_f32`] (by `store`) on body
 /// number `body` of those this CPU runs (0 is the portable one): the
 /// tests compare them all.
@@ -237,100 +232,20 @@ pub(super) unsafe fn int_gemm_packed_body<A: IntElem>(
     unsafe { product(scratch, a, w, w_sums, a_zero, w_zero, w_zero_len, store, mkn, par, body) }
 }
 
-/// The tile body, chosen once per call.
-#[derive(Clone, Copy)]
-enum Body {
-    #[cfg(target_arch = "x86_64")]
-    Vnni,
-    /// AVX-VNNI: `vpdpbusd` on ymm, without AVX-512.
-    #[cfg(target_arch = "x86_64")]
-    AvxVnni,
-    #[cfg(target_arch = "x86_64")]
-    Avx2,
-    /// NEON with `sdot` (`qgemm_neon.rs`): runs `a` in the signed domain.
-    #[cfg(target_arch = "aarch64")]
-    Dot,
-    /// Plain NEON (`qgemm_neon.rs`), in the signed domain too.
-    #[cfg(target_arch = "aarch64")]
-    Neon,
-    Portable,
-}
-
-impl Body {
-    fn detect() -> Body {
+/// Rows and weight blocks per task of `body`.
+fn task_shape(body: Body) -> (usize, usize) {
+    match body {
         #[cfg(target_arch = "x86_64")]
-        if super::x86::has_avx512_vnni() {
-            return Body::Vnni;
-        }
+        Body::Vnni => (super::qgemm_x86::ROWS, super::qgemm_x86::BLOCKS),
         #[cfg(target_arch = "x86_64")]
-        if super::qgemm_x86::has_avx_vnni() {
-            return Body::AvxVnni;
-        }
+        Body::AvxVnni => (2 * super::qgemm_x86::AVX_VNNI_ROWS, 1),
         #[cfg(target_arch = "x86_64")]
-        if crate::kernels::elementwise::par::has_avx2_fma() {
-            return Body::Avx2;
-        }
+        Body::Avx2 => (4, 1),
         #[cfg(target_arch = "aarch64")]
-        if super::qgemm_neon::has_dotprod() {
-            return Body::Dot;
-        }
-        #[cfg(target_arch = "aarch64")]
-        if std::arch::is_aarch64_feature_detected!("neon") {
-            return Body::Neon;
-        }
-        Body::Portable
-    }
-
-    /// Every body this CPU runs.
-    #[cfg(test)]
-    fn available() -> Vec<Body> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let mut bodies = vec![Body::Portable];
-            if crate::kernels::elementwise::par::has_avx2_fma() {
-                bodies.push(Body::Avx2);
-            }
-            if super::qgemm_x86::has_avx_vnni() {
-                bodies.push(Body::AvxVnni);
-            }
-            if super::x86::has_avx512_vnni() {
-                bodies.push(Body::Vnni);
-            }
-            bodies
-        }
-        #[cfg(target_arch = "aarch64")]
-        {
-            let mut bodies = vec![Body::Portable];
-            if std::arch::is_aarch64_feature_detected!("neon") {
-                bodies.push(Body::Neon);
-            }
-            if super::qgemm_neon::has_dotprod() {
-                bodies.push(Body::Dot);
-            }
-            bodies
-        }
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        vec![Body::Portable]
-    }
-
-    /// Rows and weight blocks per task.
-    fn task(self) -> (usize, usize) {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            Body::Vnni => (super::qgemm_x86::ROWS, super::qgemm_x86::BLOCKS),
-            #[cfg(target_arch = "x86_64")]
-            Body::AvxVnni => (2 * super::qgemm_x86::AVX_VNNI_ROWS, 1),
-            #[cfg(target_arch = "x86_64")]
-            Body::Avx2 => (4, 1),
-            #[cfg(target_arch = "aarch64")]
-            Body::Dot => (8, 1),
-            #[cfg(target_arch = "aarch64")]
-            Body::Neon => (8, 1),
-            Body::Portable => (4, 1),
-        }
+        Body::Dot | Body::Neon => (8, 1),
+        Body::Portable => (4, 1),
     }
 }
-
 /// The shared body of both entries.
 ///
 /// # Safety
@@ -426,7 +341,7 @@ unsafe fn product<A: IntElem>(
             }
         });
     }
-    let (rows, blocks) = body.task();
+    let (rows, blocks) = task_shape(body);
     let (bands, groups) = (m.div_ceil(rows), n.div_ceil(LANES).div_ceil(blocks));
     let all_blocks = n.div_ceil(LANES);
     // Tasks by column group, then row band: a worker's contiguous share

@@ -26,6 +26,7 @@
 use rlx_core::blocked::PaddedPlane;
 use rlx_core::qconv::{qconv_image_channels, QCONV_IN_QUAD, QCONV_OUT_BLOCK};
 
+use super::body::Body;
 use super::requantize::requantize_one;
 use crate::kernels::conv::Conv2dShape;
 use crate::kernels::reduce::SendPtr;
@@ -73,12 +74,6 @@ pub unsafe fn qlinear_conv2d(
     unsafe {
         convolve(scratch, x, w, bias, scale, zero, out, s, x_pad, scale_len, (x_nhwc, out_nhwc), par, Body::detect())
     }
-}
-
-/// How many bodies this CPU runs ([`qlinear_conv2d_body`]'s `body`).
-#[cfg(test)]
-pub(super) fn body_count() -> usize {
-    Body::available().len()
 }
 
 /// [`qlinear_conv2d`] on body number `body` of those this CPU runs (0 is
@@ -148,7 +143,7 @@ unsafe fn convolve(
     // SAFETY: a non-null zero point is readable (caller).
     let zero = if zero.is_null() { 0.0 } else { f32::from(unsafe { *zero }) };
     let blocks = s.c_out.div_ceil(QCONV_OUT_BLOCK);
-    let (rows, per_group) = body.tile();
+    let (rows, per_group) = tile_shape(body);
     let (groups, tiles) = (blocks.div_ceil(per_group), pixels.div_ceil(rows));
     let block_bytes = s.kh * s.kw * quads * FILTER_STEP;
     let geometry = Geometry { s: *s, plane_cols: pitch, channels, quads, pixels, block_bytes, out_nhwc };
@@ -239,90 +234,12 @@ unsafe fn convolve(
 #[cfg(target_arch = "x86_64")]
 const VNNI_ROWS: usize = 12;
 
-/// The tile body, chosen once per call.
-#[derive(Clone, Copy)]
-enum Body {
-    #[cfg(target_arch = "x86_64")]
-    Vnni,
-    /// x86-64 with AVX-VNNI but not AVX-512 (`qlinear_conv_avx2.rs`).
-    #[cfg(target_arch = "x86_64")]
-    AvxVnni,
-    /// x86-64 without VNNI (`qlinear_conv_avx2.rs`).
-    #[cfg(target_arch = "x86_64")]
-    Avx2,
-    /// aarch64 with the dot-product extension (`qlinear_conv_neon.rs`).
-    #[cfg(target_arch = "aarch64")]
-    Dot,
-    /// aarch64 without it (`qlinear_conv_neon.rs`).
-    #[cfg(target_arch = "aarch64")]
-    Neon,
-    Portable,
-}
-
-impl Body {
-    fn detect() -> Body {
+/// Output pixels and filter blocks per tile of `body`.
+fn tile_shape(body: Body) -> (usize, usize) {
+    match body {
         #[cfg(target_arch = "x86_64")]
-        if super::x86::has_avx512_vnni() {
-            return Body::Vnni;
-        }
-        #[cfg(target_arch = "x86_64")]
-        if super::qgemm_x86::has_avx_vnni() {
-            return Body::AvxVnni;
-        }
-        #[cfg(target_arch = "x86_64")]
-        if crate::kernels::elementwise::par::has_avx2_fma() {
-            return Body::Avx2;
-        }
-        #[cfg(target_arch = "aarch64")]
-        if super::qgemm_neon::has_dotprod() {
-            return Body::Dot;
-        }
-        #[cfg(target_arch = "aarch64")]
-        if std::arch::is_aarch64_feature_detected!("neon") {
-            return Body::Neon;
-        }
-        Body::Portable
-    }
-
-    /// Every body this CPU runs, the portable one first.
-    #[cfg(test)]
-    fn available() -> Vec<Body> {
-        let mut bodies = vec![Body::Portable];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if crate::kernels::elementwise::par::has_avx2_fma() {
-                bodies.push(Body::Avx2);
-            }
-            if super::qgemm_x86::has_avx_vnni() {
-                bodies.push(Body::AvxVnni);
-            }
-            if super::x86::has_avx512_vnni() {
-                bodies.push(Body::Vnni);
-            }
-        }
-        #[cfg(target_arch = "aarch64")]
-        {
-            if std::arch::is_aarch64_feature_detected!("neon") {
-                bodies.push(Body::Neon);
-            }
-            if super::qgemm_neon::has_dotprod() {
-                bodies.push(Body::Dot);
-            }
-        }
-        bodies
-    }
-
-    /// Output pixels and filter blocks per tile.
-    fn tile(self) -> (usize, usize) {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            Body::Vnni => (VNNI_ROWS, 2),
-            #[cfg(target_arch = "x86_64")]
-            Body::Avx2 | Body::AvxVnni => (TILE, 1),
-            #[cfg(target_arch = "aarch64")]
-            Body::Dot | Body::Neon => (TILE, 1),
-            Body::Portable => (TILE, 1),
-        }
+        Body::Vnni => (VNNI_ROWS, 2),
+        _ => (TILE, 1),
     }
 }
 
@@ -393,6 +310,21 @@ impl Epilogue {
             let bias = if self.bias.is_null() { 0 } else { *self.bias.add(c) };
             (bias, *self.scale.add(if self.scale_len == 1 { 0 } else { c }))
         }
+    }
+
+    /// Every lane's bias and scale, 0 past the block's real channels (the
+    /// vector epilogues' operands).
+    ///
+    /// # Safety
+    /// The caller's extents of `qlinear_conv2d`.
+    #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+    pub(super) unsafe fn lane_params(&self) -> ([i32; QCONV_OUT_BLOCK], [f32; QCONV_OUT_BLOCK]) {
+        let (mut bias, mut scale) = ([0; QCONV_OUT_BLOCK], [0.0; QCONV_OUT_BLOCK]);
+        for lane in 0..self.lanes {
+            // SAFETY: `lane` is a real channel of the block (caller).
+            (bias[lane], scale[lane]) = unsafe { self.params(lane) };
+        }
+        (bias, scale)
     }
 }
 

@@ -265,12 +265,8 @@ unsafe fn depthwise_step(
 #[target_feature(enable = "avx2")]
 unsafe fn store(g: &Geometry, e: &Epilogue, sums: &Sums, first: usize, count: usize, out: *mut u8) {
     let s = &g.s;
-    let mut bias = [0i32; QCONV_OUT_BLOCK];
-    let mut scale = [0f32; QCONV_OUT_BLOCK];
-    for lane in 0..e.lanes {
-        // SAFETY: `lane` is a real channel of the block (caller).
-        (bias[lane], scale[lane]) = unsafe { e.params(lane) };
-    }
+    // SAFETY: the caller's extents.
+    let (bias, scale) = unsafe { e.lane_params() };
     // SAFETY: local arrays of 16 lanes; the stores below stay inside the
     // tile's pixels and the block's real channels of the output (caller).
     unsafe {

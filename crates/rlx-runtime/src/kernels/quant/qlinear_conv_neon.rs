@@ -29,7 +29,7 @@ use std::arch::aarch64::*;
 use std::arch::asm;
 
 use super::qlinear_conv::{Epilogue, Geometry, FILTER_STEP, TILE};
-use rlx_core::qconv::{QCONV_IN_QUAD, QCONV_OUT_BLOCK};
+use rlx_core::qconv::QCONV_IN_QUAD;
 
 /// Pixels per step, one-group or depthwise.
 const STEP: usize = 4;
@@ -314,12 +314,8 @@ fn transpose16(mut rows: [uint8x16_t; 16]) -> [uint8x16_t; 16] {
 #[target_feature(enable = "neon")]
 unsafe fn store(g: &Geometry, e: &Epilogue, sums: &Sums, first: usize, count: usize, out: *mut u8) {
     let s = &g.s;
-    let mut bias = [0i32; QCONV_OUT_BLOCK];
-    let mut scale = [0f32; QCONV_OUT_BLOCK];
-    for lane in 0..e.lanes {
-        // SAFETY: `lane` is a real channel of the block (caller).
-        (bias[lane], scale[lane]) = unsafe { e.params(lane) };
-    }
+    // SAFETY: the caller's extents.
+    let (bias, scale) = unsafe { e.lane_params() };
     // SAFETY: local arrays of 16 lanes; the stores below stay inside the
     // tile's pixels and the block's real channels of the output (caller).
     unsafe {

@@ -3,7 +3,8 @@
 
 use rlx_core::qconv::{pack_qgemm_weight, qgemm_column_sums};
 
-use super::qgemm::{body_count, int_gemm_packed_body, Store};
+use super::body::body_count;
+use super::qgemm::{int_gemm_packed_body, Store};
 use super::tests::bytes;
 use super::*;
 

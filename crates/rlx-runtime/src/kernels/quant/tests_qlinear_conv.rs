@@ -12,7 +12,8 @@
 
 use rlx_core::qconv::{pack_qconv_filter, qconv_filter_len, qconv_scratch_bytes, QCONV_IN_QUAD, QCONV_OUT_BLOCK};
 
-use super::qlinear_conv::{body_count, qlinear_conv2d_body};
+use super::body::body_count;
+use super::qlinear_conv::qlinear_conv2d_body;
 use super::tests::bytes;
 use super::*;
 use crate::kernels::conv::Conv2dShape;
