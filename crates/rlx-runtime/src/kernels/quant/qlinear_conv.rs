@@ -7,7 +7,9 @@
 //! output pixel is one address and the inner step reads four input
 //! channels as one 32-bit word. Then tiles of output pixels times blocks
 //! of 16 output channels (12 pixels times 2 blocks on AVX-512 VNNI, 16
-//! times 1 in the portable body): per tap and quad of input channels, one
+//! times 1 in the other bodies: AVX-VNNI and AVX2 in
+//! `qlinear_conv_avx2.rs`, NEON in `qlinear_conv_neon.rs`, the portable
+//! one here; `body.rs` picks one per call): per tap and quad of input channels, one
 //! 64-byte filter vector per block times each pixel's broadcast word,
 //! added into 16 i32 lanes (`vpdpbusd`, u8 times i8), then the
 //! requantization in registers and a 16x16 byte transpose into the NCHW
