@@ -108,6 +108,15 @@ pub(crate) struct Tile {
     /// An activation applied before the store as `math::clip(v, lo, hi)`
     /// (see `activation::as_clamp`; the last pass only).
     pub clamp: Option<(f32, f32)>,
+    /// Floats from each weight vector the tile reads to the one the next
+    /// pass (or the next group) reads in its place, to prefetch into L2
+    /// while this pass computes; 0: no prefetch. A hint only: it changes
+    /// no value, and an address past the filter is never dereferenced.
+    /// The pass's tiles share the work: this one prefetches for the input
+    /// channels `ci` with `ci % prefetch_every == prefetch_phase`.
+    pub prefetch: isize,
+    pub prefetch_every: usize,
+    pub prefetch_phase: usize,
 }
 
 /// A microkernel.
@@ -516,6 +525,21 @@ unsafe fn run_task(
     loop {
         let c_in = plan.pass_c.min(s.c_in - c0);
         let last = c0 + c_in == s.c_in;
+        // Where the filter read after this pass starts, relative to this
+        // pass's: the next pass of this group, or the next group's first
+        // pass when the next task is that group's (one thread's run, or
+        // band-major tasks).
+        let next_slice = if !last {
+            (c_in * taps * B) as isize
+        } else if group + 1 < plan.groups && (plan.band_major || plan.bands == 1) {
+            (plan.q * w_block) as isize - (c0 * taps * B) as isize
+        } else {
+            0
+        };
+        // The pass's tiles, so that each prefetches its share of the next
+        // slice: the whole pass's time for the lines to arrive.
+        let pass_tiles: usize = segs.clone().map(|seg| plan.segment(s, seg).1.div_ceil(kernel.max_r)).sum();
+        let mut tile_index = 0;
         for seg in segs.clone() {
             let (o0, len, rows, i0) = plan.segment(s, seg);
             // Tiles of nearly equal width: `len / tiles`, the first `extra`
@@ -552,7 +576,11 @@ unsafe fn run_task(
                         std::ptr::null()
                     },
                     clamp: if last { clamp } else { None },
+                    prefetch: next_slice,
+                    prefetch_every: pass_tiles,
+                    prefetch_phase: tile_index,
                 };
+                tile_index += 1;
                 // SAFETY: `r <= max_r` and `q <= q_for(r)`, or `r <= pair_r`
                 // and `q <= pair_q(2r)` (the plan's `q` is for the widest
                 // tile, a pair if any; `pair_q(2r) <= q_for(r)`); the padded plane holds every

@@ -193,6 +193,7 @@ unsafe fn tile_avx512<const R: usize, const Q: usize, const STEP: usize, const O
         for ci in 0..t.c_in {
             let xc = t.x.add((ci / B) * t.x_block + (ci % B) * t.x_lane);
             let mut wp = t.w.add(ci * taps * B);
+            let prefetch = t.prefetch != 0 && ci % t.prefetch_every == t.prefetch_phase;
             for ki in 0..kh {
                 let xr = xc.add(ki * t.x_dh);
                 for kj in 0..kw {
@@ -200,6 +201,10 @@ unsafe fn tile_avx512<const R: usize, const Q: usize, const STEP: usize, const O
                     let mut wv = [_mm512_setzero_ps(); Q];
                     for (j, v) in wv.iter_mut().enumerate() {
                         *v = _mm512_loadu_ps(wp.add(j * t.w_block));
+                        if prefetch {
+                            let next = wp.wrapping_offset(t.prefetch).wrapping_add(j * t.w_block);
+                            _mm_prefetch::<_MM_HINT_T1>(next.cast());
+                        }
                     }
                     for (i, row) in acc.iter_mut().enumerate() {
                         let xv = _mm512_set1_ps(*xp.add(x_at(i)));
@@ -310,11 +315,15 @@ unsafe fn tile_avx2<const R: usize, const Q: usize, const STEP: usize, const ONE
         for ci in 0..t.c_in {
             let xc = t.x.add((ci / B) * t.x_block + (ci % B) * t.x_lane);
             let mut wp = t.w.add(ci * taps * B);
+            let prefetch = t.prefetch != 0 && ci % t.prefetch_every == t.prefetch_phase;
             for ki in 0..kh {
                 let xr = xc.add(ki * t.x_dh);
                 for kj in 0..kw {
                     let xp = xr.add(kj * t.x_dw);
                     let (w0, w1) = (_mm256_loadu_ps(wp), _mm256_loadu_ps(wp.add(8)));
+                    if prefetch {
+                        _mm_prefetch::<_MM_HINT_T1>(wp.wrapping_offset(t.prefetch).cast());
+                    }
                     for i in 0..R {
                         let xv = _mm256_broadcast_ss(&*xp.add(i * step));
                         lo[i] = _mm256_fmadd_ps(xv, w0, lo[i]);

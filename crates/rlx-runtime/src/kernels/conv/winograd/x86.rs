@@ -65,6 +65,10 @@ unsafe fn product_avx512<const R: usize, const Q: usize>(g: &Gemm) {
                 let mut w = [_mm512_setzero_ps(); Q];
                 for (j, x) in w.iter_mut().enumerate() {
                     *x = _mm512_loadu_ps(u.add(j * g.u_block + l * B));
+                    if g.prefetch != 0 {
+                        let next = u.wrapping_offset(g.prefetch).wrapping_add(j * g.u_block + l * B);
+                        _mm_prefetch::<_MM_HINT_T1>(next.cast());
+                    }
                 }
                 for (i, row) in acc.iter_mut().enumerate() {
                     let xv = _mm512_set1_ps(*v.add(i * g.v_tile + l));
@@ -156,6 +160,9 @@ unsafe fn product_avx2<const R: usize, const Q: usize>(g: &Gemm) {
             let u = g.u.add(c0 * B);
             for l in 0..lanes {
                 let (w0, w1) = (_mm256_loadu_ps(u.add(l * B)), _mm256_loadu_ps(u.add(l * B + 8)));
+                if g.prefetch != 0 {
+                    _mm_prefetch::<_MM_HINT_T1>(u.wrapping_offset(g.prefetch).wrapping_add(l * B).cast());
+                }
                 for i in 0..R {
                     let xv = _mm256_broadcast_ss(&*v.add(i * g.v_tile + l));
                     lo[i] = _mm256_fmadd_ps(xv, w0, lo[i]);
