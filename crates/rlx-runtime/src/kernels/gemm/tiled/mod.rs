@@ -86,6 +86,15 @@ pub(crate) struct Tile {
     pub c: *mut f32,
     pub ldc: usize,
     pub init: Init,
+    /// Elements from each vector of `B` the tile reads to the one the
+    /// next slice of the task reads in its place, to prefetch into L2
+    /// while this slice computes; 0: none. The tile prefetches for its
+    /// steps `p` in `prefetch_from..prefetch_to` only: the strips of a
+    /// slice share it. A hint: it changes no value and is never
+    /// dereferenced.
+    pub prefetch: isize,
+    pub prefetch_from: usize,
+    pub prefetch_to: usize,
 }
 
 /// A microkernel.
@@ -610,7 +619,21 @@ unsafe fn run_task(
                 // SAFETY: panel `j0 / PANEL`, rows `p0..p0 + kc`, inside `B`.
                 None => (unsafe { g.b.add(j0 * g.k + p0 * PANEL) }, g.k * PANEL),
             };
-            for i0 in (i_start..i_end).step_by(mr) {
+            // A stored `B` may come from memory (weights past the last-level
+            // cache): the slice's strips prefetch the slice read next, the
+            // task's next panels or its next pass, each strip a share of
+            // the steps, so the lines arrive while this slice computes.
+            let prefetch = if produce.is_some() {
+                0
+            } else if j0 + step < j_end {
+                (step * g.k) as isize
+            } else if p0 + kc < g.k {
+                (j_start * g.k + (p0 + kc) * PANEL) as isize - (j0 * g.k + p0 * PANEL) as isize
+            } else {
+                0
+            };
+            let strips = (i_end - i_start).div_ceil(mr);
+            for (strip, i0) in (i_start..i_end).step_by(mr).enumerate() {
                 let init = match (p0, g.bias) {
                     (0, Bias::None) => Init::Zero,
                     // The bias covers the tile's columns / rows.
@@ -631,6 +654,9 @@ unsafe fn run_task(
                     c: unsafe { g.c.add(i0 * g.ldc + j0) },
                     ldc: g.ldc,
                     init,
+                    prefetch,
+                    prefetch_from: strip * kc / strips,
+                    prefetch_to: (strip + 1) * kc / strips,
                 };
                 // SAFETY: the tile is inside the extents (see above); a
                 // pair spans two full panels.

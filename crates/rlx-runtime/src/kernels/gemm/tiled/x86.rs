@@ -75,6 +75,9 @@ unsafe fn tile_avx2<const R: usize>(t: &Tile) {
         for p in 0..kc {
             let b0 = _mm256_loadu_ps(b.add(p * PANEL));
             let b1 = _mm256_loadu_ps(b.add(p * PANEL + 8));
+            if t.prefetch != 0 && (t.prefetch_from..t.prefetch_to).contains(&p) {
+                _mm_prefetch::<_MM_HINT_T1>(b.wrapping_offset(t.prefetch).wrapping_add(p * PANEL).cast());
+            }
             for r in 0..R {
                 let av = _mm256_broadcast_ss(&*a.add(r * lda + p));
                 lo[r] = _mm256_fmadd_ps(av, b0, lo[r]);
@@ -145,6 +148,9 @@ unsafe fn tile_avx512<const R: usize>(t: &Tile) {
         }
         for p in 0..kc {
             let bv = _mm512_loadu_ps(b.add(p * PANEL));
+            if t.prefetch != 0 && (t.prefetch_from..t.prefetch_to).contains(&p) {
+                _mm_prefetch::<_MM_HINT_T1>(b.wrapping_offset(t.prefetch).wrapping_add(p * PANEL).cast());
+            }
             for (r, v) in acc.iter_mut().enumerate() {
                 *v = _mm512_fmadd_ps(_mm512_set1_ps(*a.add(r * lda + p)), bv, *v);
             }
@@ -246,6 +252,12 @@ unsafe fn panels_avx512<const R: usize, const Q: usize>(t: &Tile) {
         }
         for p in 0..kc {
             let bv: [__m512; Q] = std::array::from_fn(|q| _mm512_loadu_ps(b.add(q * panel_stride + p * PANEL)));
+            if t.prefetch != 0 && (t.prefetch_from..t.prefetch_to).contains(&p) {
+                for q in 0..Q {
+                    let next = b.wrapping_offset(t.prefetch).wrapping_add(q * panel_stride + p * PANEL);
+                    _mm_prefetch::<_MM_HINT_T1>(next.cast());
+                }
+            }
             for (r, row) in acc.iter_mut().enumerate() {
                 let av = _mm512_set1_ps(*a.add(r * lda + p));
                 for (v, bq) in row.iter_mut().zip(bv) {
