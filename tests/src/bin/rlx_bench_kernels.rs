@@ -279,27 +279,58 @@ fn gemm_table() {
     }
 }
 
+/// A convolution of one image: `c_in -> c_out` channels, a square
+/// `size` input, a square `k` window at stride `stride`, padding `pad`.
+fn conv_shape(c_in: usize, c_out: usize, size: usize, k: usize, stride: usize, pad: usize) -> conv::Conv2dShape {
+    let out = (size + 2 * pad - k) / stride + 1;
+    conv::Conv2dShape {
+        n: 1,
+        c_in,
+        h: size,
+        w_in: size,
+        c_out,
+        h_out: out,
+        w_out: out,
+        kh: k,
+        kw: k,
+        sh: stride,
+        sw: stride,
+        ph: pad,
+        pw: pad,
+        dh: 1,
+        dw: 1,
+        groups: 1,
+    }
+}
+
 /// Convolution-shaped products (`c_out x c_in*kh*kw x h_out*w_out`: the
 /// weights on the left, the patches on the right, a bias per row): BLAS
-/// `sgemm` + bias pass (how `Conv2D` ran before) against packing the
-/// patches + the tiled GEMM with the bias fused (how it runs now), same
-/// run.
+/// `sgemm` + bias pass (how `Conv2D` ran before, the unfolding not
+/// counted) against packing the patches + the tiled GEMM with the bias
+/// fused (the NCHW `Conv2D` path), and against the kernel the importer
+/// runs the convolution on (`BlockedConv2D`, or `WinogradConv2D` where
+/// `winograd_pays`; GF/s of the direct convolution's multiply-adds),
+/// same run.
 fn conv_gemm_table() {
     use rlx_runtime::kernels::gemm;
-    let shapes: &[(&str, usize, usize, usize)] = &[
-        ("ResNet stem 64x147x12544", 64, 147, 112 * 112),
-        ("ResNet 3x3 64x576x3136", 64, 576, 56 * 56),
-        ("ResNet 3x3 128x1152x784", 128, 1152, 28 * 28),
-        ("ResNet 3x3 256x2304x196", 256, 2304, 14 * 14),
-        ("ResNet 3x3 512x4608x49", 512, 4608, 7 * 7),
-        ("1x1 expand 96x16x12544", 96, 16, 112 * 112),
-        ("1x1 project 24x144x3136", 24, 144, 56 * 56),
-        ("LeNet conv2 16x150x100", 16, 150, 100),
+    let shapes: &[(&str, conv::Conv2dShape)] = &[
+        ("ResNet stem 64x147x12544", conv_shape(3, 64, 224, 7, 2, 3)),
+        ("ResNet 3x3 64x576x3136", conv_shape(64, 64, 56, 3, 1, 1)),
+        ("ResNet 3x3 128x1152x784", conv_shape(128, 128, 28, 3, 1, 1)),
+        ("ResNet 3x3 256x2304x196", conv_shape(256, 256, 14, 3, 1, 1)),
+        ("ResNet 3x3 512x4608x49", conv_shape(512, 512, 7, 3, 1, 1)),
+        ("1x1 expand 96x16x12544", conv_shape(16, 96, 112, 1, 1, 0)),
+        ("1x1 project 24x144x3136", conv_shape(144, 24, 56, 1, 1, 0)),
+        ("LeNet conv2 16x150x100", conv_shape(6, 16, 14, 5, 1, 0)),
     ];
     println!();
     println!("Conv GEMM (c = w @ patches + bias[row]); tiled microkernel: {}", gemm::tiled_gemm_isa());
-    println!("{:<34} {:>12} {:>12} {:>8}", "shape", "BLAS GF/s", "tiled GF/s", "ratio");
-    for &(name, m, k, n) in shapes {
+    println!(
+        "{:<34} {:>12} {:>12} {:>8} {:>22} {:>8}",
+        "shape", "BLAS GF/s", "tiled GF/s", "ratio", "model kernel GF/s", "ratio"
+    );
+    for &(name, s) in shapes {
+        let (m, k, n) = (s.c_out, s.c_in * s.kh * s.kw, s.h_out * s.w_out);
         let a: Vec<f32> = (0..m * k).map(|i| (i % 13) as f32 * 0.05 - 0.3).collect();
         let b: Vec<f32> = (0..k * n).map(|i| (i % 7) as f32 * 0.03 - 0.1).collect();
         let bias: Vec<f32> = (0..m).map(|i| i as f32 * 0.001).collect();
@@ -330,7 +361,62 @@ fn conv_gemm_table() {
                 par,
             )
         });
-        let (gb, gt) = (gflops(flops, blas), gflops(flops, own));
-        println!("{:<34} {:>12.1} {:>12.1} {:>8.2}", name, gb, gt, gt / gb);
+        let (kernel, model) = time_model_conv(&s, &a, &bias);
+        let (gb, gt, gm) = (gflops(flops, blas), gflops(flops, own), gflops(flops, model));
+        println!("{:<34} {:>12.1} {:>12.1} {:>8.2} {:>9} {:>12.1} {:>8.2}", name, gb, gt, gt / gb, kernel, gm, gm / gb);
     }
+}
+
+/// Times `s` on the kernel the importer picks for it, `w` its filter
+/// (`c_out x c_in*kh*kw`) and `bias` per output channel, the input in the
+/// layout that kernel reads (NCHW for a 3-channel first layer, else
+/// blocked): the kernel's name and its median time.
+fn time_model_conv(s: &conv::Conv2dShape, w: &[f32], bias: &[f32]) -> (&'static str, Duration) {
+    use rlx_sched::blocked::{
+        channel_blocks, conv_blocked_scratch_bytes, pack_conv_filter, pad_channels, CHANNEL_BLOCK,
+    };
+    use rlx_sched::winograd::{transform_winograd_filter, winograd_pays, winograd_scratch_bytes};
+    let nchw = s.c_in == 3;
+    let x_len = if nchw { s.c_in * s.h * s.w_in } else { channel_blocks(s.c_in) * CHANNEL_BLOCK * s.h * s.w_in };
+    let x: Vec<f32> = (0..x_len).map(|i| (i % 11) as f32 * 0.04 - 0.2).collect();
+    let mut out = vec![0.0f32; channel_blocks(s.c_out) * CHANNEL_BLOCK * s.h_out * s.w_out];
+    let bias = pad_channels(bias);
+    let par = rlx_sched::plan::parallel(s.c_out * s.h_out * s.w_out);
+    if !nchw && winograd_pays(s) {
+        let u = transform_winograd_filter(w, s.c_out, s.c_in);
+        let mut scratch = vec![0.0f32; winograd_scratch_bytes(s) / 4];
+        // SAFETY: every buffer has the extent the kernel reads or writes.
+        let t = time(|| unsafe {
+            conv::conv2d_winograd_f32(
+                x.as_ptr(),
+                u.as_ptr(),
+                bias.as_ptr(),
+                std::ptr::null(),
+                out.as_mut_ptr(),
+                s,
+                ActKind::Identity,
+                scratch.as_mut_ptr(),
+                par,
+            )
+        });
+        return ("winograd", t);
+    }
+    let packed = pack_conv_filter(w, s.c_out, s.c_in, s.kh, s.kw);
+    let mut scratch = vec![0.0f32; conv_blocked_scratch_bytes(s) / 4 + 1];
+    let run = if nchw { conv::conv2d_nchw_blocked_f32 } else { conv::conv2d_blocked_f32 };
+    // SAFETY: every buffer has the extent the kernel reads or writes.
+    let t = time(|| unsafe {
+        run(
+            x.as_ptr(),
+            packed.as_ptr(),
+            bias.as_ptr(),
+            std::ptr::null(),
+            out.as_mut_ptr(),
+            s,
+            ActKind::Identity,
+            scratch.as_mut_ptr(),
+            par,
+        )
+    });
+    (if nchw { "nchw blk" } else { "blocked" }, t)
 }

@@ -112,11 +112,11 @@ pub(crate) struct Tile {
     /// pass (or the next group) reads in its place, to prefetch into L2
     /// while this pass computes; 0: no prefetch. A hint only: it changes
     /// no value, and an address past the filter is never dereferenced.
-    /// The pass's tiles share the work: this one prefetches for the input
-    /// channels `ci` with `ci % prefetch_every == prefetch_phase`.
+    /// The pass's tiles share the work: this one prefetches for its input
+    /// channels `prefetch_from..prefetch_to` (of the pass's `c_in`).
     pub prefetch: isize,
-    pub prefetch_every: usize,
-    pub prefetch_phase: usize,
+    pub prefetch_from: usize,
+    pub prefetch_to: usize,
 }
 
 /// A microkernel.
@@ -577,8 +577,8 @@ unsafe fn run_task(
                     },
                     clamp: if last { clamp } else { None },
                     prefetch: next_slice,
-                    prefetch_every: pass_tiles,
-                    prefetch_phase: tile_index,
+                    prefetch_from: tile_index * c_in / pass_tiles,
+                    prefetch_to: (tile_index + 1) * c_in / pass_tiles,
                 };
                 tile_index += 1;
                 // SAFETY: `r <= max_r` and `q <= q_for(r)`, or `r <= pair_r`

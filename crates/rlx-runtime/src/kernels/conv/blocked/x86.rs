@@ -193,7 +193,7 @@ unsafe fn tile_avx512<const R: usize, const Q: usize, const STEP: usize, const O
         for ci in 0..t.c_in {
             let xc = t.x.add((ci / B) * t.x_block + (ci % B) * t.x_lane);
             let mut wp = t.w.add(ci * taps * B);
-            let prefetch = t.prefetch != 0 && ci % t.prefetch_every == t.prefetch_phase;
+            let prefetch = t.prefetch != 0 && (t.prefetch_from..t.prefetch_to).contains(&ci);
             for ki in 0..kh {
                 let xr = xc.add(ki * t.x_dh);
                 for kj in 0..kw {
@@ -315,7 +315,7 @@ unsafe fn tile_avx2<const R: usize, const Q: usize, const STEP: usize, const ONE
         for ci in 0..t.c_in {
             let xc = t.x.add((ci / B) * t.x_block + (ci % B) * t.x_lane);
             let mut wp = t.w.add(ci * taps * B);
-            let prefetch = t.prefetch != 0 && ci % t.prefetch_every == t.prefetch_phase;
+            let prefetch = t.prefetch != 0 && (t.prefetch_from..t.prefetch_to).contains(&ci);
             for ki in 0..kh {
                 let xr = xc.add(ki * t.x_dh);
                 for kj in 0..kw {
