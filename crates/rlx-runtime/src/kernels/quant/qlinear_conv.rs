@@ -149,6 +149,7 @@ unsafe fn convolve(
     let (groups, tiles) = (blocks.div_ceil(per_group), pixels.div_ceil(rows));
     let block_bytes = s.kh * s.kw * quads * FILTER_STEP;
     let geometry = Geometry { s: *s, plane_cols: pitch, channels, quads, pixels, block_bytes, out_nhwc };
+    let tile_major = s.c_in * s.h * s.w_in > blocks * block_bytes;
     let o = SendPtr(out);
     let (wp, bp, sp) = (SendPtr(w.cast_mut()), SendPtr(bias.cast_mut()), SendPtr(scale.cast_mut()));
     for b in 0..s.n {
@@ -166,7 +167,14 @@ unsafe fn convolve(
         let run = |start: usize, len: usize| {
             for unit in start..start + len {
                 // Group-major: a task's tiles share one group's filters.
-                let (group, tile) = (unit / tiles, unit % tiles);
+                // Tile-major when the image outweighs the filter (a
+                // depthwise one, a narrow pointwise one): a thread's
+                // contiguous share of the units is then a band of whole
+                // pixels, every channel of them, so two threads never write
+                // the same channels-last output line, and each reads the
+                // plane rows its own `fill_plane` share wrote.
+                let (group, tile) =
+                    if tile_major { (unit % groups, unit / groups) } else { (unit / tiles, unit % tiles) };
                 let first_block = group * per_group;
                 let epilogue = |block: usize| Epilogue {
                     bias: bp.get(),
