@@ -12,6 +12,7 @@ pub mod gemm;
 pub mod movement;
 pub mod norm;
 pub mod pool;
+mod prefetch;
 pub mod quant;
 pub mod recurrent;
 pub mod reduce;

@@ -6,6 +6,7 @@
 use std::arch::aarch64::*;
 
 use super::{Kernel, Tile, B};
+use crate::kernels::prefetch::prefetch_l2;
 
 /// The NEON kernel.
 pub(super) const NEON: Kernel = Kernel {
@@ -66,11 +67,15 @@ unsafe fn tile<const R: usize>(t: &Tile) {
         for ci in 0..t.c_in {
             let xc = t.x.add((ci / B) * t.x_block + (ci % B) * t.x_lane);
             let mut wp = t.w.add(ci * taps * B);
+            let prefetch = t.prefetch != 0 && (t.prefetch_from..t.prefetch_to).contains(&ci);
             for ki in 0..t.kh {
                 let xr = xc.add(ki * t.x_dh);
                 for kj in 0..t.kw {
                     let xp = xr.add(kj * t.x_dw);
                     let wv = [vld1q_f32(wp), vld1q_f32(wp.add(4)), vld1q_f32(wp.add(8)), vld1q_f32(wp.add(12))];
+                    if prefetch {
+                        prefetch_l2(wp.wrapping_offset(t.prefetch));
+                    }
                     for (i, row) in acc.iter_mut().enumerate() {
                         let xv = *xp.add(i * t.x_step);
                         for (a, &wq) in row.iter_mut().zip(&wv) {

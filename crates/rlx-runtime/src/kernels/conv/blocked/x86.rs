@@ -12,6 +12,7 @@
 use std::arch::x86_64::*;
 
 use super::{Kernel, Tile, B};
+use crate::kernels::prefetch::prefetch_l2;
 
 /// The AVX-512 kernel.
 pub(super) const AVX512: Kernel = Kernel {
@@ -202,8 +203,7 @@ unsafe fn tile_avx512<const R: usize, const Q: usize, const STEP: usize, const O
                     for (j, v) in wv.iter_mut().enumerate() {
                         *v = _mm512_loadu_ps(wp.add(j * t.w_block));
                         if prefetch {
-                            let next = wp.wrapping_offset(t.prefetch).wrapping_add(j * t.w_block);
-                            _mm_prefetch::<_MM_HINT_T1>(next.cast());
+                            prefetch_l2(wp.wrapping_offset(t.prefetch).wrapping_add(j * t.w_block));
                         }
                     }
                     for (i, row) in acc.iter_mut().enumerate() {
@@ -322,7 +322,7 @@ unsafe fn tile_avx2<const R: usize, const Q: usize, const STEP: usize, const ONE
                     let xp = xr.add(kj * t.x_dw);
                     let (w0, w1) = (_mm256_loadu_ps(wp), _mm256_loadu_ps(wp.add(8)));
                     if prefetch {
-                        _mm_prefetch::<_MM_HINT_T1>(wp.wrapping_offset(t.prefetch).cast());
+                        prefetch_l2(wp.wrapping_offset(t.prefetch));
                     }
                     for i in 0..R {
                         let xv = _mm256_broadcast_ss(&*xp.add(i * step));

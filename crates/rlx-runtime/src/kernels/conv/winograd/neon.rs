@@ -7,6 +7,7 @@
 use std::arch::aarch64::*;
 
 use super::{grid6, wino_in_1d, wino_input, wino_out_1d, wino_output, Gemm, Kernel, OutTile, B, P};
+use crate::kernels::prefetch::prefetch_l2;
 
 /// The NEON kernels.
 pub(super) const NEON: Kernel =
@@ -60,6 +61,9 @@ unsafe fn product<const R: usize>(g: &Gemm) {
             for l in 0..lanes {
                 let w = u.add(l * B);
                 let wv = [vld1q_f32(w), vld1q_f32(w.add(4)), vld1q_f32(w.add(8)), vld1q_f32(w.add(12))];
+                if g.prefetch != 0 {
+                    prefetch_l2(w.wrapping_offset(g.prefetch));
+                }
                 for (i, row) in acc.iter_mut().enumerate() {
                     let xv = vdupq_n_f32(*v.add(i * g.v_tile + l));
                     for (a, &wq) in row.iter_mut().zip(&wv) {

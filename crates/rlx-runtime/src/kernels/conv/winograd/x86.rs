@@ -10,6 +10,8 @@
 
 use std::arch::x86_64::*;
 
+use crate::kernels::prefetch::prefetch_l2;
+
 use super::{grid6, wino_in_1d, wino_input, wino_out_1d, wino_output, Gemm, Kernel, OutTile, B, P};
 
 /// The AVX-512 kernels.
@@ -66,8 +68,7 @@ unsafe fn product_avx512<const R: usize, const Q: usize>(g: &Gemm) {
                 for (j, x) in w.iter_mut().enumerate() {
                     *x = _mm512_loadu_ps(u.add(j * g.u_block + l * B));
                     if g.prefetch != 0 {
-                        let next = u.wrapping_offset(g.prefetch).wrapping_add(j * g.u_block + l * B);
-                        _mm_prefetch::<_MM_HINT_T1>(next.cast());
+                        prefetch_l2(u.wrapping_offset(g.prefetch).wrapping_add(j * g.u_block + l * B));
                     }
                 }
                 for (i, row) in acc.iter_mut().enumerate() {
@@ -161,7 +162,7 @@ unsafe fn product_avx2<const R: usize, const Q: usize>(g: &Gemm) {
             for l in 0..lanes {
                 let (w0, w1) = (_mm256_loadu_ps(u.add(l * B)), _mm256_loadu_ps(u.add(l * B + 8)));
                 if g.prefetch != 0 {
-                    _mm_prefetch::<_MM_HINT_T1>(u.wrapping_offset(g.prefetch).wrapping_add(l * B).cast());
+                    prefetch_l2(u.wrapping_offset(g.prefetch).wrapping_add(l * B));
                 }
                 for i in 0..R {
                     let xv = _mm256_broadcast_ss(&*v.add(i * g.v_tile + l));

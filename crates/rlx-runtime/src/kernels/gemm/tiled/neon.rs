@@ -8,6 +8,7 @@ use std::arch::aarch64::*;
 use rlx_core::pack::PANEL;
 
 use super::{narrow_tile, narrow_wide, Init, Tile};
+use crate::kernels::prefetch::prefetch_l2;
 
 /// Rows per call.
 pub(super) const MR_NEON: usize = 6;
@@ -71,6 +72,9 @@ unsafe fn tile<const R: usize>(t: &Tile) {
         for p in 0..kc {
             let bp = b.add(p * PANEL);
             let bv = [vld1q_f32(bp), vld1q_f32(bp.add(4)), vld1q_f32(bp.add(8)), vld1q_f32(bp.add(12))];
+            if t.prefetch != 0 && (t.prefetch_from..t.prefetch_to).contains(&p) {
+                prefetch_l2(bp.wrapping_offset(t.prefetch));
+            }
             for (r, row) in acc.iter_mut().enumerate() {
                 let av = *a.add(r * lda + p);
                 for (v, bq) in row.iter_mut().zip(bv) {

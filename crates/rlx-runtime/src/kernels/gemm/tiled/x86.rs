@@ -9,6 +9,7 @@ use std::arch::x86_64::*;
 use rlx_core::pack::PANEL;
 
 use super::{narrow_tile, narrow_wide, Init, Tile};
+use crate::kernels::prefetch::prefetch_l2;
 
 /// Rows per AVX2 call.
 pub(super) const MR_AVX2: usize = 6;
@@ -76,7 +77,7 @@ unsafe fn tile_avx2<const R: usize>(t: &Tile) {
             let b0 = _mm256_loadu_ps(b.add(p * PANEL));
             let b1 = _mm256_loadu_ps(b.add(p * PANEL + 8));
             if t.prefetch != 0 && (t.prefetch_from..t.prefetch_to).contains(&p) {
-                _mm_prefetch::<_MM_HINT_T1>(b.wrapping_offset(t.prefetch).wrapping_add(p * PANEL).cast());
+                prefetch_l2(b.wrapping_offset(t.prefetch).wrapping_add(p * PANEL));
             }
             for r in 0..R {
                 let av = _mm256_broadcast_ss(&*a.add(r * lda + p));
@@ -149,7 +150,7 @@ unsafe fn tile_avx512<const R: usize>(t: &Tile) {
         for p in 0..kc {
             let bv = _mm512_loadu_ps(b.add(p * PANEL));
             if t.prefetch != 0 && (t.prefetch_from..t.prefetch_to).contains(&p) {
-                _mm_prefetch::<_MM_HINT_T1>(b.wrapping_offset(t.prefetch).wrapping_add(p * PANEL).cast());
+                prefetch_l2(b.wrapping_offset(t.prefetch).wrapping_add(p * PANEL));
             }
             for (r, v) in acc.iter_mut().enumerate() {
                 *v = _mm512_fmadd_ps(_mm512_set1_ps(*a.add(r * lda + p)), bv, *v);
@@ -254,8 +255,7 @@ unsafe fn panels_avx512<const R: usize, const Q: usize>(t: &Tile) {
             let bv: [__m512; Q] = std::array::from_fn(|q| _mm512_loadu_ps(b.add(q * panel_stride + p * PANEL)));
             if t.prefetch != 0 && (t.prefetch_from..t.prefetch_to).contains(&p) {
                 for q in 0..Q {
-                    let next = b.wrapping_offset(t.prefetch).wrapping_add(q * panel_stride + p * PANEL);
-                    _mm_prefetch::<_MM_HINT_T1>(next.cast());
+                    prefetch_l2(b.wrapping_offset(t.prefetch).wrapping_add(q * panel_stride + p * PANEL));
                 }
             }
             for (r, row) in acc.iter_mut().enumerate() {
