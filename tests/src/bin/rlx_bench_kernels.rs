@@ -382,33 +382,47 @@ fn time_model_conv(s: &conv::Conv2dShape, w: &[f32], bias: &[f32]) -> (&'static 
     let mut out = vec![0.0f32; channel_blocks(s.c_out) * CHANNEL_BLOCK * s.h_out * s.w_out];
     let bias = pad_channels(bias);
     let par = rlx_sched::plan::parallel(s.c_out * s.h_out * s.w_out);
-    if !nchw && winograd_pays(s) {
-        let u = transform_winograd_filter(w, s.c_out, s.c_in);
-        let mut scratch = vec![0.0f32; winograd_scratch_bytes(s) / 4];
-        // SAFETY: every buffer has the extent the kernel reads or writes.
-        let t = time(|| unsafe {
-            conv::conv2d_winograd_f32(
-                x.as_ptr(),
-                u.as_ptr(),
-                bias.as_ptr(),
-                std::ptr::null(),
-                out.as_mut_ptr(),
-                s,
-                ActKind::Identity,
-                scratch.as_mut_ptr(),
-                par,
-            )
-        });
-        return ("winograd", t);
-    }
-    let packed = pack_conv_filter(w, s.c_out, s.c_in, s.kh, s.kw);
-    let mut scratch = vec![0.0f32; conv_blocked_scratch_bytes(s) / 4 + 1];
-    let run = if nchw { conv::conv2d_nchw_blocked_f32 } else { conv::conv2d_blocked_f32 };
+    // The three kernels take the same arguments: pick one, its filter
+    // layout and its scratch.
+    type ConvFn = unsafe fn(
+        *const f32,
+        *const f32,
+        *const f32,
+        *const f32,
+        *mut f32,
+        &conv::Conv2dShape,
+        ActKind,
+        *mut f32,
+        bool,
+    );
+    let (name, run, filter, scratch_bytes): (_, ConvFn, _, _) = if nchw {
+        (
+            "nchw blk",
+            conv::conv2d_nchw_blocked_f32,
+            pack_conv_filter(w, s.c_out, s.c_in, s.kh, s.kw),
+            conv_blocked_scratch_bytes(s),
+        )
+    } else if winograd_pays(s) {
+        (
+            "winograd",
+            conv::conv2d_winograd_f32,
+            transform_winograd_filter(w, s.c_out, s.c_in),
+            winograd_scratch_bytes(s),
+        )
+    } else {
+        (
+            "blocked",
+            conv::conv2d_blocked_f32,
+            pack_conv_filter(w, s.c_out, s.c_in, s.kh, s.kw),
+            conv_blocked_scratch_bytes(s),
+        )
+    };
+    let mut scratch = vec![0.0f32; scratch_bytes / 4 + 1];
     // SAFETY: every buffer has the extent the kernel reads or writes.
     let t = time(|| unsafe {
         run(
             x.as_ptr(),
-            packed.as_ptr(),
+            filter.as_ptr(),
             bias.as_ptr(),
             std::ptr::null(),
             out.as_mut_ptr(),
@@ -418,5 +432,5 @@ fn time_model_conv(s: &conv::Conv2dShape, w: &[f32], bias: &[f32]) -> (&'static 
             par,
         )
     });
-    (if nchw { "nchw blk" } else { "blocked" }, t)
+    (name, t)
 }
