@@ -21,10 +21,17 @@ format (uint8 activations, int8 weights per output channel, MinMax
 calibration on 8 seeded images): QuantizeLinear/DequantizeLinear pairs
 around every convolution, as onnxruntime's tools write for CNNs.
 
+And writes ResNet-18 with float16 weights, as a float16 export with
+`keep_io_types` would store them but computing in float32: every float
+initializer rounded to FLOAT16 and widened by a `Cast` at the top of the
+graph (what rlx imports with 2-byte filters; onnxruntime runs the same
+f32 arithmetic on the same values).
+
 Writes, under OUT_DIR (default `.cache/onnx-models/cnns`, git-ignored):
   resnet.onnx, dwsep.onnx, input.npy (one seeded image),
-  resnet_expected.npy, dwsep_expected.npy (torch's outputs), and
-  resnet_int8.onnx, dwsep_int8.onnx (the QDQ models)
+  resnet_expected.npy, dwsep_expected.npy (torch's outputs),
+  resnet_int8.onnx, dwsep_int8.onnx (the QDQ models) and
+  resnet_f16.onnx (the float16 weights)
 
 Usage: python3 models/onnx/export_cnns.py [OUT_DIR]
 """
@@ -153,6 +160,32 @@ def main():
     calibration = [torch.rand((1, 3, 224, 224), generator=generator).numpy() for _ in range(8)]
     for name in ["resnet", "dwsep"]:
         quantize_qdq(out / f"{name}.onnx", out / f"{name}_int8.onnx", calibration)
+    half_weights(out / "resnet.onnx", out / "resnet_f16.onnx")
+
+
+def half_weights(src, dst):
+    """Every float initializer stored as FLOAT16, widened by a `Cast` node."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(str(src))
+    graph = model.graph
+    casts, kept = [], []
+    for t in graph.initializer:
+        if t.data_type != onnx.TensorProto.FLOAT:
+            kept.append(t)
+            continue
+        half = numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name + ".f16")
+        kept.append(half)
+        casts.append(helper.make_node("Cast", [half.name], [t.name], name=t.name + ".widen", to=onnx.TensorProto.FLOAT))
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    nodes = casts + list(graph.node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    onnx.checker.check_model(model)
+    onnx.save(model, str(dst))
+    print(f"wrote {dst} ({dst.stat().st_size} bytes)")
 
 
 def quantize_qdq(src, dst, images):

@@ -83,12 +83,13 @@ fn minilm_row(root: &Path, rounds: usize) -> Result<()> {
 }
 
 /// The models `bench --vs-ort` knows: the export scripts in `models/onnx/`.
-const VS_ORT: [&e2e::Spec; 9] = [
+const VS_ORT: [&e2e::Spec; 10] = [
     &e2e::LENET,
     &e2e::MINILM,
     &e2e::MINILM_INT8,
     &e2e::RESNET,
     &e2e::RESNET_INT8,
+    &e2e::RESNET_F16,
     &e2e::DWSEP,
     &e2e::DWSEP_INT8,
     &e2e::UNET,

@@ -147,6 +147,13 @@ pub const RESNET_INT8: Spec = Spec {
     ..RESNET
 };
 
+/// ResNet-18 with its weights stored in float16 (`export_cnns.py`: every
+/// initializer rounded to FLOAT16 and widened by a `Cast`), f32 compute on
+/// both sides; rlx keeps the product weights and convolution filters in 2
+/// bytes (half the weights file) and runs the 3x3 layers on the direct
+/// kernel instead of Winograd. Tolerance as ResNet's.
+pub const RESNET_F16: Spec = Spec { name: "resnet_f16", onnx: "resnet_f16.onnx", ..RESNET };
+
 /// A MobileNetV2-style depthwise-separable CNN (3x3 and 5x5 depthwise
 /// convolutions, ReLU6, residual adds), 1x3x224x224; tolerance as ResNet's
 /// (measured 1.7e-6).
@@ -197,8 +204,8 @@ pub const LSTM: Spec = Spec {
 };
 
 /// Every model of the run, in order; `--model` picks some by name.
-pub const MODELS: [&Spec; 10] =
-    [&LENET, &LENET_B4, &MINILM, &MINILM_INT8, &RESNET, &RESNET_INT8, &DWSEP, &DWSEP_INT8, &UNET, &LSTM];
+pub const MODELS: [&Spec; 11] =
+    [&LENET, &LENET_B4, &MINILM, &MINILM_INT8, &RESNET, &RESNET_INT8, &RESNET_F16, &DWSEP, &DWSEP_INT8, &UNET, &LSTM];
 
 /// The install command every skip message names.
 pub const INSTALL: &str = "python3 -m pip install -r models/onnx/requirements.txt";

@@ -152,7 +152,7 @@ enum Command {
         /// interleaved, at 1 and 2 threads (needs models/onnx/requirements.txt).
         #[arg(long)]
         vs_ort: bool,
-        /// With --vs-ort: only these models (lenet, minilm, minilm_int8, resnet, resnet_int8, dwsep, dwsep_int8, unet, lstm).
+        /// With --vs-ort: only these models (lenet, minilm, minilm_int8, resnet, resnet_int8, resnet_f16, dwsep, dwsep_int8, unet, lstm).
         #[arg(long = "model", requires = "vs_ort")]
         models: Vec<String>,
         /// With --vs-ort: also time static binaries built with this CPU's

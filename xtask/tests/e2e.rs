@@ -37,7 +37,7 @@ fn an_unknown_model_name_is_an_error_listing_the_known_ones() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains(
-            "unknown model(s) [\"nope\"]; known: lenet, lenet_b4, minilm, minilm_int8, resnet, resnet_int8, dwsep, dwsep_int8, unet, lstm"
+            "unknown model(s) [\"nope\"]; known: lenet, lenet_b4, minilm, minilm_int8, resnet, resnet_int8, resnet_f16, dwsep, dwsep_int8, unet, lstm"
         ),
         "{stderr}"
     );

@@ -42,6 +42,20 @@ pub fn conv_filter_len(c_out: usize, c_in: usize, kh: usize, kw: usize) -> Optio
     channel_blocks(c_out).checked_mul(c_in)?.checked_mul(kh)?.checked_mul(kw)?.checked_mul(CHANNEL_BLOCK)
 }
 
+/// Bytes of the stack buffer a `BlockedConv2DHalf` widens one pass's
+/// filter slice into (output blocks of a tile x input channels of a pass
+/// x taps x 16 lanes, in f32).
+pub const HALF_FILTER_SLICE_BYTES: usize = 64 * 1024;
+
+/// Whether a filter of `c_in` input channels and a `kh x kw` window can be
+/// read in 16-bit floats by `BlockedConv2DHalf`: the smallest pass (one
+/// output block, one input block or all of `c_in` when fewer) fits
+/// [`HALF_FILTER_SLICE_BYTES`]. Windows up to 8x8 always do.
+pub fn half_filter_fits(c_in: usize, kh: usize, kw: usize) -> bool {
+    let slice = c_in.clamp(1, CHANNEL_BLOCK).checked_mul(kh).and_then(|v| v.checked_mul(kw));
+    slice.and_then(|v| v.checked_mul(CHANNEL_BLOCK * 4)).is_some_and(|b| b <= HALF_FILTER_SLICE_BYTES)
+}
+
 /// Packs an OIHW filter `[c_out, c_in, kh, kw]` (one group) as
 /// `[c_out / 16][c_in][kh][kw][16 output lanes]`, output blocks rounded up
 /// and padded with zeros: for one output block, the weights of one input
@@ -157,6 +171,18 @@ pub fn conv_blocked_scratch_bytes(s: &Conv2dShape) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn half_filters_fit_windows_up_to_eight_by_eight() {
+        assert!(half_filter_fits(512, 3, 3));
+        assert!(half_filter_fits(64, 8, 8));
+        assert!(!half_filter_fits(64, 9, 8));
+        // Fewer than 16 input channels make a smaller pass.
+        assert!(half_filter_fits(3, 11, 11));
+        assert!(!half_filter_fits(9, 11, 11));
+        assert!(half_filter_fits(0, 1, 1));
+        assert!(!half_filter_fits(16, usize::MAX, 2));
+    }
 
     #[test]
     fn filter_packing_puts_each_weight_at_its_block_tap_and_lane() {

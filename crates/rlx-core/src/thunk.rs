@@ -533,6 +533,17 @@ macro_rules! thunk_table {
         c_out: usize, h_out: usize, w_out: usize, kh: usize, kw: usize, sh: usize, sw: usize,
         ph: usize, pw: usize, dh: usize, dw: usize, groups: usize, act: ActKind, x_nchw: bool,
     }
+    /// `BlockedConv2D` of one group with its packed filter stored in 16-bit
+    /// floats: `w_dtype` is `f16` or `bf16`, widened to f32 a pass at a
+    /// time as the kernel reads it (f32 compute, the bits of
+    /// `BlockedConv2D` over the widened filter, half the filter bytes).
+    /// One pass's slice of the filter must fit the kernel's widening
+    /// buffer (`rlx_core::blocked::half_filter_fits`).
+    BlockedConv2DHalf {
+        x: Op<O>, w: Op<O>, bias: OptOp<O>, residual: OptOp<O>, out: Op<O>, n: usize, c_in: usize, h: usize, w_in: usize,
+        c_out: usize, h_out: usize, w_out: usize, kh: usize, kw: usize, sh: usize, sw: usize,
+        ph: usize, pw: usize, dh: usize, dw: usize, act: ActKind, x_nchw: bool, w_dtype: DType,
+    }
     /// `BlockedConv2D` of one group with a 3x3 window, stride 1 and no
     /// dilation (leading padding at most 2, trailing at most 2: the shapes
     /// `rlx_core::winograd::winograd_applies` takes) by Winograd F(4x4,

@@ -156,16 +156,20 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
     if opts.prepack {
         optimize::prepack(&mut lowered);
     }
+    // A model stored in 2-byte floats keeps its product weights and
+    // convolution filters in them (f32 compute): lossless, since those
+    // values came from the file. Winograd's transformed filters are not
+    // exact in 2 bytes (and 4x the values): such a model's 3x3 layers run
+    // the direct kernel on their 2-byte filters instead.
+    let half = [proto::data_type::FLOAT16, proto::data_type::BFLOAT16];
+    let half_weights = opts.prepack && graph.initializer.iter().any(|t| half.contains(&t.data_type));
     if opts.blocked {
-        optimize::block_channels(&mut lowered, opts.winograd);
+        optimize::block_channels(&mut lowered, opts.winograd && !half_weights);
     }
     if opts.optimize {
         optimize::work_in_place(&mut lowered);
     }
-    // A model stored in 2-byte floats keeps its product weights in them
-    // (f32 compute): lossless, since those values came from the file.
-    let half = [proto::data_type::FLOAT16, proto::data_type::BFLOAT16];
-    if opts.prepack && graph.initializer.iter().any(|t| half.contains(&t.data_type)) {
+    if half_weights {
         optimize::narrow_exact_packed_weights(&mut lowered);
     }
     let raw_name = opts.model_name.clone().unwrap_or_else(|| graph.name.clone());

@@ -166,3 +166,88 @@ fn two_byte_inputs_and_outputs_keep_their_type() {
         }
     }
 }
+
+/// Three convolutions in the `keep_io_types` layout, f16 (or bf16)
+/// initializers: a 3-channel stem read as NCHW, a 3x3 16 -> 16 at 12x12
+/// (a shape Winograd pays for in f32) and a pointwise 16 -> 20.
+fn half_cnn(elem: i32, round: impl Fn(f32) -> u16) -> ModelProto {
+    let pad1 = || vec![attr_ints("pads", &[1, 1, 1, 1])];
+    let nodes = vec![
+        node("Cast", "to_half", &["x"], &["xh"], vec![attr_i("to", i64::from(elem))]),
+        node("Conv", "stem", &["xh", "W1", "b1"], &["c1"], pad1()),
+        node("Relu", "r1", &["c1"], &["a1"], vec![]),
+        node("Conv", "body", &["a1", "W2", "b2"], &["c2"], pad1()),
+        node("Relu", "r2", &["c2"], &["a2"], vec![]),
+        node("Conv", "head", &["a2", "W3", "b3"], &["c3"], vec![]),
+        node("Cast", "to_float", &["c3"], &["y"], vec![attr_i("to", i64::from(data_type::FLOAT))]),
+    ];
+    let init = |name: &str, dims: &[i64], seed: u64| {
+        let n = dims.iter().product::<i64>() as usize;
+        let bits: Vec<u16> = values(n, seed).into_iter().map(&round).collect();
+        half_init(name, dims, &bits, elem, true)
+    };
+    let inits = vec![
+        init("W1", &[16, 3, 3, 3], 11),
+        init("b1", &[16], 12),
+        init("W2", &[16, 16, 3, 3], 13),
+        init("b2", &[16], 14),
+        init("W3", &[20, 16, 1, 1], 15),
+        init("b3", &[20], 16),
+    ];
+    model(nodes, inits, vec![vi("x", &[1, 3, 12, 12])], vec![vi("y", &[1, 20, 12, 12])], 17)
+}
+
+/// The model with f32 initializers of the same (widened) values.
+fn widened_initializers(m: &ModelProto) -> ModelProto {
+    let mut wide = m.clone();
+    for t in &mut wide.graph.as_mut().unwrap().initializer {
+        let widen = |b: &[u8]| {
+            let bits = u16::from_le_bytes([b[0], b[1]]);
+            if t.data_type == data_type::BFLOAT16 {
+                bf16::from_bits(bits).to_f32()
+            } else {
+                f16::from_bits(bits).to_f32()
+            }
+        };
+        let v: Vec<f32> = t.raw_data.chunks_exact(2).map(widen).collect();
+        *t = init_raw(&t.name, &t.dims, &v);
+    }
+    wide
+}
+
+#[test]
+fn half_convolution_filters_stay_two_bytes_with_the_f32_bits() {
+    type Round = fn(f32) -> u16;
+    let cases: [(i32, &str, Round); 2] = [
+        (data_type::FLOAT16, "f16", |v| f16::from_f32(v).to_bits()),
+        // Scaled past f16's range, so that only bf16 holds them exactly.
+        (data_type::BFLOAT16, "bf16", |v| bf16::from_f32(v * 2f32.powi(-20)).to_bits()),
+    ];
+    for (elem, name, round) in cases {
+        let m = half_cnn(elem, round);
+        let imported = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap();
+        let text = &imported.sched_text;
+        // Every filter in 2 bytes, the 3x3 body on the direct kernel.
+        assert_eq!(count_kind(text, "BlockedConv2DHalf"), 3, "{text}");
+        assert_eq!(count_kind(text, "WinogradConv2D"), 0, "{text}");
+        assert!(text.contains(&format!("w_dtype: {name}")), "{text}");
+
+        let wide = widened_initializers(&m);
+        // In f32 the body is a Winograd layer; without Winograd, the bits
+        // of the 2-byte filters.
+        let f32_default = import_model(&wide, &ImportOptions::new(WEIGHTS)).unwrap();
+        assert_eq!(count_kind(&f32_default.sched_text, "WinogradConv2D"), 1, "{}", f32_default.sched_text);
+        let direct = ImportOptions { winograd: false, ..ImportOptions::new(WEIGHTS) };
+        let f32_direct = import_model(&wide, &direct).unwrap();
+        assert_eq!(count_kind(&f32_direct.sched_text, "BlockedConv2DHalf"), 0);
+
+        let x = values(3 * 12 * 12, 17);
+        // The graph's cast rounds `x` to the 2-byte type first.
+        let got = run(&format!("half_cnn_{name}"), &imported, &[("x", &x)], &["y"]);
+        let want = run(&format!("half_cnn_{name}_f32"), &f32_direct, &[("x", &x)], &["y"]);
+        assert_eq!(got[0], want[0], "{name}: 2-byte filters change no bit");
+        // Filters are most of the bytes: the file is about half.
+        let (half_len, f32_len) = (imported.weights.len(), f32_direct.weights.len());
+        assert!(half_len * 100 < f32_len * 55, "{name}: {half_len} vs {f32_len} bytes");
+    }
+}

@@ -229,6 +229,7 @@ macro_rules! kernel_call_table {
             Col2ImF32 = conv::col2im_f32 <> (src: In<f32>, bias: NullIn<f32>, dst: Out<f32>, shape: Ref<Col2ImShape>, par: bool);
             Conv2dBlockedF32 = conv::conv2d_blocked_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, residual: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
             Conv2dNchwBlockedF32 = conv::conv2d_nchw_blocked_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, residual: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
+            Conv2dBlockedHalf = conv::conv2d_blocked_half <> (x: In<f32>, w: In<u16>, bias: NullIn<f32>, residual: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, bf16: bool, x_nchw: bool, scratch: Scratch<f32>, par: bool);
             Conv2dWinogradF32 = conv::conv2d_winograd_f32 <> (x: In<f32>, u: In<f32>, bias: NullIn<f32>, residual: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
             DepthwiseBlockedF32 = conv::depthwise_blocked_f32 <> (x: In<f32>, w: In<f32>, bias: NullIn<f32>, out: Out<f32>, shape: Ref<Conv2dShape>, act: Val<ActKind>, scratch: Scratch<f32>, par: bool);
             Pool2dBlockedF32 = pool::pool2d_blocked_f32 <> (src: In<f32>, dst: Out<f32>, shape: Ref<Pool2dShape>, kind: Val<PoolKind>, count_include_pad: bool, par: bool);

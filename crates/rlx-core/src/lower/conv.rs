@@ -221,6 +221,38 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
                 K::DepthwiseBlockedF32 { x, w, bias, out, shape, act, scratch, par }
             }
         }
+        Thunk::BlockedConv2DHalf {
+            x,
+            w,
+            bias,
+            residual,
+            out,
+            n,
+            c_in,
+            h,
+            w_in,
+            c_out,
+            h_out,
+            w_out,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            act,
+            x_nchw,
+            w_dtype,
+        } => {
+            let shape =
+                Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups: 1 };
+            let scratch = conv_blocked_scratch_bytes(&shape);
+            let par = conv2d_parallel(&shape);
+            let bf16 = w_dtype == DType::Bf16;
+            K::Conv2dBlockedHalf { x, w, bias, residual, out, shape, act, bf16, x_nchw, scratch, par }
+        }
         Thunk::WinogradConv2D { x, w, bias, residual, out, n, c_in, h, w_in, c_out, h_out, w_out, ph, pw, act } => {
             let shape = Conv2dShape::winograd(n, c_in, (h, w_in), c_out, (h_out, w_out), (ph, pw));
             let scratch = winograd_scratch_bytes(&shape);

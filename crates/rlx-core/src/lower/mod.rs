@@ -113,6 +113,7 @@ pub fn lower(thunk: &Thunk<Operand>, params: &Params) -> Option<KernelCall> {
         | T::QLinearConv2D { .. }
         | T::Resize { .. }
         | T::BlockedConv2D { .. }
+        | T::BlockedConv2DHalf { .. }
         | T::WinogradConv2D { .. }
         | T::BlockedPool2D { .. } => conv::lower(thunk),
         T::ToBlocked { .. } | T::FromBlocked { .. } => conv::lower(thunk),

@@ -380,6 +380,116 @@ fn blocked_convolutions_and_poolings_give_the_nchw_bits() {
 }
 
 #[test]
+fn blocked_convolution_with_a_16_bit_filter_gives_the_nchw_bits() {
+    use rlx_core::blocked::{blocked_len, pack_conv_filter, pad_channels};
+    use rlx_sched::DType;
+    // [n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw]:
+    // 3x3 with a partial output block; a 7x7 stem whose filter takes one
+    // output block per pass; a pointwise one over two input blocks.
+    let cases: [[usize; 13]; 3] = [
+        [2, 3, 7, 8, 20, 4, 4, 3, 3, 2, 2, 1, 1],
+        [1, 40, 9, 9, 20, 9, 9, 7, 7, 1, 1, 3, 3],
+        [1, 17, 3, 5, 33, 3, 5, 1, 1, 1, 1, 0, 0],
+    ];
+    for (case, &[n, ci, h, wi, co, ho, wo, kh, kw, sh, sw, ph, pw]) in cases.iter().enumerate() {
+        for (w_dtype, x_nchw) in [(DType::F16, false), (DType::Bf16, true), (DType::F16, true)] {
+            let round = |v: f32| match w_dtype {
+                DType::Bf16 => half::bf16::from_f32(v).to_f32(),
+                _ => half::f16::from_f32(v).to_f32(),
+            };
+            let bits16 = |v: f32| match w_dtype {
+                DType::Bf16 => half::bf16::from_f32(v).to_bits(),
+                _ => half::f16::from_f32(v).to_bits(),
+            };
+            let x = random(n * ci * h * wi, 70 + case as u64);
+            let w: Vec<f32> = random(co * ci * kh * kw, 80 + case as u64).into_iter().map(round).collect();
+            let b = random(co, 90 + case as u64);
+            let packed: Vec<u16> = pack_conv_filter(&w, co, ci, kh, kw).into_iter().map(bits16).collect();
+            let padded_bias = pad_channels(&b);
+            // Weights: NCHW filter, bias, 16-bit packed filter, padded bias.
+            let (w_off, b_off, pw_off) = (0, w.len() * 4, (w.len() + b.len()) * 4);
+            let pb_off = (pw_off + packed.len() * 2).next_multiple_of(4);
+            let mut weights = Arena::new(pb_off + padded_bias.len() * 4);
+            put(&mut weights, w_off, &w);
+            put(&mut weights, b_off, &b);
+            let bytes: Vec<u8> = packed.iter().flat_map(|v| v.to_le_bytes()).collect();
+            weights.as_mut_slice()[pw_off..pw_off + bytes.len()].copy_from_slice(&bytes);
+            put(&mut weights, pb_off, &padded_bias);
+            // Arena: x, NCHW out, blocked x, blocked out, out read back.
+            let out_len = n * co * ho * wo;
+            let sizes =
+                [x.len(), out_len, blocked_len(n, ci, h * wi).unwrap(), blocked_len(n, co, ho * wo).unwrap(), out_len];
+            let offs: Vec<usize> =
+                sizes.iter().scan(0, |acc, &len| Some(std::mem::replace(acc, *acc + len * 4))).collect();
+            let mut arena = Arena::new(sizes.iter().sum::<usize>() * 4);
+            put(&mut arena, 0, &x);
+            let a = |i: usize| at(Segment::Arena, offs[i]);
+            let (dh, dw, act) = (1, 1, ActKind::Relu);
+            let conv = Thunk::Conv2D {
+                x: a(0),
+                w: at(Segment::Weights, w_off),
+                bias: Some(at(Segment::Weights, b_off)),
+                out: a(1),
+                n,
+                c_in: ci,
+                h,
+                w_in: wi,
+                c_out: co,
+                h_out: ho,
+                w_out: wo,
+                kh,
+                kw,
+                sh,
+                sw,
+                ph,
+                pw,
+                dh,
+                dw,
+                groups: 1,
+                act,
+            };
+            let half = Thunk::BlockedConv2DHalf {
+                x: if x_nchw { a(0) } else { a(2) },
+                w: at(Segment::Weights, pw_off),
+                bias: Some(at(Segment::Weights, pb_off)),
+                residual: None,
+                out: a(3),
+                n,
+                c_in: ci,
+                h,
+                w_in: wi,
+                c_out: co,
+                h_out: ho,
+                w_out: wo,
+                kh,
+                kw,
+                sh,
+                sw,
+                ph,
+                pw,
+                dh,
+                dw,
+                act,
+                x_nchw,
+                w_dtype,
+            };
+            run_all(
+                &mut arena,
+                &weights,
+                &[
+                    conv,
+                    Thunk::ToBlocked { src: a(0), dst: a(2), n, c: ci, hw: h * wi },
+                    half,
+                    Thunk::FromBlocked { src: a(3), dst: a(4), n, c: co, hw: ho * wo },
+                ],
+            );
+            let bits = |off, len| get(&arena, off, len).into_iter().map(f32::to_bits).collect::<Vec<_>>();
+            assert_eq!(bits(offs[4], out_len), bits(offs[1], out_len), "case {case} {w_dtype:?} x_nchw {x_nchw}");
+        }
+    }
+}
+
+#[test]
 fn col2im_sums_overlapping_windows_from_the_bias() {
     // One channel, a 2x2 window, stride 1, no padding: 2x2 columns land on
     // a 3x3 image; the centre pixel gets one value from each of the four

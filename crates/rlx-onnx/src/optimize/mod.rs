@@ -59,15 +59,17 @@ pub(crate) fn prepack(lowered: &mut Lowered) {
     prune(lowered);
 }
 
-/// Stores every prepacked product weight in `dtype`, f16 or bf16
-/// (`PackedGemmHalf`); after [`prepack`].
+/// Stores every prepacked product weight (and one-group blocked
+/// convolution filter) in `dtype`, f16 or bf16 (`PackedGemmHalf`,
+/// `BlockedConv2DHalf`); after [`prepack`].
 pub(crate) fn narrow_packed_weights(lowered: &mut Lowered, dtype: DType) {
     pack::narrow_packed_weights(lowered, &|_| Some(dtype));
 }
 
-/// Stores each prepacked product weight whose values are all exactly f16
-/// (or bf16) in that type: lossless, for models whose initializers were
-/// 2-byte floats; after [`prepack`].
+/// Stores each prepacked product weight and one-group blocked convolution
+/// filter whose values are all exactly f16 (or bf16) in that type:
+/// lossless, for models whose initializers were 2-byte floats; after
+/// [`prepack`] and [`block_channels`].
 pub(crate) fn narrow_exact_packed_weights(lowered: &mut Lowered) {
     pack::narrow_packed_weights(lowered, &pack::exact_half_type);
 }

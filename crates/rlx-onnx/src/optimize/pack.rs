@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use rlx_sched::blocked::half_filter_fits;
 use rlx_sched::{ActKind, DType, Role, Thunk};
 
 use crate::lower::{Lowered, Storage};
@@ -89,33 +90,95 @@ fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
     lowered.thunks[t].thunk = Thunk::PackedGemm { a, w, bias, c, m, k, n, act };
 }
 
-/// Stores the prepacked weight of each `PackedGemm` in the 2-byte type
-/// `choose` picks from its values (f16 or bf16; `None` keeps f32), making
-/// it a `PackedGemmHalf`: half the bytes in the weights file and read per
-/// run, f32 compute. Each value rounds to nearest even. A weight several
-/// products read is decided and converted once.
+/// Stores the prepacked weight of each `PackedGemm` (making it a
+/// `PackedGemmHalf`) and the packed filter of each one-group
+/// `BlockedConv2D` whose passes fit the widening buffer (making it a
+/// `BlockedConv2DHalf`) in the 2-byte type `choose` picks from its values
+/// (f16 or bf16; `None` keeps f32): half the bytes in the weights file and
+/// read per run, f32 compute. Each value rounds to nearest even. A weight
+/// several thunks read is decided and converted once.
 pub(crate) fn narrow_packed_weights(lowered: &mut Lowered, choose: &dyn Fn(&[f32]) -> Option<DType>) {
     let mut chosen: HashMap<usize, Option<DType>> = HashMap::new();
     for t in 0..lowered.thunks.len() {
-        let Thunk::PackedGemm { a, w, bias, c, m, k, n, act } = lowered.thunks[t].thunk else { continue };
-        let narrow = *chosen.entry(w).or_insert_with(|| {
-            let s = &mut lowered.storages[w];
-            let plain_f32 = s.role == Role::Param && s.view.is_none() && s.dtype == DType::F32;
-            let data = s.data.as_mut().filter(|_| plain_f32)?;
-            let values: Vec<f32> =
-                data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
-            let dtype = choose(&values)?;
-            *data = match dtype {
-                DType::Bf16 => values.iter().flat_map(|&x| half::bf16::from_f32(x).to_le_bytes()).collect(),
-                _ => values.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect(),
-            };
-            s.dtype = dtype;
-            Some(dtype)
-        });
-        if let Some(w_dtype) = narrow {
-            lowered.thunks[t].thunk = Thunk::PackedGemmHalf { a, w, bias, c, m, k, n, act, w_dtype };
-        }
+        let w = match lowered.thunks[t].thunk {
+            Thunk::PackedGemm { w, .. } => w,
+            Thunk::BlockedConv2D { w, groups: 1, c_in, kh, kw, .. } if half_filter_fits(c_in, kh, kw) => w,
+            _ => continue,
+        };
+        let narrow = *chosen.entry(w).or_insert_with(|| narrow_param(&mut lowered.storages[w], choose));
+        let Some(w_dtype) = narrow else { continue };
+        let thunk = &mut lowered.thunks[t].thunk;
+        *thunk = match *thunk {
+            Thunk::PackedGemm { a, w, bias, c, m, k, n, act } => {
+                Thunk::PackedGemmHalf { a, w, bias, c, m, k, n, act, w_dtype }
+            }
+            Thunk::BlockedConv2D {
+                x,
+                w,
+                bias,
+                residual,
+                out,
+                n,
+                c_in,
+                h,
+                w_in,
+                c_out,
+                h_out,
+                w_out,
+                kh,
+                kw,
+                sh,
+                sw,
+                ph,
+                pw,
+                dh,
+                dw,
+                groups: _,
+                act,
+                x_nchw,
+            } => Thunk::BlockedConv2DHalf {
+                x,
+                w,
+                bias,
+                residual,
+                out,
+                n,
+                c_in,
+                h,
+                w_in,
+                c_out,
+                h_out,
+                w_out,
+                kh,
+                kw,
+                sh,
+                sw,
+                ph,
+                pw,
+                dh,
+                dw,
+                act,
+                x_nchw,
+                w_dtype,
+            },
+            _ => unreachable!("matched above"),
+        };
     }
+}
+
+/// Converts a plain f32 weight to the 2-byte type `choose` picks for its
+/// values, if any; that type.
+fn narrow_param(s: &mut Storage, choose: &dyn Fn(&[f32]) -> Option<DType>) -> Option<DType> {
+    let plain_f32 = s.role == Role::Param && s.view.is_none() && s.dtype == DType::F32;
+    let data = s.data.as_mut().filter(|_| plain_f32)?;
+    let values: Vec<f32> = data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
+    let dtype = choose(&values)?;
+    *data = match dtype {
+        DType::Bf16 => values.iter().flat_map(|&x| half::bf16::from_f32(x).to_le_bytes()).collect(),
+        _ => values.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect(),
+    };
+    s.dtype = dtype;
+    Some(dtype)
 }
 
 /// The 2-byte type that holds every one of `values` exactly: f16, else

@@ -105,6 +105,13 @@ pub fn backend_name() -> &'static str {
     backend::NAME
 }
 
+/// Whether [`sgemm`]'s bits are the same at every thread count: always
+/// for the pure-Rust backend; for OpenBLAS, on its AVX-512 kernel sets
+/// only (`docs/blas.md`, "Threads and determinism").
+pub fn bits_independent_of_threads() -> bool {
+    backend::bits_independent_of_threads()
+}
+
 /// Whether the BLAS thread count was set explicitly, so the lazy default
 /// (the rlx pool's size) must not override it.
 static EXPLICIT_THREADS: AtomicBool = AtomicBool::new(false);

@@ -73,6 +73,12 @@ pub(super) unsafe fn sgemm(
     }
 }
 
+/// The `gemm` crate splits a product over blocks of `C` only, with one
+/// kernel for every tile: the same bits at every thread count.
+pub(super) fn bits_independent_of_threads() -> bool {
+    true
+}
+
 pub(super) fn set_threads(n: usize) {
     THREADS.store(n.max(1), Ordering::Relaxed);
 }

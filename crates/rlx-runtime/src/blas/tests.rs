@@ -129,11 +129,10 @@ fn sgemm_bits_do_not_depend_on_the_thread_count() {
     let one = run(1);
     let two = run(2);
     set_blas_threads(crate::threads::num_threads());
-    assert!(
-        one.iter().zip(&two).all(|(x, y)| x.to_bits() == y.to_bits()),
-        "{} results differ by thread count",
-        backend_name()
-    );
+    let same = one.iter().zip(&two).all(|(x, y)| x.to_bits() == y.to_bits());
+    // The claim `bits_independent_of_threads` makes, either way: a kernel
+    // set said to vary does here (the shape has edge tiles that move).
+    assert_eq!(same, bits_independent_of_threads(), "{} results by thread count", backend_name());
 }
 
 #[test]

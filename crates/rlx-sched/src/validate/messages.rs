@@ -584,6 +584,17 @@ pub(super) fn blocked_residual_groups(groups: usize) -> String {
     format!("a `residual` is added by the one-group blocked convolution only; `groups` is {groups}")
 }
 
+pub(super) fn half_filter_too_large(s: &rlx_core::shapes::Conv2dShape) -> String {
+    format!(
+        "a {}x{} window over {} input channels is too large for a 16-bit filter: one pass's slice must fit {} bytes \
+         (windows up to 8x8 always do); store this filter in f32 (`BlockedConv2D`)",
+        s.kh,
+        s.kw,
+        s.c_in,
+        rlx_core::blocked::HALF_FILTER_SLICE_BYTES
+    )
+}
+
 pub(super) fn blocked_groups(groups: usize, c_in: usize, c_out: usize) -> String {
     format!("a blocked convolution has one group or is depthwise; `groups` {groups} with `c_in` {c_in} and `c_out` {c_out} is neither")
 }

@@ -44,7 +44,7 @@ use rlx_core::ActKind;
 use crate::kernels::gemm::packed_gemm_row_bias_produced_f32;
 use phases::Planes;
 
-pub use blocked::{conv2d_blocked_f32, conv2d_nchw_blocked_f32};
+pub use blocked::{conv2d_blocked_f32, conv2d_blocked_half, conv2d_nchw_blocked_f32};
 pub use col2im::col2im_f32;
 pub use depthwise_blocked::depthwise_blocked_f32;
 pub use rlx_core::plan::{conv2d_path, conv2d_scratch_bytes};

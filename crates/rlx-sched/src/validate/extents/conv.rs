@@ -1,7 +1,7 @@
 //! Convolution and pooling (NCHW and blocked), with the output-size
 //! rules, and the conversions between the two layouts.
 
-use rlx_core::blocked::{channel_blocks, conv_blocked_scratch_bytes_checked, CHANNEL_BLOCK};
+use rlx_core::blocked::{channel_blocks, conv_blocked_scratch_bytes_checked, half_filter_fits, CHANNEL_BLOCK};
 use rlx_core::plan::{
     int_conv2d_scratch_bytes_checked, resize_axis_scale, resize_scratch_bytes_checked, resize_taps, resize_weighted,
 };
@@ -92,7 +92,7 @@ fn pool_window<O>(
     );
 }
 
-/// The fields `Conv2D`, `BlockedConv2D` and `IntConv2D` share, as a shape.
+/// The fields `Conv2D`, `BlockedConv2D(Half)` and `IntConv2D` share, as a shape.
 fn conv_shape<O>(t: &Thunk<O>) -> Conv2dShape {
     match *t {
         Thunk::Conv2D { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, .. }
@@ -103,6 +103,9 @@ fn conv_shape<O>(t: &Thunk<O>) -> Conv2dShape {
         | Thunk::QLinearConv2D {
             n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, ..
         } => Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups },
+        Thunk::BlockedConv2DHalf { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, .. } => {
+            Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups: 1 }
+        }
         _ => unreachable!("conv_shape called on {:?}", t.kind()),
     }
 }
@@ -213,22 +216,50 @@ pub(super) fn conv2d_blocked<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
     });
     r.require(!*x_nchw || s.groups == 1, "x_nchw", || messages::blocked_nchw_groups(s.groups));
     r.require(residual.is_none() || s.groups == 1, "residual", || messages::blocked_residual_groups(s.groups));
-    let (ib, ob) = (channel_blocks(s.c_in), channel_blocks(s.c_out));
-    if *x_nchw {
-        r.read("x", x, F32, &[s.n, s.c_in, s.h, s.w_in], "n*c_in*h*w_in");
-    } else {
-        r.read("x", x, F32, &[s.n, ib, s.h, s.w_in, CHANNEL_BLOCK], "n*ceil(c_in/16)*h*w_in*16");
-    }
+    let ob = channel_blocks(s.c_out);
     if depthwise {
         r.read("w", w, F32, &[ob, s.kh, s.kw, CHANNEL_BLOCK], "ceil(c_out/16)*kh*kw*16");
     } else {
         r.read("w", w, F32, &[ob, s.c_in, s.kh, s.kw, CHANNEL_BLOCK], "ceil(c_out/16)*c_in*kh*kw*16");
     }
+    blocked_activations(r, &s, *x_nchw, [x, out], bias, residual);
+}
+
+/// `BlockedConv2D` of one group with a 16-bit filter.
+pub(super) fn conv2d_blocked_half<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
+    let Thunk::BlockedConv2DHalf { x, w, bias, residual, out, x_nchw, w_dtype, .. } = t else {
+        unreachable!("conv2d_blocked_half called on {:?}", t.kind())
+    };
+    let s = conv_shape(t);
+    conv_geometry(r, &s);
+    r.require(half_filter_fits(s.c_in, s.kh, s.kw), "kh", || messages::half_filter_too_large(&s));
+    if r.dtype_in("w_dtype", *w_dtype, &[DType::F16, DType::Bf16]) {
+        let dims = [channel_blocks(s.c_out), s.c_in, s.kh, s.kw, CHANNEL_BLOCK];
+        r.read("w", w, Elem::Exact(*w_dtype), &dims, "ceil(c_out/16)*c_in*kh*kw*16");
+    }
+    blocked_activations(r, &s, *x_nchw, [x, out], bias, residual);
+}
+
+/// The reads and writes of a blocked convolution besides its filter.
+fn blocked_activations<'a, O>(
+    r: &mut Rules<'a, O>,
+    s: &Conv2dShape,
+    x_nchw: bool,
+    [x, out]: [&'a O; 2],
+    bias: &'a Option<O>,
+    residual: &'a Option<O>,
+) {
+    let (ib, ob) = (channel_blocks(s.c_in), channel_blocks(s.c_out));
+    if x_nchw {
+        r.read("x", x, F32, &[s.n, s.c_in, s.h, s.w_in], "n*c_in*h*w_in");
+    } else {
+        r.read("x", x, F32, &[s.n, ib, s.h, s.w_in, CHANNEL_BLOCK], "n*ceil(c_in/16)*h*w_in*16");
+    }
     r.read_opt("bias", bias, F32, &[ob, CHANNEL_BLOCK], "ceil(c_out/16)*16");
     let out_dims = [s.n, ob, s.h_out, s.w_out, CHANNEL_BLOCK];
     r.read_opt("residual", residual, F32, &out_dims, "n*ceil(c_out/16)*h_out*w_out*16");
     r.write("out", out, F32, &out_dims, "n*ceil(c_out/16)*h_out*w_out*16");
-    r.scratch("h_out", conv_blocked_scratch_bytes_checked(&s), "ceil(c_in/16)*padded_rows*padded_cols*16*4");
+    r.scratch("h_out", conv_blocked_scratch_bytes_checked(s), "ceil(c_in/16)*padded_rows*padded_cols*16*4");
 }
 
 pub(super) fn conv2d_winograd<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {

@@ -314,6 +314,7 @@ pub(crate) fn rules<O>(t: &Thunk<O>) -> Rules<'_, O> {
         Thunk::Col2Im { .. } => conv::col2im(&mut r, t),
         Thunk::Resize { .. } => conv::resize(&mut r, t),
         Thunk::BlockedConv2D { .. } => conv::conv2d_blocked(&mut r, t),
+        Thunk::BlockedConv2DHalf { .. } => conv::conv2d_blocked_half(&mut r, t),
         Thunk::WinogradConv2D { .. } => conv::conv2d_winograd(&mut r, t),
         Thunk::ToBlocked { .. } | Thunk::FromBlocked { .. } => conv::reorder(&mut r, t),
         Thunk::Recurrent { .. } => recurrent::recurrent(&mut r, t),

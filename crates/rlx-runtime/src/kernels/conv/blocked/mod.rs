@@ -32,9 +32,10 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 
-use rlx_core::blocked::{channel_blocks, PaddedPlane, CHANNEL_BLOCK};
+use rlx_core::blocked::{channel_blocks, PaddedPlane, CHANNEL_BLOCK, HALF_FILTER_SLICE_BYTES};
 use rlx_core::shapes::Conv2dShape;
 use rlx_core::ActKind;
 
@@ -254,7 +255,7 @@ pub unsafe fn conv2d_blocked_f32(
     par: bool,
 ) {
     // SAFETY: forwarded contract; `kernel()` is one this CPU runs.
-    unsafe { run(kernel(), Input::Blocked, x, w, bias, residual, out, s, act, scratch, par) }
+    unsafe { run(kernel(), Input::Blocked, x, Filter::F32(w), bias, residual, out, s, act, scratch, par) }
 }
 
 /// [`conv2d_blocked_f32`] from an NCHW input (`x` `[n, c_in, h, w_in]`):
@@ -278,8 +279,76 @@ pub unsafe fn conv2d_nchw_blocked_f32(
     par: bool,
 ) {
     // SAFETY: forwarded contract; `kernel()` is one this CPU runs.
-    unsafe { run(kernel(), Input::Nchw, x, w, bias, residual, out, s, act, scratch, par) }
+    unsafe { run(kernel(), Input::Nchw, x, Filter::F32(w), bias, residual, out, s, act, scratch, par) }
 }
+
+/// [`conv2d_blocked_f32`] (or [`conv2d_nchw_blocked_f32`] with `x_nchw`)
+/// with the packed filter stored in 16-bit floats: `w` holds f16 bits, or
+/// bf16 bits with `bf16`. Each pass's slice of the filter is widened into
+/// a stack buffer right before the pass's tiles read it, so memory traffic
+/// is the 2-byte filter and the bits are those of [`conv2d_blocked_f32`]
+/// over the widened filter.
+///
+/// # Safety
+///
+/// As [`conv2d_blocked_f32`] (or [`conv2d_nchw_blocked_f32`]) with `w`
+/// valid for `conv_filter_len` 16-bit reads, and
+/// [`rlx_core::blocked::half_filter_fits`] true of the shape.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn conv2d_blocked_half(
+    x: *const f32,
+    w: *const u16,
+    bias: *const f32,
+    residual: *const f32,
+    out: *mut f32,
+    s: &Conv2dShape,
+    act: ActKind,
+    bf16: bool,
+    x_nchw: bool,
+    scratch: *mut f32,
+    par: bool,
+) {
+    let input = if x_nchw { Input::Nchw } else { Input::Blocked };
+    let filter = Filter::Half(w, if bf16 { widen_bf16 } else { widen_f16 });
+    // SAFETY: forwarded contract; `kernel()` is one this CPU runs.
+    unsafe { run(kernel(), input, x, filter, bias, residual, out, s, act, scratch, par) }
+}
+
+/// Widens `len` 16-bit floats at `src` into f32 at `dst`.
+type Widen = unsafe fn(*const u16, *mut f32, usize);
+
+/// # Safety
+///
+/// `src` valid for `len` reads of f16 bits, `dst` for `len` f32 writes.
+unsafe fn widen_f16(src: *const u16, dst: *mut f32, len: usize) {
+    // SAFETY: forwarded contract (`f16` is `u16`-sized bits).
+    unsafe { crate::kernels::cast::cast_f16_to_f32(src.cast(), dst, len) }
+}
+
+/// # Safety
+///
+/// `src` valid for `len` reads of bf16 bits, `dst` for `len` f32 writes.
+unsafe fn widen_bf16(src: *const u16, dst: *mut f32, len: usize) {
+    // SAFETY: forwarded contract (`bf16` is `u16`-sized bits).
+    unsafe { crate::kernels::cast::cast_bf16_to_f32(src.cast(), dst, len) }
+}
+
+/// Where a convolution's packed filter is, and in which type.
+#[derive(Clone, Copy)]
+pub(crate) enum Filter {
+    F32(*const f32),
+    /// 16-bit floats, widened a pass at a time.
+    Half(*const u16, Widen),
+}
+
+// SAFETY: the filter is only read, by every task alike.
+unsafe impl Send for Filter {}
+// SAFETY: as above.
+unsafe impl Sync for Filter {}
+
+/// A pass's filter slice widened from 16 bits, 64-byte aligned.
+#[repr(C, align(64))]
+struct HalfSlice([f32; HALF_FILTER_SLICE_BYTES / 4]);
 
 /// The layout of a convolution's input (its output is always blocked).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -333,7 +402,9 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(kernel: &Kernel, input: Input, s: &Conv2dShape, par: bool) -> Plan {
+    /// With `half`, a tile's filter slice for its smallest pass fits the
+    /// widening buffer ([`HALF_FILTER_SLICE_BYTES`]), and so does every pass.
+    fn new(kernel: &Kernel, input: Input, s: &Conv2dShape, par: bool, half: bool) -> Plan {
         let plane = PaddedPlane::of(s);
         let (rows, pitch) = if plane.reads_input_in_place(s) { (s.h, s.w_in) } else { (plane.rows, plane.cols) };
         // An NCHW plane's pixels are single floats: no long-row tiles.
@@ -350,6 +421,9 @@ impl Plan {
             (false, false) => s.h_out,
         };
         let q_max = if pair { kernel.pair_q(2 * r) } else { kernel.q_for(r) };
+        // The smallest pass's bytes per output block (f32 once widened).
+        let block_pass = s.c_in.clamp(1, B) * s.kh * s.kw * B * 4;
+        let q_max = if half { q_max.min(HALF_FILTER_SLICE_BYTES / block_pass).max(1) } else { q_max };
         let blocks = channel_blocks(s.c_out);
         let groups = blocks.div_ceil(q_max.min(blocks));
         let q = blocks.div_ceil(groups);
@@ -363,6 +437,8 @@ impl Plan {
         let band = segments.div_ceil(bands);
         let per_channel = (q * s.kh * s.kw * B * 4).max(1);
         let pass_c = (PASS_BYTES / per_channel / B * B).max(B);
+        // A widened pass fits its buffer (at least one block: `q` above).
+        let pass_c = if half { pass_c.min((HALF_FILTER_SLICE_BYTES / per_channel / B * B).max(B)) } else { pass_c };
         let pass_c = if pass_c >= s.c_in {
             s.c_in.max(1)
         } else {
@@ -425,7 +501,7 @@ pub(crate) unsafe fn run(
     kernel: &Kernel,
     input: Input,
     x: *const f32,
-    w: *const f32,
+    w: Filter,
     bias: *const f32,
     residual: *const f32,
     out: *mut f32,
@@ -445,7 +521,7 @@ pub(crate) unsafe fn run(
         },
         _ => kernel,
     };
-    let plan = Plan::new(kernel, input, s, par);
+    let plan = Plan::new(kernel, input, s, par, matches!(w, Filter::Half(..)));
     let in_place = PaddedPlane::of(s).reads_input_in_place(s);
     let in_img = match input {
         Input::Blocked => channel_blocks(s.c_in) * s.h * s.w_in * B,
@@ -471,13 +547,13 @@ pub(crate) unsafe fn run(
                 residual.wrapping_add(img * out_img).cast_mut()
             }),
         );
-        let (w, bias) = (SendPtr(w.cast_mut()), SendPtr(bias.cast_mut()));
+        let bias = SendPtr(bias.cast_mut());
         let work = |first: usize, count: usize| {
             for task in first..first + count {
                 let io = (src.get().cast_const(), res_img.get().cast_const(), out_img.get());
                 // SAFETY: the plane is complete and unchanged; tasks write
                 // disjoint blocks x segments of the image's output.
-                unsafe { run_task(kernel, &plan, s, io, w.get(), bias.get(), act, task) }
+                unsafe { run_task(kernel, &plan, s, io, w, bias.get(), act, task) }
             }
         };
         let tasks = plan.groups * plan.bands;
@@ -492,7 +568,8 @@ pub(crate) unsafe fn run(
 /// One task: a group of output blocks over a band of segments, in the
 /// plan's order (group-major: consecutive tasks reuse the group's filter;
 /// band-major: the band's input rows); an activation that is not a clamp
-/// runs on each segment right after its tiles, while it is in L1.
+/// runs on each segment right after its tiles, while it is in L1. A 16-bit
+/// filter is widened a pass at a time into a buffer on this stack.
 ///
 /// # Safety
 ///
@@ -503,14 +580,64 @@ unsafe fn run_task(
     kernel: &Kernel,
     plan: &Plan,
     s: &Conv2dShape,
-    (x, residual, out): (*const f32, *const f32, *mut f32),
-    w: *const f32,
+    io: (*const f32, *const f32, *mut f32),
+    filter: Filter,
     bias: *const f32,
     act: ActKind,
     task: usize,
 ) {
     let (group, band) =
         if plan.band_major { (task % plan.groups, task / plan.groups) } else { (task / plan.bands, task % plan.bands) };
+    let b0 = group * plan.q;
+    let q = plan.q.min(channel_blocks(s.c_out) - b0);
+    let taps = s.kh * s.kw;
+    let w_block = s.c_in * taps * B;
+    match filter {
+        // SAFETY: forwarded contract; each pass's slice is inside the
+        // filter (blocks `b0..b0 + q`, channels `c0..c0 + c_in`).
+        Filter::F32(w) => unsafe {
+            run_passes(kernel, plan, s, io, bias, act, (group, band), |c0, _| {
+                (w.wrapping_add(b0 * w_block + c0 * taps * B), w_block, true)
+            })
+        },
+        // SAFETY: as above for the 16-bit filter; each pass widens all of
+        // its slice into the buffer before the tiles read it, and the
+        // plan keeps `q` blocks of a pass's `c_in` channels inside it.
+        Filter::Half(w, widen) => unsafe {
+            let mut buf = MaybeUninit::<HalfSlice>::uninit();
+            let dst = buf.as_mut_ptr().cast::<f32>();
+            run_passes(kernel, plan, s, io, bias, act, (group, band), |c0, c_in| {
+                let len = c_in * taps * B;
+                debug_assert!(q * len * 4 <= HALF_FILTER_SLICE_BYTES);
+                for j in 0..q {
+                    widen(w.add((b0 + j) * w_block + c0 * taps * B), dst.add(j * len), len);
+                }
+                (dst.cast_const(), len, false)
+            })
+        },
+    }
+}
+
+/// The passes of [`run_task`] over input channels, each pass's filter
+/// slice from `slice(c0, c_in)`: the first output block's weights, the
+/// floats from one block's to the next, and whether it lies in the whole
+/// filter (so the next pass's slice may be prefetched).
+///
+/// # Safety
+///
+/// As [`run_task`], and every slice holds its pass's weights in the
+/// packed order.
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_passes(
+    kernel: &Kernel,
+    plan: &Plan,
+    s: &Conv2dShape,
+    (x, residual, out): (*const f32, *const f32, *mut f32),
+    bias: *const f32,
+    act: ActKind,
+    (group, band): (usize, usize),
+    mut slice: impl FnMut(usize, usize) -> (*const f32, usize, bool),
+) {
     let blocks = channel_blocks(s.c_out);
     let b0 = group * plan.q;
     let q = plan.q.min(blocks - b0);
@@ -525,11 +652,14 @@ unsafe fn run_task(
     loop {
         let c_in = plan.pass_c.min(s.c_in - c0);
         let last = c0 + c_in == s.c_in;
+        let (w_pass, pass_block, in_filter) = slice(c0, c_in);
         // Where the filter read after this pass starts, relative to this
         // pass's: the next pass of this group, or the next group's first
         // pass when the next task is that group's (one thread's run, or
         // band-major tasks).
-        let next_slice = if !last {
+        let next_slice = if !in_filter {
+            0
+        } else if !last {
             (c_in * taps * B) as isize
         } else if group + 1 < plan.groups && (plan.band_major || plan.bands == 1) {
             (plan.q * w_block) as isize - (c0 * taps * B) as isize
@@ -564,8 +694,8 @@ unsafe fn run_task(
                     x_step: s.sw * plan.pixel,
                     x_dh: s.dh * plan.pitch * plan.pixel,
                     x_dw: s.dw * plan.pixel,
-                    w: w.wrapping_add(b0 * w_block + c0 * taps * B),
-                    w_block,
+                    w: w_pass,
+                    w_block: pass_block,
                     bias: if bias.is_null() { bias } else { bias.wrapping_add(b0 * B) },
                     load: c0 > 0,
                     out: out.wrapping_add(b0 * out_block + (o0 + x0) * B),

@@ -80,12 +80,41 @@ impl Case {
 
     /// As [`Case::run_blocked`], from the input in the layout `input`.
     fn run_input(&self, kernel: &Kernel, input: Input, par: bool, fill: f32) -> Vec<f32> {
+        self.run_stored(kernel, input, par, fill, None)
+    }
+
+    /// The case with its weights rounded to f16 (bf16 with `bf16`), so
+    /// that a 16-bit filter holds them exactly.
+    fn rounded(&self, bf16: bool) -> Case {
+        let round = |v: f32| if bf16 { half::bf16::from_f32(v).to_f32() } else { half::f16::from_f32(v).to_f32() };
+        Case {
+            s: self.s,
+            x: self.x.clone(),
+            w: self.w.iter().map(|&v| round(v)).collect(),
+            bias: self.bias.clone(),
+            residual: self.residual.clone(),
+            act: self.act,
+        }
+    }
+
+    /// As [`Case::run_input`], the packed filter stored in 16-bit floats
+    /// when `half` is `Some(bf16)` (the weights must be exact in it).
+    fn run_stored(&self, kernel: &Kernel, input: Input, par: bool, fill: f32, half: Option<bool>) -> Vec<f32> {
         let s = &self.s;
         let x = match input {
             Input::Blocked => to_blocked(&self.x, s.n, s.c_in, s.h * s.w_in, fill),
             Input::Nchw => self.x.clone(),
         };
         let w = pack_conv_filter(&self.w, s.c_out, s.c_in, s.kh, s.kw);
+        let w16: Vec<u16> = match half {
+            Some(true) => w.iter().map(|&v| half::bf16::from_f32(v).to_bits()).collect(),
+            Some(false) => w.iter().map(|&v| half::f16::from_f32(v).to_bits()).collect(),
+            None => Vec::new(),
+        };
+        let filter = match half {
+            Some(bf16) => Filter::Half(w16.as_ptr(), if bf16 { widen_bf16 } else { widen_f16 }),
+            None => Filter::F32(w.as_ptr()),
+        };
         let bias = self.bias.as_ref().map(|b| pad_channels(b));
         let residual = self.residual.as_ref().map(|r| to_blocked(r, s.n, s.c_out, s.out_plane(), fill));
         let mut out = vec![f32::NAN; s.n * channel_blocks(s.c_out) * s.out_plane() * B];
@@ -97,7 +126,7 @@ impl Case {
                 kernel,
                 input,
                 x.as_ptr(),
-                w.as_ptr(),
+                filter,
                 bias.as_ref().map_or(std::ptr::null(), |b| b.as_ptr()),
                 residual.as_ref().map_or(std::ptr::null(), |r| r.as_ptr()),
                 out.as_mut_ptr(),
@@ -205,11 +234,34 @@ impl Case {
                 assert_eq!(bits(&got), bits(&reference), "{what}: {} par {par} NCHW input vs scalar", kernel.name);
             }
         }
+        self.check_half(what);
         if matches!(self.act, ActKind::Identity) && self.residual.is_none() {
             let (want, tol) = self.naive();
             let got = from_blocked(&reference, s.n, s.c_out, hw);
             for (i, (&g, (&w, &t))) in got.iter().zip(want.iter().zip(&tol)).enumerate() {
                 assert!((g as f64 - w).abs() <= t, "{what} at {i}: got {g} want {w} tol {t:e}");
+            }
+        }
+    }
+}
+
+impl Case {
+    /// With the weights rounded to f16 and to bf16: every kernel, serial
+    /// and split, from both input layouts, with the filter stored in that
+    /// type, bit-identical to the same kernel reading it widened to f32.
+    fn check_half(&self, what: &str) {
+        let s = &self.s;
+        if !rlx_core::blocked::half_filter_fits(s.c_in, s.kh, s.kw) {
+            return;
+        }
+        for bf16 in [false, true] {
+            let rounded = self.rounded(bf16);
+            for kernel in supported_kernels() {
+                for (par, input) in [(false, Input::Blocked), (true, Input::Blocked), (true, Input::Nchw)] {
+                    let want = rounded.run_stored(&kernel, input, par, 0.0, None);
+                    let got = rounded.run_stored(&kernel, input, par, 0.0, Some(bf16));
+                    assert_eq!(bits(&got), bits(&want), "{what}: {} par {par} {input:?} bf16 {bf16}", kernel.name);
+                }
             }
         }
     }
@@ -349,7 +401,7 @@ fn empty_outputs_write_nothing() {
                     &kernel,
                     Input::Blocked,
                     x.as_ptr(),
-                    w.as_ptr(),
+                    Filter::F32(w.as_ptr()),
                     std::ptr::null(),
                     std::ptr::null(),
                     out.as_mut_ptr(),
@@ -434,7 +486,7 @@ fn blocked_conv_timing() {
                         k,
                         Input::Blocked,
                         xb.as_ptr(),
-                        wb.as_ptr(),
+                        Filter::F32(wb.as_ptr()),
                         bb.as_ptr(),
                         std::ptr::null(),
                         ob.as_mut_ptr(),
