@@ -150,8 +150,8 @@ pub const RESNET_INT8: Spec = Spec {
 /// ResNet-18 with its weights stored in float16 (`export_cnns.py`: every
 /// initializer rounded to FLOAT16 and widened by a `Cast`), f32 compute on
 /// both sides; rlx keeps the product weights and convolution filters in 2
-/// bytes (half the weights file) and runs the 3x3 layers on the direct
-/// kernel instead of Winograd. Tolerance as ResNet's.
+/// bytes and runs Winograd only where its filter is small (weights file
+/// 31.7 MB against 75.1 MB). Tolerance as ResNet's (measured 2.9e-6).
 pub const RESNET_F16: Spec = Spec { name: "resnet_f16", onnx: "resnet_f16.onnx", ..RESNET };
 
 /// A MobileNetV2-style depthwise-separable CNN (3x3 and 5x5 depthwise

@@ -159,12 +159,17 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
     // A model stored in 2-byte floats keeps its product weights and
     // convolution filters in them (f32 compute): lossless, since those
     // values came from the file. Winograd's transformed filters are not
-    // exact in 2 bytes (and 4x the values): such a model's 3x3 layers run
-    // the direct kernel on their 2-byte filters instead.
+    // exact in 2 bytes and hold 4x the values (16x the bytes in f32): such
+    // a model runs Winograd only where that filter is small.
     let half = [proto::data_type::FLOAT16, proto::data_type::BFLOAT16];
     let half_weights = opts.prepack && graph.initializer.iter().any(|t| half.contains(&t.data_type));
     if opts.blocked {
-        optimize::block_channels(&mut lowered, opts.winograd && !half_weights);
+        let winograd = match (opts.winograd, half_weights) {
+            (false, _) => optimize::Winograd::Off,
+            (true, false) => optimize::Winograd::Pays,
+            (true, true) => optimize::Winograd::PaysSmall,
+        };
+        optimize::block_channels(&mut lowered, winograd);
     }
     if opts.optimize {
         optimize::work_in_place(&mut lowered);

@@ -168,9 +168,9 @@ fn two_byte_inputs_and_outputs_keep_their_type() {
 }
 
 /// Three convolutions in the `keep_io_types` layout, f16 (or bf16)
-/// initializers: a 3-channel stem read as NCHW, a 3x3 16 -> 16 at 12x12
-/// (a shape Winograd pays for in f32) and a pointwise 16 -> 20.
-fn half_cnn(elem: i32, round: impl Fn(f32) -> u16) -> ModelProto {
+/// initializers: a 3-channel stem read as NCHW, a 3x3 `c -> c` at 12x12
+/// (a shape Winograd pays for) and a pointwise `c -> 20`.
+fn half_cnn(c: i64, elem: i32, round: impl Fn(f32) -> u16) -> ModelProto {
     let pad1 = || vec![attr_ints("pads", &[1, 1, 1, 1])];
     let nodes = vec![
         node("Cast", "to_half", &["x"], &["xh"], vec![attr_i("to", i64::from(elem))]),
@@ -187,11 +187,11 @@ fn half_cnn(elem: i32, round: impl Fn(f32) -> u16) -> ModelProto {
         half_init(name, dims, &bits, elem, true)
     };
     let inits = vec![
-        init("W1", &[16, 3, 3, 3], 11),
-        init("b1", &[16], 12),
-        init("W2", &[16, 16, 3, 3], 13),
-        init("b2", &[16], 14),
-        init("W3", &[20, 16, 1, 1], 15),
+        init("W1", &[c, 3, 3, 3], 11),
+        init("b1", &[c], 12),
+        init("W2", &[c, c, 3, 3], 13),
+        init("b2", &[c], 14),
+        init("W3", &[20, c, 1, 1], 15),
         init("b3", &[20], 16),
     ];
     model(nodes, inits, vec![vi("x", &[1, 3, 12, 12])], vec![vi("y", &[1, 20, 12, 12])], 17)
@@ -223,15 +223,16 @@ fn half_convolution_filters_stay_two_bytes_with_the_f32_bits() {
         // Scaled past f16's range, so that only bf16 holds them exactly.
         (data_type::BFLOAT16, "bf16", |v| bf16::from_f32(v * 2f32.powi(-20)).to_bits()),
     ];
+    let x = values(3 * 12 * 12, 17);
     for (elem, name, round) in cases {
-        let m = half_cnn(elem, round);
+        // 176 -> 176 channels: a transformed filter of 4.5 MB, past the
+        // 4 MiB a 2-byte model runs by Winograd. Every filter 2-byte.
+        let m = half_cnn(176, elem, round);
         let imported = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap();
         let text = &imported.sched_text;
-        // Every filter in 2 bytes, the 3x3 body on the direct kernel.
         assert_eq!(count_kind(text, "BlockedConv2DHalf"), 3, "{text}");
         assert_eq!(count_kind(text, "WinogradConv2D"), 0, "{text}");
         assert!(text.contains(&format!("w_dtype: {name}")), "{text}");
-
         let wide = widened_initializers(&m);
         // In f32 the body is a Winograd layer; without Winograd, the bits
         // of the 2-byte filters.
@@ -240,8 +241,6 @@ fn half_convolution_filters_stay_two_bytes_with_the_f32_bits() {
         let direct = ImportOptions { winograd: false, ..ImportOptions::new(WEIGHTS) };
         let f32_direct = import_model(&wide, &direct).unwrap();
         assert_eq!(count_kind(&f32_direct.sched_text, "BlockedConv2DHalf"), 0);
-
-        let x = values(3 * 12 * 12, 17);
         // The graph's cast rounds `x` to the 2-byte type first.
         let got = run(&format!("half_cnn_{name}"), &imported, &[("x", &x)], &["y"]);
         let want = run(&format!("half_cnn_{name}_f32"), &f32_direct, &[("x", &x)], &["y"]);
@@ -249,5 +248,17 @@ fn half_convolution_filters_stay_two_bytes_with_the_f32_bits() {
         // Filters are most of the bytes: the file is about half.
         let (half_len, f32_len) = (imported.weights.len(), f32_direct.weights.len());
         assert!(half_len * 100 < f32_len * 55, "{name}: {half_len} vs {f32_len} bytes");
+
+        // 16 -> 16: a small transformed filter, run by Winograd as the f32
+        // model runs it (same bits); the other two filters 2-byte.
+        let m = half_cnn(16, elem, round);
+        let imported = import_model(&m, &ImportOptions::new(WEIGHTS)).unwrap();
+        let text = &imported.sched_text;
+        assert_eq!(count_kind(text, "BlockedConv2DHalf"), 2, "{text}");
+        assert_eq!(count_kind(text, "WinogradConv2D"), 1, "{text}");
+        let f32_default = import_model(&widened_initializers(&m), &ImportOptions::new(WEIGHTS)).unwrap();
+        let got = run(&format!("half_cnn_small_{name}"), &imported, &[("x", &x)], &["y"]);
+        let want = run(&format!("half_cnn_small_{name}_f32"), &f32_default, &[("x", &x)], &["y"]);
+        assert_eq!(got[0], want[0], "{name}: small Winograd layer");
     }
 }

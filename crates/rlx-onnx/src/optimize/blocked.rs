@@ -29,7 +29,7 @@ use std::collections::HashMap;
 
 use rlx_sched::blocked::{channel_blocks, pack_conv_filter, pack_depthwise_filter, pad_channels, CHANNEL_BLOCK};
 use rlx_sched::shapes::Conv2dShape;
-use rlx_sched::winograd::{transform_winograd_filter, winograd_pays};
+use rlx_sched::winograd::{transform_winograd_filter, winograd_filter_len, winograd_pays};
 use rlx_sched::{ActKind, BinaryOp, DType, Role, Step, StepArg, Thunk};
 
 use super::{written, Rewrite, Uses};
@@ -57,10 +57,29 @@ struct Forms {
     plain_stale: bool,
 }
 
+/// Which stride-1 3x3 convolutions run by Winograd.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Winograd {
+    /// None: every one stays `BlockedConv2D`.
+    Off,
+    /// Where it pays (`winograd_pays`).
+    Pays,
+    /// Where it pays and its transformed f32 filter is at most
+    /// [`HALF_MODEL_WINOGRAD_BYTES`]: a model stored in 2-byte floats,
+    /// whose other filters stay 2-byte (`BlockedConv2DHalf`).
+    PaysSmall,
+}
+
+/// The largest transformed filter a 2-byte model runs by Winograd: 4 MiB,
+/// ResNet-18's 64- and 128-channel layers (0.6 and 2.4 MB, 2.9x and 3.3x
+/// faster than direct) but not its 256- and 512-channel ones (9.4 and
+/// 37.7 MB, 1.9x faster and not used; each 16x the bytes of its 2-byte
+/// direct filter). `docs/onnx.md`, "2-byte floats".
+pub(crate) const HALF_MODEL_WINOGRAD_BYTES: usize = 4 << 20;
+
 struct Pass<'a> {
     lowered: &'a mut Lowered,
-    /// Winograd where it pays.
-    winograd: bool,
+    winograd: Winograd,
     forms: HashMap<usize, Forms>,
     /// Packed filters and padded biases already written, by source.
     packed: HashMap<(usize, Packing), usize>,
@@ -68,8 +87,8 @@ struct Pass<'a> {
 }
 
 /// Rewrites convolution chains into the blocked layout, the stride-1 3x3
-/// convolutions where it pays by Winograd when `winograd`.
-pub(crate) fn block_channels(lowered: &mut Lowered, winograd: bool) {
+/// convolutions as `winograd` says.
+pub(crate) fn block_channels(lowered: &mut Lowered, winograd: Winograd) {
     let thunks = std::mem::take(&mut lowered.thunks);
     let mut pass = Pass { lowered, winograd, forms: HashMap::new(), packed: HashMap::new(), out: Vec::new() };
     for lt in thunks {
@@ -310,7 +329,14 @@ impl Pass<'_> {
             self.blocked_input(x, (n, c_in, h * w_in))
         };
         let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
-        let winograd = self.winograd && !x_nchw && winograd_pays(&shape);
+        let winograd = !x_nchw
+            && winograd_pays(&shape)
+            && match self.winograd {
+                Winograd::Off => false,
+                Winograd::Pays => true,
+                Winograd::PaysSmall => winograd_filter_len(c_out, c_in)
+                    .is_some_and(|len| len.saturating_mul(4) <= HALF_MODEL_WINOGRAD_BYTES),
+            };
         let w = if winograd {
             self.packed_param(w, Packing::WinogradFilter, |v| transform_winograd_filter(v, c_out, c_in))
         } else if depthwise {

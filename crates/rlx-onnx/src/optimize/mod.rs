@@ -47,6 +47,8 @@ use rlx_sched::{BinaryOp, DType, Role, Thunk, ThunkKind};
 
 use crate::lower::{Lowered, LoweredThunk, Storage};
 
+pub(crate) use blocked::Winograd;
+
 /// Prepacks the weights of matrix products (`PackedGemm`), of 8-bit
 /// convolutions with their requantization (`QLinearConv2D`, [`qconv`]) and
 /// of 8-bit products with their dequantization (`IntGemmPacked`, [`qgemm`]),
@@ -77,7 +79,7 @@ pub(crate) fn narrow_exact_packed_weights(lowered: &mut Lowered) {
 /// Moves convolution chains to the blocked channel layout ([`blocked`]),
 /// Winograd where it pays when `winograd`, then drops the NCHW filters
 /// nothing reads any more.
-pub(crate) fn block_channels(lowered: &mut Lowered, winograd: bool) {
+pub(crate) fn block_channels(lowered: &mut Lowered, winograd: Winograd) {
     blocked::block_channels(lowered, winograd);
     prune(lowered);
 }

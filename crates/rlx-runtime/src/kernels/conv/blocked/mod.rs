@@ -41,6 +41,7 @@ use rlx_core::ActKind;
 
 use super::SendPtr;
 use crate::kernels::activation::{act_f32_slice, as_clamp};
+use crate::kernels::prefetch::prefetch_l2;
 use crate::threads::par_for;
 
 const B: usize = CHANNEL_BLOCK;
@@ -432,7 +433,11 @@ impl Plan {
         // per thread the depthwise CNN's layers ran 1.6-1.8x faster on two
         // threads than on one, with 32 (and 16 chunks per thread in
         // `par_for`) 1.7-1.9x.
-        let want = if par { 32 * crate::threads::num_threads() } else { 1 };
+        // A 16-bit filter is widened once per task and pass, for the
+        // band's tiles: 8 tasks per thread, so that the bands are longer
+        // (ResNet's 7x7x512 layers: one band instead of two).
+        let per_thread = if half { 8 } else { 32 };
+        let want = if par { per_thread * crate::threads::num_threads() } else { 1 };
         let bands = want.div_ceil(groups).clamp(1, segments);
         let band = segments.div_ceil(bands);
         let per_channel = (q * s.kh * s.kw * B * 4).max(1);
@@ -611,6 +616,18 @@ unsafe fn run_task(
                 debug_assert!(q * len * 4 <= HALF_FILTER_SLICE_BYTES);
                 for j in 0..q {
                     widen(w.add((b0 + j) * w_block + c0 * taps * B), dst.add(j * len), len);
+                }
+                // The slice the next widening reads, into L2 while this
+                // pass's tiles compute (the next pass's, else the next
+                // group's first): a filter larger than the caches then
+                // does not stall each pass on memory.
+                let (next_c0, next_b0) = if c0 + c_in < s.c_in { (c0 + c_in, b0) } else { (0, b0 + plan.q) };
+                let next_len = plan.pass_c.min(s.c_in - next_c0) * taps * B;
+                for j in 0..q {
+                    let first = w.wrapping_add((next_b0 + j) * w_block + next_c0 * taps * B);
+                    for line in (0..next_len).step_by(32) {
+                        prefetch_l2(first.wrapping_add(line).cast());
+                    }
                 }
                 (dst.cast_const(), len, false)
             })
