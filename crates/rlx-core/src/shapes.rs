@@ -48,6 +48,63 @@ const_struct! {
     }
 }
 
+impl<O> crate::thunk::Thunk<O> {
+    /// The shape of a 2-D convolution thunk (`Conv2D`, `BlockedConv2D`,
+    /// `BlockedConv2DHalf`, `IntConv2D`, `QLinearConv2D`); `None` for any
+    /// other kind.
+    pub fn conv2d_shape(&self) -> Option<Conv2dShape> {
+        use crate::thunk::Thunk;
+        match *self {
+            Thunk::Conv2D { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, .. }
+            | Thunk::BlockedConv2D {
+                n,
+                c_in,
+                h,
+                w_in,
+                c_out,
+                h_out,
+                w_out,
+                kh,
+                kw,
+                sh,
+                sw,
+                ph,
+                pw,
+                dh,
+                dw,
+                groups,
+                ..
+            }
+            | Thunk::IntConv2D {
+                n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, ..
+            }
+            | Thunk::QLinearConv2D {
+                n,
+                c_in,
+                h,
+                w_in,
+                c_out,
+                h_out,
+                w_out,
+                kh,
+                kw,
+                sh,
+                sw,
+                ph,
+                pw,
+                dh,
+                dw,
+                groups,
+                ..
+            } => Some(Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups }),
+            Thunk::BlockedConv2DHalf {
+                n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, ..
+            } => Some(Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups: 1 }),
+            _ => None,
+        }
+    }
+}
+
 impl Conv2dShape {
     /// The shape of a `WinogradConv2D`: a 3x3 window, stride 1, no
     /// dilation, one group.

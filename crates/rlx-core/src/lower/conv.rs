@@ -184,32 +184,8 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             let par = parallel(n * c * h_out * w_out * kh * kw);
             K::Pool2dF32 { src, dst, shape, kind, count_include_pad, par }
         }
-        Thunk::BlockedConv2D {
-            x,
-            w,
-            bias,
-            residual,
-            out,
-            n,
-            c_in,
-            h,
-            w_in,
-            c_out,
-            h_out,
-            w_out,
-            kh,
-            kw,
-            sh,
-            sw,
-            ph,
-            pw,
-            dh,
-            dw,
-            groups,
-            act,
-            x_nchw,
-        } => {
-            let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
+        Thunk::BlockedConv2D { x, w, bias, residual, out, groups, act, x_nchw, .. } => {
+            let shape = t.conv2d_shape().expect("a convolution");
             let scratch = conv_blocked_scratch_bytes(&shape);
             let par = conv2d_parallel(&shape);
             if x_nchw {
@@ -221,33 +197,8 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
                 K::DepthwiseBlockedF32 { x, w, bias, out, shape, act, scratch, par }
             }
         }
-        Thunk::BlockedConv2DHalf {
-            x,
-            w,
-            bias,
-            residual,
-            out,
-            n,
-            c_in,
-            h,
-            w_in,
-            c_out,
-            h_out,
-            w_out,
-            kh,
-            kw,
-            sh,
-            sw,
-            ph,
-            pw,
-            dh,
-            dw,
-            act,
-            x_nchw,
-            w_dtype,
-        } => {
-            let shape =
-                Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups: 1 };
+        Thunk::BlockedConv2DHalf { x, w, bias, residual, out, act, x_nchw, w_dtype, .. } => {
+            let shape = t.conv2d_shape().expect("a convolution");
             let scratch = conv_blocked_scratch_bytes(&shape);
             let par = conv2d_parallel(&shape);
             let bf16 = w_dtype == DType::Bf16;

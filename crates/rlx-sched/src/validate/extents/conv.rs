@@ -92,22 +92,9 @@ fn pool_window<O>(
     );
 }
 
-/// The fields `Conv2D`, `BlockedConv2D(Half)` and `IntConv2D` share, as a shape.
+/// A convolution thunk's shape.
 fn conv_shape<O>(t: &Thunk<O>) -> Conv2dShape {
-    match *t {
-        Thunk::Conv2D { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, .. }
-        | Thunk::BlockedConv2D {
-            n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, ..
-        }
-        | Thunk::IntConv2D { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, .. }
-        | Thunk::QLinearConv2D {
-            n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, ..
-        } => Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups },
-        Thunk::BlockedConv2DHalf { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, .. } => {
-            Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups: 1 }
-        }
-        _ => unreachable!("conv_shape called on {:?}", t.kind()),
-    }
+    t.conv2d_shape().unwrap_or_else(|| unreachable!("conv_shape called on {:?}", t.kind()))
 }
 
 /// The rules on a convolution's sizes, whatever its layout.
