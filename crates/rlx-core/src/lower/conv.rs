@@ -18,62 +18,15 @@ use crate::winograd::winograd_scratch_bytes;
 
 pub(super) fn lower(t: &Thunk<Operand>) -> K {
     match *t {
-        Thunk::Conv2D {
-            x,
-            w,
-            bias,
-            out,
-            n,
-            c_in,
-            h,
-            w_in,
-            c_out,
-            h_out,
-            w_out,
-            kh,
-            kw,
-            sh,
-            sw,
-            ph,
-            pw,
-            dh,
-            dw,
-            groups,
-            act,
-        } => {
-            let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
+        Thunk::Conv2D { x, w, bias, out, act, .. } => {
+            let shape = t.conv2d_shape().expect("a convolution");
             let path = conv2d_path(&shape);
             let scratch = conv2d_scratch_bytes(&shape, path);
             let par = conv2d_parallel(&shape);
             K::Conv2dF32 { x, w, bias, out, shape, path, act, scratch, par }
         }
-        Thunk::IntConv2D {
-            x,
-            w,
-            x_zero,
-            w_zero,
-            out,
-            n,
-            c_in,
-            h,
-            w_in,
-            c_out,
-            h_out,
-            w_out,
-            kh,
-            kw,
-            sh,
-            sw,
-            ph,
-            pw,
-            dh,
-            dw,
-            groups,
-            x_dtype,
-            w_dtype,
-            w_zero_len,
-        } => {
-            let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
+        Thunk::IntConv2D { x, w, x_zero, w_zero, out, x_dtype, w_dtype, w_zero_len, .. } => {
+            let shape = t.conv2d_shape().expect("a convolution");
             let elem = |d: DType| if d == DType::I8 { QuantElem::I8 } else { QuantElem::U8 };
             K::IntConv2d {
                 scratch: int_conv2d_scratch_bytes(&shape),
@@ -89,35 +42,8 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
                 par: conv2d_parallel(&shape),
             }
         }
-        Thunk::QLinearConv2D {
-            x,
-            w,
-            bias,
-            scale,
-            zero,
-            out,
-            n,
-            c_in,
-            h,
-            w_in,
-            c_out,
-            h_out,
-            w_out,
-            kh,
-            kw,
-            sh,
-            sw,
-            ph,
-            pw,
-            dh,
-            dw,
-            groups,
-            x_pad,
-            scale_len,
-            x_nhwc,
-            out_nhwc,
-        } => {
-            let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
+        Thunk::QLinearConv2D { x, w, bias, scale, zero, out, x_pad, scale_len, x_nhwc, out_nhwc, .. } => {
+            let shape = t.conv2d_shape().expect("a convolution");
             K::QLinearConv2d {
                 scratch: qconv_scratch_bytes(&shape),
                 x,
