@@ -22,6 +22,11 @@ pub struct Interpreter<'w> {
 pub enum InterpError {
     #[error("the schedule reads {needed} bytes of weights but {given} were given")]
     WeightsTooShort { needed: usize, given: usize },
+    /// Kernels read weights through typed pointers (f32, f64, i64), so a
+    /// weights slice that is not aligned for the widest of them is refused
+    /// rather than read misaligned.
+    #[error("the weights slice starts at an address that is not {align}-byte aligned")]
+    MisalignedWeights { align: usize },
     #[error("no buffer named `{0}`")]
     UnknownBuffer(String),
     #[error("buffer `{name}` holds {expected} bytes, {given} were given")]
@@ -33,11 +38,20 @@ pub enum InterpError {
 
 impl<'w> Interpreter<'w> {
     /// `weights` is the data section of the weights file (after the
-    /// safetensors header), or empty when the schedule has none.
+    /// safetensors header), or empty when the schedule has none. It must be
+    /// long enough for the schedule and aligned to
+    /// [`DATA_ALIGN`](rlx_runtime::weights::DATA_ALIGN), as
+    /// [`Weights::data`](rlx_runtime::weights::Weights::data) always is;
+    /// anything else is an error, so no safe call reads out of bounds or
+    /// through a misaligned pointer.
     pub fn new(schedule: Schedule, weights: &'w [u8]) -> Result<Self, InterpError> {
         let needed = schedule.weights().as_ref().map_or(0, |w| w.data_len);
         if weights.len() < needed {
             return Err(InterpError::WeightsTooShort { needed, given: weights.len() });
+        }
+        let align = rlx_runtime::weights::DATA_ALIGN;
+        if needed > 0 && weights.as_ptr() as usize % align != 0 {
+            return Err(InterpError::MisalignedWeights { align });
         }
         let calls: Vec<_> = schedule.nodes().iter().map(|n| rlx_core::lower(&n.thunk, &schedule.params())).collect();
         let scratch_len = calls.iter().flatten().map(KernelCall::scratch_bytes).max().unwrap_or(0).div_ceil(64) * 64;

@@ -30,8 +30,11 @@ pub use error::ImportError;
 pub use graph::parse_shape_override;
 pub use lower::{const_inputs, SUPPORTED_OPS};
 
-/// How to import.
+/// How to import. Built by [`ImportOptions::new`] (or `Default`, which
+/// names the weights file `weights.safetensors`) and the `with_*` setters;
+/// `#[non_exhaustive]`, so a new option is not a breaking change.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ImportOptions {
     /// The schedule's model name; by default the file stem (or the graph
     /// name), made an identifier.
@@ -77,6 +80,54 @@ impl ImportOptions {
             blocked: true,
             winograd: true,
         }
+    }
+
+    /// Names the schedule's model.
+    pub fn with_model_name(mut self, name: impl Into<String>) -> Self {
+        self.model_name = Some(name.into());
+        self
+    }
+
+    /// Fixes the static shape of graph input `name`.
+    pub fn with_shape(mut self, name: impl Into<String>, dims: Vec<usize>) -> Self {
+        self.shapes.push((name.into(), dims));
+        self
+    }
+
+    /// Binds graph input `name` to a value known at import time.
+    pub fn with_const(mut self, name: impl Into<String>, value: tensor::ConstTensor) -> Self {
+        self.consts.push((name.into(), value));
+        self
+    }
+
+    /// Runs the fusion and in-place passes or not.
+    pub fn with_optimize(mut self, on: bool) -> Self {
+        self.optimize = on;
+        self
+    }
+
+    /// Prepacks product weights for the project's GEMM or not.
+    pub fn with_prepack(mut self, on: bool) -> Self {
+        self.prepack = on;
+        self
+    }
+
+    /// Runs convolution chains in the blocked channel layout or not.
+    pub fn with_blocked(mut self, on: bool) -> Self {
+        self.blocked = on;
+        self
+    }
+
+    /// Takes Winograd for the 3x3 convolutions where it pays or not.
+    pub fn with_winograd(mut self, on: bool) -> Self {
+        self.winograd = on;
+        self
+    }
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions::new("weights.safetensors")
     }
 }
 

@@ -238,7 +238,7 @@ fn half_convolution_filters_stay_two_bytes_with_the_f32_bits() {
         // of the 2-byte filters.
         let f32_default = import_model(&wide, &ImportOptions::new(WEIGHTS)).unwrap();
         assert_eq!(count_kind(&f32_default.sched_text, "WinogradConv2D"), 1, "{}", f32_default.sched_text);
-        let direct = ImportOptions { winograd: false, ..ImportOptions::new(WEIGHTS) };
+        let direct = ImportOptions::new(WEIGHTS).with_winograd(false);
         let f32_direct = import_model(&wide, &direct).unwrap();
         assert_eq!(count_kind(&f32_direct.sched_text, "BlockedConv2DHalf"), 0);
         // The graph's cast rounds `x` to the 2-byte type first.

@@ -14,3 +14,4 @@ mod norm;
 mod recurrent;
 mod reduce;
 mod sample;
+mod weights;
