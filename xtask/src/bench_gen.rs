@@ -28,7 +28,7 @@ pub fn synthetic_schedule(n: usize) -> String {
         let b = |k: usize| format!("b{}", k % 4);
         let line = match i % 5 {
             0 => format!("Sgemm {{ a: x, b: x, c: {}, m: 16, k: 16, n: 16 }}", b(cur)),
-            1 => format!("ActivationInPlace {{ data: {}, len: 256, act: relu }}", b(cur)),
+            1 => format!("Activation {{ src: {0}, dst: {0}, len: 256, act: relu }}", b(cur)),
             2 => {
                 let l = format!(
                     "BinaryFull {{ lhs: {}, rhs: g, dst: {}, len: 256, lhs_len: 256, rhs_len: 16, op: add, out_dims_bcast: [], bcast_lhs_strides: [], bcast_rhs_strides: [], elem_bytes: 4 }}",

@@ -1,5 +1,6 @@
 //! `cargo xtask check-sched PATH`: parses and validates a `.sched` file,
 //! printing every diagnostic, as the code generator would see it.
+//! `cargo xtask fmt-sched PATH...`: rewrites files in canonical form.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -47,4 +48,36 @@ fn print_diagnostics(diagnostics: &Diagnostics, shown: &str, text: &str) {
     let choice = if std::io::stderr().is_terminal() { ColorChoice::Auto } else { ColorChoice::Never };
     let mut stderr = StandardStream::stderr(choice);
     let _ = diagnostics.render_colored(shown, text, &mut stderr);
+}
+
+/// Parses each file and writes its canonical form (`rlx_sched::print`)
+/// when that differs; with `check`, only names the files that differ.
+/// Comments and blank lines between items are kept by the printer; kind
+/// aliases come out in their general spelling.
+pub fn fmt_sched(paths: &[std::path::PathBuf], check: bool) -> Result<ExitCode> {
+    let mut code = ExitCode::SUCCESS;
+    for path in paths {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read {shown}: {e}"))?;
+        let ast = match rlx_sched::parse(&text) {
+            Ok(ast) => ast,
+            Err(d) => {
+                print_diagnostics(&d, &shown, &text);
+                code = ExitCode::FAILURE;
+                continue;
+            }
+        };
+        let printed = rlx_sched::print(&ast);
+        if printed == text {
+            continue;
+        }
+        if check {
+            let _ = writeln!(std::io::stdout(), "{shown}: not in canonical form");
+            code = ExitCode::FAILURE;
+        } else {
+            std::fs::write(path, printed).map_err(|e| anyhow!("cannot write {shown}: {e}"))?;
+            let _ = writeln!(std::io::stdout(), "{shown}: rewritten");
+        }
+    }
+    Ok(code)
 }

@@ -45,6 +45,16 @@ enum Command {
         #[command(flatten)]
         weights: WeightsArgs,
     },
+    /// Rewrite .sched files in canonical form (kind aliases in their
+    /// general spelling); written only when the bytes change.
+    FmtSched {
+        /// The .sched files.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Only report the files that are not canonical (exit code 1).
+        #[arg(long)]
+        check: bool,
+    },
     /// Generate Rust from .sched files (written only when the bytes change).
     Gen {
         /// .sched files (default output: `src/generated.rs` of the crate each sits in).
@@ -273,6 +283,7 @@ fn main() -> ExitCode {
         Command::CheckSched { path, max_arena, weights } => {
             check_sched::check_sched(path, weights.policy().with_max_arena(*max_arena))
         }
+        Command::FmtSched { paths, check } => check_sched::fmt_sched(paths, *check),
         Command::Gen { paths, all, out, weights } => {
             done(gen::gen(&root(), paths, *all, out.as_deref(), weights.policy()))
         }

@@ -4,12 +4,11 @@
 //! fused chain's steps) are printed into generated code as literals. Each
 //! type describes itself once, here, as an [`Expr`] naming the
 //! `::rlx_runtime` path the generated code sees; `rlx-codegen` turns an
-//! `Expr` into tokens. This crate stays free of syn and quote.
+//! `Expr` into tokens. This crate stays free of syn and quote. The
+//! fieldless enums of `field_enum_table!` get theirs where they are
+//! declared (`crate::ops`).
 
-use crate::ops::{
-    ActKind, ArgOp, BinaryOp, GridSampleMode, GridSamplePadding, MaskKind, RecurrentCell, ReduceOp, ResizeCoord,
-    ResizeMode, ScatterReduction, Step, StepArg,
-};
+use crate::ops::{ActKind, MaskKind, Step, StepArg};
 
 /// A constant Rust expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -71,22 +70,6 @@ macro_rules! unit_variants {
     };
 }
 pub(crate) use unit_variants;
-
-unit_variants!(BinaryOp at "::rlx_runtime::BinaryOp" {
-    Add, Sub, Mul, Div, Max, Min, Pow, Mod, Atan2, BitAnd, BitOr, BitXor, Shl, Shr, FloorMod,
-});
-unit_variants!(ReduceOp at "::rlx_runtime::ReduceOp" { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp });
-unit_variants!(ArgOp at "::rlx_runtime::ArgOp" { Max, Min });
-unit_variants!(ResizeMode at "::rlx_runtime::ResizeMode" {
-    Linear, Cubic, NearestRoundPreferFloor, NearestRoundPreferCeil, NearestFloor, NearestCeil,
-});
-unit_variants!(ResizeCoord at "::rlx_runtime::ResizeCoord" {
-    HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric, TfCropAndResize,
-});
-unit_variants!(GridSampleMode at "::rlx_runtime::GridSampleMode" { Linear, Nearest, Cubic });
-unit_variants!(GridSamplePadding at "::rlx_runtime::GridSamplePadding" { Zeros, Border, Reflection });
-unit_variants!(ScatterReduction at "::rlx_runtime::ScatterReduction" { None, Add, Mul, Max, Min });
-unit_variants!(RecurrentCell at "::rlx_runtime::RecurrentCell" { Lstm, Gru, GruLinearBeforeReset, Rnn });
 
 impl ConstExpr for MaskKind {
     fn const_expr(&self) -> Expr {

@@ -42,10 +42,16 @@ pub use dtype::DType;
 pub use expr::{ConstExpr, Expr};
 pub use lower::lower;
 pub use operand::{Operand, Params, Segment};
-pub use ops::{
-    ActKind, ArgOp, BinaryOp, CmpOp, GridSampleMode, GridSamplePadding, MaskKind, RecurrentCell, ReduceOp, ResizeCoord,
-    ResizeMode, ScatterReduction, Step, StepArg,
-};
+pub use ops::{ActKind, MaskKind, Step, StepArg};
+
+/// Every enum of [`field_enum_table!`], re-exported without a list to keep.
+macro_rules! reexport_field_enums {
+    ($( $(#[$m:meta])* $name:ident as $what:literal { $($body:tt)* } )*) => {
+        pub use ops::{$($name),*};
+    };
+}
+
+field_enum_table!(reexport_field_enums);
 pub use shapes::{
     AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,
     RecurrentShape, ResizeShape,

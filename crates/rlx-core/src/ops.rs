@@ -2,13 +2,25 @@
 //! operators, activations, reductions, attention masks and the steps of a
 //! fused elementwise chain.
 
-/// Generates a fieldless enum with its `.sched` spellings.
-macro_rules! named_enum {
-    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal),* $(,)? }) => {
+/// Generates each fieldless enum of [`field_enum_table!`] with its `.sched`
+/// spellings and its `ConstExpr`.
+macro_rules! named_enums {
+    ($( $(#[$m:meta])* $name:ident as $what:literal { $($(#[$vm:meta])* $var:ident = $s:literal),* $(,)? } )*) => {$(
         $(#[$m])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum $name { $($(#[$vm])* $var),* }
+
+        impl crate::expr::ConstExpr for $name {
+            fn const_expr(&self) -> crate::expr::Expr {
+                match self {
+                    $( $name::$var => crate::expr::Expr::Path(concat!("::rlx_runtime::", stringify!($name), "::", stringify!($var))), )*
+                }
+            }
+        }
+
         impl $name {
+            /// What a value of this enum is called in error messages.
+            pub const WHAT: &'static str = $what;
             pub const ALL: &'static [$name] = &[$($name::$var),*];
             /// The spelling used in `.sched` files.
             pub const fn name(self) -> &'static str {
@@ -22,20 +34,95 @@ macro_rules! named_enum {
                 vec![$($s),*]
             }
         }
+    )*};
+}
+
+/// The fieldless enums of thunk fields, each with the noun its parse
+/// errors use and its variants' `.sched` spellings: expanded here into the
+/// enums (with `ConstExpr`, naming `rlx_runtime`'s re-export), in
+/// `rlx-sched` into their field syntax, and by every crate that re-exports
+/// them. A new enum is one entry.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! field_enum_table {
+    ($m:ident) => {
+        $m! {
+
+        /// Element-wise binary operator of `BinaryFull` and fused chains.
+        BinaryOp as "binary op" {
+            Add = "add", Sub = "sub", Mul = "mul", Div = "div", Max = "max", Min = "min",
+            Pow = "pow", Mod = "mod", Atan2 = "atan2", BitAnd = "bit_and", BitOr = "bit_or",
+            BitXor = "bit_xor", Shl = "shl", Shr = "shr",
+            /// Floored remainder (sign of the divisor, as Python's `%` and
+            /// ONNX `Mod` with `fmod = 0`).
+            FloorMod = "floor_mod",
+        }
+
+        /// Comparison operator of `Compare`.
+        CmpOp as "comparison op" { Eq = "eq", Ne = "ne", Lt = "lt", Le = "le", Gt = "gt", Ge = "ge" }
+
+        /// Reduction of `Reduce` (all) and `Pool2D` (`max`, `mean`).
+        ReduceOp as "reduction" {
+            Sum = "sum", Mean = "mean", Max = "max", Min = "min", Prod = "prod",
+            L1 = "l1", L2 = "l2", SumSquare = "sum_square", LogSumExp = "log_sum_exp",
+        }
+
+        /// How `Resize` reads its source: linear interpolation between the two
+        /// neighbours, ONNX's cubic convolution over four, or the nearest one
+        /// with ONNX's rounding rule.
+        ResizeMode as "resize mode" {
+            Linear = "linear",
+            Cubic = "cubic",
+            NearestRoundPreferFloor = "nearest_round_prefer_floor",
+            NearestRoundPreferCeil = "nearest_round_prefer_ceil",
+            NearestFloor = "nearest_floor",
+            NearestCeil = "nearest_ceil",
+        }
+
+        /// How `Resize` maps an output index to a source coordinate (ONNX's
+        /// `coordinate_transformation_mode`).
+        ResizeCoord as "coordinate transformation" {
+            HalfPixel = "half_pixel",
+            HalfPixelSymmetric = "half_pixel_symmetric",
+            PytorchHalfPixel = "pytorch_half_pixel",
+            AlignCorners = "align_corners",
+            Asymmetric = "asymmetric",
+            /// The axis' `[roi_start, roi_end]` (fractions of `in_len - 1`)
+            /// stretched over the output; a coordinate outside the source gives
+            /// the thunk's `extrapolation` value.
+            TfCropAndResize = "tf_crop_and_resize",
+        }
+
+        /// Which extremum `ArgReduce` looks for.
+        ArgOp as "arg-reduction" { Max = "max", Min = "min" }
+
+        /// The cell a `Recurrent` thunk runs: ONNX `LSTM`, `GRU` (the reset
+        /// gate applied to the state before its product with `R`, or with
+        /// `linear_before_reset`, to the product) and `RNN`.
+        RecurrentCell as "recurrent cell" {
+            Lstm = "lstm",
+            Gru = "gru",
+            GruLinearBeforeReset = "gru_linear_before_reset",
+            Rnn = "rnn",
+        }
+
+        /// How `GridSample` reads around a sampling point: the nearest sample
+        /// (ties to even), the N-linear blend of the 2 per axis around it, or
+        /// the N-cubic one of the 4 per axis (Keys, `a = -0.75`).
+        GridSampleMode as "grid sample mode" { Linear = "linear", Nearest = "nearest", Cubic = "cubic" }
+
+        /// What `GridSample` reads outside its input: zeros, the edge sample
+        /// (`border`), or the sample mirrored at the edges (`reflection`).
+        GridSamplePadding as "grid sample padding" { Zeros = "zeros", Border = "border", Reflection = "reflection" }
+
+        /// How `ScatterElements` and `ScatterNd` combine an update with the
+        /// element it lands on: `none` replaces it, the others reduce.
+        ScatterReduction as "scatter reduction" { None = "none", Add = "add", Mul = "mul", Max = "max", Min = "min" }
+            }
     };
 }
 
-named_enum! {
-    /// Element-wise binary operator of `BinaryFull` and fused chains.
-    BinaryOp {
-        Add = "add", Sub = "sub", Mul = "mul", Div = "div", Max = "max", Min = "min",
-        Pow = "pow", Mod = "mod", Atan2 = "atan2", BitAnd = "bit_and", BitOr = "bit_or",
-        BitXor = "bit_xor", Shl = "shl", Shr = "shr",
-        /// Floored remainder (sign of the divisor, as Python's `%` and
-        /// ONNX `Mod` with `fmod = 0`).
-        FloorMod = "floor_mod",
-    }
-}
+field_enum_table!(named_enums);
 
 impl BinaryOp {
     /// `op(a, b) == op(b, a)` for every input, so a reversed form is never needed.
@@ -50,66 +137,6 @@ impl BinaryOp {
                 | BinaryOp::BitOr
                 | BinaryOp::BitXor
         )
-    }
-}
-
-named_enum! {
-    /// Comparison operator of `Compare`.
-    CmpOp { Eq = "eq", Ne = "ne", Lt = "lt", Le = "le", Gt = "gt", Ge = "ge" }
-}
-
-named_enum! {
-    /// Reduction of `Reduce` (all) and `Pool2D` (`max`, `mean`).
-    ReduceOp {
-        Sum = "sum", Mean = "mean", Max = "max", Min = "min", Prod = "prod",
-        L1 = "l1", L2 = "l2", SumSquare = "sum_square", LogSumExp = "log_sum_exp",
-    }
-}
-
-named_enum! {
-    /// How `Resize` reads its source: linear interpolation between the two
-    /// neighbours, ONNX's cubic convolution over four, or the nearest one
-    /// with ONNX's rounding rule.
-    ResizeMode {
-        Linear = "linear",
-        Cubic = "cubic",
-        NearestRoundPreferFloor = "nearest_round_prefer_floor",
-        NearestRoundPreferCeil = "nearest_round_prefer_ceil",
-        NearestFloor = "nearest_floor",
-        NearestCeil = "nearest_ceil",
-    }
-}
-
-named_enum! {
-    /// How `Resize` maps an output index to a source coordinate (ONNX's
-    /// `coordinate_transformation_mode`).
-    ResizeCoord {
-        HalfPixel = "half_pixel",
-        HalfPixelSymmetric = "half_pixel_symmetric",
-        PytorchHalfPixel = "pytorch_half_pixel",
-        AlignCorners = "align_corners",
-        Asymmetric = "asymmetric",
-        /// The axis' `[roi_start, roi_end]` (fractions of `in_len - 1`)
-        /// stretched over the output; a coordinate outside the source gives
-        /// the thunk's `extrapolation` value.
-        TfCropAndResize = "tf_crop_and_resize",
-    }
-}
-
-named_enum! {
-    /// Which extremum `ArgReduce` looks for.
-    ArgOp { Max = "max", Min = "min" }
-}
-
-named_enum! {
-    /// The cell a `Recurrent` thunk runs: ONNX `LSTM`, `GRU` (the reset
-    /// gate applied to the state before its product with `R`, or with
-    /// `linear_before_reset`, to the product) and `RNN`.
-    RecurrentCell {
-        Lstm = "lstm",
-        Gru = "gru",
-        GruLinearBeforeReset = "gru_linear_before_reset",
-        Rnn = "rnn",
     }
 }
 
@@ -160,25 +187,6 @@ impl RecurrentCell {
             _ => pack_b(r, hidden, cols, true),
         }
     }
-}
-
-named_enum! {
-    /// How `GridSample` reads around a sampling point: the nearest sample
-    /// (ties to even), the N-linear blend of the 2 per axis around it, or
-    /// the N-cubic one of the 4 per axis (Keys, `a = -0.75`).
-    GridSampleMode { Linear = "linear", Nearest = "nearest", Cubic = "cubic" }
-}
-
-named_enum! {
-    /// What `GridSample` reads outside its input: zeros, the edge sample
-    /// (`border`), or the sample mirrored at the edges (`reflection`).
-    GridSamplePadding { Zeros = "zeros", Border = "border", Reflection = "reflection" }
-}
-
-named_enum! {
-    /// How `ScatterElements` and `ScatterNd` combine an update with the
-    /// element it lands on: `none` replaces it, the others reduce.
-    ScatterReduction { None = "none", Add = "add", Mul = "mul", Max = "max", Min = "min" }
 }
 
 /// An element-wise activation. Parameterised kinds are written as calls in

@@ -48,58 +48,115 @@ const_struct! {
     }
 }
 
+/// `shape()` of the convolution kinds that carry every field of
+/// [`Conv2dShape`] under the same names.
+macro_rules! conv_shape {
+    ($($kind:ident),*) => {$(
+        impl<O> crate::thunk::$kind<O> {
+            /// The convolution's geometry.
+            pub fn shape(&self) -> Conv2dShape {
+                let crate::thunk::$kind { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, .. } = *self;
+                Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups }
+            }
+        }
+    )*};
+}
+
+conv_shape!(Conv2D, BlockedConv2D, IntConv2D, QLinearConv2D);
+
+impl<O> crate::thunk::BlockedConv2DHalf<O> {
+    /// The convolution's geometry (always one group).
+    pub fn shape(&self) -> Conv2dShape {
+        let crate::thunk::BlockedConv2DHalf {
+            n,
+            c_in,
+            h,
+            w_in,
+            c_out,
+            h_out,
+            w_out,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            ..
+        } = *self;
+        Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups: 1 }
+    }
+}
+
+impl<O> crate::thunk::Attention<O> {
+    /// The attention's geometry.
+    pub fn shape(&self) -> AttentionShape {
+        let crate::thunk::Attention {
+            batch,
+            seq,
+            kv_seq,
+            heads,
+            kv_heads,
+            head_dim,
+            v_head_dim,
+            q_row_stride,
+            k_row_stride,
+            v_row_stride,
+            bhsd,
+            ..
+        } = *self;
+        AttentionShape {
+            batch,
+            seq,
+            kv_seq,
+            heads,
+            kv_heads,
+            head_dim,
+            v_head_dim,
+            q_row_stride,
+            k_row_stride,
+            v_row_stride,
+            bhsd,
+        }
+    }
+}
+
+impl<O> crate::thunk::CachedAttention<O> {
+    /// The geometry at the longest cache: the path and the scratch are
+    /// fixed for it at gen time; each run narrows `kv_seq` to the rows
+    /// written so far, which either path computes the same way.
+    pub fn shape(&self) -> AttentionShape {
+        let crate::thunk::CachedAttention { seq, max_len, heads, kv_heads, head_dim, q_row_stride, .. } = *self;
+        let kv_row = kv_heads.saturating_mul(head_dim);
+        AttentionShape {
+            batch: 1,
+            seq,
+            kv_seq: max_len,
+            heads,
+            kv_heads,
+            head_dim,
+            v_head_dim: head_dim,
+            q_row_stride,
+            k_row_stride: kv_row,
+            v_row_stride: kv_row,
+            bhsd: false,
+        }
+    }
+}
+
 impl<O> crate::thunk::Thunk<O> {
     /// The shape of a 2-D convolution thunk (`Conv2D`, `BlockedConv2D`,
     /// `BlockedConv2DHalf`, `IntConv2D`, `QLinearConv2D`); `None` for any
     /// other kind.
     pub fn conv2d_shape(&self) -> Option<Conv2dShape> {
         use crate::thunk::Thunk;
-        match *self {
-            Thunk::Conv2D { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, .. }
-            | Thunk::BlockedConv2D {
-                n,
-                c_in,
-                h,
-                w_in,
-                c_out,
-                h_out,
-                w_out,
-                kh,
-                kw,
-                sh,
-                sw,
-                ph,
-                pw,
-                dh,
-                dw,
-                groups,
-                ..
-            }
-            | Thunk::IntConv2D {
-                n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups, ..
-            }
-            | Thunk::QLinearConv2D {
-                n,
-                c_in,
-                h,
-                w_in,
-                c_out,
-                h_out,
-                w_out,
-                kh,
-                kw,
-                sh,
-                sw,
-                ph,
-                pw,
-                dh,
-                dw,
-                groups,
-                ..
-            } => Some(Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups }),
-            Thunk::BlockedConv2DHalf {
-                n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, ..
-            } => Some(Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups: 1 }),
+        match self {
+            Thunk::Conv2D(t) => Some(t.shape()),
+            Thunk::BlockedConv2D(t) => Some(t.shape()),
+            Thunk::IntConv2D(t) => Some(t.shape()),
+            Thunk::QLinearConv2D(t) => Some(t.shape()),
+            Thunk::BlockedConv2DHalf(t) => Some(t.shape()),
             _ => None,
         }
     }

@@ -20,6 +20,7 @@ use crate::error::ImportError;
 use crate::lower::{Lowered, LoweredEntry, LoweredThunk, Storage};
 use crate::optimize;
 use crate::Imported;
+use rlx_sched::thunk::{CachedAttention, ElementwiseRegion, Gather, KvWrite, RmsNorm, RopeAt, Sgemm, SgemmT};
 
 /// The `config.json` fields the importer reads (Hugging Face names).
 #[derive(Clone, Debug, PartialEq)]
@@ -426,7 +427,7 @@ fn step(b: &mut Builder<'_>, c: &LlamaConfig, w: &Shared, seq: usize, prefix: &s
     let hidden = b.arena(&format!("{prefix}h"), vec![seq, h], Role::Scratch);
     b.thunk(
         "token embeddings",
-        Thunk::Gather {
+        Thunk::Gather(Gather {
             table: w.embed,
             indices: tokens,
             dst: hidden,
@@ -434,7 +435,7 @@ fn step(b: &mut Builder<'_>, c: &LlamaConfig, w: &Shared, seq: usize, prefix: &s
             row_len: h,
             vocab,
             index_dtype: DType::I64,
-        },
+        }),
     );
     let add = |x| vec![Step::Binary { op: BinaryOp::Add, arg: StepArg::Input(x), reversed: false }];
     for (l, lp) in w.layers.iter().enumerate() {
@@ -449,26 +450,37 @@ fn step(b: &mut Builder<'_>, c: &LlamaConfig, w: &Shared, seq: usize, prefix: &s
         let proj = b.arena(&n("attn_out"), vec![seq, h], Role::Scratch);
         b.thunk(
             format!("layer {l}: attention"),
-            Thunk::RmsNorm { x: hidden, g: lp.attn_norm, out: x, rows: seq, h, eps },
+            Thunk::RmsNorm(RmsNorm { x: hidden, g: lp.attn_norm, out: x, rows: seq, h, eps }),
         );
         for (wt, out, width) in [(lp.wq, q, q_w), (lp.wk, k, kv_w), (lp.wv, v, kv_w)] {
-            b.thunk("", Thunk::Sgemm { a: x, b: wt, c: out, m: seq, k: h, n: width });
+            b.thunk("", Thunk::Sgemm(Sgemm { a: x, b: wt, c: out, m: seq, k: h, n: width }));
         }
         for (t, nh) in [(q, heads), (k, kvh)] {
             let interleaved = false;
             let (cos, sin) = (w.cos, w.sin);
             b.thunk(
                 "",
-                Thunk::RopeAt { x: t, cos, sin, pos, out: t, seq, heads: nh, head_dim: hd, max_len, interleaved },
+                Thunk::RopeAt(RopeAt {
+                    x: t,
+                    cos,
+                    sin,
+                    pos,
+                    out: t,
+                    seq,
+                    heads: nh,
+                    head_dim: hd,
+                    max_len,
+                    interleaved,
+                }),
             );
         }
         for (src, cache) in [(k, lp.k_cache), (v, lp.v_cache)] {
-            b.thunk("", Thunk::KvWrite { src, cache, pos, new_len: seq, max_len, row: kv_w, elem_bytes: 4 });
+            b.thunk("", Thunk::KvWrite(KvWrite { src, cache, pos, new_len: seq, max_len, row: kv_w, elem_bytes: 4 }));
         }
         let scale = 1.0 / (hd as f32).sqrt();
         b.thunk(
             "",
-            Thunk::CachedAttention {
+            Thunk::CachedAttention(CachedAttention {
                 q,
                 k: lp.k_cache,
                 v: lp.v_cache,
@@ -481,12 +493,17 @@ fn step(b: &mut Builder<'_>, c: &LlamaConfig, w: &Shared, seq: usize, prefix: &s
                 head_dim: hd,
                 scale,
                 q_row_stride: q_w,
-            },
+            }),
         );
-        b.thunk("", Thunk::Sgemm { a: ctx, b: lp.wo, c: proj, m: seq, k: q_w, n: h });
+        b.thunk("", Thunk::Sgemm(Sgemm { a: ctx, b: lp.wo, c: proj, m: seq, k: q_w, n: h }));
         b.thunk(
             "residual",
-            Thunk::ElementwiseRegion { inputs: vec![hidden, proj], dst: hidden, len: seq * h, steps: add(1) },
+            Thunk::ElementwiseRegion(ElementwiseRegion {
+                inputs: vec![hidden, proj],
+                dst: hidden,
+                len: seq * h,
+                steps: add(1),
+            }),
         );
         let gate = b.arena(&n("gate"), vec![seq, inter], Role::Scratch);
         let up = b.arena(&n("up"), vec![seq, inter], Role::Scratch);
@@ -494,24 +511,37 @@ fn step(b: &mut Builder<'_>, c: &LlamaConfig, w: &Shared, seq: usize, prefix: &s
         let down = b.arena(&n("mlp_out"), vec![seq, h], Role::Scratch);
         b.thunk(
             format!("layer {l}: feed-forward (SwiGLU)"),
-            Thunk::RmsNorm { x: hidden, g: lp.mlp_norm, out: x, rows: seq, h, eps },
+            Thunk::RmsNorm(RmsNorm { x: hidden, g: lp.mlp_norm, out: x, rows: seq, h, eps }),
         );
-        b.thunk("", Thunk::Sgemm { a: x, b: lp.w_gate, c: gate, m: seq, k: h, n: inter });
-        b.thunk("", Thunk::Sgemm { a: x, b: lp.w_up, c: up, m: seq, k: h, n: inter });
+        b.thunk("", Thunk::Sgemm(Sgemm { a: x, b: lp.w_gate, c: gate, m: seq, k: h, n: inter }));
+        b.thunk("", Thunk::Sgemm(Sgemm { a: x, b: lp.w_up, c: up, m: seq, k: h, n: inter }));
         let swiglu =
             vec![Step::Act(ActKind::Silu), Step::Binary { op: BinaryOp::Mul, arg: StepArg::Input(1), reversed: false }];
-        b.thunk("", Thunk::ElementwiseRegion { inputs: vec![gate, up], dst: act, len: seq * inter, steps: swiglu });
-        b.thunk("", Thunk::Sgemm { a: act, b: lp.w_down, c: down, m: seq, k: inter, n: h });
+        b.thunk(
+            "",
+            Thunk::ElementwiseRegion(ElementwiseRegion {
+                inputs: vec![gate, up],
+                dst: act,
+                len: seq * inter,
+                steps: swiglu,
+            }),
+        );
+        b.thunk("", Thunk::Sgemm(Sgemm { a: act, b: lp.w_down, c: down, m: seq, k: inter, n: h }));
         b.thunk(
             "residual",
-            Thunk::ElementwiseRegion { inputs: vec![hidden, down], dst: hidden, len: seq * h, steps: add(1) },
+            Thunk::ElementwiseRegion(ElementwiseRegion {
+                inputs: vec![hidden, down],
+                dst: hidden,
+                len: seq * h,
+                steps: add(1),
+            }),
         );
     }
     let x = b.arena(&format!("{prefix}final.x"), vec![seq, h], Role::Scratch);
-    b.thunk("final norm", Thunk::RmsNorm { x: hidden, g: w.final_norm, out: x, rows: seq, h, eps });
+    b.thunk("final norm", Thunk::RmsNorm(RmsNorm { x: hidden, g: w.final_norm, out: x, rows: seq, h, eps }));
     let head = match w.lm_head {
-        None => Thunk::SgemmT { a: x, b: w.embed, c: logits, m: seq, k: h, n: vocab, ta: false, tb: true },
-        Some(lm_head) => Thunk::Sgemm { a: x, b: lm_head, c: logits, m: seq, k: h, n: vocab },
+        None => Thunk::SgemmT(SgemmT { a: x, b: w.embed, c: logits, m: seq, k: h, n: vocab, ta: false, tb: true }),
+        Some(lm_head) => Thunk::Sgemm(Sgemm { a: x, b: lm_head, c: logits, m: seq, k: h, n: vocab }),
     };
     b.thunk("logits", head);
     (tokens, logits)

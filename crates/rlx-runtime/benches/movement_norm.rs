@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rlx_core::plan::{canonical_transpose, parallel, transpose_path};
+use rlx_core::thunk::Transpose;
 use rlx_core::{Operand, Params, Segment, Thunk};
 use rlx_runtime::exec::{execute, Memory};
 use rlx_runtime::kernels::{movement, norm, rope};
@@ -50,14 +51,14 @@ fn bench_transpose(c: &mut Criterion) {
         let mut arena: Vec<u32> = data(total, 1).iter().map(|v| v.to_bits()).collect();
         arena.resize(2 * total, 0);
         let at = |offset| Operand { segment: Segment::Arena, offset, buffer: None };
-        let thunk = Thunk::Transpose {
+        let thunk = Thunk::Transpose(Transpose {
             src: at(0),
             dst: at(total * 4),
             in_total: total,
             out_dims: dims.clone(),
             in_strides: strides.clone(),
             elem_bytes: 4,
-        };
+        });
         let call = rlx_core::lower(&thunk, &PARAMS).expect("a non-empty transpose");
         let path = transpose_path(&dims, &strides, 4, total);
         let (src, mut dst) = (arena[..total].to_vec(), vec![0u32; total]);

@@ -31,7 +31,14 @@ extern crate self as rlx_runtime;
 
 // Re-exported so generated code names one crate.
 pub use half;
-pub use rlx_core::{
-    ActKind, ArgOp, BinaryOp, CmpOp, DType, GridSampleMode, GridSamplePadding, MaskKind, RecurrentCell, ReduceOp,
-    ResizeCoord, ResizeMode, ScatterReduction, Step, StepArg,
-};
+pub use rlx_core::{ActKind, DType, MaskKind, Step, StepArg};
+
+/// Every enum of `rlx_core::field_enum_table!`, re-exported without a list
+/// to keep (generated code names them through this crate).
+macro_rules! reexport_field_enums {
+    ($( $(#[$m:meta])* $name:ident as $what:literal { $($body:tt)* } )*) => {
+        pub use rlx_core::{$($name),*};
+    };
+}
+
+rlx_core::field_enum_table!(reexport_field_enums);

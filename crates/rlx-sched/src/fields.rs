@@ -2,7 +2,7 @@
 //! expanded a second time, into conversions between a kind's written
 //! fields and a [`Thunk`].
 
-use rlx_core::thunk::{Dims, Op, Ops, OptOp, Steps};
+use rlx_core::thunk::{self as kinds, Dims, Op, Ops, OptOp, Steps};
 use rlx_core::{
     ActKind, ArgOp, BinaryOp, CmpOp, DType, GridSampleMode, GridSamplePadding, MaskKind, RecurrentCell, ReduceOp,
     ResizeCoord, ResizeMode, ScatterReduction, Thunk, ThunkKind,
@@ -22,7 +22,7 @@ pub trait FieldSyntax: Sized {
 }
 
 macro_rules! field_syntax {
-    ($( $(#[$doc:meta])* $kind:ident { $( $field:ident : $ty:ident $(<$o:ident>)? ),* $(,)? } )*) => {
+    ($( $(#[$doc:meta])* $kind:ident in $family:ident { $( $field:ident : $ty:ident $(<$o:ident>)? ),* $(,)? } )*) => {
         impl<O: FieldValue> FieldSyntax for Thunk<O> {
             #[allow(unused_mut, unused_variables)]
             fn from_fields(
@@ -35,14 +35,14 @@ macro_rules! field_syntax {
                     $( ThunkKind::$kind => {
                         $( let $field: Option<$ty $(<$o>)?> = lookup.take(stringify!($field)); )*
                         lookup.finish()?;
-                        Ok(Thunk::$kind { $( $field: $field.expect("checked by finish") ),* })
+                        Ok(Thunk::$kind(kinds::$kind { $( $field: $field.expect("checked by finish") ),* }))
                     } )*
                 }
             }
 
             fn to_fields(&self) -> Vec<(&'static str, Value)> {
                 match self {
-                    $( Thunk::$kind { $( $field ),* } => vec![$( (stringify!($field), FieldValue::to_value($field)) ),*], )*
+                    $( Thunk::$kind(kinds::$kind { $( $field ),* }) => vec![$( (stringify!($field), FieldValue::to_value($field)) ),*], )*
                 }
             }
         }

@@ -11,6 +11,7 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod aliases;
 pub mod ast;
 pub mod diag;
 pub mod fields;
@@ -33,13 +34,21 @@ pub use fields::FieldSyntax;
 pub use parse::parse;
 pub use print::print;
 pub use rlx_core::{
-    ActKind, ArgOp, BinaryOp, CmpOp, DType, FieldSpec, GridSampleMode, GridSamplePadding, KernelCall, MaskKind,
-    Operand, Params, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Segment, Step, StepArg, Thunk,
-    ThunkKind,
+    ActKind, DType, FieldSpec, KernelCall, MaskKind, Operand, Params, Segment, Step, StepArg, Thunk, ThunkKind,
 };
+
+/// Every enum of `rlx_core::field_enum_table!`, re-exported without a list
+/// to keep.
+macro_rules! reexport_field_enums {
+    ($( $(#[$m:meta])* $name:ident as $what:literal { $($body:tt)* } )*) => {
+        pub use rlx_core::{$($name),*};
+    };
+}
+
+rlx_core::field_enum_table!(reexport_field_enums);
 pub use schedule::{Buffer, Entry, Node, Role, Schedule, WeightsFile};
 pub use span::Span;
-pub use validate::{validate, Checked, Policy, ValidateOptions};
+pub use validate::{scratch_bound, validate, Checked, Policy, ValidateOptions};
 
 /// Lower-case hex sha256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {

@@ -233,17 +233,14 @@ macro_rules! named_field {
     };
 }
 
-named_field!(BinaryOp, "binary op");
-named_field!(CmpOp, "comparison op");
-named_field!(ReduceOp, "reduction");
-named_field!(ArgOp, "arg-reduction");
-named_field!(ResizeMode, "resize mode");
-named_field!(ResizeCoord, "coordinate transformation");
-named_field!(GridSampleMode, "grid sample mode");
-named_field!(GridSamplePadding, "grid sample padding");
-named_field!(ScatterReduction, "scatter reduction");
-named_field!(RecurrentCell, "recurrent cell");
+/// [`named_field!`] for every enum of `rlx_core::field_enum_table!`.
+macro_rules! named_fields {
+    ($( $(#[$m:meta])* $name:ident as $what:literal { $($body:tt)* } )*) => {
+        $( named_field!($name, $what); )*
+    };
+}
 
+rlx_core::field_enum_table!(named_fields);
 named_field!(DType, "dtype");
 
 fn call_value(name: &str, params: &[f32]) -> Value {

@@ -9,6 +9,7 @@ use rlx_sched::FieldSyntax;
 
 use rlx_sched::ast::{Ast, BufferDecl, Header, OperandRef, Spanned, ThunkDecl, WeightsDecl};
 use rlx_sched::parse::is_reserved;
+use rlx_sched::thunk::LayerNorm;
 use rlx_sched::value::{format_f32, parse_f32, Value, ValueKind};
 use rlx_sched::{
     parse, print, ActKind, ArgOp, BinaryOp, CmpOp, DType, GridSampleMode, GridSamplePadding, RecurrentCell, ReduceOp,
@@ -349,7 +350,7 @@ fn special_floats_round_trip_bit_exactly() {
         let ast = parse(&src).unwrap_or_else(|d| panic!("{}", d.render("f", &src)));
         assert_eq!(print(&ast), src);
         assert_eq!(ast.header.mask_threshold.value.to_bits(), x.to_bits(), "{x:?}");
-        let Thunk::LayerNorm { eps, .. } = ast.thunks[0].thunk else { panic!("not a LayerNorm") };
+        let Thunk::LayerNorm(LayerNorm { eps, .. }) = ast.thunks[0].thunk else { panic!("not a LayerNorm") };
         assert_eq!(eps.to_bits(), x.to_bits(), "{x:?}");
     }
     // NaN keeps no sign or payload: every NaN prints as `nan`.

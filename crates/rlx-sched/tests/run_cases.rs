@@ -51,8 +51,8 @@ fn kinds_of(path: &Path) -> Result<BTreeSet<ThunkKind>, String> {
     Ok(ast.thunks.iter().map(|t| t.thunk.kind()).collect())
 }
 
-/// A kind's name in file names: `SgemmF16` is `sgemm_f16`, `CastF32ToI64`
-/// is `cast_f32_to_i64`, `FusedResidualLN` is `fused_residual_ln` (an
+/// A kind's name in file names: `SgemmF16` is `sgemm_f16`, `TopKI64`
+/// is `top_k_i64`, `FusedResidualLN` is `fused_residual_ln` (an
 /// underscore before each capital that follows a lower-case letter or a
 /// digit, as the interpreter's function names).
 fn snake(kind: ThunkKind) -> String {
@@ -73,7 +73,7 @@ fn snake_names_follow_the_interpreter_functions() {
     assert_eq!(snake(ThunkKind::Sgemm), "sgemm");
     assert_eq!(snake(ThunkKind::SgemmT), "sgemm_t");
     assert_eq!(snake(ThunkKind::SgemmBf16), "sgemm_bf16");
-    assert_eq!(snake(ThunkKind::CastF32ToI64), "cast_f32_to_i64");
+    assert_eq!(snake(ThunkKind::TopKI64), "top_k_i64");
     assert_eq!(snake(ThunkKind::FusedResidualLN), "fused_residual_ln");
     assert_eq!(snake(ThunkKind::Conv2D), "conv2_d");
     assert_eq!(snake(ThunkKind::TopK), "top_k");

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use rlx_interp::Interpreter;
 use rlx_runtime::model::GeneratedModel;
+use rlx_sched::thunk::{FusedMmBiasAct, Sgemm, SgemmT};
 use rlx_sched::{Schedule, Thunk};
 
 #[path = "../../../models/mlp/src/generated.rs"]
@@ -171,9 +172,9 @@ fn gemms(s: &Schedule) -> Vec<(usize, usize, usize, usize)> {
         .iter()
         .enumerate()
         .filter_map(|(idx, n)| match &n.thunk {
-            Thunk::Sgemm { m, k, n, .. } | Thunk::SgemmT { m, k, n, .. } | Thunk::FusedMmBiasAct { m, k, n, .. } => {
-                Some((idx, *m, *k, *n))
-            }
+            Thunk::Sgemm(Sgemm { m, k, n, .. })
+            | Thunk::SgemmT(SgemmT { m, k, n, .. })
+            | Thunk::FusedMmBiasAct(FusedMmBiasAct { m, k, n, .. }) => Some((idx, *m, *k, *n)),
             _ => None,
         })
         .collect()

@@ -119,7 +119,6 @@ macro_rules! kernel_call_table {
             FmaF64 = elementwise::fma_f64 <> (a: In<f64>, b: In<f64>, c: In<f64>, dst: Out<f64>, len: usize, par: bool);
             /// A fused elementwise chain (`ElementwiseRegion`).
             RegionF32 = elementwise::region_f32 <> (inputs: Ins<f32>, dst: Out<f32>, len: usize, steps: Steps, par: bool);
-            ActInPlaceF32 = activation::act_in_place_f32 <> (act: Val<ActKind>, data: Out<f32>, len: usize, par: bool);
             ActF32 = activation::act_f32_slice <> (act: Val<ActKind>, src: In<f32>, dst: Out<f32>, len: usize, par: bool);
 
             // ---- casts ----
@@ -198,7 +197,6 @@ macro_rules! kernel_call_table {
             // ---- reductions ----
             ReduceF32 = reduce::reduce_f32 <> (src: In<f32>, dst: Out<f32>, outer: usize, axis_dim: usize, inner: usize, op: Val<ReduceOp>, par: bool);
             ArgReduceF32 = reduce::arg_reduce_f32 <> (src: In<f32>, dst: Out<u8>, outer: usize, axis_dim: usize, inner: usize, op: Val<ArgOp>, select_last: bool, indices_i64: bool, par: bool);
-            CumsumF32 = reduce::cumsum_f32 <> (src: In<f32>, dst: Out<f32>, outer: usize, axis_dim: usize, inner: usize, exclusive: bool, reverse: bool, par: bool);
             Cumulative = reduce::cumulative <elem: E = CumElem, op: P = BinaryOp> (src: In<E>, dst: Out<E>, outer: usize, axis_dim: usize, inner: usize, exclusive: bool, reverse: bool, par: bool);
             TopKF32 = reduce::top_k_f32 <> (src: In<f32>, dst: Out<u8>, values: NullOut<f32>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool, scratch: Scratch<u32>);
             TopKI64 = reduce::top_k_i64 <> (src: In<i64>, dst: Out<u8>, values: NullOut<i64>, outer: usize, axis_dim: usize, k: usize, largest: bool, indices_i64: bool, scratch: Scratch<u32>);

@@ -1,51 +1,50 @@
-//! Casts: each named kind has its entry; `CastGeneric` takes the SIMD
-//! entry for f32 <-> f16/bf16 and the generic element loop otherwise. The
-//! casts around a quantized product (f32 to u8/i8, i32 to f32) split over
-//! the pool: on two threads each then converts the half of the rows its
-//! own core just wrote.
+//! Casts. The pairs with an entry of their own keep it (f32 <-> f16/bf16
+//! have SIMD forms; the casts around a quantized product, f32 to u8/i8 and
+//! i32 to f32, split over the pool, so on two threads each converts the
+//! half of the rows its own core just wrote); every other pair runs the
+//! generic element loop. Every entry converts an element the same way
+//! (`rlx_runtime::kernels::cast::CastTo`), so the choice changes speed,
+//! never bits.
 
-use super::not_in_family;
+use super::Lower;
 use crate::call::{CastElem, KernelCall as K};
 use crate::dtype::DType;
-use crate::operand::Operand;
+use crate::operand::{Operand, Params};
 use crate::plan::parallel;
-use crate::thunk::Thunk;
+use crate::thunk::Cast;
 
-pub(super) fn lower(t: &Thunk<Operand>) -> K {
-    match *t {
-        Thunk::CastF32ToI64 { src, dst, len } => K::CastF32ToI64 { src, dst, len },
-        Thunk::CastF32ToF64 { src, dst, len } => K::CastF32ToF64 { src, dst, len },
-        Thunk::CastF64ToF32 { src, dst, len } => K::CastF64ToF32 { src, dst, len },
-        Thunk::CastF64ToI64 { src, dst, len } => K::CastF64ToI64 { src, dst, len },
-        Thunk::CastF64ToI32 { src, dst, len } => K::CastF64ToI32 { src, dst, len },
-        Thunk::CastF64ToBool { src, dst, len } => K::CastF64ToBool { src, dst, len },
-        Thunk::CastI64ToI32 { src, dst, len } => K::CastI64ToI32 { src, dst, len },
-        Thunk::CastI64ToF64 { src, dst, len } => K::CastI64ToF64 { src, dst, len },
-        Thunk::CastI32ToF64 { src, dst, len } => K::CastI32ToF64 { src, dst, len },
-        Thunk::CastF32ToF16 { src, dst, len } => K::CastF32ToF16 { src, dst, len },
-        Thunk::CastF16ToF32 { src, dst, len } => K::CastF16ToF32 { src, dst, len },
-        Thunk::CastF32ToBf16 { src, dst, len } => K::CastF32ToBf16 { src, dst, len },
-        Thunk::CastBf16ToF32 { src, dst, len } => K::CastBf16ToF32 { src, dst, len },
-        Thunk::CastF32ToI32 { src, dst, len } => K::CastF32ToI32 { src, dst, len },
-        Thunk::CastI64ToF32 { src, dst, len } => K::CastI64ToF32 { src, dst, len },
-        Thunk::CastBoolToI32 { src, dst, len } => K::CastBoolToI32 { src, dst, len },
-        Thunk::CastI32ToF32 { src, dst, len } => K::CastI32ToF32 { src, dst, len, par: parallel(len) },
-        Thunk::CastI32ToI64 { src, dst, len } => K::CastI32ToI64 { src, dst, len },
-        Thunk::CastI32ToBool { src, dst, len } => K::CastI32ToBool { src, dst, len },
-        Thunk::CastI64ToBool { src, dst, len } => K::CastI64ToBool { src, dst, len },
-        Thunk::CastBoolToI64 { src, dst, len } => K::CastBoolToI64 { src, dst, len },
-        Thunk::CastBoolToF32 { src, dst, len } => K::CastBoolToF32 { src, dst, len },
-        Thunk::CastF32ToBool { src, dst, len } => K::CastF32ToBool { src, dst, len },
-        Thunk::CastGeneric { src, dst, len, src_dtype, dst_dtype } => match (src_dtype, dst_dtype) {
-            (DType::F32, DType::F16) => K::CastF32ToF16 { src, dst, len },
-            (DType::F32, DType::U8) => K::CastF32ToU8 { src, dst, len, par: parallel(len) },
-            (DType::F32, DType::I8) => K::CastF32ToI8 { src, dst, len, par: parallel(len) },
-            (DType::F16, DType::F32) => K::CastF16ToF32 { src, dst, len },
-            (DType::F32, DType::Bf16) => K::CastF32ToBf16 { src, dst, len },
-            (DType::Bf16, DType::F32) => K::CastBf16ToF32 { src, dst, len },
+impl Lower for Cast<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        use DType::*;
+        let Cast { src, dst, len, from, to } = *self;
+        Some(match (from, to) {
+            (F32, I64) => K::CastF32ToI64 { src, dst, len },
+            (F32, F64) => K::CastF32ToF64 { src, dst, len },
+            (F64, F32) => K::CastF64ToF32 { src, dst, len },
+            (F64, I64) => K::CastF64ToI64 { src, dst, len },
+            (F64, I32) => K::CastF64ToI32 { src, dst, len },
+            (F64, Bool) => K::CastF64ToBool { src, dst, len },
+            (I64, I32) => K::CastI64ToI32 { src, dst, len },
+            (I64, F64) => K::CastI64ToF64 { src, dst, len },
+            (I32, F64) => K::CastI32ToF64 { src, dst, len },
+            (F32, F16) => K::CastF32ToF16 { src, dst, len },
+            (F16, F32) => K::CastF16ToF32 { src, dst, len },
+            (F32, Bf16) => K::CastF32ToBf16 { src, dst, len },
+            (Bf16, F32) => K::CastBf16ToF32 { src, dst, len },
+            (F32, I32) => K::CastF32ToI32 { src, dst, len },
+            (I64, F32) => K::CastI64ToF32 { src, dst, len },
+            (Bool, I32) => K::CastBoolToI32 { src, dst, len },
+            (I32, F32) => K::CastI32ToF32 { src, dst, len, par: parallel(len) },
+            (I32, I64) => K::CastI32ToI64 { src, dst, len },
+            (I32, Bool) => K::CastI32ToBool { src, dst, len },
+            (I64, Bool) => K::CastI64ToBool { src, dst, len },
+            (Bool, I64) => K::CastBoolToI64 { src, dst, len },
+            (Bool, F32) => K::CastBoolToF32 { src, dst, len },
+            (F32, Bool) => K::CastF32ToBool { src, dst, len },
+            (F32, U8) => K::CastF32ToU8 { src, dst, len, par: parallel(len) },
+            (F32, I8) => K::CastF32ToI8 { src, dst, len, par: parallel(len) },
             (from, to) => K::CastSlice { from: cast_elem(from), to: cast_elem(to), src, dst, len },
-        },
-        _ => not_in_family("cast", t),
+        })
     }
 }
 

@@ -1,12 +1,11 @@
 //! Elementwise family: the broadcast path of `BinaryFull` and `Compare`
-//! (`plan::binary_path`), element types, `Where`, `Fma`, activations and
-//! fused chains.
+//! (`plan::binary_path`), element types, `Where`, `Fma` and fused chains.
 
-use super::not_in_family;
+use super::Lower;
 use crate::call::{CmpInput, CmpOutput, KernelCall as K, SelectCond, SelectValue};
-use crate::operand::Operand;
+use crate::operand::{Operand, Params};
 use crate::plan::{binary_path, compare_path, parallel, BinaryPath};
-use crate::thunk::Thunk;
+use crate::thunk::{BinaryFull, Compare, ElementwiseRegion, Fma, Where};
 
 /// The call of one broadcast path: `$prefix` names the variants (e.g.
 /// `Binary` + `SameF32` → `BinarySameF32` is spelled out per family below),
@@ -31,9 +30,9 @@ macro_rules! path_call {
     }};
 }
 
-pub(super) fn lower(t: &Thunk<Operand>) -> Option<K> {
-    Some(match t {
-        Thunk::BinaryFull {
+impl Lower for BinaryFull<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let BinaryFull {
             lhs,
             rhs,
             dst,
@@ -45,18 +44,22 @@ pub(super) fn lower(t: &Thunk<Operand>) -> Option<K> {
             bcast_lhs_strides,
             bcast_rhs_strides,
             elem_bytes,
-        } => {
-            let path = binary_path(*len, *lhs_len, *rhs_len, out_dims_bcast, bcast_lhs_strides, bcast_rhs_strides);
-            let (par, op) = (parallel(*len), *op);
-            if *elem_bytes == 8 {
-                path_call!(path, [BinarySameI64, BinaryScalarLhsI64, BinaryScalarRhsI64, BinaryRowRhsI64, BinaryRowLhsI64,
-                    BinaryColRhsI64, BinaryColLhsI64, BinaryModularI64, BinaryStridedI64], { op: op }, *lhs, *rhs, *dst, *len, par)
-            } else {
-                path_call!(path, [BinarySameF32, BinaryScalarLhsF32, BinaryScalarRhsF32, BinaryRowRhsF32, BinaryRowLhsF32,
-                    BinaryColRhsF32, BinaryColLhsF32, BinaryModularF32, BinaryStridedF32], { op: op }, *lhs, *rhs, *dst, *len, par)
-            }
-        }
-        Thunk::Compare {
+        } = self;
+        let path = binary_path(*len, *lhs_len, *rhs_len, out_dims_bcast, bcast_lhs_strides, bcast_rhs_strides);
+        let (par, op) = (parallel(*len), *op);
+        Some(if *elem_bytes == 8 {
+            path_call!(path, [BinarySameI64, BinaryScalarLhsI64, BinaryScalarRhsI64, BinaryRowRhsI64, BinaryRowLhsI64,
+                BinaryColRhsI64, BinaryColLhsI64, BinaryModularI64, BinaryStridedI64], { op: op }, *lhs, *rhs, *dst, *len, par)
+        } else {
+            path_call!(path, [BinarySameF32, BinaryScalarLhsF32, BinaryScalarRhsF32, BinaryRowRhsF32, BinaryRowLhsF32,
+                BinaryColRhsF32, BinaryColLhsF32, BinaryModularF32, BinaryStridedF32], { op: op }, *lhs, *rhs, *dst, *len, par)
+        })
+    }
+}
+
+impl Lower for Compare<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let Compare {
             lhs,
             rhs,
             dst,
@@ -72,22 +75,25 @@ pub(super) fn lower(t: &Thunk<Operand>) -> Option<K> {
             out_dims_bcast,
             bcast_lhs_strides,
             bcast_rhs_strides,
-        } => {
-            let path =
-                compare_path(*len, *lhs_scalar, *rhs_scalar, out_dims_bcast, bcast_lhs_strides, bcast_rhs_strides);
-            let input = match (*inputs_elem_bytes, *inputs_i64) {
-                (1, _) => CmpInput::U8,
-                (4, false) => CmpInput::F32,
-                (4, true) => CmpInput::I32,
-                (8, true) => CmpInput::I64,
-                _ => CmpInput::F64,
-            };
-            let output = if *dst_elem_bytes == 1 { CmpOutput::U8 } else { CmpOutput::F32 };
-            path_call!(path, [CompareSame, CompareScalarLhs, CompareScalarRhs, CompareRowRhs, CompareRowLhs,
-                CompareColRhs, CompareColLhs, CompareModular, CompareStrided],
-                { op: *op, input: input, output: output }, *lhs, *rhs, *dst, *len, parallel(*len))
-        }
-        Thunk::Where {
+        } = self;
+        let path = compare_path(*len, *lhs_scalar, *rhs_scalar, out_dims_bcast, bcast_lhs_strides, bcast_rhs_strides);
+        let input = match (*inputs_elem_bytes, *inputs_i64) {
+            (1, _) => CmpInput::U8,
+            (4, false) => CmpInput::F32,
+            (4, true) => CmpInput::I32,
+            (8, true) => CmpInput::I64,
+            _ => CmpInput::F64,
+        };
+        let output = if *dst_elem_bytes == 1 { CmpOutput::U8 } else { CmpOutput::F32 };
+        Some(path_call!(path, [CompareSame, CompareScalarLhs, CompareScalarRhs, CompareRowRhs, CompareRowLhs,
+            CompareColRhs, CompareColLhs, CompareModular, CompareStrided],
+            { op: *op, input: input, output: output }, *lhs, *rhs, *dst, *len, parallel(*len)))
+    }
+}
+
+impl Lower for Where<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let Where {
             cond,
             on_true,
             on_false,
@@ -98,7 +104,8 @@ pub(super) fn lower(t: &Thunk<Operand>) -> Option<K> {
             cond_scalar,
             true_scalar,
             false_scalar,
-        } => K::Select {
+        } = self;
+        Some(K::Select {
             cond_elem: match cond_elem_bytes {
                 1 => SelectCond::U8,
                 4 => SelectCond::F32,
@@ -114,23 +121,24 @@ pub(super) fn lower(t: &Thunk<Operand>) -> Option<K> {
             true_scalar: *true_scalar,
             false_scalar: *false_scalar,
             par: parallel(*len),
-        },
-        &Thunk::Fma { a, b, c, dst, len, elem_bytes } => {
-            let par = parallel(len);
-            if elem_bytes == 8 {
-                K::FmaF64 { a, b, c, dst, len, par }
-            } else {
-                K::FmaF32 { a, b, c, dst, len, par }
-            }
+        })
+    }
+}
+
+impl Lower for Fma<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let Fma { a, b, c, dst, len, elem_bytes } = *self;
+        let par = parallel(len);
+        Some(if elem_bytes == 8 { K::FmaF64 { a, b, c, dst, len, par } } else { K::FmaF32 { a, b, c, dst, len, par } })
+    }
+}
+
+impl Lower for ElementwiseRegion<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let ElementwiseRegion { inputs, dst, len, steps } = self;
+        if *len == 0 || inputs.is_empty() {
+            return None;
         }
-        &Thunk::ActivationInPlace { data, len, act } => K::ActInPlaceF32 { act, data, len, par: parallel(len) },
-        &Thunk::Activation { src, dst, len, act } => K::ActF32 { act, src, dst, len, par: parallel(len) },
-        Thunk::ElementwiseRegion { inputs, dst, len, steps } => {
-            if *len == 0 || inputs.is_empty() {
-                return None;
-            }
-            K::RegionF32 { inputs: inputs.clone(), dst: *dst, len: *len, steps: steps.clone(), par: parallel(*len) }
-        }
-        _ => not_in_family("elementwise", t),
-    })
+        Some(K::RegionF32 { inputs: inputs.clone(), dst: *dst, len: *len, steps: steps.clone(), par: parallel(*len) })
+    }
 }

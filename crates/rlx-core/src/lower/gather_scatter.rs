@@ -3,55 +3,54 @@
 //! from [`parallel`]'s threshold; a scatter copies `data` with that rule and
 //! scatters serially (duplicate indices must land in index order).
 
-use super::not_in_family;
+use super::Lower;
 use crate::call::{IndexElem, KernelCall as K, ScatterElem};
 use crate::dtype::DType;
-use crate::operand::Operand;
+use crate::operand::{Operand, Params};
 use crate::ops::ScatterReduction;
 use crate::plan::parallel;
-use crate::thunk::Thunk;
+use crate::thunk::{GatherElements, GatherNd, ScatterElements, ScatterNd};
 
-pub(super) fn lower(t: &Thunk<Operand>) -> K {
-    match t {
-        Thunk::GatherElements { data, indices, dst, data_dims, index_dims, axis, elem_bytes, index_dtype } => {
-            K::GatherElements {
-                index: index_elem(*index_dtype),
-                data: *data,
-                indices: *indices,
-                dst: *dst,
-                data_dims: data_dims.clone(),
-                index_dims: index_dims.clone(),
-                axis: *axis,
-                elem_bytes: *elem_bytes,
-                par: parallel(index_dims.iter().product()),
-            }
-        }
-        Thunk::GatherNd { data, indices, dst, batch, lookups, data_dims, slice_len, elem_bytes, index_dtype } => {
-            K::GatherNd {
-                index: index_elem(*index_dtype),
-                data: *data,
-                indices: *indices,
-                dst: *dst,
-                batch: *batch,
-                lookups: *lookups,
-                data_dims: data_dims.clone(),
-                slice_len: *slice_len,
-                elem_bytes: *elem_bytes,
-                par: parallel(batch * lookups * slice_len),
-            }
-        }
-        Thunk::ScatterElements {
-            data,
-            indices,
-            updates,
-            dst,
-            data_dims,
-            index_dims,
-            axis,
-            reduction,
-            dtype,
-            index_dtype,
-        } => K::ScatterElements {
+impl Lower for GatherElements<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let GatherElements { data, indices, dst, data_dims, index_dims, axis, elem_bytes, index_dtype } = self;
+        Some(K::GatherElements {
+            index: index_elem(*index_dtype),
+            data: *data,
+            indices: *indices,
+            dst: *dst,
+            data_dims: data_dims.clone(),
+            index_dims: index_dims.clone(),
+            axis: *axis,
+            elem_bytes: *elem_bytes,
+            par: parallel(index_dims.iter().product()),
+        })
+    }
+}
+
+impl Lower for GatherNd<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let GatherNd { data, indices, dst, batch, lookups, data_dims, slice_len, elem_bytes, index_dtype } = self;
+        Some(K::GatherNd {
+            index: index_elem(*index_dtype),
+            data: *data,
+            indices: *indices,
+            dst: *dst,
+            batch: *batch,
+            lookups: *lookups,
+            data_dims: data_dims.clone(),
+            slice_len: *slice_len,
+            elem_bytes: *elem_bytes,
+            par: parallel(batch * lookups * slice_len),
+        })
+    }
+}
+
+impl Lower for ScatterElements<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let ScatterElements { data, indices, updates, dst, data_dims, index_dims, axis, reduction, dtype, index_dtype } =
+            self;
+        Some(K::ScatterElements {
             elem: scatter_elem(*dtype, *reduction),
             index: index_elem(*index_dtype),
             data: *data,
@@ -63,19 +62,15 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             axis: *axis,
             reduction: *reduction,
             par: parallel(data_dims.iter().product()),
-        },
-        Thunk::ScatterNd {
-            data,
-            indices,
-            updates,
-            dst,
-            lookups,
-            data_dims,
-            slice_len,
-            reduction,
-            dtype,
-            index_dtype,
-        } => K::ScatterNd {
+        })
+    }
+}
+
+impl Lower for ScatterNd<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let ScatterNd { data, indices, updates, dst, lookups, data_dims, slice_len, reduction, dtype, index_dtype } =
+            self;
+        Some(K::ScatterNd {
             elem: scatter_elem(*dtype, *reduction),
             index: index_elem(*index_dtype),
             data: *data,
@@ -87,8 +82,7 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             slice_len: *slice_len,
             reduction: *reduction,
             par: parallel(data_dims.iter().product::<usize>() * slice_len),
-        },
-        _ => not_in_family("gather_scatter", t),
+        })
     }
 }
 

@@ -1,19 +1,52 @@
 //! Movement family: copies, `Narrow`, `Transpose` (path from
-//! `plan::transpose_path`), `Concat`, gathers, `KvAppend`.
+//! `plan::transpose_path`), `Concat`, gathers, cache writes, `Resize`, the
+//! conversions into and out of the blocked layout, and `Nop`.
 
-use super::not_in_family;
+use super::Lower;
 use crate::call::{IndexElem, KernelCall as K, MoveElem};
 use crate::dtype::DType;
-use crate::operand::Operand;
-use crate::plan::{copy_parallel, narrow_parallel, parallel, transpose_path, TransposePath};
-use crate::thunk::Thunk;
+use crate::operand::{Operand, Params};
+use crate::plan::{
+    copy_parallel, narrow_parallel, parallel, resize_parallel, resize_scratch_bytes, transpose_path, TransposePath,
+};
+use crate::shapes::ResizeShape;
+use crate::thunk::{
+    Concat, Copy, CopyF64, CopyI64, FromBlocked, Gather, GatherAxis, KvAppend, KvWrite, Narrow, Nop, Resize, ToBlocked,
+    Transpose,
+};
 
-pub(super) fn lower(t: &Thunk<Operand>) -> Option<K> {
-    Some(match t {
-        &Thunk::Copy { src, dst, len } => K::CopyF32 { src, dst, len, par: copy_parallel(&src, &dst, len, 4) },
-        &Thunk::CopyF64 { src, dst, len } => K::CopyF64 { src, dst, len, par: copy_parallel(&src, &dst, len, 8) },
-        &Thunk::CopyI64 { src, dst, len } => K::CopyI64 { src, dst, len, par: copy_parallel(&src, &dst, len, 8) },
-        &Thunk::Narrow { src, dst, outer, src_stride, dst_stride, inner, elem_bytes } => K::Narrow {
+/// A `Nop` does nothing: no call.
+impl Lower for Nop {
+    fn lower(&self, _: &Params) -> Option<K> {
+        None
+    }
+}
+
+impl Lower for Copy<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let Copy { src, dst, len } = *self;
+        Some(K::CopyF32 { src, dst, len, par: copy_parallel(&src, &dst, len, 4) })
+    }
+}
+
+impl Lower for CopyF64<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let CopyF64 { src, dst, len } = *self;
+        Some(K::CopyF64 { src, dst, len, par: copy_parallel(&src, &dst, len, 8) })
+    }
+}
+
+impl Lower for CopyI64<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let CopyI64 { src, dst, len } = *self;
+        Some(K::CopyI64 { src, dst, len, par: copy_parallel(&src, &dst, len, 8) })
+    }
+}
+
+impl Lower for Narrow<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let Narrow { src, dst, outer, src_stride, dst_stride, inner, elem_bytes } = *self;
+        Some(K::Narrow {
             src,
             dst,
             outer,
@@ -22,39 +55,55 @@ pub(super) fn lower(t: &Thunk<Operand>) -> Option<K> {
             inner,
             elem_bytes,
             par: narrow_parallel(outer, inner, dst_stride),
-        },
-        Thunk::Transpose { src, dst, in_total, out_dims, in_strides, elem_bytes } => {
-            let (src, dst) = (*src, *dst);
-            let par = parallel(out_dims.iter().product());
-            let elem = move_elem(*elem_bytes);
-            match transpose_path(out_dims, in_strides, *elem_bytes, *in_total) {
-                TransposePath::Empty => return None,
-                TransposePath::Copy { len } => K::TransposeCopy { elem, src, dst, len, par },
-                TransposePath::Splat { len } => K::TransposeSplat { elem, src, dst, len, par },
-                TransposePath::BroadcastRuns { lead_dims, lead_strides, run } => {
-                    K::TransposeBroadcastRuns { elem, src, dst, lead_dims, lead_strides, run, par }
-                }
-                TransposePath::InnerRows { lead_dims, lead_strides, row } => {
-                    K::TransposeInnerRows { elem, src, dst, lead_dims, lead_strides, row, par }
-                }
-                TransposePath::BatchedSwap { lead_dims, lead_strides, rows, cols, src_ld } => {
-                    K::TransposeBatchedSwap { elem, src, dst, lead_dims, lead_strides, rows, cols, src_ld, par }
-                }
-                TransposePath::Rank2 { rows, cols, s0, s1 } => {
-                    K::TransposeRank2 { elem, src, dst, rows, cols, s0, s1, par }
-                }
-                TransposePath::General { dims, strides } => K::TransposeGeneral { elem, src, dst, dims, strides, par },
+        })
+    }
+}
+
+impl Lower for Transpose<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let Transpose { src, dst, in_total, out_dims, in_strides, elem_bytes } = self;
+        let (src, dst) = (*src, *dst);
+        let par = parallel(out_dims.iter().product());
+        let elem = move_elem(*elem_bytes);
+        Some(match transpose_path(out_dims, in_strides, *elem_bytes, *in_total) {
+            TransposePath::Empty => return None,
+            TransposePath::Copy { len } => K::TransposeCopy { elem, src, dst, len, par },
+            TransposePath::Splat { len } => K::TransposeSplat { elem, src, dst, len, par },
+            TransposePath::BroadcastRuns { lead_dims, lead_strides, run } => {
+                K::TransposeBroadcastRuns { elem, src, dst, lead_dims, lead_strides, run, par }
             }
-        }
-        Thunk::Concat { inputs, dst, outer, inner, elem_bytes } => K::Concat {
+            TransposePath::InnerRows { lead_dims, lead_strides, row } => {
+                K::TransposeInnerRows { elem, src, dst, lead_dims, lead_strides, row, par }
+            }
+            TransposePath::BatchedSwap { lead_dims, lead_strides, rows, cols, src_ld } => {
+                K::TransposeBatchedSwap { elem, src, dst, lead_dims, lead_strides, rows, cols, src_ld, par }
+            }
+            TransposePath::Rank2 { rows, cols, s0, s1 } => {
+                K::TransposeRank2 { elem, src, dst, rows, cols, s0, s1, par }
+            }
+            TransposePath::General { dims, strides } => K::TransposeGeneral { elem, src, dst, dims, strides, par },
+        })
+    }
+}
+
+impl Lower for Concat<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let Concat { inputs, dst, outer, inner, elem_bytes } = self;
+        Some(K::Concat {
             inputs: inputs.clone(),
             dst: *dst,
             outer: *outer,
             inner: inner.clone(),
             elem_bytes: *elem_bytes,
             par: parallel(outer * inner.iter().sum::<usize>()),
-        },
-        &Thunk::Gather { table, indices, dst, num_indices, row_len, vocab, index_dtype } => K::GatherF32 {
+        })
+    }
+}
+
+impl Lower for Gather<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let Gather { table, indices, dst, num_indices, row_len, vocab, index_dtype } = *self;
+        Some(K::GatherF32 {
             index: index_elem(index_dtype),
             table,
             indices,
@@ -63,22 +112,32 @@ pub(super) fn lower(t: &Thunk<Operand>) -> Option<K> {
             row_len,
             vocab,
             par: parallel(num_indices * row_len),
-        },
-        &Thunk::GatherAxis { src, indices, dst, outer, axis_dim, inner, num_indices, elem_bytes, index_dtype } => {
-            K::GatherAxis {
-                index: index_elem(index_dtype),
-                src,
-                indices,
-                dst,
-                outer,
-                axis_dim,
-                inner,
-                num_indices,
-                elem_bytes,
-                par: parallel(outer * num_indices * inner),
-            }
-        }
-        &Thunk::KvAppend { src, cache, batch, new_len, max_len, row, pos, elem_bytes } => K::KvAppend {
+        })
+    }
+}
+
+impl Lower for GatherAxis<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let GatherAxis { src, indices, dst, outer, axis_dim, inner, num_indices, elem_bytes, index_dtype } = *self;
+        Some(K::GatherAxis {
+            index: index_elem(index_dtype),
+            src,
+            indices,
+            dst,
+            outer,
+            axis_dim,
+            inner,
+            num_indices,
+            elem_bytes,
+            par: parallel(outer * num_indices * inner),
+        })
+    }
+}
+
+impl Lower for KvAppend<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let KvAppend { src, cache, batch, new_len, max_len, row, pos, elem_bytes } = *self;
+        Some(K::KvAppend {
             src,
             cache,
             batch,
@@ -88,12 +147,71 @@ pub(super) fn lower(t: &Thunk<Operand>) -> Option<K> {
             pos,
             elem_bytes,
             par: parallel(batch * new_len * row),
-        },
-        &Thunk::KvWrite { src, cache, pos, new_len, max_len, row, elem_bytes } => {
-            K::KvWrite { src, cache, pos, new_len, max_len, row, elem_bytes, par: parallel(new_len * row) }
-        }
-        _ => not_in_family("movement", t),
-    })
+        })
+    }
+}
+
+impl Lower for KvWrite<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let KvWrite { src, cache, pos, new_len, max_len, row, elem_bytes } = *self;
+        Some(K::KvWrite { src, cache, pos, new_len, max_len, row, elem_bytes, par: parallel(new_len * row) })
+    }
+}
+
+impl Lower for Resize<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let Resize {
+            src,
+            dst,
+            outer,
+            in_len,
+            out_len,
+            inner,
+            scale,
+            by_size,
+            mode,
+            coord,
+            cubic_a,
+            exclude_outside,
+            antialias,
+            roi_start,
+            roi_end,
+            extrapolation,
+        } = *self;
+        let shape = ResizeShape {
+            outer,
+            in_len,
+            out_len,
+            inner,
+            scale,
+            by_size,
+            mode,
+            coord,
+            cubic_a,
+            exclude_outside,
+            antialias,
+            roi_start,
+            roi_end,
+            extrapolation,
+        };
+        let scratch = resize_scratch_bytes(&shape);
+        let par = resize_parallel(&shape);
+        Some(K::ResizeF32 { src, dst, shape, scratch, par })
+    }
+}
+
+impl Lower for ToBlocked<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let ToBlocked { src, dst, n, c, hw } = *self;
+        Some(K::NchwToBlockedF32 { src, dst, n, c, hw, par: parallel(n * c * hw) })
+    }
+}
+
+impl Lower for FromBlocked<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let FromBlocked { src, dst, n, c, hw } = *self;
+        Some(K::BlockedToNchwF32 { src, dst, n, c, hw, par: parallel(n * c * hw) })
+    }
 }
 
 /// The element a transpose moves: only its width matters.

@@ -1,19 +1,24 @@
-//! Reductions along the middle axis of `[outer, axis_dim, inner]`, and
-//! top-k.
+//! Reductions along the middle axis of `[outer, axis_dim, inner]`, running
+//! sums and products, and top-k.
 
-use super::not_in_family;
+use super::Lower;
 use crate::call::{CumElem, KernelCall as K};
-use crate::operand::Operand;
+use crate::operand::{Operand, Params};
 use crate::plan::{parallel, top_k_scratch_bytes};
-use crate::thunk::Thunk;
+use crate::thunk::{ArgReduce, Cumulative, Reduce, TopK, TopKI64};
 use crate::DType;
 
-pub(super) fn lower(t: &Thunk<Operand>) -> K {
-    match *t {
-        Thunk::Reduce { src, dst, outer, axis_dim, inner, op } => {
-            K::ReduceF32 { src, dst, outer, axis_dim, inner, op, par: parallel(outer * axis_dim * inner) }
-        }
-        Thunk::ArgReduce { src, dst, outer, axis_dim, inner, op, select_last, indices_i64 } => K::ArgReduceF32 {
+impl Lower for Reduce<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let Reduce { src, dst, outer, axis_dim, inner, op } = *self;
+        Some(K::ReduceF32 { src, dst, outer, axis_dim, inner, op, par: parallel(outer * axis_dim * inner) })
+    }
+}
+
+impl Lower for ArgReduce<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let ArgReduce { src, dst, outer, axis_dim, inner, op, select_last, indices_i64 } = *self;
+        Some(K::ArgReduceF32 {
             src,
             dst,
             outer,
@@ -23,8 +28,14 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             select_last,
             indices_i64,
             par: parallel(outer * axis_dim * inner),
-        },
-        Thunk::Cumulative { src, dst, outer, axis_dim, inner, op, dtype, exclusive, reverse } => K::Cumulative {
+        })
+    }
+}
+
+impl Lower for Cumulative<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let Cumulative { src, dst, outer, axis_dim, inner, op, dtype, exclusive, reverse } = *self;
+        Some(K::Cumulative {
             elem: match dtype {
                 DType::I64 => CumElem::I64,
                 _ => CumElem::F32,
@@ -38,18 +49,14 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             exclusive,
             reverse,
             par: parallel(outer * axis_dim * inner),
-        },
-        Thunk::Cumsum { src, dst, outer, axis_dim, inner, exclusive, reverse } => K::CumsumF32 {
-            src,
-            dst,
-            outer,
-            axis_dim,
-            inner,
-            exclusive,
-            reverse,
-            par: parallel(outer * axis_dim * inner),
-        },
-        Thunk::TopK { src, dst, values, outer, axis_dim, k, largest, indices_i64 } => K::TopKF32 {
+        })
+    }
+}
+
+impl Lower for TopK<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let TopK { src, dst, values, outer, axis_dim, k, largest, indices_i64 } = *self;
+        Some(K::TopKF32 {
             src,
             dst,
             values,
@@ -59,8 +66,14 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             largest,
             indices_i64,
             scratch: top_k_scratch_bytes(axis_dim),
-        },
-        Thunk::TopKI64 { src, dst, values, outer, axis_dim, k, largest, indices_i64 } => K::TopKI64 {
+        })
+    }
+}
+
+impl Lower for TopKI64<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let TopKI64 { src, dst, values, outer, axis_dim, k, largest, indices_i64 } = *self;
+        Some(K::TopKI64 {
             src,
             dst,
             values,
@@ -70,7 +83,6 @@ pub(super) fn lower(t: &Thunk<Operand>) -> K {
             largest,
             indices_i64,
             scratch: top_k_scratch_bytes(axis_dim),
-        },
-        _ => not_in_family("reduce", t),
+        })
     }
 }

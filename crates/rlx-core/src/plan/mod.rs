@@ -15,8 +15,9 @@ mod transpose;
 
 pub use binary::*;
 pub use gemm::{
-    gemm_needs_temp, half_weight_scratch_elems, int_gemm_packed_b_bytes, int_gemm_packed_row_terms_bytes,
-    int_gemm_packed_scratch_bytes, int_gemm_scratch_bytes, HALF_WEIGHT_DIRECT_MAX_M,
+    gemm_needs_temp, gemm_temp_bytes, half_gemm_scratch_bytes, half_weight_scratch_elems, int_gemm_packed_b_bytes,
+    int_gemm_packed_row_terms_bytes, int_gemm_packed_scratch_bytes, int_gemm_packed_scratch_bytes_checked,
+    int_gemm_scratch_bytes, int_gemm_scratch_bytes_checked, HALF_WEIGHT_DIRECT_MAX_M,
 };
 pub use paths::*;
 pub use resize::*;

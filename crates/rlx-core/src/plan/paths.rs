@@ -107,26 +107,45 @@ pub fn attention_path(shape: &AttentionShape) -> AttentionPath {
     }
 }
 
-/// Scratch bytes attention needs: one `seq x kv_seq` f32 score matrix per
-/// (batch, head), so heads can run in parallel.
+/// Scratch bytes attention needs: one unit
+/// ([`attention_unit_scratch_elems_checked`]) per (batch, head), so heads
+/// can run in parallel. `None` on overflow.
+pub fn attention_scratch_bytes_checked(shape: &AttentionShape) -> Option<usize> {
+    shape.batch.checked_mul(shape.heads)?.checked_mul(attention_unit_scratch_elems_checked(shape)?)?.checked_mul(4)
+}
+
+/// [`attention_scratch_bytes_checked`] of a validated thunk.
 pub fn attention_scratch_bytes(shape: &AttentionShape) -> usize {
-    shape.batch * shape.heads * attention_unit_scratch_elems(shape) * 4
+    attention_scratch_bytes_checked(shape).expect("the validator bounds attention's scratch")
 }
 
 /// f32 elements of one (batch, head) unit's scratch: its `seq x kv_seq`
 /// score matrix, then `K^T` and `V` packed for the tiled GEMM (`head_dim x
 /// kv_seq` and `kv_seq x v_head_dim`, columns rounded up to panels of 16),
 /// which the GEMM path uses. Sized for either path, so a caller may run any
-/// path on any shape (the tests do).
-pub fn attention_unit_scratch_elems(shape: &AttentionShape) -> usize {
-    shape.seq * shape.kv_seq
-        + shape.head_dim * shape.kv_seq.div_ceil(PANEL) * PANEL
-        + shape.kv_seq * shape.v_head_dim.div_ceil(PANEL) * PANEL
+/// path on any shape (the tests do). `None` on overflow.
+pub fn attention_unit_scratch_elems_checked(shape: &AttentionShape) -> Option<usize> {
+    let panels = |x: usize| x.checked_add(PANEL - 1).map(|x| x / PANEL * PANEL);
+    let scores = shape.seq.checked_mul(shape.kv_seq)?;
+    let kt = shape.head_dim.checked_mul(panels(shape.kv_seq)?)?;
+    let v = shape.kv_seq.checked_mul(panels(shape.v_head_dim)?)?;
+    scores.checked_add(kt)?.checked_add(v)
 }
 
-/// Scratch bytes top-k needs: one u32 index per row element.
+/// [`attention_unit_scratch_elems_checked`] of a validated thunk.
+pub fn attention_unit_scratch_elems(shape: &AttentionShape) -> usize {
+    attention_unit_scratch_elems_checked(shape).expect("the validator bounds attention's scratch")
+}
+
+/// Scratch bytes top-k needs: one u32 index per row element. `None` on
+/// overflow.
+pub fn top_k_scratch_bytes_checked(axis_dim: usize) -> Option<usize> {
+    axis_dim.checked_mul(4)
+}
+
+/// [`top_k_scratch_bytes_checked`] of a validated thunk.
 pub fn top_k_scratch_bytes(axis_dim: usize) -> usize {
-    axis_dim * 4
+    top_k_scratch_bytes_checked(axis_dim).expect("the validator bounds top-k's scratch")
 }
 
 /// Whether an `IntConv2D` runs the direct per-channel loop (one input

@@ -3,6 +3,7 @@ use rand::{Rng, SeedableRng};
 use rlx_sched::{MaskKind, Operand, Params, Segment, Thunk};
 
 use rlx_runtime::arena::Arena;
+use rlx_sched::thunk::{Attention, CachedAttention, Softmax};
 
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
@@ -43,9 +44,9 @@ fn softmax_out_of_place_and_in_place() {
     let weights = Arena::new(64);
     let dst = rows * cols * 4;
     let a = |o| at(Segment::Arena, o);
-    run(&mut arena, &weights, 0, params(), &Thunk::Softmax { src: a(0), dst: a(dst), rows, cols });
+    run(&mut arena, &weights, 0, params(), &Thunk::Softmax(Softmax { src: a(0), dst: a(dst), rows, cols }));
     let out = get(&arena, dst, rows * cols);
-    run(&mut arena, &weights, 0, params(), &Thunk::Softmax { src: a(0), dst: a(0), rows, cols });
+    run(&mut arena, &weights, 0, params(), &Thunk::Softmax(Softmax { src: a(0), dst: a(0), rows, cols }));
     let in_place = get(&arena, 0, rows * cols);
     assert_eq!(out, in_place);
     for r in 0..rows {
@@ -135,7 +136,7 @@ fn attention_reads_every_field_and_the_schedule_params() {
     put(&mut weights, k.len() * 4, &v);
     for (kind, threshold) in [(MaskKind::Custom, 0.5), (MaskKind::Custom, 0.8), (MaskKind::Causal, 0.5)] {
         let p = Params { mask_threshold: threshold, mask_neg_inf: -1e9, score_skip: 0.0 };
-        let t = Thunk::Attention {
+        let t = Thunk::Attention(Attention {
             q: at(Segment::Arena, q_off),
             k: at(Segment::Weights, 0),
             v: at(Segment::Weights, k.len() * 4),
@@ -155,7 +156,7 @@ fn attention_reads_every_field_and_the_schedule_params() {
             v_row_stride: kvh * d,
             bhsd: false,
             kv_heads: kvh,
-        };
+        });
         run(&mut arena, &weights, b * h * s * kv * 4, p, &t);
         let got = get(&arena, out_off, b * s * h * d);
         let want = naive(&q, &k, &v, &mask, kind, b, s, kv, h, kvh, d, p, 0.3);
@@ -183,7 +184,7 @@ fn score_skip_comes_from_the_schedule() {
     put(&mut arena, 4, &k);
     put(&mut arena, 12, &v);
     let weights = Arena::new(64);
-    let t = Thunk::Attention {
+    let t = Thunk::Attention(Attention {
         q: at(Segment::Arena, 0),
         k: at(Segment::Arena, 4),
         v: at(Segment::Arena, 12),
@@ -203,7 +204,7 @@ fn score_skip_comes_from_the_schedule() {
         v_row_stride: 1,
         bhsd: false,
         kv_heads: 1,
-    };
+    });
     run(&mut arena, &weights, 8, Params { score_skip: 0.5, ..params() }, &t);
     let skipped = get(&arena, 20, 1)[0];
     // Only the 0.9 row: 0.9 * 1.0. The probabilities are off by a few
@@ -238,7 +239,7 @@ fn cached_attention_reads_the_rows_before_its_position() {
         put(&mut arena, v_off, &v);
         let weights = Arena::new(64);
         let a = |o| at(Segment::Arena, o);
-        let cached = Thunk::CachedAttention {
+        let cached = Thunk::CachedAttention(CachedAttention {
             q: a(q_off),
             k: a(k_off),
             v: a(v_off),
@@ -251,7 +252,7 @@ fn cached_attention_reads_the_rows_before_its_position() {
             head_dim: d,
             scale: 0.4,
             q_row_stride: q_stride,
-        };
+        });
         for pos in [0i64, 1, (max_len - seq) as i64, (max_len - seq + 1) as i64, -1] {
             arena.as_mut_slice()[pos_off..pos_off + 8].copy_from_slice(&pos.to_le_bytes());
             put(&mut arena, out_off, &vec![f32::NAN; seq * h * d]);
@@ -282,7 +283,7 @@ fn cached_attention_reads_the_rows_before_its_position() {
                 // The bound of `attention_reads_every_field_and_the_schedule_params`.
                 assert!((g as f64 - w).abs() <= 5e-6, "seq {seq} pos {pos} at {i}: {g} vs {w}");
             }
-            let specialised = Thunk::Attention {
+            let specialised = Thunk::Attention(Attention {
                 q: a(q_off),
                 k: a(k_off),
                 v: a(v_off),
@@ -302,7 +303,7 @@ fn cached_attention_reads_the_rows_before_its_position() {
                 v_row_stride: kvh * d,
                 bhsd: false,
                 kv_heads: kvh,
-            };
+            });
             // The path is fixed for the full cache; pin `Attention` to it
             // by comparing only where both lowerings agree on the path.
             let full = rlx_core::plan::attention_uses_gemm(seq, max_len, d, d);

@@ -3,6 +3,9 @@ use rand::{Rng, SeedableRng};
 use rlx_sched::{ActKind, Operand, Params, ReduceOp, Segment, Thunk};
 
 use rlx_runtime::arena::Arena;
+use rlx_sched::thunk::{
+    BlockedConv2D, BlockedConv2DHalf, BlockedPool2D, Col2Im, Conv2D, FromBlocked, Pool2D, Resize, ToBlocked,
+};
 
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
@@ -58,7 +61,7 @@ fn conv2d_on_each_path_with_weights_segment() {
         let mut weights = Arena::new((w.len() + b.len()) * 4);
         put(&mut weights, 0, &w);
         put(&mut weights, w.len() * 4, &b);
-        let t = Thunk::Conv2D {
+        let t = Thunk::Conv2D(Conv2D {
             x: at(Segment::Arena, 0),
             w: at(Segment::Weights, 0),
             bias: with_bias.then(|| at(Segment::Weights, w.len() * 4)),
@@ -80,7 +83,7 @@ fn conv2d_on_each_path_with_weights_segment() {
             dw,
             groups: g,
             act: ActKind::Identity,
-        };
+        });
         run(&mut arena, &weights, &t);
         let got = get(&arena, out_off, n * co * ho * wo);
         let (cig, cog) = (ci / g, co / g);
@@ -129,7 +132,7 @@ fn pool2d_mean_ceil_overhang_and_max() {
         (ReduceOp::Mean, true, [49.5, 149.5, 229.0]),
         (ReduceOp::Max, false, [99.0, 199.0, 258.0]),
     ] {
-        let t = Thunk::Pool2D {
+        let t = Thunk::Pool2D(Pool2D {
             src: at(Segment::Arena, 0),
             dst: at(Segment::Arena, 259 * 4),
             n: 1,
@@ -146,7 +149,7 @@ fn pool2d_mean_ceil_overhang_and_max() {
             pw: 0,
             kind,
             count_include_pad: cip,
-        };
+        });
         run(&mut arena, &weights, &t);
         assert_eq!(get(&arena, 259 * 4, 3), want.to_vec(), "{kind:?} cip={cip}");
     }
@@ -160,7 +163,7 @@ fn pool2d_count_include_pad() {
     put(&mut arena, 0, &[1.0; 9]);
     let weights = Arena::new(64);
     for (cip, corner, centre) in [(false, 1.0, 1.0), (true, 4.0 / 9.0, 1.0)] {
-        let t = Thunk::Pool2D {
+        let t = Thunk::Pool2D(Pool2D {
             src: at(Segment::Arena, 0),
             dst: at(Segment::Arena, 36),
             n: 1,
@@ -177,7 +180,7 @@ fn pool2d_count_include_pad() {
             pw: 1,
             kind: ReduceOp::Mean,
             count_include_pad: cip,
-        };
+        });
         run(&mut arena, &weights, &t);
         let out = get(&arena, 36, 9);
         assert_eq!(out[0], corner, "cip={cip}");
@@ -243,30 +246,32 @@ fn blocked_convolutions_and_poolings_give_the_nchw_bits() {
         put(&mut arena, 0, &x);
         let a = |i: usize| at(Segment::Arena, offs[i]);
         let bias = |off: usize| with_bias.then(|| at(Segment::Weights, off));
-        let conv = |x, w, bias, out| Thunk::Conv2D {
-            x,
-            w,
-            bias,
-            out,
-            n,
-            c_in: ci,
-            h,
-            w_in: wi,
-            c_out: co,
-            h_out: ho,
-            w_out: wo,
-            kh,
-            kw,
-            sh,
-            sw,
-            ph,
-            pw,
-            dh,
-            dw,
-            groups: g,
-            act,
+        let conv = |x, w, bias, out| {
+            Thunk::Conv2D(Conv2D {
+                x,
+                w,
+                bias,
+                out,
+                n,
+                c_in: ci,
+                h,
+                w_in: wi,
+                c_out: co,
+                h_out: ho,
+                w_out: wo,
+                kh,
+                kw,
+                sh,
+                sw,
+                ph,
+                pw,
+                dh,
+                dw,
+                groups: g,
+                act,
+            })
         };
-        let blocked = Thunk::BlockedConv2D {
+        let blocked = Thunk::BlockedConv2D(BlockedConv2D {
             residual: None,
             x: a(2),
             w: at(Segment::Weights, pw_off),
@@ -290,52 +295,56 @@ fn blocked_convolutions_and_poolings_give_the_nchw_bits() {
             groups: g,
             act,
             x_nchw: false,
-        };
-        // The same convolution reading the NCHW input (one group only).
-        let from_nchw = (g == 1).then(|| Thunk::BlockedConv2D {
-            residual: None,
-            x: a(0),
-            w: at(Segment::Weights, pw_off),
-            bias: bias(pb_off),
-            out: a(8),
-            n,
-            c_in: ci,
-            h,
-            w_in: wi,
-            c_out: co,
-            h_out: ho,
-            w_out: wo,
-            kh,
-            kw,
-            sh,
-            sw,
-            ph,
-            pw,
-            dh,
-            dw,
-            groups: g,
-            act,
-            x_nchw: true,
         });
-        let pool = |src, dst| Thunk::Pool2D {
-            src,
-            dst,
-            n,
-            c: co,
-            h: ho,
-            w: wo,
-            h_out: po_h,
-            w_out: po_w,
-            kh: 2,
-            kw: 2,
-            sh: 2,
-            sw: 2,
-            ph: 0,
-            pw: 0,
-            kind: ReduceOp::Max,
-            count_include_pad: false,
+        // The same convolution reading the NCHW input (one group only).
+        let from_nchw = (g == 1).then(|| {
+            Thunk::BlockedConv2D(BlockedConv2D {
+                residual: None,
+                x: a(0),
+                w: at(Segment::Weights, pw_off),
+                bias: bias(pb_off),
+                out: a(8),
+                n,
+                c_in: ci,
+                h,
+                w_in: wi,
+                c_out: co,
+                h_out: ho,
+                w_out: wo,
+                kh,
+                kw,
+                sh,
+                sw,
+                ph,
+                pw,
+                dh,
+                dw,
+                groups: g,
+                act,
+                x_nchw: true,
+            })
+        });
+        let pool = |src, dst| {
+            Thunk::Pool2D(Pool2D {
+                src,
+                dst,
+                n,
+                c: co,
+                h: ho,
+                w: wo,
+                h_out: po_h,
+                w_out: po_w,
+                kh: 2,
+                kw: 2,
+                sh: 2,
+                sw: 2,
+                ph: 0,
+                pw: 0,
+                kind: ReduceOp::Max,
+                count_include_pad: false,
+            })
         };
-        let blocked_pool = Thunk::BlockedPool2D {
+        let blocked_pool = Thunk::BlockedPool2D(BlockedPool2D {
             src: a(3),
             dst: a(6),
             n,
@@ -352,23 +361,27 @@ fn blocked_convolutions_and_poolings_give_the_nchw_bits() {
             pw: 0,
             kind: ReduceOp::Max,
             count_include_pad: false,
-        };
+        });
         run_all(
             &mut arena,
             &weights,
             &[
                 conv(a(0), at(Segment::Weights, w_off), bias(b_off), a(1)),
                 pool(a(1), a(5)),
-                Thunk::ToBlocked { src: a(0), dst: a(2), n, c: ci, hw: h * wi },
+                Thunk::ToBlocked(ToBlocked { src: a(0), dst: a(2), n, c: ci, hw: h * wi }),
                 blocked,
-                Thunk::FromBlocked { src: a(3), dst: a(4), n, c: co, hw: ho * wo },
+                Thunk::FromBlocked(FromBlocked { src: a(3), dst: a(4), n, c: co, hw: ho * wo }),
                 blocked_pool,
-                Thunk::FromBlocked { src: a(6), dst: a(7), n, c: co, hw: po_h * po_w },
+                Thunk::FromBlocked(FromBlocked { src: a(6), dst: a(7), n, c: co, hw: po_h * po_w }),
             ],
         );
         let one_group = from_nchw.is_some();
         if let Some(t) = from_nchw {
-            run_all(&mut arena, &weights, &[t, Thunk::FromBlocked { src: a(8), dst: a(9), n, c: co, hw: ho * wo }]);
+            run_all(
+                &mut arena,
+                &weights,
+                &[t, Thunk::FromBlocked(FromBlocked { src: a(8), dst: a(9), n, c: co, hw: ho * wo })],
+            );
         }
         let bits = |off, len| get(&arena, off, len).into_iter().map(f32::to_bits).collect::<Vec<_>>();
         assert_eq!(bits(offs[4], out_len), bits(offs[1], out_len), "case {case}: convolution");
@@ -425,7 +438,7 @@ fn blocked_convolution_with_a_16_bit_filter_gives_the_nchw_bits() {
             put(&mut arena, 0, &x);
             let a = |i: usize| at(Segment::Arena, offs[i]);
             let (dh, dw, act) = (1, 1, ActKind::Relu);
-            let conv = Thunk::Conv2D {
+            let conv = Thunk::Conv2D(Conv2D {
                 x: a(0),
                 w: at(Segment::Weights, w_off),
                 bias: Some(at(Segment::Weights, b_off)),
@@ -447,8 +460,8 @@ fn blocked_convolution_with_a_16_bit_filter_gives_the_nchw_bits() {
                 dw,
                 groups: 1,
                 act,
-            };
-            let half = Thunk::BlockedConv2DHalf {
+            });
+            let half = Thunk::BlockedConv2DHalf(BlockedConv2DHalf {
                 x: if x_nchw { a(0) } else { a(2) },
                 w: at(Segment::Weights, pw_off),
                 bias: Some(at(Segment::Weights, pb_off)),
@@ -472,15 +485,15 @@ fn blocked_convolution_with_a_16_bit_filter_gives_the_nchw_bits() {
                 act,
                 x_nchw,
                 w_dtype,
-            };
+            });
             run_all(
                 &mut arena,
                 &weights,
                 &[
                     conv,
-                    Thunk::ToBlocked { src: a(0), dst: a(2), n, c: ci, hw: h * wi },
+                    Thunk::ToBlocked(ToBlocked { src: a(0), dst: a(2), n, c: ci, hw: h * wi }),
                     half,
-                    Thunk::FromBlocked { src: a(3), dst: a(4), n, c: co, hw: ho * wo },
+                    Thunk::FromBlocked(FromBlocked { src: a(3), dst: a(4), n, c: co, hw: ho * wo }),
                 ],
             );
             let bits = |off, len| get(&arena, off, len).into_iter().map(f32::to_bits).collect::<Vec<_>>();
@@ -500,7 +513,7 @@ fn col2im_sums_overlapping_windows_from_the_bias() {
     put(&mut arena, 0, &cols);
     let mut weights = Arena::new(64);
     put(&mut weights, 0, &[0.5]);
-    let t = Thunk::Col2Im {
+    let t = Thunk::Col2Im(Col2Im {
         src: at(Segment::Arena, 0),
         bias: Some(at(Segment::Weights, 0)),
         dst: at(Segment::Arena, 16 * 4),
@@ -518,7 +531,7 @@ fn col2im_sums_overlapping_windows_from_the_bias() {
         pw: 0,
         dh: 1,
         dw: 1,
-    };
+    });
     run(&mut arena, &weights, &t);
     let want = [1.5, 11.5, 10.5, 101.5, 1111.5, 1010.5, 100.5, 1100.5, 1000.5];
     assert_eq!(get(&arena, 16 * 4, 9), want.to_vec());
@@ -530,7 +543,7 @@ fn col2im_sums_overlapping_windows_from_the_bias() {
     let mut cols = vec![0.0f32; 9 * 4];
     cols[4 * 4..5 * 4].copy_from_slice(&[1.0, 2.0, 3.0, 4.0]);
     put(&mut arena, 0, &cols);
-    let t = Thunk::Col2Im {
+    let t = Thunk::Col2Im(Col2Im {
         src: at(Segment::Arena, 0),
         bias: None,
         dst: at(Segment::Arena, 40 * 4),
@@ -548,7 +561,7 @@ fn col2im_sums_overlapping_windows_from_the_bias() {
         pw: 1,
         dh: 1,
         dw: 1,
-    };
+    });
     run(&mut arena, &weights, &t);
     assert_eq!(get(&arena, 40 * 4, 9), vec![1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 3.0, 0.0, 4.0]);
 }
@@ -561,23 +574,25 @@ fn resize_linear_and_nearest_on_hand_computed_values() {
     let mut arena = Arena::new(64 * 4);
     put(&mut arena, 0, &x);
     let weights = Arena::new(64);
-    let resize = |mode, coord| Thunk::Resize {
-        src: at(Segment::Arena, 0),
-        dst: at(Segment::Arena, 16 * 4),
-        outer: 2,
-        in_len: 4,
-        out_len: 8,
-        inner: 1,
-        scale: 2.0,
-        by_size: false,
-        mode,
-        coord,
-        cubic_a: -0.75,
-        exclude_outside: false,
-        antialias: false,
-        roi_start: 0.0,
-        roi_end: 1.0,
-        extrapolation: 0.0,
+    let resize = |mode, coord| {
+        Thunk::Resize(Resize {
+            src: at(Segment::Arena, 0),
+            dst: at(Segment::Arena, 16 * 4),
+            outer: 2,
+            in_len: 4,
+            out_len: 8,
+            inner: 1,
+            scale: 2.0,
+            by_size: false,
+            mode,
+            coord,
+            cubic_a: -0.75,
+            exclude_outside: false,
+            antialias: false,
+            roi_start: 0.0,
+            roi_end: 1.0,
+            extrapolation: 0.0,
+        })
     };
     // half_pixel: x = (o + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, ..., 3.25;
     // the edges clamp.
@@ -597,23 +612,25 @@ fn resize_cubic_and_crop_on_hand_computed_values() {
     let mut arena = Arena::new(64 * 4);
     put(&mut arena, 0, &x);
     let weights = Arena::new(64);
-    let resize = |mode, coord, out_len, scale, roi_start, roi_end| Thunk::Resize {
-        src: at(Segment::Arena, 0),
-        dst: at(Segment::Arena, 16 * 4),
-        outer: 1,
-        in_len: 4,
-        out_len,
-        inner: 1,
-        scale,
-        by_size: false,
-        mode,
-        coord,
-        cubic_a: -0.75,
-        exclude_outside: false,
-        antialias: false,
-        roi_start,
-        roi_end,
-        extrapolation: -1.0,
+    let resize = |mode, coord, out_len, scale, roi_start, roi_end| {
+        Thunk::Resize(Resize {
+            src: at(Segment::Arena, 0),
+            dst: at(Segment::Arena, 16 * 4),
+            outer: 1,
+            in_len: 4,
+            out_len,
+            inner: 1,
+            scale,
+            by_size: false,
+            mode,
+            coord,
+            cubic_a: -0.75,
+            exclude_outside: false,
+            antialias: false,
+            roi_start,
+            roi_end,
+            extrapolation: -1.0,
+        })
     };
     // Cubic, asymmetric 2x: x = o / 2. Integral coordinates read their
     // sample; x = k + 0.5 weighs samples k-1 ..= k+2 (clamped) by the

@@ -2,6 +2,7 @@
 //! naive computations.
 
 use rlx_runtime::math;
+use rlx_sched::thunk::{Activation, BinaryFull, Compare, ElementwiseRegion, Fma, Where};
 use rlx_sched::{ActKind, BinaryOp, CmpOp, Operand, Params, Segment, Step, StepArg, Thunk};
 
 /// An 8-byte-aligned arena with typed access by byte offset.
@@ -39,6 +40,14 @@ impl Arena {
         let mut scratch = [0u8; 0];
         super::common::exec(self.bytes(), &[], &mut scratch, params, &t);
     }
+
+    /// Executes one kernel call directly (it must need no scratch).
+    pub(crate) fn call(&mut self, call: &rlx_sched::KernelCall, _params: Params) {
+        let mut scratch = [0u8; 0];
+        let mem = rlx_runtime::exec::Memory::new(self.bytes(), &[], &mut scratch);
+        // SAFETY: the callers size the arena for the call's extents.
+        unsafe { rlx_runtime::exec::execute(call, &mem) }
+    }
 }
 
 /// An arena operand at a byte offset.
@@ -67,7 +76,7 @@ fn binary(
     rs: &[usize],
     eb: usize,
 ) -> Thunk<Operand> {
-    Thunk::BinaryFull {
+    Thunk::BinaryFull(BinaryFull {
         lhs: at(lhs),
         rhs: at(rhs),
         dst: at(dst),
@@ -79,7 +88,7 @@ fn binary(
         bcast_lhs_strides: ls.to_vec(),
         bcast_rhs_strides: rs.to_vec(),
         elem_bytes: eb,
-    }
+    })
 }
 
 #[test]
@@ -148,7 +157,12 @@ fn elementwise_region_runs_the_chain_in_step_order() {
     a.put(0, &x);
     a.put(1200, &y);
     // dst aliases input 1.
-    a.run(Thunk::ElementwiseRegion { inputs: vec![at(0), at(1200)], dst: at(1200), len: 300, steps });
+    a.run(Thunk::ElementwiseRegion(ElementwiseRegion {
+        inputs: vec![at(0), at(1200)],
+        dst: at(1200),
+        len: 300,
+        steps,
+    }));
     let got = a.get::<f32>(1200, 300);
     for i in 0..300 {
         // The activation step is the unfused `Activation`'s function: the
@@ -164,7 +178,7 @@ fn activations_in_place_and_out_of_place() {
     let x = values(100, 5);
     let mut a = Arena::new(1024);
     a.put(0, &x);
-    a.run(Thunk::ActivationInPlace { data: at(0), len: 100, act: ActKind::Silu });
+    a.run(Thunk::Activation(Activation { src: at(0), dst: at(0), len: 100, act: ActKind::Silu }));
     let got = a.get::<f32>(0, 100);
     // The Activation thunks run the fast path: for silu the vector form
     // (within 3 ulp of the exact function) where AVX2 exists, `math` elsewhere.
@@ -174,10 +188,10 @@ fn activations_in_place_and_out_of_place() {
     assert!(got.iter().zip(&x).all(|(g, x)| near(*g, math::silu(*x))));
     a.put(0, &x);
     let act = ActKind::Clip { min: -1.0, max: 2.0 };
-    a.run(Thunk::Activation { src: at(0), dst: at(400), len: 100, act });
+    a.run(Thunk::Activation(Activation { src: at(0), dst: at(400), len: 100, act }));
     let got = a.get::<f32>(400, 100);
     assert!(got.iter().zip(&x).all(|(g, x)| *g == x.clamp(-1.0, 2.0)));
-    a.run(Thunk::Activation { src: at(0), dst: at(0), len: 100, act: ActKind::Relu });
+    a.run(Thunk::Activation(Activation { src: at(0), dst: at(0), len: 100, act: ActKind::Relu }));
     let got = a.get::<f32>(0, 100);
     assert!(got.iter().zip(&x).all(|(g, x)| *g == x.max(0.0)));
 }
@@ -189,7 +203,7 @@ fn fma_f32_and_f64() {
     a.put(0, &x);
     a.put(80, &y);
     a.put(160, &z);
-    a.run(Thunk::Fma { a: at(0), b: at(80), c: at(160), dst: at(160), len: 20, elem_bytes: 4 });
+    a.run(Thunk::Fma(Fma { a: at(0), b: at(80), c: at(160), dst: at(160), len: 20, elem_bytes: 4 }));
     let got = a.get::<f32>(160, 20);
     for i in 0..20 {
         assert_eq!(got[i].to_bits(), x[i].mul_add(y[i], z[i]).to_bits());
@@ -202,7 +216,7 @@ fn fma_f32_and_f64() {
     a.put(0, &x);
     a.put(160, &y);
     a.put(320, &z);
-    a.run(Thunk::Fma { a: at(0), b: at(160), c: at(320), dst: at(480), len: 20, elem_bytes: 8 });
+    a.run(Thunk::Fma(Fma { a: at(0), b: at(160), c: at(320), dst: at(480), len: 20, elem_bytes: 8 }));
     let got = a.get::<f64>(480, 20);
     for i in 0..20 {
         assert_eq!(got[i].to_bits(), x[i].mul_add(y[i], z[i]).to_bits());
@@ -224,7 +238,7 @@ fn compare(
     lst: &[usize],
     rst: &[usize],
 ) -> Thunk<Operand> {
-    Thunk::Compare {
+    Thunk::Compare(Compare {
         lhs: at(lhs),
         rhs: at(rhs),
         dst: at(dst),
@@ -240,7 +254,7 @@ fn compare(
         out_dims_bcast: dims.to_vec(),
         bcast_lhs_strides: lst.to_vec(),
         bcast_rhs_strides: rst.to_vec(),
-    }
+    })
 }
 
 #[test]
@@ -276,17 +290,19 @@ fn where_every_condition_and_value_size() {
     a.put(0, &[1u8, 0, 5, 0]);
     a.put(64, &[9.5f32]);
     a.put(128, &[1.0f32, 2.0, 3.0, 4.0]);
-    let w = |cond, ceb, t, f, dst, eb, cs, ts, fs| Thunk::Where {
-        cond: at(cond),
-        on_true: at(t),
-        on_false: at(f),
-        dst: at(dst),
-        len: 4,
-        elem_bytes: eb,
-        cond_elem_bytes: ceb,
-        cond_scalar: cs,
-        true_scalar: ts,
-        false_scalar: fs,
+    let w = |cond, ceb, t, f, dst, eb, cs, ts, fs| {
+        Thunk::Where(Where {
+            cond: at(cond),
+            on_true: at(t),
+            on_false: at(f),
+            dst: at(dst),
+            len: 4,
+            elem_bytes: eb,
+            cond_elem_bytes: ceb,
+            cond_scalar: cs,
+            true_scalar: ts,
+            false_scalar: fs,
+        })
     };
     a.run(w(0, 1, 64, 128, 192, 4, false, true, false));
     assert_eq!(a.get::<f32>(192, 4), [9.5, 2.0, 9.5, 4.0]);

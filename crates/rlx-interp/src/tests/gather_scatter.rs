@@ -5,6 +5,7 @@
 
 use rlx_runtime::kernels::cast::Bool;
 use rlx_runtime::kernels::gather_scatter::scalar;
+use rlx_sched::thunk::{GatherElements, GatherNd, ScatterElements, ScatterNd};
 use rlx_sched::{DType, Operand, Params, ScatterReduction, Segment, Thunk};
 
 const REDUCTIONS: [ScatterReduction; 5] = [
@@ -69,7 +70,7 @@ fn gather_elements_matches_the_reference() {
             bytes(&mut a)[2 * CAP..3 * CAP].fill(0xEE);
             run(
                 &mut a,
-                &Thunk::GatherElements {
+                &Thunk::GatherElements(GatherElements {
                     data: at(0),
                     indices: at(CAP),
                     dst: at(2 * CAP),
@@ -78,7 +79,7 @@ fn gather_elements_matches_the_reference() {
                     axis,
                     elem_bytes: eb,
                     index_dtype: dtype,
-                },
+                }),
             );
             assert_eq!(&bytes(&mut a)[2 * CAP..2 * CAP + want.len()], want, "{data_dims:?} {index_dims:?} eb {eb}");
         }
@@ -103,7 +104,7 @@ fn gather_nd_matches_the_reference() {
             bytes(&mut a)[2 * CAP..3 * CAP].fill(0xEE);
             run(
                 &mut a,
-                &Thunk::GatherNd {
+                &Thunk::GatherNd(GatherNd {
                     data: at(0),
                     indices: at(CAP),
                     dst: at(2 * CAP),
@@ -113,7 +114,7 @@ fn gather_nd_matches_the_reference() {
                     slice_len: slice,
                     elem_bytes: eb,
                     index_dtype: dtype,
-                },
+                }),
             );
             assert_eq!(&bytes(&mut a)[2 * CAP..2 * CAP + want.len()], want, "{batch} {lookups} {data_dims:?} eb {eb}");
         }
@@ -198,17 +199,19 @@ fn scatter_elements_case<T: Data>() {
     for red in REDUCTIONS {
         let want = T::to_bytes(&scalar::scatter_elements(&data, &idx, &upd, &data_dims, &index_dims, axis, red));
         for (dtype, in_place) in [(DType::I64, false), (DType::I32, true)] {
-            let got = run_scatter(&data, &idx, &upd, dtype, in_place, |d, i, u, o| Thunk::ScatterElements {
-                data: d,
-                indices: i,
-                updates: u,
-                dst: o,
-                data_dims: data_dims.clone(),
-                index_dims: index_dims.clone(),
-                axis,
-                reduction: red,
-                dtype: T::DTYPE,
-                index_dtype: dtype,
+            let got = run_scatter(&data, &idx, &upd, dtype, in_place, |d, i, u, o| {
+                Thunk::ScatterElements(ScatterElements {
+                    data: d,
+                    indices: i,
+                    updates: u,
+                    dst: o,
+                    data_dims: data_dims.clone(),
+                    index_dims: index_dims.clone(),
+                    axis,
+                    reduction: red,
+                    dtype: T::DTYPE,
+                    index_dtype: dtype,
+                })
             });
             assert_eq!(got, want, "{:?} {red:?} in place {in_place}", T::DTYPE);
         }
@@ -223,17 +226,19 @@ fn scatter_nd_case<T: Data>() {
     for red in REDUCTIONS {
         let want = T::to_bytes(&scalar::scatter_nd(&data, &idx, &upd, 4, &data_dims, slice, red));
         for (dtype, in_place) in [(DType::I32, false), (DType::I64, true)] {
-            let got = run_scatter(&data, &idx, &upd, dtype, in_place, |d, i, u, o| Thunk::ScatterNd {
-                data: d,
-                indices: i,
-                updates: u,
-                dst: o,
-                lookups: 4,
-                data_dims: data_dims.clone(),
-                slice_len: slice,
-                reduction: red,
-                dtype: T::DTYPE,
-                index_dtype: dtype,
+            let got = run_scatter(&data, &idx, &upd, dtype, in_place, |d, i, u, o| {
+                Thunk::ScatterNd(ScatterNd {
+                    data: d,
+                    indices: i,
+                    updates: u,
+                    dst: o,
+                    lookups: 4,
+                    data_dims: data_dims.clone(),
+                    slice_len: slice,
+                    reduction: red,
+                    dtype: T::DTYPE,
+                    index_dtype: dtype,
+                })
             });
             assert_eq!(got, want, "{:?} {red:?} in place {in_place}", T::DTYPE);
         }
@@ -266,7 +271,7 @@ fn a_replacing_scatter_moves_any_type_as_bits() {
     bytes(&mut a)[2 * CAP..2 * CAP + 4].copy_from_slice(&[0xFF, 0x7F, 0x01, 0x80]);
     run(
         &mut a,
-        &Thunk::ScatterNd {
+        &Thunk::ScatterNd(ScatterNd {
             data: at(0),
             indices: at(CAP),
             updates: at(2 * CAP),
@@ -277,7 +282,7 @@ fn a_replacing_scatter_moves_any_type_as_bits() {
             reduction: ScatterReduction::None,
             dtype: DType::F16,
             index_dtype: DType::I64,
-        },
+        }),
     );
     let got: Vec<u16> =
         bytes(&mut a)[3 * CAP..3 * CAP + 12].chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();

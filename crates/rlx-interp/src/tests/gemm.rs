@@ -9,6 +9,10 @@ use rlx_sched::{ActKind, Operand, Params, Segment, Thunk};
 
 use rlx_runtime::arena::Arena;
 use rlx_runtime::kernels::gemm::half_weight_scratch_elems;
+use rlx_sched::thunk::{
+    BatchedSgemm, BiasAdd, DynamicQuantize, FusedMmBiasAct, IntConv2D, IntGemm, IntGemmPacked, PackedGemm,
+    PackedGemmHalf, QLinearConv2D, Requantize, Sgemm, SgemmBf16, SgemmF16, SgemmT,
+};
 
 const U: f64 = 1.0 / (1u64 << 24) as f64;
 
@@ -142,9 +146,9 @@ fn sgemm_and_sgemm_t_with_every_overlap() {
             fx.put_f32(Segment::Arena, a_off, &a);
             fx.put_f32(Segment::Arena, 6000, &b);
             let t = if plain {
-                Thunk::Sgemm { a: arena(a_off), b: arena(6000), c: arena(c_off), m, k, n }
+                Thunk::Sgemm(Sgemm { a: arena(a_off), b: arena(6000), c: arena(c_off), m, k, n })
             } else {
-                Thunk::SgemmT { a: arena(a_off), b: arena(6000), c: arena(c_off), m, k, n, ta, tb }
+                Thunk::SgemmT(SgemmT { a: arena(a_off), b: arena(6000), c: arena(c_off), m, k, n, ta, tb })
             };
             fx.run(&t);
             let what = format!("{:?} {place} ta={ta} tb={tb}", t.kind());
@@ -164,13 +168,13 @@ fn sgemm_with_b_in_weights_and_c_over_b_region() {
     let mut fx = Fixture::new(4096, 4096, 0);
     fx.put_f32(Segment::Arena, 0, &a);
     fx.put_f32(Segment::Weights, 256, &b);
-    fx.run(&Thunk::Sgemm { a: arena(0), b: weights(256), c: arena(256), m, k, n });
+    fx.run(&Thunk::Sgemm(Sgemm { a: arena(0), b: weights(256), c: arena(256), m, k, n }));
     assert_close(&fx.get_f32(256, m * n), &naive(&a, &b, None, m, k, n, false, false), "weights b");
 
     let mut fx = Fixture::new(4096, 0, m * n * 4);
     fx.put_f32(Segment::Arena, 0, &a);
     fx.put_f32(Segment::Arena, 512, &b);
-    fx.run(&Thunk::Sgemm { a: arena(0), b: arena(512), c: arena(520), m, k, n });
+    fx.run(&Thunk::Sgemm(Sgemm { a: arena(0), b: arena(512), c: arena(520), m, k, n }));
     assert_close(&fx.get_f32(520, m * n), &naive(&a, &b, None, m, k, n, false, false), "c inside b");
 }
 
@@ -192,9 +196,9 @@ fn half_weight_gemms_on_both_paths_and_overlaps() {
                 fx.put_f32(Segment::Arena, a_off, &a);
                 fx.put_u16(64, &bits);
                 let t = if bf16 {
-                    Thunk::SgemmBf16 { a: arena(a_off), b: weights(64), c: arena(c_off), m, k, n }
+                    Thunk::SgemmBf16(SgemmBf16 { a: arena(a_off), b: weights(64), c: arena(c_off), m, k, n })
                 } else {
-                    Thunk::SgemmF16 { a: arena(a_off), b: weights(64), c: arena(c_off), m, k, n }
+                    Thunk::SgemmF16(SgemmF16 { a: arena(a_off), b: weights(64), c: arena(c_off), m, k, n })
                 };
                 fx.run(&t);
                 let what = format!("{:?} {m}x{k}x{n} {place}", t.kind());
@@ -217,7 +221,7 @@ fn batched_sgemm_broadcasts_and_overlap() {
             let mut fx = Fixture::new(8192, 0, batch * m * n * 4);
             fx.put_f32(Segment::Arena, a_off, &a);
             fx.put_f32(Segment::Arena, 6000, &b);
-            fx.run(&Thunk::BatchedSgemm {
+            fx.run(&Thunk::BatchedSgemm(BatchedSgemm {
                 a: arena(a_off),
                 b: arena(6000),
                 c: arena(c_off),
@@ -227,7 +231,7 @@ fn batched_sgemm_broadcasts_and_overlap() {
                 n,
                 a_bcast,
                 b_bcast,
-            });
+            }));
             let got = fx.get_f32(c_off, batch * m * n);
             for i in 0..batch {
                 let ai = if a_bcast { 0 } else { i * m * k };
@@ -252,7 +256,7 @@ fn fused_mm_bias_act_with_overlap() {
         fx.put_f32(Segment::Arena, a_off, &a);
         fx.put_f32(Segment::Weights, 0, &w);
         fx.put_f32(Segment::Weights, 512, &bias);
-        fx.run(&Thunk::FusedMmBiasAct {
+        fx.run(&Thunk::FusedMmBiasAct(FusedMmBiasAct {
             a: arena(a_off),
             w: weights(0),
             bias: weights(512),
@@ -261,7 +265,7 @@ fn fused_mm_bias_act_with_overlap() {
             k,
             n,
             act: ActKind::Relu,
-        });
+        }));
         let want: Vec<(f64, f64)> =
             naive(&a, &w, Some(&bias), m, k, n, false, false).into_iter().map(|(x, e)| (x.max(0.0), e)).collect();
         assert_close(&fx.get_f32(c_off, m * n), &want, place);
@@ -305,7 +309,7 @@ fn packed_gemm_is_the_ordered_fma_chain() {
             fx.put_f32(Segment::Arena, a_off, &a);
             fx.put_f32(Segment::Weights, 0, &packed);
             fx.put_f32(Segment::Weights, bias_off, &bias);
-            fx.run(&Thunk::PackedGemm {
+            fx.run(&Thunk::PackedGemm(PackedGemm {
                 a: arena(a_off),
                 w: weights(0),
                 bias: with_bias.then(|| weights(bias_off)),
@@ -314,7 +318,7 @@ fn packed_gemm_is_the_ordered_fma_chain() {
                 k,
                 n,
                 act,
-            });
+            }));
             let got = fx.get_f32(c_off, m * n);
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got), bits(&want), "m={m} k={k} n={n} {act:?} {place}");
@@ -367,7 +371,16 @@ fn packed_gemm_half_is_packed_gemm_over_the_widened_weights() {
                 let bias_op = with_bias.then(|| weights(bias_off));
                 let want = run(
                     &mut want_fx,
-                    Thunk::PackedGemm { a: arena(a_off), w: weights(0), bias: bias_op, c: arena(c_off), m, k, n, act },
+                    Thunk::PackedGemm(PackedGemm {
+                        a: arena(a_off),
+                        w: weights(0),
+                        bias: bias_op,
+                        c: arena(c_off),
+                        m,
+                        k,
+                        n,
+                        act,
+                    }),
                     c_off,
                 );
                 let mut fx = Fixture::new(arena_len, bias_off + 4 * n, m * n * 4);
@@ -377,7 +390,7 @@ fn packed_gemm_half_is_packed_gemm_over_the_widened_weights() {
                 let w_dtype = if bf16 { rlx_sched::DType::Bf16 } else { rlx_sched::DType::F16 };
                 let got = run(
                     &mut fx,
-                    Thunk::PackedGemmHalf {
+                    Thunk::PackedGemmHalf(PackedGemmHalf {
                         a: arena(a_off),
                         w: weights(0),
                         bias: bias_op,
@@ -387,7 +400,7 @@ fn packed_gemm_half_is_packed_gemm_over_the_widened_weights() {
                         n,
                         act,
                         w_dtype,
-                    },
+                    }),
                     c_off,
                 );
                 assert_eq!(got, want, "bf16={bf16} m={m} k={k} n={n} {act:?} {place}");
@@ -408,7 +421,7 @@ fn bias_add_in_place_and_out_of_place() {
         let mut fx = Fixture::new(2048, 64, 0);
         fx.put_f32(Segment::Arena, 0, &src);
         fx.put_f32(Segment::Weights, 0, &bias);
-        fx.run(&Thunk::BiasAdd { src: arena(0), bias: weights(0), dst: arena(dst_off), rows, cols });
+        fx.run(&Thunk::BiasAdd(BiasAdd { src: arena(0), bias: weights(0), dst: arena(dst_off), rows, cols }));
         assert_eq!(fx.get_f32(dst_off, rows * cols), want, "dst at {dst_off}");
     }
 }
@@ -426,7 +439,13 @@ fn dynamic_quantize_matches_the_reference_through_the_call_table() {
     fx.put_f32(Segment::Arena, 0, &x);
     let at = |offset| Operand { segment: Segment::Arena, offset, buffer: None };
     let (y_at, scale_at, zero_at) = (4 * len, 5 * len + 64, 5 * len + 128);
-    fx.run(&Thunk::DynamicQuantize { x: at(0), y: at(y_at), scale: at(scale_at), zero: at(zero_at), len });
+    fx.run(&Thunk::DynamicQuantize(DynamicQuantize {
+        x: at(0),
+        y: at(y_at),
+        scale: at(scale_at),
+        zero: at(zero_at),
+        len,
+    }));
     let arena = fx.arena.as_slice();
     assert_eq!(&arena[y_at..y_at + len], &y[..]);
     assert_eq!(arena[scale_at..scale_at + 4], scale.to_le_bytes());
@@ -464,7 +483,7 @@ fn packed_int_gemm_matches_the_reference_through_the_call_table() {
         fx.put_bytes(Segment::Arena, 704, &le(&zw));
         fx.put_f32(Segment::Arena, 832, &scale);
         fx.put_f32(Segment::Arena, 960, &bias);
-        fx.run(&Thunk::IntGemmPacked {
+        fx.run(&Thunk::IntGemmPacked(IntGemmPacked {
             a: at(0),
             w: at(128),
             w_sums: at(512),
@@ -479,7 +498,7 @@ fn packed_int_gemm_matches_the_reference_through_the_call_table() {
             a_dtype: DType::I8,
             w_zero_len: n,
             scale_len: n,
-        });
+        }));
         let words = fx.arena.as_slice()[2048..2048 + 4 * m * n].chunks_exact(4).map(|c| c.try_into().unwrap());
         if dequantize {
             let got: Vec<u32> = words.map(|c| f32::from_le_bytes(c).to_bits()).collect();
@@ -508,7 +527,7 @@ fn int_gemm_matches_the_reference_through_the_call_table() {
     fx.put_bytes(Segment::Arena, 448, &za);
     fx.put_bytes(Segment::Arena, 512, &bytes(&zb));
     let at = |offset| Operand { segment: Segment::Arena, offset, buffer: None };
-    fx.run(&Thunk::IntGemm {
+    fx.run(&Thunk::IntGemm(IntGemm {
         a: at(0),
         b: at(128),
         a_zero: Some(at(448)),
@@ -522,7 +541,7 @@ fn int_gemm_matches_the_reference_through_the_call_table() {
         b_dtype: DType::I8,
         b_zero_len: n,
         b_bcast: false,
-    });
+    }));
     let mut want = vec![0i32; batch * m * n];
     // SAFETY: the vectors hold the extents the shape names.
     unsafe {
@@ -584,7 +603,7 @@ fn int_conv2d_matches_the_reference_through_the_call_table() {
         fx.put_bytes(Segment::Arena, 1600, &zx);
         fx.put_bytes(Segment::Arena, 1664, &zw.iter().map(|&v| v as u8).collect::<Vec<u8>>());
         let at = |offset| Operand { segment: Segment::Arena, offset, buffer: None };
-        fx.run(&Thunk::IntConv2D {
+        fx.run(&Thunk::IntConv2D(IntConv2D {
             x: at(0),
             w: at(1024),
             x_zero: Some(at(1600)),
@@ -609,7 +628,7 @@ fn int_conv2d_matches_the_reference_through_the_call_table() {
             x_dtype: DType::U8,
             w_dtype: DType::I8,
             w_zero_len: c_out,
-        });
+        }));
         let len = n * c_out * s.out_plane();
         let mut want = vec![0i32; len];
         // SAFETY: the vectors hold the extents the shape names.
@@ -639,7 +658,7 @@ fn requantize_matches_the_reference_through_the_call_table() {
     fx.put_f32(Segment::Arena, 320, &scale);
     fx.put_bytes(Segment::Arena, 384, &zero);
     let at = |offset| Operand { segment: Segment::Arena, offset, buffer: None };
-    fx.run(&Thunk::Requantize {
+    fx.run(&Thunk::Requantize(Requantize {
         acc: at(0),
         bias: Some(at(256)),
         scale: at(320),
@@ -650,7 +669,7 @@ fn requantize_matches_the_reference_through_the_call_table() {
         inner,
         scale_len: channels,
         out_dtype: DType::U8,
-    });
+    }));
     let mut want = vec![0u8; len];
     // SAFETY: the arrays hold the extents the sizes name.
     unsafe {
@@ -711,7 +730,7 @@ fn qlinear_conv2d_matches_the_reference_through_the_call_table() {
         fx.put_f32(Segment::Arena, 640, &scale);
         fx.put_bytes(Segment::Arena, 768, &zero);
         let scale_len = if full { c_out } else { 1 };
-        fx.run(&Thunk::QLinearConv2D {
+        fx.run(&Thunk::QLinearConv2D(QLinearConv2D {
             x: arena(0),
             w: weights(0),
             bias: full.then(|| arena(512)),
@@ -738,7 +757,7 @@ fn qlinear_conv2d_matches_the_reference_through_the_call_table() {
             scale_len,
             x_nhwc: false,
             out_nhwc: false,
-        });
+        }));
         let mut want = vec![0u8; len];
         let (bias_ptr, zero_ptr) =
             if full { (bias.as_ptr(), zero.as_ptr()) } else { (std::ptr::null(), std::ptr::null()) };

@@ -1,5 +1,8 @@
 //! Every movement arm through `exec_thunk` against naive computations.
 
+use rlx_sched::thunk::{
+    self as kinds, Concat, CopyF64, CopyI64, Gather, GatherAxis, KvAppend, KvWrite, Narrow, Transpose,
+};
 use rlx_sched::{DType, Operand, Params, Segment, Thunk};
 
 /// An 8-byte aligned arena of `n` bytes.
@@ -48,9 +51,9 @@ fn copies_including_overlap() {
     for (kind, eb) in [("f32", 4), ("f64", 8), ("i64", 8)] {
         let len = 40;
         let mk = |src, dst| match kind {
-            "f32" => Thunk::Copy { src: at(src), dst: at(dst), len },
-            "f64" => Thunk::CopyF64 { src: at(src), dst: at(dst), len },
-            _ => Thunk::CopyI64 { src: at(src), dst: at(dst), len },
+            "f32" => Thunk::Copy(kinds::Copy { src: at(src), dst: at(dst), len }),
+            "f64" => Thunk::CopyF64(CopyF64 { src: at(src), dst: at(dst), len }),
+            _ => Thunk::CopyI64(CopyI64 { src: at(src), dst: at(dst), len }),
         };
         // Disjoint, then overlapping forward (dst after src) as a memmove.
         for (src, dst) in [(0, 400), (0, 8), (16, 0)] {
@@ -70,7 +73,7 @@ fn narrow_rows() {
     let src = pattern(120, 3);
     a.put(0, &src);
     // 4 rows of 5 two-byte elements, source stride 15, destination 6.
-    a.run(&Thunk::Narrow {
+    a.run(&Thunk::Narrow(Narrow {
         src: at(4),
         dst: at(128),
         outer: 4,
@@ -78,7 +81,7 @@ fn narrow_rows() {
         dst_stride: 6,
         inner: 5,
         elem_bytes: 2,
-    });
+    }));
     let mut want = vec![0u8; 4 * 12];
     for o in 0..4 {
         want[o * 12..o * 12 + 10].copy_from_slice(&src[4 + o * 30..4 + o * 30 + 10]);
@@ -107,14 +110,14 @@ fn transpose_every_element_size() {
             // Input below 512, output (at most 40 x 16 bytes) above.
             let mut a = Arena::new(512 + 40 * 16);
             a.put(0, &input);
-            a.run(&Thunk::Transpose {
+            a.run(&Thunk::Transpose(Transpose {
                 src: at(0),
                 dst: at(512),
                 in_total: *in_total,
                 out_dims: dims.clone(),
                 in_strides: strides.clone(),
                 elem_bytes: eb,
-            });
+            }));
             assert_eq!(a.get(512, total * eb), want, "eb {eb} dims {dims:?}");
         }
     }
@@ -126,7 +129,13 @@ fn concat_rows() {
     let mut a = Arena::new(128);
     a.put(0, &x);
     a.put(32, &y);
-    a.run(&Thunk::Concat { inputs: vec![at(0), at(32)], dst: at(64), outer: 2, inner: vec![3, 2], elem_bytes: 4 });
+    a.run(&Thunk::Concat(Concat {
+        inputs: vec![at(0), at(32)],
+        dst: at(64),
+        outer: 2,
+        inner: vec![3, 2],
+        elem_bytes: 4,
+    }));
     let want: Vec<u8> = [&x[..12], &y[..8], &x[12..], &y[8..]].concat();
     assert_eq!(a.get(64, 40), want);
 }
@@ -156,7 +165,7 @@ fn gather_all_index_types() {
         a.put(0, &f32_bytes(&table));
         a.put(64, &bytes);
         a.put(128, &[0xFF; 60]);
-        a.run(&Thunk::Gather {
+        a.run(&Thunk::Gather(Gather {
             table: at(0),
             indices: at(64),
             dst: at(128),
@@ -164,7 +173,7 @@ fn gather_all_index_types() {
             row_len: row,
             vocab,
             index_dtype: dtype,
-        });
+        }));
         assert_eq!(a.get(128, 60), f32_bytes(&want), "{dtype:?}");
     }
 }
@@ -189,7 +198,7 @@ fn gather_axis_middle() {
     a.put(0, &src);
     a.put(128, &i64_bytes(&idx));
     a.put(192, &vec![0xEE; want.len()]);
-    a.run(&Thunk::GatherAxis {
+    a.run(&Thunk::GatherAxis(GatherAxis {
         src: at(0),
         indices: at(128),
         dst: at(192),
@@ -199,7 +208,7 @@ fn gather_axis_middle() {
         num_indices: idx.len(),
         elem_bytes: eb,
         index_dtype: DType::I64,
-    });
+    }));
     assert_eq!(a.get(192, want.len()), want);
 }
 
@@ -217,7 +226,7 @@ fn kv_append_at_position() {
     let mut a = Arena::new(512);
     a.put(0, &src);
     a.put(128, &cache);
-    a.run(&Thunk::KvAppend { src: at(0), cache: at(128), batch, new_len, max_len, row, pos, elem_bytes: eb });
+    a.run(&Thunk::KvAppend(KvAppend { src: at(0), cache: at(128), batch, new_len, max_len, row, pos, elem_bytes: eb }));
     assert_eq!(a.get(128, cache.len()), want);
 }
 
@@ -236,7 +245,15 @@ fn kv_write_at_run_time_position() {
         a.put(0, &src);
         a.put(64, &pos.to_le_bytes());
         a.put(128, &cache);
-        a.run(&Thunk::KvWrite { src: at(0), cache: at(128), pos: at(64), new_len, max_len, row, elem_bytes: eb });
+        a.run(&Thunk::KvWrite(KvWrite {
+            src: at(0),
+            cache: at(128),
+            pos: at(64),
+            new_len,
+            max_len,
+            row,
+            elem_bytes: eb,
+        }));
         assert_eq!(a.get(128, cache.len()), want, "pos {pos}");
     }
 }

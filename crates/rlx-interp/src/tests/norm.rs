@@ -1,6 +1,7 @@
 //! Every norm arm and `Rope` through `exec_thunk` against naive
 //! computations.
 
+use rlx_sched::thunk::{BatchNormInference, FusedResidualLN, FusedResidualRmsNorm, LayerNorm, RmsNorm, Rope, RopeAt};
 use rlx_sched::{Operand, Params, Segment, Thunk};
 
 /// A 4-byte aligned f32 arena.
@@ -100,10 +101,10 @@ fn layer_norm_with_and_without_shift() {
         let mut a = arena();
         let want = reference(&a, &x_plus(&a, false, false), false, shift);
         let b = shift.then_some(at(B));
-        a.run(&Thunk::LayerNorm { x: at(X), g: at(G), b, out: at(OUT), rows: ROWS, h: H, eps: 1e-5 });
+        a.run(&Thunk::LayerNorm(LayerNorm { x: at(X), g: at(G), b, out: at(OUT), rows: ROWS, h: H, eps: 1e-5 }));
         close(&a.0[OUT..OUT + N], &want);
         // In place.
-        a.run(&Thunk::LayerNorm { x: at(X), g: at(G), b, out: at(X), rows: ROWS, h: H, eps: 1e-5 });
+        a.run(&Thunk::LayerNorm(LayerNorm { x: at(X), g: at(G), b, out: at(X), rows: ROWS, h: H, eps: 1e-5 }));
         assert_eq!(a.0[X..X + N], a.0[OUT..OUT + N]);
     }
 }
@@ -112,7 +113,7 @@ fn layer_norm_with_and_without_shift() {
 fn rms_norm() {
     let mut a = arena();
     let want = reference(&a, &x_plus(&a, false, false), true, false);
-    a.run(&Thunk::RmsNorm { x: at(X), g: at(G), out: at(OUT), rows: ROWS, h: H, eps: 1e-5 });
+    a.run(&Thunk::RmsNorm(RmsNorm { x: at(X), g: at(G), out: at(OUT), rows: ROWS, h: H, eps: 1e-5 }));
     close(&a.0[OUT..OUT + N], &want);
 }
 
@@ -122,16 +123,18 @@ fn fused_residual_ln_with_and_without_bias() {
         let mut a = arena();
         let want = reference(&a, &x_plus(&a, true, bias), false, true);
         let bias_op = bias.then_some(at(BIAS));
-        let t = |out| Thunk::FusedResidualLN {
-            x: at(X),
-            res: at(RES),
-            bias: bias_op,
-            g: at(G),
-            b: at(B),
-            out: at(out),
-            rows: ROWS,
-            h: H,
-            eps: 1e-5,
+        let t = |out| {
+            Thunk::FusedResidualLN(FusedResidualLN {
+                x: at(X),
+                res: at(RES),
+                bias: bias_op,
+                g: at(G),
+                b: at(B),
+                out: at(out),
+                rows: ROWS,
+                h: H,
+                eps: 1e-5,
+            })
         };
         a.run(&t(OUT));
         close(&a.0[OUT..OUT + N], &want);
@@ -146,16 +149,18 @@ fn fused_residual_rms_norm_options() {
     for (bias, shift) in [(false, false), (true, true), (false, true)] {
         let mut a = arena();
         let want = reference(&a, &x_plus(&a, true, bias), true, shift);
-        let t = |out| Thunk::FusedResidualRmsNorm {
-            x: at(X),
-            res: at(RES),
-            bias: bias.then_some(at(BIAS)),
-            g: at(G),
-            b: shift.then_some(at(B)),
-            out: at(out),
-            rows: ROWS,
-            h: H,
-            eps: 1e-5,
+        let t = |out| {
+            Thunk::FusedResidualRmsNorm(FusedResidualRmsNorm {
+                x: at(X),
+                res: at(RES),
+                bias: bias.then_some(at(BIAS)),
+                g: at(G),
+                b: shift.then_some(at(B)),
+                out: at(out),
+                rows: ROWS,
+                h: H,
+                eps: 1e-5,
+            })
         };
         a.run(&t(OUT));
         close(&a.0[OUT..OUT + N], &want);
@@ -181,7 +186,7 @@ fn batch_norm_inference() {
             (a.0[i] as f64 - f(mean)) / (f(var) + 1e-5).sqrt() * f(scale) + f(bias)
         })
         .collect();
-    a.run(&Thunk::BatchNormInference {
+    a.run(&Thunk::BatchNormInference(BatchNormInference {
         x: at(0),
         scale: at(scale),
         bias: at(bias),
@@ -192,7 +197,7 @@ fn batch_norm_inference() {
         c,
         hw,
         eps: 1e-5,
-    });
+    }));
     // Six roundings on outputs below 2 / sqrt(0.1) * 2 + 2 < 16.
     for (i, (&g, &w)) in a.0[out..out + len].iter().zip(&want).enumerate() {
         assert!((g as f64 - w).abs() <= 8.0 * 16.0 * f32::EPSILON as f64, "elem {i}: {g} vs {w}");
@@ -219,16 +224,18 @@ fn rope_both_layouts_in_place() {
                 want[r * hd + q] = x2 * c + x1 * sn;
             }
         }
-        let t = |o| Thunk::Rope {
-            x: at(0),
-            cos: at(cos),
-            sin: at(sin),
-            out: at(o),
-            batch,
-            seq,
-            heads,
-            head_dim: hd,
-            interleaved,
+        let t = |o| {
+            Thunk::Rope(Rope {
+                x: at(0),
+                cos: at(cos),
+                sin: at(sin),
+                out: at(o),
+                batch,
+                seq,
+                heads,
+                head_dim: hd,
+                interleaved,
+            })
         };
         a.run(&t(out));
         // Rounded like the naive formula: exact.
@@ -254,7 +261,7 @@ fn rope_at_reads_the_table_rows_at_its_position() {
             let bits = p.to_le_bytes();
             a.0[pos] = f32::from_le_bytes(bits[..4].try_into().unwrap());
             a.0[pos + 1] = f32::from_le_bytes(bits[4..].try_into().unwrap());
-            a.run(&Thunk::RopeAt {
+            a.run(&Thunk::RopeAt(RopeAt {
                 x: at(0),
                 cos: at(cos),
                 sin: at(sin),
@@ -265,13 +272,13 @@ fn rope_at_reads_the_table_rows_at_its_position() {
                 head_dim: hd,
                 max_len,
                 interleaved,
-            });
+            }));
             let got = a.0[out..out + len].to_vec();
             let Some(p) = usize::try_from(p).ok().filter(|p| p + seq <= max_len) else {
                 assert!(got.iter().all(|&x| x == 0.0), "pos {p}: out of range must write zeros");
                 continue;
             };
-            a.run(&Thunk::Rope {
+            a.run(&Thunk::Rope(Rope {
                 x: at(0),
                 cos: at(cos + p * half),
                 sin: at(sin + p * half),
@@ -281,7 +288,7 @@ fn rope_at_reads_the_table_rows_at_its_position() {
                 heads,
                 head_dim: hd,
                 interleaved,
-            });
+            }));
             assert_eq!(got, a.0[want_at..want_at + len], "pos {p} interleaved {interleaved}");
         }
     }

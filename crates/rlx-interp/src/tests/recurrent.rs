@@ -9,6 +9,7 @@ use rand::{Rng, SeedableRng};
 use rlx_runtime::arena::Arena;
 use rlx_runtime::kernels::recurrent::scalar::{self, Inputs, Outputs};
 use rlx_runtime::kernels::recurrent::RecurrentShape;
+use rlx_sched::thunk::Recurrent;
 use rlx_sched::{ActKind, Operand, Params, RecurrentCell, Segment, Thunk};
 
 fn at(segment: Segment, offset: usize) -> Operand {
@@ -96,7 +97,7 @@ fn bidirectional_layers_match_the_reference_in_both_layouts() {
                 let s = shape(dir);
                 let (a, w) =
                     (|i: usize| Some(at(Segment::Arena, offs[i])), |i: usize| at(Segment::Weights, w_at[dir][i]));
-                let t = Thunk::Recurrent {
+                let t = Thunk::Recurrent(Recurrent {
                     x: at(Segment::Arena, offs[0]),
                     r: w(0),
                     bias: Some(w(1)),
@@ -118,7 +119,7 @@ fn bidirectional_layers_match_the_reference_in_both_layouts() {
                     act_f: s.act_f,
                     act_g: s.act_g,
                     act_h: s.act_h,
-                };
+                });
                 run(&mut arena, &weights, &t);
                 let inputs = Inputs {
                     x: &x,

@@ -3,6 +3,7 @@ use rand::{Rng, SeedableRng};
 use rlx_sched::{ArgOp, BinaryOp, DType, Operand, Params, ReduceOp, Segment, Thunk};
 
 use rlx_runtime::arena::Arena;
+use rlx_sched::thunk::{ArgReduce, Cumulative, Reduce, TopK};
 
 fn a(offset: usize) -> Operand {
     Operand { segment: Segment::Arena, offset, buffer: None }
@@ -44,7 +45,7 @@ fn reduce_rows_and_columns() {
         let mut arena = Arena::new(out_off + outer * inner * 4);
         put(&mut arena, 0, &x);
         for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::SumSquare, ReduceOp::L1, ReduceOp::Mean] {
-            run(&mut arena, 0, &Thunk::Reduce { src: a(0), dst: a(out_off), outer, axis_dim: n, inner, op });
+            run(&mut arena, 0, &Thunk::Reduce(Reduce { src: a(0), dst: a(out_off), outer, axis_dim: n, inner, op }));
             let got = get_f32(&arena, out_off, outer * inner);
             for o in 0..outer {
                 for i in 0..inner {
@@ -74,7 +75,7 @@ fn arg_reduce_writes_i64_or_f32() {
     for op in [ArgOp::Max, ArgOp::Min] {
         for last in [false, true] {
             for i64_out in [true, false] {
-                let t = Thunk::ArgReduce {
+                let t = Thunk::ArgReduce(ArgReduce {
                     src: a(0),
                     dst: a(out_off),
                     outer,
@@ -83,7 +84,7 @@ fn arg_reduce_writes_i64_or_f32() {
                     op,
                     select_last: last,
                     indices_i64: i64_out,
-                };
+                });
                 run(&mut arena, 0, &t);
                 let got: Vec<i64> = if i64_out {
                     get_i64(&arena, out_off, outer * inner)
@@ -118,7 +119,7 @@ fn cumulative_products_and_i64_sums_through_the_call_table() {
     let mut arena = Arena::new(x.len() * 4 * 2);
     put(&mut arena, 0, &x);
     let dst = x.len() * 4;
-    let t = Thunk::Cumulative {
+    let t = Thunk::Cumulative(Cumulative {
         src: a(0),
         dst: a(dst),
         outer,
@@ -128,7 +129,7 @@ fn cumulative_products_and_i64_sums_through_the_call_table() {
         dtype: DType::F32,
         exclusive: true,
         reverse: true,
-    };
+    });
     run(&mut arena, 0, &t);
     let got = get_f32(&arena, dst, x.len());
     for o in 0..outer {
@@ -147,7 +148,7 @@ fn cumulative_products_and_i64_sums_through_the_call_table() {
     for (k, v) in xi.iter().enumerate() {
         arena.as_mut_slice()[8 * k..8 * k + 8].copy_from_slice(&v.to_le_bytes());
     }
-    let t = Thunk::Cumulative {
+    let t = Thunk::Cumulative(Cumulative {
         src: a(0),
         dst: a(0),
         outer: 2,
@@ -157,7 +158,7 @@ fn cumulative_products_and_i64_sums_through_the_call_table() {
         dtype: DType::I64,
         exclusive: false,
         reverse: false,
-    };
+    });
     run(&mut arena, 0, &t);
     let got = get_i64(&arena, 0, 8);
     assert_eq!(
@@ -167,13 +168,24 @@ fn cumulative_products_and_i64_sums_through_the_call_table() {
 }
 
 #[test]
-fn cumsum_in_place_exclusive_reverse() {
+fn running_sums_in_place_exclusive_reverse() {
     let (outer, n, inner) = (2, 5, 3);
     let x = data(outer * n * inner, 5);
     for (exclusive, reverse) in [(false, false), (true, false), (false, true), (true, true)] {
         let mut arena = Arena::new(x.len() * 4);
         put(&mut arena, 0, &x);
-        run(&mut arena, 0, &Thunk::Cumsum { src: a(0), dst: a(0), outer, axis_dim: n, inner, exclusive, reverse });
+        let t = Cumulative {
+            src: a(0),
+            dst: a(0),
+            outer,
+            axis_dim: n,
+            inner,
+            op: BinaryOp::Add,
+            dtype: DType::F32,
+            exclusive,
+            reverse,
+        };
+        run(&mut arena, 0, &Thunk::Cumulative(t));
         let got = get_f32(&arena, 0, x.len());
         for o in 0..outer {
             for i in 0..inner {
@@ -199,7 +211,7 @@ fn top_k_with_and_without_values() {
         for (i64_out, with_values) in [(true, true), (false, false)] {
             let mut arena = Arena::new(1024);
             put(&mut arena, 0, &x);
-            let t = Thunk::TopK {
+            let t = Thunk::TopK(TopK {
                 src: a(0),
                 dst: a(idx_off),
                 values: with_values.then(|| a(val_off)),
@@ -208,7 +220,7 @@ fn top_k_with_and_without_values() {
                 k,
                 largest,
                 indices_i64: i64_out,
-            };
+            });
             // The plan's reservation: axis_dim * 5 bytes.
             run(&mut arena, n * 5, &t);
             let idx: Vec<i64> = if i64_out {

@@ -8,6 +8,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rlx_runtime::arena::Arena;
 use rlx_runtime::kernels::sample::scalar;
+use rlx_sched::thunk::GridSample;
 use rlx_sched::{GridSampleMode, GridSamplePadding, KernelCall, Operand, Params, Segment, Thunk};
 
 const PARAMS: Params = Params { mask_threshold: 0.5, mask_neg_inf: -1e9, score_skip: 0.0 };
@@ -51,7 +52,7 @@ fn sample(
     let mut weights = Arena::new(grid.len() * 4 + 64);
     put(&mut arena, 0, src);
     put(&mut weights, 0, grid);
-    let t = Thunk::GridSample {
+    let t = Thunk::GridSample(GridSample {
         src: at(Segment::Arena, 0),
         grid: at(Segment::Weights, 0),
         dst: at(Segment::Arena, dst_off),
@@ -62,7 +63,7 @@ fn sample(
         mode,
         padding,
         align_corners,
-    };
+    });
     let par = match rlx_core::lower(&t, &PARAMS) {
         Some(KernelCall::GridSampleF32 { par, .. }) => par,
         other => panic!("GridSample lowered to {other:?}"),

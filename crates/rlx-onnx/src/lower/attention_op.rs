@@ -24,6 +24,7 @@ use super::slice::Dest;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::{Attention, Where};
 
 /// The sizes of one `Attention` node, with the cache folded in.
 struct Dims {
@@ -148,7 +149,7 @@ pub(super) fn attention(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     };
     lw.emit(
         ctx,
-        Thunk::Attention {
+        Thunk::Attention(Attention {
             q: q4,
             k: k_all,
             v: v_all,
@@ -168,7 +169,7 @@ pub(super) fn attention(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             v_row_stride: d.kv_heads * d.v_head_dim,
             bhsd: four_d,
             kv_heads: d.kv_heads,
-        },
+        }),
     );
     let y = match (rank, four_d) {
         (3, true) => {
@@ -414,7 +415,7 @@ fn additive_mask(lw: &mut Lowerer, ctx: &NodeCtx<'_>, full: &[usize]) -> Result<
             let dst = lw.scratch_storage(&format!("{name}.mask_bias"), ms.clone(), DType::F32)?;
             lw.emit(
                 ctx,
-                Thunk::Where {
+                Thunk::Where(Where {
                     cond: m,
                     on_true: zero,
                     on_false: neg,
@@ -425,7 +426,7 @@ fn additive_mask(lw: &mut Lowerer, ctx: &NodeCtx<'_>, full: &[usize]) -> Result<
                     cond_scalar: false,
                     true_scalar: true,
                     false_scalar: true,
-                },
+                }),
             );
             Ok((dst, ms))
         }

@@ -13,6 +13,7 @@ use super::logic::define_if_empty;
 use super::ops::{numel, R};
 use super::{Lowerer, NodeCtx, Value};
 use crate::tensor::{dtype_of, interface_dtype_of, ConstData, ConstTensor};
+use rlx_sched::thunk::Narrow;
 
 /// `Tile`: `x` of shape `[d0, d1, ...]` viewed as `[1, d0, 1, d1, ...]`,
 /// expanded to `[r0, d0, r1, d1, ...]` (the one copy), viewed as
@@ -100,7 +101,10 @@ pub(super) fn bit_cast(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let len = numel(ctx, &shape)?;
     let dst = lw.output_storage_typed(ctx, 0, shape.clone(), to)?;
     let elem_bytes = to.size();
-    lw.emit(ctx, Thunk::Narrow { src, dst, outer: 1, src_stride: len, dst_stride: len, inner: len, elem_bytes });
+    lw.emit(
+        ctx,
+        Thunk::Narrow(Narrow { src, dst, outer: 1, src_stride: len, dst_stride: len, inner: len, elem_bytes }),
+    );
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
 }
 

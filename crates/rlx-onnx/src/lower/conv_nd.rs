@@ -24,6 +24,7 @@ use super::window::{axis_attr, out_size, pads, Axis};
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::{BatchedSgemm, GatherAxis, Sgemm, Transpose};
 
 /// Whether input 0 has three spatial axes or more.
 pub(super) fn is_nd(lw: &Lowerer, ctx: &NodeCtx<'_>) -> Result<bool, ImportError> {
@@ -111,7 +112,10 @@ fn conv_core(
         in_strides.extend((0..k).map(|d| windows[d].stride * st[d + 2]));
         let cols = lw.scratch_storage(&format!("{name}.cols"), cols_shape, DType::F32)?;
         let in_total = numel(ctx, &ps)?;
-        lw.emit(ctx, Thunk::Transpose { src: padded, dst: cols, in_total, out_dims, in_strides, elem_bytes: 4 });
+        lw.emit(
+            ctx,
+            Thunk::Transpose(Transpose { src: padded, dst: cols, in_total, out_dims, in_strides, elem_bytes: 4 }),
+        );
         cols
     };
 
@@ -120,11 +124,11 @@ fn conv_core(
     let out = lw.output_storage(ctx, 0, shape.clone())?;
     let (m, kk) = (c_out / groups, c_per_group * taps);
     if groups == 1 && n == 1 {
-        lw.emit(ctx, Thunk::Sgemm { a: w, b: cols, c: out, m, k: kk, n: positions });
+        lw.emit(ctx, Thunk::Sgemm(Sgemm { a: w, b: cols, c: out, m, k: kk, n: positions }));
     } else if groups == 1 {
         lw.emit(
             ctx,
-            Thunk::BatchedSgemm {
+            Thunk::BatchedSgemm(BatchedSgemm {
                 a: w,
                 b: cols,
                 c: out,
@@ -134,7 +138,7 @@ fn conv_core(
                 n: positions,
                 a_bcast: true,
                 b_bcast: false,
-            },
+            }),
         );
     } else {
         // Per image, one product per group over consecutive matrices.
@@ -143,7 +147,7 @@ fn conv_core(
             let oi = lw.add_view(out, i * c_out * positions * 4, vec![groups, m, positions]);
             lw.emit(
                 ctx,
-                Thunk::BatchedSgemm {
+                Thunk::BatchedSgemm(BatchedSgemm {
                     a: w,
                     b: ci,
                     c: oi,
@@ -153,7 +157,7 @@ fn conv_core(
                     n: positions,
                     a_bcast: false,
                     b_bcast: false,
-                },
+                }),
             );
         }
     }
@@ -276,7 +280,7 @@ pub(super) fn conv_transpose_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             let rev = lw.scratch_storage(&format!("{name}.filter_rev"), vec![rows, taps], DType::F32)?;
             lw.emit(
                 ctx,
-                Thunk::GatherAxis {
+                Thunk::GatherAxis(GatherAxis {
                     src: w,
                     indices: order,
                     dst: rev,
@@ -286,7 +290,7 @@ pub(super) fn conv_transpose_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                     num_indices: taps,
                     elem_bytes: 4,
                     index_dtype: DType::I64,
-                },
+                }),
             );
             let t = lw.scratch_storage(&format!("{name}.filter_t"), vec![g, c_out_g, c_in_g, taps], DType::F32)?;
             lw.emit(ctx, permute_thunk(ctx, rev, &[g, c_in_g, c_out_g, taps], &[0, 2, 1, 3], t)?);

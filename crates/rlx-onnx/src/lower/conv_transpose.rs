@@ -14,6 +14,7 @@ use super::window::pair_attr;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::{BatchedSgemm, Col2Im};
 
 /// One spatial axis: input size, window, stride, dilation, output padding.
 #[derive(Clone, Copy)]
@@ -193,7 +194,17 @@ pub(super) fn conv_transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     if g == 1 {
         lw.emit(
             ctx,
-            Thunk::BatchedSgemm { a, b: x, c: cols, batch: n, m, k: c_in, n: hw, a_bcast: true, b_bcast: false },
+            Thunk::BatchedSgemm(BatchedSgemm {
+                a,
+                b: x,
+                c: cols,
+                batch: n,
+                m,
+                k: c_in,
+                n: hw,
+                a_bcast: true,
+                b_bcast: false,
+            }),
         );
     } else {
         // Per image, one product per group over consecutive matrices.
@@ -202,7 +213,17 @@ pub(super) fn conv_transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             let cb = lw.add_view(cols, b * g * m * hw * 4, vec![g, m, hw]);
             lw.emit(
                 ctx,
-                Thunk::BatchedSgemm { a, b: xb, c: cb, batch: g, m, k: c_in_g, n: hw, a_bcast: false, b_bcast: false },
+                Thunk::BatchedSgemm(BatchedSgemm {
+                    a,
+                    b: xb,
+                    c: cb,
+                    batch: g,
+                    m,
+                    k: c_in_g,
+                    n: hw,
+                    a_bcast: false,
+                    b_bcast: false,
+                }),
             );
         }
     }
@@ -211,7 +232,7 @@ pub(super) fn conv_transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (h_cols, w_cols) = (h, w);
     lw.emit(
         ctx,
-        Thunk::Col2Im {
+        Thunk::Col2Im(Col2Im {
             src: cols,
             bias,
             dst,
@@ -229,7 +250,7 @@ pub(super) fn conv_transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             pw,
             dh,
             dw,
-        },
+        }),
     );
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
 }
@@ -274,6 +295,9 @@ pub(super) fn col2im(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     }
     let dst = lw.output_storage(ctx, 0, shape.clone())?;
     let (ph, pw) = (pads[0], pads[1]);
-    lw.emit(ctx, Thunk::Col2Im { src, bias: None, dst, n, c, h, w, h_cols, w_cols, kh, kw, sh, sw, ph, pw, dh, dw });
+    lw.emit(
+        ctx,
+        Thunk::Col2Im(Col2Im { src, bias: None, dst, n, c, h, w, h_cols, w_cols, kh, kw, sh, sw, ph, pw, dh, dw }),
+    );
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
 }

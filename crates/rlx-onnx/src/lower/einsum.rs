@@ -14,6 +14,7 @@ use super::ops::{numel, R};
 use super::shape::row_major_strides;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
+use rlx_sched::thunk::{BatchedSgemm, Reduce, Sgemm, Transpose};
 
 /// A parsed equation: the letters of each input and of the output.
 #[derive(Debug, PartialEq)]
@@ -83,14 +84,14 @@ fn permute(
     let dst = lw.scratch_storage(name, out_dims.clone(), DType::F32)?;
     lw.emit(
         ctx,
-        Thunk::Transpose {
+        Thunk::Transpose(Transpose {
             src: storage,
             dst,
             in_total: numel(ctx, shape)?,
             out_dims,
             in_strides: perm.iter().map(|&p| strides[p]).collect(),
             elem_bytes: 4,
-        },
+        }),
     );
     Ok(dst)
 }
@@ -133,7 +134,7 @@ pub(super) fn einsum(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             let outer = numel(ctx, &out_shape)?;
             let axis_dim = numel(ctx, &dims(&summed))?;
             let dst = lw.output_storage(ctx, 0, out_shape.clone())?;
-            lw.emit(ctx, Thunk::Reduce { src, dst, outer, axis_dim, inner: 1, op: ReduceOp::Sum });
+            lw.emit(ctx, Thunk::Reduce(Reduce { src, dst, outer, axis_dim, inner: 1, op: ReduceOp::Sum }));
             lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
         }
         [a, b] => {
@@ -166,9 +167,19 @@ pub(super) fn einsum(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                 lw.scratch_storage(&format!("{out_name}.product"), dims(&product_order), DType::F32)?
             };
             let thunk = if nb == 1 {
-                Thunk::Sgemm { a: pa, b: pb, c, m, k, n }
+                Thunk::Sgemm(Sgemm { a: pa, b: pb, c, m, k, n })
             } else {
-                Thunk::BatchedSgemm { a: pa, b: pb, c, batch: nb, m, k, n, a_bcast: false, b_bcast: false }
+                Thunk::BatchedSgemm(BatchedSgemm {
+                    a: pa,
+                    b: pb,
+                    c,
+                    batch: nb,
+                    m,
+                    k,
+                    n,
+                    a_bcast: false,
+                    b_bcast: false,
+                })
             };
             lw.emit(ctx, thunk);
             if direct {
@@ -184,14 +195,14 @@ pub(super) fn einsum(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             let dst = lw.output_storage(ctx, 0, out_shape.clone())?;
             lw.emit(
                 ctx,
-                Thunk::Transpose {
+                Thunk::Transpose(Transpose {
                     src: c,
                     dst,
                     in_total: numel(ctx, &product_shape)?,
                     out_dims: out_shape.clone(),
                     in_strides: perm.iter().map(|&p| strides[p]).collect(),
                     elem_bytes: 4,
-                },
+                }),
             );
             lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
         }

@@ -10,6 +10,7 @@ use rlx_sched::{DType, Thunk};
 use super::ops::{numel, R};
 use super::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::{BatchNormInference, LayerNorm};
 
 /// `GroupNormalization`: `num_groups` groups of `C / num_groups` channels.
 /// Scale and bias are per channel from opset 21, per group before.
@@ -69,7 +70,7 @@ fn grouped(lw: &mut Lowerer, ctx: &NodeCtx<'_>, groups: Groups, per_group_affine
     };
     let ones = constant(lw, "unit_scale", h, 1.0)?;
     let normalized = lw.scratch_storage(&format!("{name}.normalized"), vec![rows, h], DType::F32)?;
-    lw.emit(ctx, Thunk::LayerNorm { x, g: ones, b: None, out: normalized, rows, h, eps });
+    lw.emit(ctx, Thunk::LayerNorm(LayerNorm { x, g: ones, b: None, out: normalized, rows, h, eps }));
 
     // Per group, the affine's channel is the group: view the data as
     // [n, g, (c / g) * hw].
@@ -79,7 +80,7 @@ fn grouped(lw: &mut Lowerer, ctx: &NodeCtx<'_>, groups: Groups, per_group_affine
     let out = lw.output_storage(ctx, 0, shape.clone())?;
     lw.emit(
         ctx,
-        Thunk::BatchNormInference {
+        Thunk::BatchNormInference(BatchNormInference {
             x: normalized,
             scale,
             bias,
@@ -90,7 +91,7 @@ fn grouped(lw: &mut Lowerer, ctx: &NodeCtx<'_>, groups: Groups, per_group_affine
             c: bn_c,
             hw: bn_hw,
             eps: 0.0,
-        },
+        }),
     );
     lw.define(ctx, 0, Value::Data { storage: out, shape })?;
     Ok(())

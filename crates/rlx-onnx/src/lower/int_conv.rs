@@ -13,6 +13,7 @@ use super::window::{conv_geometry, ConvGeometry};
 use super::{ImportError, Lowerer, NodeCtx, Value};
 use crate::proto::NodeProto;
 use crate::tensor::ConstTensor;
+use rlx_sched::thunk::{IntConv2D, Requantize};
 
 /// `ConvInteger`: `x` and `w` 8-bit (any pairing), `x_zero_point` per
 /// tensor, `w_zero_point` per tensor or per output channel; the output is
@@ -40,7 +41,7 @@ pub(super) fn conv_integer(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let out = lw.output_storage_typed(ctx, 0, shape.clone(), DType::I32)?;
     lw.emit(
         ctx,
-        Thunk::IntConv2D {
+        Thunk::IntConv2D(IntConv2D {
             x,
             w,
             x_zero,
@@ -65,7 +66,7 @@ pub(super) fn conv_integer(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             x_dtype,
             w_dtype,
             w_zero_len: w_zero.map_or(1, |(_, len)| len),
-        },
+        }),
     );
     lw.define(ctx, 0, Value::Data { storage: out, shape })
 }
@@ -188,7 +189,18 @@ fn requantize_fused(
     let out = lw.output_storage_typed(&part, 0, shape.clone(), out_dtype)?;
     lw.emit(
         &part,
-        Thunk::Requantize { acc, bias, scale, zero: Some(zero), out, outer, channels, inner, scale_len, out_dtype },
+        Thunk::Requantize(Requantize {
+            acc,
+            bias,
+            scale,
+            zero: Some(zero),
+            out,
+            outer,
+            channels,
+            inner,
+            scale_len,
+            out_dtype,
+        }),
     );
     lw.define(&part, 0, Value::Data { storage: out, shape })?;
     Ok(true)

@@ -16,6 +16,7 @@ use super::shape::{broadcast, broadcast_strides};
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{dtype_of, ConstData, ConstTensor};
+use rlx_sched::thunk::{Activation, BinaryFull, Cast, Compare, Where};
 
 /// How a thunk reads an operand broadcast to the output: `Flat` (the
 /// `i % len` rule covers it), or per-axis strides.
@@ -41,7 +42,7 @@ pub(super) fn binary_thunk(
     } else {
         (out.to_vec(), broadcast_strides(ls, out), broadcast_strides(rs, out))
     };
-    Ok(Thunk::BinaryFull {
+    Ok(Thunk::BinaryFull(BinaryFull {
         lhs,
         rhs,
         dst,
@@ -53,7 +54,7 @@ pub(super) fn binary_thunk(
         bcast_lhs_strides: l_strides,
         bcast_rhs_strides: r_strides,
         elem_bytes,
-    })
+    }))
 }
 
 /// A storage with the shape it is seen with.
@@ -109,8 +110,8 @@ pub(super) fn widen_to_i64(
     let name = format!("{}.i64", lw.storages[src].name);
     let dst = lw.scratch_storage(&name, shape.to_vec(), DType::I64)?;
     let thunk = match from {
-        DType::I32 => Thunk::CastI32ToI64 { src, dst, len },
-        DType::Bool => Thunk::CastBoolToI64 { src, dst, len },
+        DType::I32 => Thunk::Cast(Cast { src, dst, len, from: DType::I32, to: DType::I64 }),
+        DType::Bool => Thunk::Cast(Cast { src, dst, len, from: DType::Bool, to: DType::I64 }),
         other => return Err(ctx.err(format!("cannot widen {} to i64", other.name()))),
     };
     lw.emit(ctx, thunk);
@@ -147,7 +148,10 @@ pub(super) fn arithmetic(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R
             let thunk = binary_thunk(ctx, (l64, &ls), (r64, &rs), wide, &out, op, 8)?;
             lw.emit(ctx, thunk);
             let dst = lw.output_storage_typed(ctx, 0, out.clone(), DType::I32)?;
-            lw.emit(ctx, Thunk::CastI64ToI32 { src: wide, dst, len: numel(ctx, &out)? });
+            lw.emit(
+                ctx,
+                Thunk::Cast(Cast { src: wide, dst, len: numel(ctx, &out)?, from: DType::I64, to: DType::I32 }),
+            );
             lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
         }
         other => Err(ctx.err(format!("{} operands are not supported; f32, i64 and i32 are", other.name()))),
@@ -317,7 +321,7 @@ pub(super) fn compare_thunk(
     } else {
         (out.to_vec(), broadcast_strides(ls, out), broadcast_strides(rs, out), false, false)
     };
-    Ok(Thunk::Compare {
+    Ok(Thunk::Compare(Compare {
         lhs,
         rhs,
         dst,
@@ -333,7 +337,7 @@ pub(super) fn compare_thunk(
         out_dims_bcast: dims,
         bcast_lhs_strides: l_strides,
         bcast_rhs_strides: r_strides,
-    })
+    }))
 }
 
 /// `And` / `Or` / `Xor` of bools: widened to i64, combined bitwise, narrowed back.
@@ -357,7 +361,7 @@ pub(super) fn logical(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R {
     let thunk = binary_thunk(ctx, (l64, &ls), (r64, &rs), wide, &out, op, 8)?;
     lw.emit(ctx, thunk);
     let dst = lw.output_storage_typed(ctx, 0, out.clone(), DType::Bool)?;
-    lw.emit(ctx, Thunk::CastI64ToBool { src: wide, dst, len: numel(ctx, &out)? });
+    lw.emit(ctx, Thunk::Cast(Cast { src: wide, dst, len: numel(ctx, &out)?, from: DType::I64, to: DType::Bool }));
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
 }
 
@@ -448,7 +452,7 @@ pub(super) fn is_inf(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         (false, true) => (x, f32::NEG_INFINITY),
         (true, true) => {
             let abs = lw.scratch_storage(&format!("{}.abs", ctx.label), shape.clone(), DType::F32)?;
-            lw.emit(ctx, Thunk::Activation { src: x, dst: abs, len, act: rlx_sched::ActKind::Abs });
+            lw.emit(ctx, Thunk::Activation(Activation { src: x, dst: abs, len, act: rlx_sched::ActKind::Abs }));
             (abs, f32::INFINITY)
         }
     };
@@ -507,7 +511,7 @@ pub(super) fn select(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let dst = lw.output_storage_typed(ctx, 0, out.clone(), xt)?;
     lw.emit(
         ctx,
-        Thunk::Where {
+        Thunk::Where(Where {
             cond,
             on_true: x,
             on_false: y,
@@ -518,29 +522,14 @@ pub(super) fn select(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             cond_scalar,
             true_scalar,
             false_scalar,
-        },
+        }),
     );
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
 }
 
 /// The thunk casting `len` elements from `from` to `to`.
 pub(super) fn cast_thunk(src: usize, dst: usize, len: usize, from: DType, to: DType) -> Thunk<usize> {
-    use DType::*;
-    match (from, to) {
-        (F32, I64) => Thunk::CastF32ToI64 { src, dst, len },
-        (F32, I32) => Thunk::CastF32ToI32 { src, dst, len },
-        (F32, Bool) => Thunk::CastF32ToBool { src, dst, len },
-        (I64, F32) => Thunk::CastI64ToF32 { src, dst, len },
-        (I64, I32) => Thunk::CastI64ToI32 { src, dst, len },
-        (I64, Bool) => Thunk::CastI64ToBool { src, dst, len },
-        (I32, F32) => Thunk::CastI32ToF32 { src, dst, len },
-        (I32, I64) => Thunk::CastI32ToI64 { src, dst, len },
-        (I32, Bool) => Thunk::CastI32ToBool { src, dst, len },
-        (Bool, F32) => Thunk::CastBoolToF32 { src, dst, len },
-        (Bool, I64) => Thunk::CastBoolToI64 { src, dst, len },
-        (Bool, I32) => Thunk::CastBoolToI32 { src, dst, len },
-        (src_dtype, dst_dtype) => Thunk::CastGeneric { src, dst, len, src_dtype, dst_dtype },
-    }
+    Thunk::Cast(Cast { src, dst, len, from, to })
 }
 
 /// `Cast` between the carried types; a cast to the same type is a view.
@@ -686,7 +675,7 @@ pub(super) fn trilu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let dst = lw.output_storage_typed(ctx, 0, xs.clone(), dtype)?;
     lw.emit(
         ctx,
-        Thunk::Where {
+        Thunk::Where(Where {
             cond: mask,
             on_true: x,
             on_false: zero,
@@ -697,7 +686,7 @@ pub(super) fn trilu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             cond_scalar: false,
             true_scalar: false,
             false_scalar: true,
-        },
+        }),
     );
     lw.define(ctx, 0, Value::Data { storage: dst, shape: xs })
 }

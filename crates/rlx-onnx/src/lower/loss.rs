@@ -25,6 +25,7 @@ use super::softmax::log_softmax_into;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::{Activation, Gather, GatherElements, Reduce, Where};
 
 /// The `reduction` attribute of the losses.
 #[derive(Clone, Copy, PartialEq)]
@@ -158,7 +159,7 @@ fn nll(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: usize, x_shape: &[usize]) -> R {
     let picked = lw.scratch_storage(&format!("{name}.picked"), vec![n, 1, d], DType::F32)?;
     lw.emit(
         ctx,
-        Thunk::GatherElements {
+        Thunk::GatherElements(GatherElements {
             data: x,
             indices: index,
             dst: picked,
@@ -167,12 +168,12 @@ fn nll(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: usize, x_shape: &[usize]) -> R {
             axis: 1,
             elem_bytes: 4,
             index_dtype: DType::I64,
-        },
+        }),
     );
     // Negated before masking, so an ignored target's loss is +0 as in the
     // spec's reference.
     let neg_dst = if ignored.is_none() && weight.is_none() { loss } else { picked };
-    lw.emit(ctx, Thunk::Activation { src: picked, dst: neg_dst, len: count, act: ActKind::Neg });
+    lw.emit(ctx, Thunk::Activation(Activation { src: picked, dst: neg_dst, len: count, act: ActKind::Neg }));
     let zero = if ignored.is_some() { Some(scalar_f32(lw, "zero", 0.0)?) } else { None };
     if let (Some((mask, _)), Some(zero)) = (ignored, zero) {
         let dst = if weight.is_some() { picked } else { loss };
@@ -185,7 +186,7 @@ fn nll(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: usize, x_shape: &[usize]) -> R {
             let wt = lw.scratch_storage(&format!("{name}.weights"), vec![count], DType::F32)?;
             lw.emit(
                 ctx,
-                Thunk::Gather {
+                Thunk::Gather(Gather {
                     table: w,
                     indices: index,
                     dst: wt,
@@ -193,7 +194,7 @@ fn nll(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: usize, x_shape: &[usize]) -> R {
                     row_len: 1,
                     vocab: c,
                     index_dtype: DType::I64,
-                },
+                }),
             );
             if let (Some((mask, _)), Some(zero)) = (ignored, zero) {
                 lw.emit(ctx, where_thunk(mask, (zero, true), (wt, false), wt, count, 4));
@@ -209,8 +210,9 @@ fn nll(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: usize, x_shape: &[usize]) -> R {
         }
         _ => None,
     };
-    let whole =
-        |src: usize, dst: usize, op: ReduceOp| Thunk::Reduce { src, dst, outer: 1, axis_dim: count, inner: 1, op };
+    let whole = |src: usize, dst: usize, op: ReduceOp| {
+        Thunk::Reduce(Reduce { src, dst, outer: 1, axis_dim: count, inner: 1, op })
+    };
     match (reduction, weights) {
         (Reduction::None, _) => lw.define(ctx, 0, Value::Data { storage: loss, shape: t_shape }),
         (Reduction::Sum, _) => {
@@ -245,7 +247,7 @@ fn where_thunk(
     len: usize,
     elem_bytes: usize,
 ) -> Thunk<usize> {
-    Thunk::Where {
+    Thunk::Where(Where {
         cond,
         on_true,
         on_false,
@@ -256,5 +258,5 @@ fn where_thunk(
         cond_scalar: false,
         true_scalar: true_scalar && len != 1,
         false_scalar: false_scalar && len != 1,
-    }
+    })
 }

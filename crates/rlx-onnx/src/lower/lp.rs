@@ -11,6 +11,7 @@ use super::ops::{numel, R};
 use super::shape::normalize_axis;
 use super::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::{Activation, Reduce, Where};
 
 /// `LpNormalization`: `x / norm_p(x)` along `axis` (default -1), `p` 1 or
 /// 2 (default 2). A row of zeros stays zeros (the spec defines 0 there).
@@ -33,7 +34,7 @@ pub(super) fn lp_normalization(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (outer, axis_dim, inner) = (numel(ctx, &shape[..a])?, shape[a], numel(ctx, &shape[a + 1..])?);
     let name = ctx.node.output[0].clone();
     let norm = lw.scratch_storage(&format!("{name}.norm"), vec![outer, 1, inner], DType::F32)?;
-    lw.emit(ctx, Thunk::Reduce { src: x, dst: norm, outer, axis_dim, inner, op });
+    lw.emit(ctx, Thunk::Reduce(Reduce { src: x, dst: norm, outer, axis_dim, inner, op }));
     // A zero norm (a row of zeros) divides by 1 instead: the row stays 0,
     // as the spec defines it, not 0 / 0.
     let rows = outer * inner;
@@ -44,7 +45,7 @@ pub(super) fn lp_normalization(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     lw.emit(ctx, compare_thunk(ctx, (norm, &[rows]), (zero, &[]), is_zero, &[rows], CmpOp::Eq, 4)?);
     lw.emit(
         ctx,
-        Thunk::Where {
+        Thunk::Where(Where {
             cond: is_zero,
             on_true: one,
             on_false: norm,
@@ -55,7 +56,7 @@ pub(super) fn lp_normalization(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             cond_scalar: false,
             true_scalar: rows != 1,
             false_scalar: false,
-        },
+        }),
     );
     let y = lw.output_storage(ctx, 0, shape.clone())?;
     let full = [outer, axis_dim, inner];
@@ -87,9 +88,9 @@ pub(super) fn lp_pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     };
     let powered = lw.scratch_storage(&format!("{name}.powered"), xs.clone(), DType::F32)?;
     if p == 2.0 {
-        lw.emit(ctx, Thunk::Activation { src: x, dst: powered, len, act: ActKind::Square });
+        lw.emit(ctx, Thunk::Activation(Activation { src: x, dst: powered, len, act: ActKind::Square }));
     } else {
-        lw.emit(ctx, Thunk::Activation { src: x, dst: powered, len, act: ActKind::Abs });
+        lw.emit(ctx, Thunk::Activation(Activation { src: x, dst: powered, len, act: ActKind::Abs }));
         if p != 1.0 {
             let e = scalar(lw, "p", p)?;
             lw.emit(ctx, binary_thunk(ctx, (powered, &xs), (e, &[]), powered, &xs, BinaryOp::Pow, 4)?);
@@ -101,7 +102,7 @@ pub(super) fn lp_pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     };
     let out_len = numel(ctx, &shape)?;
     if p == 2.0 {
-        lw.emit(ctx, Thunk::Activation { src: y, dst: y, len: out_len, act: ActKind::Sqrt });
+        lw.emit(ctx, Thunk::Activation(Activation { src: y, dst: y, len: out_len, act: ActKind::Sqrt }));
     } else if p != 1.0 {
         let e = scalar(lw, "inv_p", 1.0 / p)?;
         lw.emit(ctx, binary_thunk(ctx, (y, &shape), (e, &[]), y, &shape, BinaryOp::Pow, 4)?);

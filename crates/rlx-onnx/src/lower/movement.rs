@@ -13,6 +13,7 @@ use super::slice::{dest_storage, slice_value, AxisSlice, Dest};
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{data_type_name, dtype_of, read_tensor, ConstData, ConstTensor, CARRIED_TYPES};
+use rlx_sched::thunk::{Concat, Gather, GatherAxis, Transpose};
 
 pub(super) fn value_shape(v: &Value) -> Vec<usize> {
     match v {
@@ -65,14 +66,14 @@ fn broadcast_thunk(
     out: &[usize],
     dtype: DType,
 ) -> Result<Thunk<usize>, ImportError> {
-    Ok(Thunk::Transpose {
+    Ok(Thunk::Transpose(Transpose {
         src,
         dst,
         in_total: numel(ctx, shape)?,
         out_dims: out.to_vec(),
         in_strides: broadcast_strides(shape, out),
         elem_bytes: dtype.size(),
-    })
+    }))
 }
 
 /// `Expand`: numpy broadcast of the input with the shape input (either
@@ -146,7 +147,14 @@ pub(super) fn transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let dst = lw.output_storage_typed(ctx, 0, out_dims.clone(), dtype)?;
     lw.emit(
         ctx,
-        Thunk::Transpose { src, dst, in_total, out_dims: out_dims.clone(), in_strides, elem_bytes: dtype.size() },
+        Thunk::Transpose(Transpose {
+            src,
+            dst,
+            in_total,
+            out_dims: out_dims.clone(),
+            in_strides,
+            elem_bytes: dtype.size(),
+        }),
     );
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out_dims })
 }
@@ -245,9 +253,9 @@ pub(super) fn gather(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let num_indices = numel(ctx, &idx_shape)?;
     let dst = lw.output_storage_typed(ctx, 0, out_shape.clone(), dtype)?;
     let thunk = if a == 0 && dtype == DType::F32 {
-        Thunk::Gather { table, indices, dst, num_indices, row_len: inner, vocab: dim, index_dtype }
+        Thunk::Gather(Gather { table, indices, dst, num_indices, row_len: inner, vocab: dim, index_dtype })
     } else {
-        Thunk::GatherAxis {
+        Thunk::GatherAxis(GatherAxis {
             src: table,
             indices,
             dst,
@@ -257,7 +265,7 @@ pub(super) fn gather(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             num_indices,
             elem_bytes: dtype.size(),
             index_dtype,
-        }
+        })
     };
     lw.emit(ctx, thunk);
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
@@ -435,7 +443,7 @@ pub(super) fn concat_along(
     }
     let dtype = dtype.expect("a piece with elements, or the output would be empty");
     let dst = dest_storage(lw, ctx, dest, out_shape.clone(), dtype)?;
-    lw.emit(ctx, Thunk::Concat { inputs, dst, outer, inner, elem_bytes: dtype.size() });
+    lw.emit(ctx, Thunk::Concat(Concat { inputs, dst, outer, inner, elem_bytes: dtype.size() }));
     Ok(Value::Data { storage: dst, shape: out_shape })
 }
 

@@ -10,6 +10,7 @@ use super::shape::broadcast;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::Where;
 
 /// Errors when the node asks for an output beyond the first (`Mean`,
 /// `InvStdDev`, `Indices`, ...), which no thunk writes.
@@ -168,7 +169,7 @@ pub(super) fn prelu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let len = numel(ctx, &xs)?;
     lw.emit(
         ctx,
-        Thunk::Where {
+        Thunk::Where(Where {
             cond: negative,
             on_true: y,
             on_false: x,
@@ -179,7 +180,7 @@ pub(super) fn prelu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             cond_scalar: false,
             true_scalar: false,
             false_scalar: false,
-        },
+        }),
     );
     lw.define(ctx, 0, Value::Data { storage: y, shape: xs })
 }

@@ -10,6 +10,7 @@ use super::shape::normalize_axis;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::{Activation, BatchNormInference, LayerNorm, Reduce, RmsNorm};
 
 /// A scale or shift of `LayerNormalization`: exactly the normalised dims
 /// (leading 1s allowed); broadcasting inside them is not supported.
@@ -40,7 +41,7 @@ fn layer_norm_statistics(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: usize, shape: &
         }
     };
     let mean = stat(lw, 1, "mean")?;
-    lw.emit(ctx, Thunk::Reduce { src: x, dst: mean, outer: rows, axis_dim: h, inner: 1, op: ReduceOp::Mean });
+    lw.emit(ctx, Thunk::Reduce(Reduce { src: x, dst: mean, outer: rows, axis_dim: h, inner: 1, op: ReduceOp::Mean }));
     let centered = lw.scratch_storage(&format!("{name}.centered"), vec![rows, h], DType::F32)?;
     let sub = super::logic::binary_thunk(
         ctx,
@@ -63,14 +64,17 @@ fn layer_norm_statistics(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: usize, shape: &
     )?;
     lw.emit(ctx, square);
     let inv = stat(lw, 2, "inv_std_dev")?;
-    lw.emit(ctx, Thunk::Reduce { src: centered, dst: inv, outer: rows, axis_dim: h, inner: 1, op: ReduceOp::Mean });
+    lw.emit(
+        ctx,
+        Thunk::Reduce(Reduce { src: centered, dst: inv, outer: rows, axis_dim: h, inner: 1, op: ReduceOp::Mean }),
+    );
     let eps_param =
         lw.add_param(&format!("{name}.epsilon"), &ConstTensor { shape: vec![], data: ConstData::F32(vec![eps]) })?;
     let add =
         super::logic::binary_thunk(ctx, (inv, &[rows]), (eps_param, &[]), inv, &[rows], rlx_sched::BinaryOp::Add, 4)?;
     lw.emit(ctx, add);
-    lw.emit(ctx, Thunk::Activation { src: inv, dst: inv, len: rows, act: ActKind::Sqrt });
-    lw.emit(ctx, Thunk::Activation { src: inv, dst: inv, len: rows, act: ActKind::Recip });
+    lw.emit(ctx, Thunk::Activation(Activation { src: inv, dst: inv, len: rows, act: ActKind::Sqrt }));
+    lw.emit(ctx, Thunk::Activation(Activation { src: inv, dst: inv, len: rows, act: ActKind::Recip }));
     if wanted(1) {
         lw.define(ctx, 1, Value::Data { storage: mean, shape: stat_shape.clone() })?;
     }
@@ -128,7 +132,7 @@ pub(super) fn layer_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         None => None,
     };
     let out = lw.output_storage(ctx, 0, shape.clone())?;
-    lw.emit(ctx, Thunk::LayerNorm { x, g, b, out, rows, h, eps });
+    lw.emit(ctx, Thunk::LayerNorm(LayerNorm { x, g, b, out, rows, h, eps }));
     lw.define(ctx, 0, Value::Data { storage: out, shape: shape.clone() })?;
     let wanted = |i: usize| ctx.node.output.get(i).is_some_and(|o| !o.is_empty());
     if wanted(1) || wanted(2) {
@@ -145,7 +149,7 @@ pub(super) fn rms_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (g, gs) = lw.data_input(ctx, 1)?;
     normalized_operand(ctx, "scale", &gs, &shape[a..])?;
     let out = lw.output_storage(ctx, 0, shape.clone())?;
-    lw.emit(ctx, Thunk::RmsNorm { x, g, out, rows, h, eps });
+    lw.emit(ctx, Thunk::RmsNorm(RmsNorm { x, g, out, rows, h, eps }));
     lw.define(ctx, 0, Value::Data { storage: out, shape })?;
     Ok(())
 }
@@ -195,7 +199,7 @@ pub(super) fn batch_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         None
     };
     let out = lw.output_storage(ctx, 0, shape.clone())?;
-    lw.emit(ctx, Thunk::BatchNormInference { x, scale, bias, mean, var, out, n, c, hw, eps });
+    lw.emit(ctx, Thunk::BatchNormInference(BatchNormInference { x, scale, bias, mean, var, out, n, c, hw, eps }));
     lw.define(ctx, 0, Value::Data { storage: out, shape })?;
     if let Some(((old_mean, old_var), (batch_mean, batch_var))) = running {
         // running = old * momentum + batch * (1 - momentum), per channel.
@@ -246,7 +250,7 @@ fn batch_statistics(
     let mean = lw.scratch_storage(&format!("{name}.batch_mean"), vec![c], DType::F32)?;
     lw.emit(
         ctx,
-        Thunk::Reduce { src: per_channel, dst: mean, outer: c, axis_dim: n * hw, inner: 1, op: ReduceOp::Mean },
+        Thunk::Reduce(Reduce { src: per_channel, dst: mean, outer: c, axis_dim: n * hw, inner: 1, op: ReduceOp::Mean }),
     );
     let dev = lw.scratch_storage(&format!("{name}.deviation"), vec![c, n * hw], DType::F32)?;
     let sub = super::logic::binary_thunk(
@@ -270,6 +274,9 @@ fn batch_statistics(
     )?;
     lw.emit(ctx, sq);
     let var = lw.scratch_storage(&format!("{name}.batch_var"), vec![c], DType::F32)?;
-    lw.emit(ctx, Thunk::Reduce { src: dev, dst: var, outer: c, axis_dim: n * hw, inner: 1, op: ReduceOp::Mean });
+    lw.emit(
+        ctx,
+        Thunk::Reduce(Reduce { src: dev, dst: var, outer: c, axis_dim: n * hw, inner: 1, op: ReduceOp::Mean }),
+    );
     Ok((mean, var))
 }

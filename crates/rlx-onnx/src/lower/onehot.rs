@@ -17,6 +17,7 @@ use super::shape::normalize_axis;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::{Cast, Where};
 
 /// `depth`: a constant of one element, a float truncated to an integer.
 fn depth_input(lw: &Lowerer, ctx: &NodeCtx<'_>) -> Result<usize, ImportError> {
@@ -78,7 +79,7 @@ pub(super) fn one_hot(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     lw.emit(ctx, binary_thunk(ctx, (idx, &is), (depth_param, &[]), index, &is, BinaryOp::Add, 8)?);
     lw.emit(
         ctx,
-        Thunk::Where {
+        Thunk::Where(Where {
             cond: negative,
             on_true: index,
             on_false: idx,
@@ -89,7 +90,7 @@ pub(super) fn one_hot(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             cond_scalar: false,
             true_scalar: false,
             false_scalar: false,
-        },
+        }),
     );
     let mut pos_shape = vec![1; rank];
     pos_shape[a] = depth;
@@ -116,7 +117,7 @@ pub(super) fn one_hot(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let single = len == 1;
     lw.emit(
         ctx,
-        Thunk::Where {
+        Thunk::Where(Where {
             cond: hot,
             on_true: on,
             on_false: off,
@@ -127,12 +128,12 @@ pub(super) fn one_hot(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             cond_scalar: false,
             true_scalar: !single,
             false_scalar: !single,
-        },
+        }),
     );
     let y = match dtype {
         DType::Bool => {
             let b = lw.output_storage_typed(ctx, 0, out.clone(), DType::Bool)?;
-            lw.emit(ctx, Thunk::CastI64ToBool { src: y, dst: b, len });
+            lw.emit(ctx, Thunk::Cast(Cast { src: y, dst: b, len, from: DType::I64, to: DType::Bool }));
             b
         }
         _ => y,

@@ -10,6 +10,10 @@ use super::{
 };
 use crate::error::ImportError;
 use crate::tensor::{read_tensor, ConstData, ConstTensor};
+use rlx_sched::thunk::{
+    self as kinds, Activation, BatchedSgemm, BiasAdd, BinaryFull, CopyI64, FusedMmBiasAct, Narrow, Sgemm, SgemmT,
+    Transpose,
+};
 
 /// The ONNX ops the importer lowers (default domain), sorted.
 pub const SUPPORTED_OPS: &[&str] = &[
@@ -227,9 +231,11 @@ pub fn const_inputs(op_type: &str) -> &'static [usize] {
 pub(super) fn copy_thunk(src: usize, dst: usize, shape: &[usize], dtype: DType) -> Thunk<usize> {
     let len = shape.iter().product();
     match dtype.size() {
-        4 => Thunk::Copy { src, dst, len },
-        8 => Thunk::CopyI64 { src, dst, len },
-        elem_bytes => Thunk::Narrow { src, dst, outer: 1, src_stride: len, dst_stride: len, inner: len, elem_bytes },
+        4 => Thunk::Copy(kinds::Copy { src, dst, len }),
+        8 => Thunk::CopyI64(CopyI64 { src, dst, len }),
+        elem_bytes => {
+            Thunk::Narrow(Narrow { src, dst, outer: 1, src_stride: len, dst_stride: len, inner: len, elem_bytes })
+        }
     }
 }
 
@@ -244,14 +250,14 @@ pub(super) fn permute_thunk(
     dst: usize,
 ) -> Result<Thunk<usize>, ImportError> {
     let strides = super::shape::row_major_strides(shape);
-    Ok(Thunk::Transpose {
+    Ok(Thunk::Transpose(Transpose {
         src,
         dst,
         in_total: numel(ctx, shape)?,
         out_dims: perm.iter().map(|&p| shape[p]).collect(),
         in_strides: perm.iter().map(|&p| strides[p]).collect(),
         elem_bytes: 4,
-    })
+    }))
 }
 
 pub(super) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
@@ -487,7 +493,7 @@ pub(super) fn activation(lw: &mut Lowerer, ctx: &NodeCtx<'_>, act: ActKind) -> R
     let (src, shape) = lw.data_input(ctx, 0)?;
     let len = numel(ctx, &shape)?;
     let dst = lw.output_storage(ctx, 0, shape.clone())?;
-    lw.emit(ctx, Thunk::Activation { src, dst, len, act });
+    lw.emit(ctx, Thunk::Activation(Activation { src, dst, len, act }));
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
 }
 
@@ -522,11 +528,11 @@ fn matmul(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         // Every batch uses the one matrix b: fold the batch into the rows
         // of one product (a is contiguous).
         let rows = a_count.checked_mul(m).ok_or_else(|| ctx.err("too many rows"))?;
-        Thunk::Sgemm { a, b, c, m: rows, k, n }
+        Thunk::Sgemm(Sgemm { a, b, c, m: rows, k, n })
     } else if a_count == 1 {
-        Thunk::BatchedSgemm { a, b, c, batch, m, k, n, a_bcast: true, b_bcast: false }
+        Thunk::BatchedSgemm(BatchedSgemm { a, b, c, batch, m, k, n, a_bcast: true, b_bcast: false })
     } else if a_count == batch && b_count == batch {
-        Thunk::BatchedSgemm { a, b, c, batch, m, k, n, a_bcast: false, b_bcast: false }
+        Thunk::BatchedSgemm(BatchedSgemm { a, b, c, batch, m, k, n, a_bcast: false, b_bcast: false })
     } else {
         // Batch dims that broadcast both ways: each operand is expanded to
         // the full batch first (one stride-0 `Transpose` each).
@@ -535,7 +541,7 @@ fn matmul(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         let (a_full, b_full) = (full(m, k), full(k, n));
         let a = if a_count == batch { a } else { movement::broadcast_into_scratch(lw, ctx, a, &a2, &a_full)? };
         let b = if b_count == batch { b } else { movement::broadcast_into_scratch(lw, ctx, b, &b2, &b_full)? };
-        Thunk::BatchedSgemm { a, b, c, batch, m, k, n, a_bcast: false, b_bcast: false }
+        Thunk::BatchedSgemm(BatchedSgemm { a, b, c, batch, m, k, n, a_bcast: false, b_bcast: false })
     };
     lw.emit(ctx, thunk);
     lw.define(ctx, 0, Value::Data { storage: c, shape: out_shape })
@@ -578,13 +584,16 @@ fn gemm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let row_bias = |s: &[usize]| s == [n] || s == [1, n];
     match bias {
         Some((c_id, c_shape)) if !ta && !tb && alpha == 1.0 && row_bias(&c_shape) => {
-            lw.emit(ctx, Thunk::FusedMmBiasAct { a, w: b, bias: c_id, c: y, m, k, n, act: ActKind::Identity });
+            lw.emit(
+                ctx,
+                Thunk::FusedMmBiasAct(FusedMmBiasAct { a, w: b, bias: c_id, c: y, m, k, n, act: ActKind::Identity }),
+            );
         }
         bias => {
             let product = if ta || tb {
-                Thunk::SgemmT { a, b, c: y, m, k, n, ta, tb }
+                Thunk::SgemmT(SgemmT { a, b, c: y, m, k, n, ta, tb })
             } else {
-                Thunk::Sgemm { a, b, c: y, m, k, n }
+                Thunk::Sgemm(Sgemm { a, b, c: y, m, k, n })
             };
             lw.emit(ctx, product);
             if alpha != 1.0 {
@@ -597,7 +606,7 @@ fn gemm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             match bias {
                 None => {}
                 Some((c_id, c_shape)) if row_bias(&c_shape) => {
-                    lw.emit(ctx, Thunk::BiasAdd { src: y, bias: c_id, dst: y, rows: m, cols: n });
+                    lw.emit(ctx, Thunk::BiasAdd(BiasAdd { src: y, bias: c_id, dst: y, rows: m, cols: n }));
                 }
                 Some((c_id, c_shape)) => {
                     let len = numel(ctx, &out)?;
@@ -606,7 +615,7 @@ fn gemm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                     // add is an exact alias the validator allows.
                     lw.emit(
                         ctx,
-                        Thunk::BinaryFull {
+                        Thunk::BinaryFull(BinaryFull {
                             lhs: y,
                             rhs: c_id,
                             dst: y,
@@ -618,7 +627,7 @@ fn gemm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                             bcast_lhs_strides: broadcast_strides(&out, &out),
                             bcast_rhs_strides: broadcast_strides(&c_shape, &out),
                             elem_bytes: 4,
-                        },
+                        }),
                     );
                 }
             }

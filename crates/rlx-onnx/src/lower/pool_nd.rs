@@ -18,6 +18,7 @@ use super::ops::{numel, R};
 use super::slice::{slice_value, AxisSlice, Dest};
 use super::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::{Compare, Where};
 
 /// One spatial axis of the window.
 pub(super) struct Window {
@@ -101,7 +102,7 @@ pub(super) fn pool_nd(
             let len = numel(ctx, &out_shape)?;
             lw.emit(
                 ctx,
-                rlx_sched::Thunk::Compare {
+                rlx_sched::Thunk::Compare(Compare {
                     lhs: tap,
                     rhs: acc,
                     dst: better,
@@ -117,12 +118,12 @@ pub(super) fn pool_nd(
                     out_dims_bcast: vec![],
                     bcast_lhs_strides: vec![],
                     bcast_rhs_strides: vec![],
-                },
+                }),
             );
             let here = tap_indices(lw, ctx, (shape, windows, column_major), flat, &out_shape)?;
             lw.emit(
                 ctx,
-                rlx_sched::Thunk::Where {
+                rlx_sched::Thunk::Where(Where {
                     cond: better,
                     on_true: here,
                     on_false: ix,
@@ -133,7 +134,7 @@ pub(super) fn pool_nd(
                     cond_scalar: false,
                     true_scalar: false,
                     false_scalar: false,
-                },
+                }),
             );
         }
         lw.emit(ctx, binary_thunk(ctx, (acc, &out_shape), (tap, &out_shape), acc, &out_shape, op, 4)?);

@@ -25,6 +25,7 @@ use super::shape::normalize_axis;
 use super::{ImportError, Lowerer, NodeCtx, Value};
 use crate::proto::{AttributeProto, AttributeType};
 use crate::tensor::{onnx_type_of, ConstData, ConstTensor};
+use rlx_sched::thunk::{DynamicQuantize, IntGemm};
 
 /// `DequantizeLinear` (opsets 10-23; `output_dtype` other than FLOAT is an
 /// error, as is a float8 or 4-bit `x`).
@@ -166,7 +167,7 @@ pub(super) fn matmul_integer(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let c = lw.output_storage_typed(ctx, 0, out_shape.clone(), DType::I32)?;
     lw.emit(
         ctx,
-        Thunk::IntGemm {
+        Thunk::IntGemm(IntGemm {
             a,
             b,
             a_zero,
@@ -180,7 +181,7 @@ pub(super) fn matmul_integer(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             b_dtype,
             b_zero_len: b_zero.map_or(1, |(_, len)| len),
             b_bcast,
-        },
+        }),
     );
     lw.define(ctx, 0, Value::Data { storage: c, shape: out_shape })
 }
@@ -249,7 +250,7 @@ pub(super) fn dynamic_quantize(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let y = lw.output_storage_typed(ctx, 0, shape.clone(), DType::U8)?;
     let scale = lw.output_storage_typed(ctx, 1, Vec::new(), DType::F32)?;
     let zero = lw.output_storage_typed(ctx, 2, Vec::new(), DType::U8)?;
-    lw.emit(ctx, Thunk::DynamicQuantize { x, y, scale, zero, len });
+    lw.emit(ctx, Thunk::DynamicQuantize(DynamicQuantize { x, y, scale, zero, len }));
     lw.define(ctx, 0, Value::Data { storage: y, shape })?;
     lw.define(ctx, 1, Value::Data { storage: scale, shape: Vec::new() })?;
     lw.define(ctx, 2, Value::Data { storage: zero, shape: Vec::new() })

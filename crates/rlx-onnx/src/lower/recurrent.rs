@@ -13,6 +13,7 @@ use super::ops::R;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::{FusedMmBiasAct, Recurrent, Sgemm};
 
 /// Which ONNX op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -219,11 +220,19 @@ pub(super) fn recurrent(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: Op) -> R {
                 })
                 .collect();
             let bias = param(lw, &format!("{base}.projection_bias"), vec![n], bias)?;
-            let thunk =
-                Thunk::FusedMmBiasAct { a: x, w: w_t, bias, c: proj, m: rows, k: input, n, act: ActKind::Identity };
+            let thunk = Thunk::FusedMmBiasAct(FusedMmBiasAct {
+                a: x,
+                w: w_t,
+                bias,
+                c: proj,
+                m: rows,
+                k: input,
+                n,
+                act: ActKind::Identity,
+            });
             lw.emit(ctx, thunk);
         }
-        None => lw.emit(ctx, Thunk::Sgemm { a: x, b: w_t, c: proj, m: rows, k: input, n }),
+        None => lw.emit(ctx, Thunk::Sgemm(Sgemm { a: x, b: w_t, c: proj, m: rows, k: input, n })),
     }
 
     // Initial states and outputs.
@@ -276,7 +285,7 @@ pub(super) fn recurrent(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: Op) -> R {
             None => None,
         };
         let act = |k: usize| acts.get(dir * per_dir + k).copied().unwrap_or(ActKind::Identity);
-        let thunk = Thunk::Recurrent {
+        let thunk = Thunk::Recurrent(Recurrent {
             x: proj,
             r: r_id,
             bias,
@@ -298,7 +307,7 @@ pub(super) fn recurrent(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: Op) -> R {
             act_f: act(0),
             act_g: act(1),
             act_h: act(2),
-        };
+        });
         lw.emit(ctx, thunk);
     }
     Ok(())

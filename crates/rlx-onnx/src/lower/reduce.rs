@@ -7,6 +7,7 @@ use super::ops::{numel, permute_thunk, R};
 use super::shape::normalize_axis;
 use super::{Lowerer, NodeCtx, Value};
 use crate::tensor::ConstData;
+use rlx_sched::thunk::{Activation, ArgReduce, Cast, Cumulative, Reduce, TopK, TopKI64, Transpose};
 
 /// `ReduceLogSum`: `ReduceSum` then `log` in place (over no elements,
 /// `log(0) = -inf`).
@@ -31,7 +32,7 @@ fn reduce_then(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp, post: Option<A
         dtype == DType::Bool && matches!(op, ReduceOp::Max | ReduceOp::Min) && post.is_none() && !shape.contains(&0);
     let src = if bools {
         let t = lw.scratch_storage(&format!("{}.f32", ctx.node.output[0]), shape.clone(), DType::F32)?;
-        lw.emit(ctx, Thunk::CastBoolToF32 { src, dst: t, len: numel(ctx, &shape)? });
+        lw.emit(ctx, Thunk::Cast(Cast { src, dst: t, len: numel(ctx, &shape)?, from: DType::Bool, to: DType::F32 }));
         t
     } else if dtype != DType::F32 {
         return Err(
@@ -121,15 +122,15 @@ fn reduce_then(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp, post: Option<A
     };
     if bools {
         let t = lw.scratch_storage(&format!("{}.f32max", ctx.node.output[0]), out_shape.clone(), DType::F32)?;
-        lw.emit(ctx, Thunk::Reduce { src, dst: t, outer, axis_dim, inner, op });
+        lw.emit(ctx, Thunk::Reduce(Reduce { src, dst: t, outer, axis_dim, inner, op }));
         let dst = lw.output_storage_typed(ctx, 0, out_shape.clone(), DType::Bool)?;
-        lw.emit(ctx, Thunk::CastF32ToBool { src: t, dst, len: outer * inner });
+        lw.emit(ctx, Thunk::Cast(Cast { src: t, dst, len: outer * inner, from: DType::F32, to: DType::Bool }));
         return lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape });
     }
     let dst = lw.output_storage(ctx, 0, out_shape.clone())?;
-    lw.emit(ctx, Thunk::Reduce { src, dst, outer, axis_dim, inner, op });
+    lw.emit(ctx, Thunk::Reduce(Reduce { src, dst, outer, axis_dim, inner, op }));
     if let Some(act) = post {
-        lw.emit(ctx, Thunk::Activation { src: dst, dst, len: outer * inner, act });
+        lw.emit(ctx, Thunk::Activation(Activation { src: dst, dst, len: outer * inner, act }));
     }
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
 }
@@ -161,7 +162,7 @@ pub(super) fn arg_reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ArgOp) -> R {
         out_shape.remove(a);
     }
     let dst = lw.output_storage_typed(ctx, 0, out_shape.clone(), DType::I64)?;
-    lw.emit(ctx, Thunk::ArgReduce { src, dst, outer, axis_dim, inner, op, select_last, indices_i64: true });
+    lw.emit(ctx, Thunk::ArgReduce(ArgReduce { src, dst, outer, axis_dim, inner, op, select_last, indices_i64: true }));
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
 }
 
@@ -205,7 +206,7 @@ pub(super) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     // A permute of `elem` elements.
     let permute = |lw: &mut Lowerer, src, from: &[usize], perm: &[usize], dst, elem: DType| -> R {
         let mut thunk = permute_thunk(ctx, src, from, perm, dst)?;
-        if let Thunk::Transpose { elem_bytes, .. } = &mut thunk {
+        if let Thunk::Transpose(Transpose { elem_bytes, .. }) = &mut thunk {
             *elem_bytes = elem.size();
         }
         lw.emit(ctx, thunk);
@@ -240,10 +241,17 @@ pub(super) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     };
     let (axis_dim, values_op) = (shape[a], Some(values));
     let thunk = match wd {
-        DType::I64 => {
-            Thunk::TopKI64 { src, dst: indices, values: values_op, outer, axis_dim, k, largest, indices_i64: true }
-        }
-        _ => Thunk::TopK { src, dst: indices, values: values_op, outer, axis_dim, k, largest, indices_i64: true },
+        DType::I64 => Thunk::TopKI64(TopKI64 {
+            src,
+            dst: indices,
+            values: values_op,
+            outer,
+            axis_dim,
+            k,
+            largest,
+            indices_i64: true,
+        }),
+        _ => Thunk::TopK(TopK { src, dst: indices, values: values_op, outer, axis_dim, k, largest, indices_i64: true }),
     };
     lw.emit(ctx, thunk);
     // And back: the inverse permutation, then i32 values narrowed.
@@ -270,7 +278,7 @@ pub(super) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         } else {
             let v_out = lw.output_storage_typed(ctx, 0, out_shape.clone(), in_dtype)?;
             let len = numel(ctx, &out_shape)?;
-            lw.emit(ctx, Thunk::CastI64ToI32 { src: v_wide, dst: v_out, len });
+            lw.emit(ctx, Thunk::Cast(Cast { src: v_wide, dst: v_out, len, from: DType::I64, to: DType::I32 }));
             v_out
         }
     };
@@ -285,10 +293,9 @@ pub(super) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     lw.define(ctx, 1, Value::Data { storage: i_final, shape: out_shape })
 }
 
-/// `CumSum` (`op` add) and `CumProd` (`op` mul): f32 sums on `Cumsum`,
-/// everything else on `Cumulative` (f32 products, and i64 sums and
-/// products with wrapping arithmetic, exact; i32 widened to i64 and
-/// narrowed back, exact modulo 2^32 as the narrow type would wrap).
+/// `CumSum` (`op` add) and `CumProd` (`op` mul) on `Cumulative`: f32, and
+/// i64 with wrapping arithmetic, exact; i32 widened to i64 and narrowed
+/// back, exact modulo 2^32 as the narrow type would wrap.
 pub(super) fn cumulative(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R {
     ctx.expect_arity(2, 2)?;
     let (src, shape, dtype) = lw.typed_input(ctx, 0)?;
@@ -312,9 +319,6 @@ pub(super) fn cumulative(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R
     let dst = lw.output_storage_typed(ctx, 0, shape.clone(), dtype)?;
     let len = outer * axis_dim * inner;
     match dtype {
-        DType::F32 if op == BinaryOp::Add => {
-            lw.emit(ctx, Thunk::Cumsum { src, dst, outer, axis_dim, inner, exclusive, reverse });
-        }
         DType::I32 => {
             let name = &ctx.node.output[0];
             let wide = lw.scratch_storage(&format!("{name}.i64"), shape.clone(), DType::I64)?;
@@ -323,11 +327,24 @@ pub(super) fn cumulative(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R
             let dtype = DType::I64;
             lw.emit(
                 ctx,
-                Thunk::Cumulative { src: wide, dst: wide, outer, axis_dim, inner, op, dtype, exclusive, reverse },
+                Thunk::Cumulative(Cumulative {
+                    src: wide,
+                    dst: wide,
+                    outer,
+                    axis_dim,
+                    inner,
+                    op,
+                    dtype,
+                    exclusive,
+                    reverse,
+                }),
             );
             lw.emit(ctx, super::logic::cast_thunk(wide, dst, len, DType::I64, DType::I32));
         }
-        _ => lw.emit(ctx, Thunk::Cumulative { src, dst, outer, axis_dim, inner, op, dtype, exclusive, reverse }),
+        _ => lw.emit(
+            ctx,
+            Thunk::Cumulative(Cumulative { src, dst, outer, axis_dim, inner, op, dtype, exclusive, reverse }),
+        ),
     }
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
 }

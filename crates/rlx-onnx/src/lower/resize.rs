@@ -14,6 +14,7 @@ use super::shape::normalize_axis;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::ConstData;
+use rlx_sched::thunk::Resize;
 
 /// How one axis is resized: the output size, the scale as the thunk holds
 /// it (`by_size`: the exact ratio `out / in` instead), and the roi.
@@ -131,7 +132,7 @@ pub(super) fn resize(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         };
         lw.emit(
             ctx,
-            Thunk::Resize {
+            Thunk::Resize(Resize {
                 src: cur,
                 dst: next,
                 outer: numel(ctx, &cur_shape[..a])?,
@@ -148,7 +149,7 @@ pub(super) fn resize(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                 roi_start: p.roi.0,
                 roi_end: p.roi.1,
                 extrapolation: filter.extrapolation,
-            },
+            }),
         );
         (cur, cur_shape) = (next, next_shape);
     }

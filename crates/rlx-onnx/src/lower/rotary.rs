@@ -12,6 +12,7 @@ use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::proto::{AttributeProto, AttributeType};
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::Rope;
 
 fn ints(v: Vec<i64>) -> ConstTensor {
     ConstTensor { shape: vec![v.len()], data: ConstData::I64(v) }
@@ -129,7 +130,7 @@ pub(super) fn rotary_embedding(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         let dst = lw.scratch_storage(&piece, vec![1, seq, heads, rotary], DType::F32)?;
         lw.emit(
             ctx,
-            Thunk::Rope {
+            Thunk::Rope(Rope {
                 x: src,
                 cos: cos_t,
                 sin: sin_t,
@@ -139,7 +140,7 @@ pub(super) fn rotary_embedding(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                 heads,
                 head_dim: rotary,
                 interleaved,
-            },
+            }),
         );
         lw.values.insert(piece.clone(), Value::Data { storage: dst, shape: vec![1, seq, heads, rotary] });
         pieces.push(piece);

@@ -11,6 +11,7 @@ use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::proto::{AttributeProto, AttributeType};
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::GridSample;
 
 /// The spatial axes the `GridSample` kind samples.
 const MAX_SPATIAL: usize = 3;
@@ -78,7 +79,10 @@ pub(super) fn grid_sample(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     }
     numel(ctx, &x_shape)?;
     let dst = lw.output_storage(ctx, 0, out_shape.clone())?;
-    lw.emit(ctx, Thunk::GridSample { src, grid, dst, n, c, in_dims, out_dims, mode, padding, align_corners });
+    lw.emit(
+        ctx,
+        Thunk::GridSample(GridSample { src, grid, dst, n, c, in_dims, out_dims, mode, padding, align_corners }),
+    );
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
 }
 

@@ -12,6 +12,7 @@ use super::ops::{numel, R};
 use super::shape::normalize_axis;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
+use rlx_sched::thunk::{GatherElements, GatherNd, ScatterElements, ScatterNd};
 
 /// Input `i` as indices: its storage, shape and type (i64 or i32).
 fn indices_input(lw: &mut Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<Typed, ImportError> {
@@ -88,7 +89,7 @@ pub(super) fn gather_elements(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let dst = lw.output_storage_typed(ctx, 0, idx_shape.clone(), dtype)?;
     lw.emit(
         ctx,
-        Thunk::GatherElements {
+        Thunk::GatherElements(GatherElements {
             data,
             indices,
             dst,
@@ -97,7 +98,7 @@ pub(super) fn gather_elements(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             axis,
             elem_bytes: dtype.size(),
             index_dtype,
-        },
+        }),
     );
     lw.define(ctx, 0, Value::Data { storage: dst, shape: idx_shape })
 }
@@ -124,7 +125,7 @@ pub(super) fn gather_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         return Ok(());
     }
     let dst = lw.output_storage_typed(ctx, 0, out.clone(), dtype)?;
-    let thunk = Thunk::GatherNd {
+    let thunk = Thunk::GatherNd(GatherNd {
         data,
         indices,
         dst,
@@ -134,7 +135,7 @@ pub(super) fn gather_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         slice_len: numel(ctx, &d[b + k..])?,
         elem_bytes: dtype.size(),
         index_dtype,
-    };
+    });
     lw.emit(ctx, thunk);
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
 }
@@ -157,7 +158,7 @@ pub(super) fn scatter_elements(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let dst = lw.output_storage_typed(ctx, 0, data_shape.clone(), dtype)?;
     lw.emit(
         ctx,
-        Thunk::ScatterElements {
+        Thunk::ScatterElements(ScatterElements {
             data,
             indices,
             updates,
@@ -168,7 +169,7 @@ pub(super) fn scatter_elements(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             reduction,
             dtype,
             index_dtype,
-        },
+        }),
     );
     lw.define(ctx, 0, Value::Data { storage: dst, shape: data_shape })
 }
@@ -195,7 +196,7 @@ pub(super) fn scatter_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         return Ok(());
     }
     let dst = lw.output_storage_typed(ctx, 0, d.clone(), dtype)?;
-    let thunk = Thunk::ScatterNd {
+    let thunk = Thunk::ScatterNd(ScatterNd {
         data,
         indices,
         updates,
@@ -206,7 +207,7 @@ pub(super) fn scatter_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         reduction,
         dtype,
         index_dtype,
-    };
+    });
     lw.emit(ctx, thunk);
     lw.define(ctx, 0, Value::Data { storage: dst, shape: d })
 }

@@ -13,6 +13,7 @@ use super::shape::{normalize_axis, row_major_strides};
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::{GatherAxis, Narrow, Transpose};
 
 /// One axis of a slice: first element, element count, step.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -148,7 +149,7 @@ pub(super) fn slice_value(
     let thunk = match cut.as_slice() {
         [p] if parts[*p].step == 1 => {
             let inner = numel(ctx, &shape[p + 1..])?;
-            Thunk::Narrow {
+            Thunk::Narrow(Narrow {
                 src,
                 dst,
                 outer: numel(ctx, &shape[..*p])?,
@@ -156,16 +157,16 @@ pub(super) fn slice_value(
                 dst_stride: parts[*p].count * inner,
                 inner: parts[*p].count * inner,
                 elem_bytes: eb,
-            }
+            })
         }
-        _ => Thunk::Transpose {
+        _ => Thunk::Transpose(Transpose {
             src,
             dst,
             in_total: total - base,
             out_dims: out_dims.clone(),
             in_strides: strides.iter().map(|&s| s as usize).collect(),
             elem_bytes: eb,
-        },
+        }),
     };
     lw.emit(ctx, thunk);
     Ok(Value::Data { storage: dst, shape: out_dims })
@@ -205,7 +206,7 @@ fn reversed_slice(
         let dst = dest_storage(lw, ctx, step_dest, out_shape.clone(), dtype)?;
         lw.emit(
             ctx,
-            Thunk::GatherAxis {
+            Thunk::GatherAxis(GatherAxis {
                 src,
                 indices: idx,
                 dst,
@@ -215,7 +216,7 @@ fn reversed_slice(
                 num_indices: p.count,
                 elem_bytes: dtype.size(),
                 index_dtype: DType::I64,
-            },
+            }),
         );
         cur = Value::Data { storage: dst, shape: out_shape };
     }

@@ -13,6 +13,7 @@ use super::shape::normalize_axis;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::{ConstData, ConstTensor};
+use rlx_sched::thunk::{ArgReduce, Cast, Reduce, Softmax};
 
 pub(super) fn softmax(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(1, 1)?;
@@ -42,7 +43,7 @@ pub(super) fn softmax(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         lw.emit(ctx, thunk);
         let cols = moved[rank - 1];
         let rows = numel(ctx, &moved[..rank - 1])?;
-        lw.emit(ctx, Thunk::Softmax { src: t, dst: t, rows, cols });
+        lw.emit(ctx, Thunk::Softmax(Softmax { src: t, dst: t, rows, cols }));
         let dst = lw.output_storage(ctx, 0, shape.clone())?;
         let thunk = permute_thunk(ctx, t, &moved, &inverse, dst)?;
         lw.emit(ctx, thunk);
@@ -51,7 +52,7 @@ pub(super) fn softmax(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let rows = numel(ctx, &shape[..a])?;
     let cols = numel(ctx, &shape[a..])?;
     let dst = lw.output_storage(ctx, 0, shape.clone())?;
-    lw.emit(ctx, Thunk::Softmax { src, dst, rows, cols });
+    lw.emit(ctx, Thunk::Softmax(Softmax { src, dst, rows, cols }));
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
 }
 
@@ -99,12 +100,12 @@ pub(super) fn log_softmax_into(
     let (full, row) = ([outer, axis_dim, inner], [outer, 1, inner]);
     let name = ctx.node.output[0].clone();
     let max = lw.scratch_storage(&format!("{name}.max"), row.to_vec(), DType::F32)?;
-    lw.emit(ctx, Thunk::Reduce { src: x, dst: max, outer, axis_dim, inner, op: ReduceOp::Max });
+    lw.emit(ctx, Thunk::Reduce(Reduce { src: x, dst: max, outer, axis_dim, inner, op: ReduceOp::Max }));
     // The shifted input is written into `y`, which the last subtraction
     // then updates in place (an exact alias).
     lw.emit(ctx, binary_thunk(ctx, (x, &full), (max, &row), y, &full, BinaryOp::Sub, 4)?);
     let lse = lw.scratch_storage(&format!("{name}.lse"), row.to_vec(), DType::F32)?;
-    lw.emit(ctx, Thunk::Reduce { src: y, dst: lse, outer, axis_dim, inner, op: ReduceOp::LogSumExp });
+    lw.emit(ctx, Thunk::Reduce(Reduce { src: y, dst: lse, outer, axis_dim, inner, op: ReduceOp::LogSumExp }));
     lw.emit(ctx, binary_thunk(ctx, (y, &full), (lse, &row), y, &full, BinaryOp::Sub, 4)?);
     Ok(())
 }
@@ -125,7 +126,7 @@ pub(super) fn hardmax(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let index = lw.scratch_storage(&format!("{name}.argmax"), row.to_vec(), DType::I64)?;
     lw.emit(
         ctx,
-        Thunk::ArgReduce {
+        Thunk::ArgReduce(ArgReduce {
             src: x,
             dst: index,
             outer,
@@ -134,13 +135,13 @@ pub(super) fn hardmax(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             op: ArgOp::Max,
             select_last: false,
             indices_i64: true,
-        },
+        }),
     );
     let positions = ConstTensor { shape: vec![1, axis_dim, 1], data: ConstData::I64((0..axis_dim as i64).collect()) };
     let positions = lw.add_param(&format!("{name}.positions"), &positions)?;
     let hot = lw.scratch_storage(&format!("{name}.hot"), full.to_vec(), DType::Bool)?;
     lw.emit(ctx, compare_thunk(ctx, (index, &row), (positions, &[1, axis_dim, 1]), hot, &full, CmpOp::Eq, 8)?);
     let y = lw.output_storage(ctx, 0, shape.clone())?;
-    lw.emit(ctx, Thunk::CastBoolToF32 { src: hot, dst: y, len: numel(ctx, &shape)? });
+    lw.emit(ctx, Thunk::Cast(Cast { src: hot, dst: y, len: numel(ctx, &shape)?, from: DType::Bool, to: DType::F32 }));
     lw.define(ctx, 0, Value::Data { storage: y, shape })
 }

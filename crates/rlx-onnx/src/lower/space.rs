@@ -9,6 +9,7 @@ use super::ops::{numel, R};
 use super::shape::row_major_strides;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
+use rlx_sched::thunk::Transpose;
 
 /// The `blocksize` attribute (required, at least 1).
 fn block_size(ctx: &NodeCtx<'_>) -> Result<usize, ImportError> {
@@ -46,14 +47,14 @@ fn permuted(
     }
     let strides = row_major_strides(view);
     let dst = lw.output_storage_typed(ctx, 0, out.clone(), dtype)?;
-    let thunk = Thunk::Transpose {
+    let thunk = Thunk::Transpose(Transpose {
         src,
         dst,
         in_total: numel(ctx, view)?,
         out_dims: perm.iter().map(|&p| view[p]).collect(),
         in_strides: perm.iter().map(|&p| strides[p]).collect(),
         elem_bytes: dtype.size(),
-    };
+    });
     lw.emit(ctx, thunk);
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
 }

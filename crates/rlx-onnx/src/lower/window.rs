@@ -10,6 +10,7 @@ use super::pool_nd::Window;
 use super::{Lowerer, NodeCtx, Value};
 use crate::error::ImportError;
 use crate::tensor::ConstTensor;
+use rlx_sched::thunk::{Conv2D, Pool2D};
 
 /// Whether the node's input 0 is `[N, C, L]`: a 1-D convolution or pooling.
 pub(super) fn is_1d(lw: &Lowerer, ctx: &NodeCtx<'_>) -> Result<bool, ImportError> {
@@ -187,7 +188,7 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let out = lw.output_storage(ctx, 0, shape.clone())?;
     lw.emit(
         ctx,
-        Thunk::Conv2D {
+        Thunk::Conv2D(Conv2D {
             x,
             w,
             bias,
@@ -209,7 +210,7 @@ pub(super) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             dw,
             groups,
             act: ActKind::Identity,
-        },
+        }),
     );
     lw.define(ctx, 0, Value::Data { storage: out, shape })
 }
@@ -377,7 +378,10 @@ fn pool_thunk(
 ) -> R {
     let shape = vec![n, c, h_out, w_out];
     let dst = lw.output_storage(ctx, 0, shape.clone())?;
-    lw.emit(ctx, Thunk::Pool2D { src, dst, n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw, kind, count_include_pad });
+    lw.emit(
+        ctx,
+        Thunk::Pool2D(Pool2D { src, dst, n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw, kind, count_include_pad }),
+    );
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
 }
 

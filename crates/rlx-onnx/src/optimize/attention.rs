@@ -37,6 +37,7 @@ use rlx_sched::{BinaryOp, DType, MaskKind, Role, Thunk};
 
 use super::{binary, fused_comment, is_private, Arg, Rewrite, Uses};
 use crate::lower::{Lowered, LoweredThunk, Storage};
+use rlx_sched::thunk::{Attention, BatchedSgemm, BinaryFull, Compare, Sgemm, Softmax, Transpose, Where};
 
 /// The sizes of one attention.
 #[derive(Clone, Copy, Debug)]
@@ -109,10 +110,10 @@ struct Product {
 
 fn product(thunk: &Thunk<usize>) -> Option<Product> {
     match *thunk {
-        Thunk::BatchedSgemm { a, b, c, batch, m, k, n, a_bcast: false, b_bcast: false } => {
+        Thunk::BatchedSgemm(BatchedSgemm { a, b, c, batch, m, k, n, a_bcast: false, b_bcast: false }) => {
             Some(Product { a, b, c, batch, m, k, n })
         }
-        Thunk::Sgemm { a, b, c, m, k, n } => Some(Product { a, b, c, batch: 1, m, k, n }),
+        Thunk::Sgemm(Sgemm { a, b, c, m, k, n }) => Some(Product { a, b, c, batch: 1, m, k, n }),
         _ => None,
     }
 }
@@ -126,7 +127,8 @@ fn prod(xs: &[usize]) -> Option<usize> {
 /// `dims` that reads its source with `strides` (on every axis longer than
 /// one; a size-1 axis never steps): its source.
 fn head_transpose(thunk: &Thunk<usize>, dst: usize, dims: [usize; 4], strides: [Option<usize>; 4]) -> Option<usize> {
-    let Thunk::Transpose { src, dst: d, in_total, ref out_dims, ref in_strides, elem_bytes: 4 } = *thunk else {
+    let Thunk::Transpose(Transpose { src, dst: d, in_total, ref out_dims, ref in_strides, elem_bytes: 4 }) = *thunk
+    else {
         return None;
     };
     let same_read = in_strides.len() == 4 && (0..4).all(|i| dims[i] == 1 || Some(in_strides[i]) == strides[i]);
@@ -184,7 +186,7 @@ pub(super) fn fuse_attention(lowered: &mut Lowered) {
     }
     for (site, mask) in sites.iter().zip(masks) {
         let d = site.dims;
-        let thunk = Thunk::Attention {
+        let thunk = Thunk::Attention(Attention {
             q: site.q,
             k: site.k,
             v: site.v,
@@ -204,7 +206,7 @@ pub(super) fn fuse_attention(lowered: &mut Lowered) {
             v_row_stride: d.v_row,
             bhsd: false,
             kv_heads: d.heads,
-        };
+        });
         let comment = fused_comment("attention", &lowered.thunks, &site.thunks);
         rewrite.insert_before(site.out_at, LoweredThunk { thunk, comment });
     }
@@ -221,7 +223,7 @@ fn broadcast(m: &MaskRead, dst: usize, len: usize) -> Thunk<usize> {
     } else {
         (m.out_dims.clone(), m.strides.clone())
     };
-    Thunk::Transpose { src: m.storage, dst, in_total: m.op_len, out_dims, in_strides, elem_bytes: 4 }
+    Thunk::Transpose(Transpose { src: m.storage, dst, in_total: m.op_len, out_dims, in_strides, elem_bytes: 4 })
 }
 
 /// A new scratch storage for the `[batch, heads, seq, kv_seq]` form of
@@ -249,7 +251,7 @@ fn add_mask_storage(lowered: &mut Lowered, mask: usize, d: Dims) -> usize {
 
 /// The attention whose softmax is thunk `sm_at`.
 fn match_at(l: &Lowered, u: &Uses, sm_at: usize) -> Option<Site> {
-    let Thunk::Softmax { src: scores, dst: probs, rows, cols: kv_seq } = l.thunks[sm_at].thunk else {
+    let Thunk::Softmax(Softmax { src: scores, dst: probs, rows, cols: kv_seq }) = l.thunks[sm_at].thunk else {
         return None;
     };
     // torch's SDPA export zeroes NaN probabilities before P @ V; the kernel
@@ -261,7 +263,9 @@ fn match_at(l: &Lowered, u: &Uses, sm_at: usize) -> Option<Site> {
     let pv_at = u.sole_reader(p_in, p_from)?;
     let pv = product(&l.thunks[pv_at].thunk).filter(|p| p.a == p_in && p.k == kv_seq)?;
     let out_at = u.sole_reader(pv.c, pv_at)?;
-    let Thunk::Transpose { src: o, dst: out, ref out_dims, .. } = l.thunks[out_at].thunk else { return None };
+    let Thunk::Transpose(Transpose { src: o, dst: out, ref out_dims, .. }) = l.thunks[out_at].thunk else {
+        return None;
+    };
     let &[batch, seq, heads, v_head_dim] = out_dims.as_slice() else { return None };
     let merged = [prod(&[heads, seq, v_head_dim]), Some(v_head_dim), prod(&[seq, v_head_dim]), Some(1)];
     let bsh = [batch, seq, heads, v_head_dim];
@@ -347,7 +351,7 @@ fn nan_guard(l: &Lowered, u: &Uses, probs: usize, sm_at: usize) -> Option<NanGua
     if p0 != sm_at || p.role != Role::Scratch || !p.is_plain() || u.writers[probs] != [sm_at] {
         return None;
     }
-    let Thunk::Compare {
+    let Thunk::Compare(Compare {
         lhs,
         rhs,
         dst: is_nan,
@@ -357,14 +361,14 @@ fn nan_guard(l: &Lowered, u: &Uses, probs: usize, sm_at: usize) -> Option<NanGua
         lhs_scalar: false,
         rhs_scalar: false,
         ..
-    } = l.thunks[compare_at].thunk
+    }) = l.thunks[compare_at].thunk
     else {
         return None;
     };
     if lhs != probs || rhs != probs || !out_dims_bcast.is_empty() {
         return None;
     }
-    let Thunk::Where {
+    let Thunk::Where(Where {
         cond,
         on_true,
         on_false,
@@ -374,7 +378,7 @@ fn nan_guard(l: &Lowered, u: &Uses, probs: usize, sm_at: usize) -> Option<NanGua
         false_scalar: false,
         elem_bytes: 4,
         ..
-    } = l.thunks[where_at].thunk
+    }) = l.thunks[where_at].thunk
     else {
         return None;
     };
@@ -388,7 +392,7 @@ fn nan_guard(l: &Lowered, u: &Uses, probs: usize, sm_at: usize) -> Option<NanGua
 /// The storage a `Transpose` thunk writes.
 fn transpose_dst(l: &Lowered, at: usize) -> Option<usize> {
     match l.thunks[at].thunk {
-        Thunk::Transpose { dst, .. } => Some(dst),
+        Thunk::Transpose(Transpose { dst, .. }) => Some(dst),
         _ => None,
     }
 }
@@ -425,14 +429,14 @@ fn trace_scores(
     let b = binary(l, thunk).filter(|b| b.len == len && b.dst == cur)?;
     let mut path = match b.op {
         BinaryOp::Add if allow_mask => {
-            let Thunk::BinaryFull {
+            let Thunk::BinaryFull(BinaryFull {
                 lhs_len,
                 rhs_len,
                 ref out_dims_bcast,
                 ref bcast_lhs_strides,
                 ref bcast_rhs_strides,
                 ..
-            } = *thunk
+            }) = *thunk
             else {
                 return None;
             };

@@ -34,6 +34,10 @@ use rlx_sched::{ActKind, BinaryOp, DType, Role, Step, StepArg, Thunk};
 
 use super::{written, Rewrite, Uses};
 use crate::lower::{Lowered, LoweredThunk, Storage};
+use rlx_sched::thunk::{
+    Activation, BinaryFull, BlockedConv2D, BlockedPool2D, Conv2D, ElementwiseRegion, FromBlocked, Pool2D, ToBlocked,
+    WinogradConv2D,
+};
 
 /// How a constant is rewritten for the blocked kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -118,8 +122,8 @@ fn fuse_residuals(lowered: &mut Lowered) {
     let mut rewrite = Rewrite::new(lowered.thunks.len());
     for i in 0..lowered.thunks.len() {
         let out = match lowered.thunks[i].thunk {
-            Thunk::BlockedConv2D { out, residual: None, act: ActKind::Identity, groups: 1, .. }
-            | Thunk::WinogradConv2D { out, residual: None, act: ActKind::Identity, .. } => out,
+            Thunk::BlockedConv2D(BlockedConv2D { out, residual: None, act: ActKind::Identity, groups: 1, .. })
+            | Thunk::WinogradConv2D(WinogradConv2D { out, residual: None, act: ActKind::Identity, .. }) => out,
             _ => continue,
         };
         let Some(j) = uses.sole_reader(out, i) else { continue };
@@ -129,8 +133,8 @@ fn fuse_residuals(lowered: &mut Lowered) {
             continue;
         }
         let mut thunk = lowered.thunks[i].thunk.clone();
-        if let Thunk::BlockedConv2D { residual, act: conv_act, out, .. }
-        | Thunk::WinogradConv2D { residual, act: conv_act, out, .. } = &mut thunk
+        if let Thunk::BlockedConv2D(BlockedConv2D { residual, act: conv_act, out, .. })
+        | Thunk::WinogradConv2D(WinogradConv2D { residual, act: conv_act, out, .. }) = &mut thunk
         {
             *residual = Some(skip);
             *conv_act = act;
@@ -148,7 +152,7 @@ fn fuse_residuals(lowered: &mut Lowered) {
 /// activation and the destination.
 fn residual_add(thunk: &Thunk<usize>, conv_out: usize) -> Option<(usize, ActKind, usize)> {
     let (a, b, act, dst) = match thunk {
-        Thunk::ElementwiseRegion { inputs, dst, steps, .. } => {
+        Thunk::ElementwiseRegion(ElementwiseRegion { inputs, dst, steps, .. }) => {
             let [a, b] = inputs[..] else { return None };
             let act = match steps[..] {
                 [Step::Binary { op: BinaryOp::Add, arg: StepArg::Input(1), reversed: false }] => ActKind::Identity,
@@ -157,11 +161,17 @@ fn residual_add(thunk: &Thunk<usize>, conv_out: usize) -> Option<(usize, ActKind
             };
             (a, b, act, *dst)
         }
-        Thunk::BinaryFull { lhs, rhs, dst, op: BinaryOp::Add, len, lhs_len, rhs_len, out_dims_bcast, .. }
-            if lhs_len == len && rhs_len == len && out_dims_bcast.is_empty() =>
-        {
-            (*lhs, *rhs, ActKind::Identity, *dst)
-        }
+        Thunk::BinaryFull(BinaryFull {
+            lhs,
+            rhs,
+            dst,
+            op: BinaryOp::Add,
+            len,
+            lhs_len,
+            rhs_len,
+            out_dims_bcast,
+            ..
+        }) if lhs_len == len && rhs_len == len && out_dims_bcast.is_empty() => (*lhs, *rhs, ActKind::Identity, *dst),
         _ => return None,
     };
     match (a == conv_out, b == conv_out) {
@@ -207,7 +217,7 @@ impl Pass<'_> {
         f.plain_stale = false;
         let (src, (n, c, hw)) = f.blocked.expect("a stale plain form has a blocked one");
         let comment = format!("{} back to NCHW", self.lowered.storages[id].name);
-        self.out.push(LoweredThunk { thunk: Thunk::FromBlocked { src, dst: id, n, c, hw }, comment });
+        self.out.push(LoweredThunk { thunk: Thunk::FromBlocked(FromBlocked { src, dst: id, n, c, hw }), comment });
     }
 
     /// The blocked storage of tensor `id` (`(n, c, hw)`), created on first use.
@@ -245,7 +255,7 @@ impl Pass<'_> {
         let b = self.blocked_storage(id, dims);
         let (n, c, hw) = dims;
         let comment = format!("{} to the blocked layout", self.lowered.storages[id].name);
-        self.out.push(LoweredThunk { thunk: Thunk::ToBlocked { src: id, dst: b, n, c, hw }, comment });
+        self.out.push(LoweredThunk { thunk: Thunk::ToBlocked(ToBlocked { src: id, dst: b, n, c, hw }), comment });
         self.forms.get_mut(&id).expect("just created").blocked_current = true;
         b
     }
@@ -285,7 +295,7 @@ impl Pass<'_> {
     }
 
     fn conv(&mut self, lt: &LoweredThunk) -> Option<LoweredThunk> {
-        let Thunk::Conv2D {
+        let Thunk::Conv2D(Conv2D {
             x,
             w,
             bias,
@@ -307,7 +317,7 @@ impl Pass<'_> {
             dw,
             groups,
             act,
-        } = lt.thunk
+        }) = lt.thunk
         else {
             return None;
         };
@@ -352,9 +362,25 @@ impl Pass<'_> {
         };
         let residual = None;
         let thunk = if winograd {
-            Thunk::WinogradConv2D { x, w, bias, residual, out, n, c_in, h, w_in, c_out, h_out, w_out, ph, pw, act }
+            Thunk::WinogradConv2D(WinogradConv2D {
+                x,
+                w,
+                bias,
+                residual,
+                out,
+                n,
+                c_in,
+                h,
+                w_in,
+                c_out,
+                h_out,
+                w_out,
+                ph,
+                pw,
+                act,
+            })
         } else {
-            Thunk::BlockedConv2D {
+            Thunk::BlockedConv2D(BlockedConv2D {
                 x,
                 w,
                 bias,
@@ -378,7 +404,7 @@ impl Pass<'_> {
                 groups,
                 act,
                 x_nchw,
-            }
+            })
         };
         Some(LoweredThunk { thunk, comment: lt.comment.clone() })
     }
@@ -391,8 +417,24 @@ impl Pass<'_> {
     }
 
     fn pool(&mut self, lt: &LoweredThunk) -> Option<LoweredThunk> {
-        let Thunk::Pool2D { src, dst, n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw, kind, count_include_pad } =
-            lt.thunk
+        let Thunk::Pool2D(Pool2D {
+            src,
+            dst,
+            n,
+            c,
+            h,
+            w,
+            h_out,
+            w_out,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            kind,
+            count_include_pad,
+        }) = lt.thunk
         else {
             return None;
         };
@@ -402,7 +444,7 @@ impl Pass<'_> {
         }
         let dst_b = self.blocked_storage(dst, (n, c, h_out * w_out));
         self.wrote_blocked(dst);
-        let thunk = Thunk::BlockedPool2D {
+        let thunk = Thunk::BlockedPool2D(BlockedPool2D {
             src: src_b,
             dst: dst_b,
             n,
@@ -419,7 +461,7 @@ impl Pass<'_> {
             pw,
             kind,
             count_include_pad,
-        };
+        });
         Some(LoweredThunk { thunk, comment: lt.comment.clone() })
     }
 
@@ -428,14 +470,19 @@ impl Pass<'_> {
     /// layout does not matter), over the padded length.
     fn elementwise(&mut self, lt: &LoweredThunk) -> Option<LoweredThunk> {
         let (inputs, dst): (Vec<usize>, usize) = match &lt.thunk {
-            Thunk::Activation { src, dst, .. } => (vec![*src], *dst),
-            Thunk::ActivationInPlace { data, .. } => (vec![*data], *data),
-            Thunk::ElementwiseRegion { inputs, dst, .. } => (inputs.clone(), *dst),
-            Thunk::BinaryFull { lhs, rhs, dst, len, lhs_len, rhs_len, elem_bytes: 4, out_dims_bcast, .. }
-                if lhs_len == len && rhs_len == len && out_dims_bcast.is_empty() =>
-            {
-                (vec![*lhs, *rhs], *dst)
-            }
+            Thunk::Activation(Activation { src, dst, .. }) => (vec![*src], *dst),
+            Thunk::ElementwiseRegion(ElementwiseRegion { inputs, dst, .. }) => (inputs.clone(), *dst),
+            Thunk::BinaryFull(BinaryFull {
+                lhs,
+                rhs,
+                dst,
+                len,
+                lhs_len,
+                rhs_len,
+                elem_bytes: 4,
+                out_dims_bcast,
+                ..
+            }) if lhs_len == len && rhs_len == len && out_dims_bcast.is_empty() => (vec![*lhs, *rhs], *dst),
             _ => return None,
         };
         let blocked: Vec<(usize, Dims3)> = inputs.iter().map(|&id| self.current_blocked(id)).collect::<Option<_>>()?;
@@ -450,12 +497,18 @@ impl Pass<'_> {
             None => self.blocked_storage(dst, dims),
         };
         let thunk = match lt.thunk.clone() {
-            Thunk::Activation { src, act, .. } => Thunk::Activation { src: map[&src], dst: dst_b, len, act },
-            Thunk::ActivationInPlace { act, .. } => Thunk::ActivationInPlace { data: dst_b, len, act },
-            Thunk::ElementwiseRegion { inputs, steps, .. } => {
-                Thunk::ElementwiseRegion { inputs: inputs.iter().map(|i| map[i]).collect(), dst: dst_b, len, steps }
+            Thunk::Activation(Activation { src, act, .. }) => {
+                Thunk::Activation(Activation { src: map[&src], dst: dst_b, len, act })
             }
-            Thunk::BinaryFull {
+            Thunk::ElementwiseRegion(ElementwiseRegion { inputs, steps, .. }) => {
+                Thunk::ElementwiseRegion(ElementwiseRegion {
+                    inputs: inputs.iter().map(|i| map[i]).collect(),
+                    dst: dst_b,
+                    len,
+                    steps,
+                })
+            }
+            Thunk::BinaryFull(BinaryFull {
                 lhs,
                 rhs,
                 op,
@@ -464,7 +517,7 @@ impl Pass<'_> {
                 bcast_rhs_strides,
                 elem_bytes,
                 ..
-            } => Thunk::BinaryFull {
+            }) => Thunk::BinaryFull(BinaryFull {
                 lhs: map[&lhs],
                 rhs: map[&rhs],
                 dst: dst_b,
@@ -476,7 +529,7 @@ impl Pass<'_> {
                 bcast_lhs_strides,
                 bcast_rhs_strides,
                 elem_bytes,
-            },
+            }),
             _ => unreachable!("matched above"),
         };
         self.wrote_blocked(dst);

@@ -20,6 +20,7 @@ use rlx_sched::{BinaryOp, DType, Step, StepArg, Thunk};
 
 use super::{binary, fused_comment, is_private, Arg, Rewrite, Uses};
 use crate::lower::{Lowered, LoweredThunk};
+use rlx_sched::thunk::{Activation, ElementwiseRegion};
 
 /// A chain being grown.
 #[derive(Clone, Debug)]
@@ -76,8 +77,12 @@ pub(super) fn fuse_chains(lowered: &mut Lowered) {
         let last = *chain.thunks.last().expect("checked length");
         let comment = fused_comment("elementwise", &lowered.thunks, &chain.thunks);
         rewrite.remove(&chain.thunks);
-        let thunk =
-            Thunk::ElementwiseRegion { inputs: chain.inputs, dst: chain.value, len: chain.len, steps: chain.steps };
+        let thunk = Thunk::ElementwiseRegion(ElementwiseRegion {
+            inputs: chain.inputs,
+            dst: chain.value,
+            len: chain.len,
+            steps: chain.steps,
+        });
         rewrite.insert_before(last, LoweredThunk { thunk, comment });
     }
     rewrite.apply(lowered);
@@ -103,7 +108,7 @@ fn start(l: &Lowered, t: usize) -> Option<Chain> {
     let chain =
         |len, value| Chain { thunks: vec![t], inputs: Vec::new(), steps: Vec::new(), value, len, reads: vec![] };
     match l.thunks[t].thunk {
-        Thunk::Activation { src, dst, len, act } => {
+        Thunk::Activation(Activation { src, dst, len, act }) => {
             let f32s = l.storages[src].dtype == DType::F32 && l.storages[dst].dtype == DType::F32;
             if !f32s {
                 return None;
@@ -150,7 +155,7 @@ fn extend(l: &Lowered, uses: &Uses, chain: &Chain) -> Option<Chain> {
     let mut c = chain.clone();
     c.thunks.push(next);
     match l.thunks[next].thunk {
-        Thunk::Activation { src, dst, len, act } if src == value && len == chain.len => {
+        Thunk::Activation(Activation { src, dst, len, act }) if src == value && len == chain.len => {
             if l.storages[dst].dtype != DType::F32 {
                 return None;
             }

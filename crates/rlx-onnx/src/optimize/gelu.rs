@@ -17,6 +17,7 @@ use rlx_sched::{ActKind, BinaryOp, Thunk};
 
 use super::{binary, fused_comment, is_private, near, Arg, Binary, Rewrite, Uses};
 use crate::lower::{Lowered, LoweredThunk};
+use rlx_sched::thunk::Activation;
 
 /// A matched pattern: the thunks it replaces and the activation.
 struct Gelu {
@@ -40,7 +41,7 @@ pub(super) fn fuse_gelu(lowered: &mut Lowered) {
         rewrite.remove(&g.thunks);
         // At the first thunk of the pattern, right after `x` is computed,
         // so the activation fusion can fold it into `x`'s producer.
-        let thunk = Thunk::Activation { src: g.x, dst: g.y, len: g.len, act: ActKind::Gelu };
+        let thunk = Thunk::Activation(Activation { src: g.x, dst: g.y, len: g.len, act: ActKind::Gelu });
         rewrite.insert_before(first, LoweredThunk { thunk, comment });
     }
     rewrite.apply(lowered);
@@ -48,7 +49,7 @@ pub(super) fn fuse_gelu(lowered: &mut Lowered) {
 
 /// The pattern whose `Erf` is thunk `erf_at`.
 fn match_at(l: &Lowered, u: &Uses, erf_at: usize) -> Option<Gelu> {
-    let Thunk::Activation { src: scaled, dst: erf, len, act: ActKind::Erf } = l.thunks[erf_at].thunk else {
+    let Thunk::Activation(Activation { src: scaled, dst: erf, len, act: ActKind::Erf }) = l.thunks[erf_at].thunk else {
         return None;
     };
     let bin = |t: usize| binary(l, &l.thunks[t].thunk).filter(|b| b.len == len);

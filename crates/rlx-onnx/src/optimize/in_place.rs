@@ -10,6 +10,7 @@ use rlx_sched::Thunk;
 use super::producers::{merge, mergeable, Liveness};
 use super::{compact, remap};
 use crate::lower::Lowered;
+use rlx_sched::thunk::{Activation, BinaryFull, ElementwiseRegion, Nop, ScatterElements, ScatterNd, Softmax};
 
 /// Runs the pass.
 pub(super) fn work_in_place(lowered: &mut Lowered) {
@@ -18,12 +19,14 @@ pub(super) fn work_in_place(lowered: &mut Lowered) {
     let mut live = Liveness::new(&lowered.thunks, n);
     let mut thunks = std::mem::take(&mut lowered.thunks);
     for (t, lt) in thunks.iter_mut().enumerate() {
-        let thunk = std::mem::replace(&mut lt.thunk, Thunk::Nop {});
+        let thunk = std::mem::replace(&mut lt.thunk, Thunk::Nop(Nop {}));
         lt.thunk = remap(thunk, &alias);
         let ok = |src: usize, dst: usize| mergeable(&lowered.storages, &live, t, src, dst);
         let in_place = match &lt.thunk {
-            Thunk::Activation { src, dst, .. } | Thunk::Softmax { src, dst, .. } => Some((*src, *dst)),
-            Thunk::BinaryFull {
+            Thunk::Activation(Activation { src, dst, .. }) | Thunk::Softmax(Softmax { src, dst, .. }) => {
+                Some((*src, *dst))
+            }
+            Thunk::BinaryFull(BinaryFull {
                 lhs,
                 rhs,
                 dst,
@@ -34,7 +37,7 @@ pub(super) fn work_in_place(lowered: &mut Lowered) {
                 bcast_lhs_strides,
                 bcast_rhs_strides,
                 ..
-            } => {
+            }) => {
                 let identical = |op_len: usize, strides: &[usize]| {
                     op_len == *len && rlx_sched::plan::reads_identically(*len, op_len, out_dims_bcast, strides)
                 };
@@ -48,20 +51,22 @@ pub(super) fn work_in_place(lowered: &mut Lowered) {
             }
             // A scatter updates its copy of `data`; the indices and updates
             // must stay apart from it.
-            Thunk::ScatterElements { data, indices, updates, dst, .. }
-            | Thunk::ScatterNd { data, indices, updates, dst, .. }
+            Thunk::ScatterElements(ScatterElements { data, indices, updates, dst, .. })
+            | Thunk::ScatterNd(ScatterNd { data, indices, updates, dst, .. })
                 if data != indices && data != updates =>
             {
                 Some((*data, *dst))
             }
             // Every input of a region is read element for element.
-            Thunk::ElementwiseRegion { inputs, dst, .. } => inputs.iter().find(|&&i| ok(i, *dst)).map(|&i| (i, *dst)),
+            Thunk::ElementwiseRegion(ElementwiseRegion { inputs, dst, .. }) => {
+                inputs.iter().find(|&&i| ok(i, *dst)).map(|&i| (i, *dst))
+            }
             _ => None,
         };
         if let Some((src, dst)) = in_place {
             if ok(src, dst) {
                 merge(lowered, &mut alias, &mut live, src, dst);
-                let thunk = std::mem::replace(&mut lt.thunk, Thunk::Nop {});
+                let thunk = std::mem::replace(&mut lt.thunk, Thunk::Nop(Nop {}));
                 lt.thunk = remap(thunk, &alias);
             }
         }

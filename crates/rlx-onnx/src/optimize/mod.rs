@@ -46,6 +46,7 @@ mod qgemm;
 use rlx_sched::{BinaryOp, DType, Role, Thunk, ThunkKind};
 
 use crate::lower::{Lowered, LoweredThunk, Storage};
+use rlx_sched::thunk::{BinaryFull, Nop};
 
 pub(crate) use blocked::Winograd;
 
@@ -266,7 +267,7 @@ impl Binary {
 
 /// `thunk` as an f32 `BinaryFull`, operands classified.
 fn binary(lowered: &Lowered, thunk: &Thunk<usize>) -> Option<Binary> {
-    let Thunk::BinaryFull {
+    let Thunk::BinaryFull(BinaryFull {
         lhs,
         rhs,
         dst,
@@ -278,7 +279,7 @@ fn binary(lowered: &Lowered, thunk: &Thunk<usize>) -> Option<Binary> {
         bcast_lhs_strides,
         bcast_rhs_strides,
         elem_bytes: 4,
-    } = thunk
+    }) = thunk
     else {
         return None;
     };
@@ -382,7 +383,7 @@ fn retain_storages(lowered: &mut Lowered, keep: &[bool]) {
     }
     lowered.storages = storages;
     for lt in &mut lowered.thunks {
-        let t = std::mem::replace(&mut lt.thunk, Thunk::Nop {});
+        let t = std::mem::replace(&mut lt.thunk, Thunk::Nop(Nop {}));
         lt.thunk = remap(t, &new_index);
     }
 }
@@ -419,6 +420,7 @@ fn prune(lowered: &mut Lowered) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rlx_sched::thunk::{self as kinds, Activation, Fma, Sgemm};
 
     fn storage(name: &str, role: Role, view: Option<(usize, usize)>) -> Storage {
         Storage { name: name.into(), shape: vec![4], dtype: DType::F32, role, data: None, view, viewed: false }
@@ -438,10 +440,13 @@ mod tests {
     #[test]
     fn outputs_are_told_from_inputs_by_field() {
         let (a, b, c, dst) = (0, 1, 2, 3);
-        assert_eq!(written(&Thunk::Sgemm { a, b, c, m: 1, k: 1, n: 1 }), [c]);
+        assert_eq!(written(&Thunk::Sgemm(Sgemm { a, b, c, m: 1, k: 1, n: 1 })), [c]);
         // `Fma`'s `c` is an addend.
-        assert_eq!(written(&Thunk::Fma { a, b, c, dst, len: 1, elem_bytes: 4 }), [dst]);
-        assert_eq!(written(&Thunk::ActivationInPlace { data: a, len: 1, act: rlx_sched::ActKind::Relu }), [a]);
+        assert_eq!(written(&Thunk::Fma(Fma { a, b, c, dst, len: 1, elem_bytes: 4 })), [dst]);
+        assert_eq!(
+            written(&Thunk::Activation(Activation { src: a, dst: a, len: 1, act: rlx_sched::ActKind::Relu })),
+            [a]
+        );
     }
 
     #[test]
@@ -460,8 +465,8 @@ mod tests {
                 param,
             ],
             thunks: vec![
-                LoweredThunk { thunk: Thunk::Copy { src: 0, dst: 4, len: 3 }, comment: String::new() },
-                LoweredThunk { thunk: Thunk::Copy { src: 4, dst: 1, len: 3 }, comment: String::new() },
+                LoweredThunk { thunk: Thunk::Copy(kinds::Copy { src: 0, dst: 4, len: 3 }), comment: String::new() },
+                LoweredThunk { thunk: Thunk::Copy(kinds::Copy { src: 4, dst: 1, len: 3 }), comment: String::new() },
             ],
             entries: Vec::new(),
         };
@@ -469,7 +474,7 @@ mod tests {
         let names: Vec<&str> = lowered.storages.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["x", "y", "base", "base+4"]);
         assert_eq!(lowered.storages[3].view, Some((2, 4)), "the view follows its base");
-        assert_eq!(lowered.thunks[0].thunk, Thunk::Copy { src: 0, dst: 3, len: 3 });
-        assert_eq!(lowered.thunks[1].thunk, Thunk::Copy { src: 3, dst: 1, len: 3 });
+        assert_eq!(lowered.thunks[0].thunk, Thunk::Copy(kinds::Copy { src: 0, dst: 3, len: 3 }));
+        assert_eq!(lowered.thunks[1].thunk, Thunk::Copy(kinds::Copy { src: 3, dst: 1, len: 3 }));
     }
 }

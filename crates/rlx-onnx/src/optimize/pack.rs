@@ -13,6 +13,9 @@ use rlx_sched::blocked::half_filter_fits;
 use rlx_sched::{ActKind, DType, Role, Thunk};
 
 use crate::lower::{Lowered, Storage};
+use rlx_sched::thunk::{
+    Activation, BiasAdd, BlockedConv2D, BlockedConv2DHalf, FusedMmBiasAct, PackedGemm, PackedGemmHalf, Sgemm, SgemmT,
+};
 
 /// The packed storage of each (weight, transposed) already written.
 type Packed = HashMap<(usize, bool), usize>;
@@ -31,9 +34,11 @@ pub(crate) fn pack_weights(lowered: &mut Lowered) {
 /// Packs thunk `t` when it is a product with a weight.
 fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
     let (a, b, bias, c, m, k, n, act, transposed) = match lowered.thunks[t].thunk {
-        Thunk::Sgemm { a, b, c, m, k, n } => (a, b, None, c, m, k, n, ActKind::Identity, false),
-        Thunk::SgemmT { a, b, c, m, k, n, ta: false, tb } => (a, b, None, c, m, k, n, ActKind::Identity, tb),
-        Thunk::FusedMmBiasAct { a, w, bias, c, m, k, n, act } => (a, w, Some(bias), c, m, k, n, act, false),
+        Thunk::Sgemm(Sgemm { a, b, c, m, k, n }) => (a, b, None, c, m, k, n, ActKind::Identity, false),
+        Thunk::SgemmT(SgemmT { a, b, c, m, k, n, ta: false, tb }) => (a, b, None, c, m, k, n, ActKind::Identity, tb),
+        Thunk::FusedMmBiasAct(FusedMmBiasAct { a, w, bias, c, m, k, n, act }) => {
+            (a, w, Some(bias), c, m, k, n, act, false)
+        }
         _ => return,
     };
     let Some(data) = weight_f32(&lowered.storages[b], k * n) else { return };
@@ -57,7 +62,7 @@ fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
     // A product without a bias followed by an in-place bias add of
     // its output (a `Gemm` with `transB` lowers so) takes the add.
     if let (None, ActKind::Identity, Some(next)) = (bias, act, lowered.thunks.get(t + 1)) {
-        if let Thunk::BiasAdd { src, bias: add, dst, rows, cols } = next.thunk {
+        if let Thunk::BiasAdd(BiasAdd { src, bias: add, dst, rows, cols }) = next.thunk {
             if src == c && dst == c && rows == m && cols == n {
                 bias = Some(add);
                 let next_comment = lowered.remove_thunk(t + 1).comment;
@@ -74,10 +79,11 @@ fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
     if let (ActKind::Identity, Some(next)) = (act, lowered.thunks.get(t + 1)) {
         let fused = match next.thunk {
             // The product may not write over one of its own inputs.
-            Thunk::Activation { src, dst, len, act } if src == c && len == m * n && dst != a && Some(dst) != bias => {
+            Thunk::Activation(Activation { src, dst, len, act })
+                if src == c && len == m * n && dst != a && Some(dst) != bias =>
+            {
                 (dst == c || private_to(lowered, c, t)).then_some((act, dst))
             }
-            Thunk::ActivationInPlace { data, len, act } if data == c && len == m * n => Some((act, c)),
             _ => None,
         };
         if let Some((next_act, dst)) = fused {
@@ -87,7 +93,7 @@ fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
             lt.comment = format!("{} + {}", lt.comment, next_comment);
         }
     }
-    lowered.thunks[t].thunk = Thunk::PackedGemm { a, w, bias, c, m, k, n, act };
+    lowered.thunks[t].thunk = Thunk::PackedGemm(PackedGemm { a, w, bias, c, m, k, n, act });
 }
 
 /// Stores the prepacked weight of each `PackedGemm` (making it a
@@ -101,18 +107,22 @@ pub(crate) fn narrow_packed_weights(lowered: &mut Lowered, choose: &dyn Fn(&[f32
     let mut chosen: HashMap<usize, Option<DType>> = HashMap::new();
     for t in 0..lowered.thunks.len() {
         let w = match lowered.thunks[t].thunk {
-            Thunk::PackedGemm { w, .. } => w,
-            Thunk::BlockedConv2D { w, groups: 1, c_in, kh, kw, .. } if half_filter_fits(c_in, kh, kw) => w,
+            Thunk::PackedGemm(PackedGemm { w, .. }) => w,
+            Thunk::BlockedConv2D(BlockedConv2D { w, groups: 1, c_in, kh, kw, .. })
+                if half_filter_fits(c_in, kh, kw) =>
+            {
+                w
+            }
             _ => continue,
         };
         let narrow = *chosen.entry(w).or_insert_with(|| narrow_param(&mut lowered.storages[w], choose));
         let Some(w_dtype) = narrow else { continue };
         let thunk = &mut lowered.thunks[t].thunk;
         *thunk = match *thunk {
-            Thunk::PackedGemm { a, w, bias, c, m, k, n, act } => {
-                Thunk::PackedGemmHalf { a, w, bias, c, m, k, n, act, w_dtype }
+            Thunk::PackedGemm(PackedGemm { a, w, bias, c, m, k, n, act }) => {
+                Thunk::PackedGemmHalf(PackedGemmHalf { a, w, bias, c, m, k, n, act, w_dtype })
             }
-            Thunk::BlockedConv2D {
+            Thunk::BlockedConv2D(BlockedConv2D {
                 x,
                 w,
                 bias,
@@ -136,7 +146,7 @@ pub(crate) fn narrow_packed_weights(lowered: &mut Lowered, choose: &dyn Fn(&[f32
                 groups: _,
                 act,
                 x_nchw,
-            } => Thunk::BlockedConv2DHalf {
+            }) => Thunk::BlockedConv2DHalf(BlockedConv2DHalf {
                 x,
                 w,
                 bias,
@@ -160,7 +170,7 @@ pub(crate) fn narrow_packed_weights(lowered: &mut Lowered, choose: &dyn Fn(&[f32
                 act,
                 x_nchw,
                 w_dtype,
-            },
+            }),
             _ => unreachable!("matched above"),
         };
     }

@@ -18,6 +18,7 @@ use rlx_sched::{ActKind, BinaryOp, Role, Thunk};
 
 use super::{compact, elems, remap};
 use crate::lower::{Lowered, LoweredThunk, Storage};
+use rlx_sched::thunk::{Activation, BinaryFull, Conv2D, FusedMmBiasAct, FusedResidualLN, LayerNorm, Sgemm};
 
 /// Runs the three fusions in one sweep.
 pub(super) fn fuse_into_producers(lowered: &mut Lowered) {
@@ -28,10 +29,12 @@ pub(super) fn fuse_into_producers(lowered: &mut Lowered) {
     let mut kept: Vec<LoweredThunk> = Vec::with_capacity(lowered.thunks.len());
     for (t, mut lt) in std::mem::take(&mut lowered.thunks).into_iter().enumerate() {
         lt.thunk = remap(lt.thunk, &alias);
-        if let (Thunk::Activation { src, dst, act, .. }, Some(prev)) = (&lt.thunk, kept.last_mut()) {
+        if let (Thunk::Activation(Activation { src, dst, act, .. }), Some(prev)) = (&lt.thunk, kept.last_mut()) {
             let produced = match &mut prev.thunk {
-                Thunk::FusedMmBiasAct { c, act: prev_act @ ActKind::Identity, .. } => Some((*c, prev_act)),
-                Thunk::Conv2D { out, act: prev_act @ ActKind::Identity, .. } => Some((*out, prev_act)),
+                Thunk::FusedMmBiasAct(FusedMmBiasAct { c, act: prev_act @ ActKind::Identity, .. }) => {
+                    Some((*c, prev_act))
+                }
+                Thunk::Conv2D(Conv2D { out, act: prev_act @ ActKind::Identity, .. }) => Some((*out, prev_act)),
                 _ => None,
             };
             if let Some((c, prev_act)) = produced {
@@ -45,20 +48,25 @@ pub(super) fn fuse_into_producers(lowered: &mut Lowered) {
         }
         if let (Thunk::BinaryFull { .. }, Some(prev)) = (&lt.thunk, kept.last_mut()) {
             if let Some((bias, dst)) = bias_of_product(&prev.thunk, &lt.thunk) {
-                let Thunk::Sgemm { a, b, c, m, k, n } = prev.thunk else { unreachable!("checked by bias_of_product") };
+                let Thunk::Sgemm(Sgemm { a, b, c, m, k, n }) = prev.thunk else {
+                    unreachable!("checked by bias_of_product")
+                };
                 if mergeable(&lowered.storages, &live, t, c, dst) {
-                    prev.thunk = Thunk::FusedMmBiasAct { a, w: b, bias, c, m, k, n, act: ActKind::Identity };
+                    prev.thunk =
+                        Thunk::FusedMmBiasAct(FusedMmBiasAct { a, w: b, bias, c, m, k, n, act: ActKind::Identity });
                     prev.comment = format!("{} + {}", prev.comment, lt.comment);
                     merge(lowered, &mut alias, &mut live, c, dst);
                     continue;
                 }
             }
         }
-        if let (Thunk::LayerNorm { x, g, b: Some(b), out, rows, h, eps }, Some(prev)) = (&lt.thunk, kept.last_mut()) {
+        if let (Thunk::LayerNorm(LayerNorm { x, g, b: Some(b), out, rows, h, eps }), Some(prev)) =
+            (&lt.thunk, kept.last_mut())
+        {
             let sum_is_dead =
                 lowered.storages[*x].role == Role::Scratch && lowered.storages[*x].is_plain() && live.last[*x] == t;
             if let Some((lhs, rhs)) = residual_add(&prev.thunk, *x, rows * h).filter(|_| sum_is_dead) {
-                prev.thunk = Thunk::FusedResidualLN {
+                prev.thunk = Thunk::FusedResidualLN(FusedResidualLN {
                     x: lhs,
                     res: rhs,
                     bias: None,
@@ -68,7 +76,7 @@ pub(super) fn fuse_into_producers(lowered: &mut Lowered) {
                     rows: *rows,
                     h: *h,
                     eps: *eps,
-                };
+                });
                 prev.comment = format!("{} + {}", prev.comment, lt.comment);
                 // Nothing names the sum any more: the final prune drops it.
                 continue;
@@ -100,8 +108,11 @@ pub(super) fn mergeable(storages: &[Storage], live: &Liveness, t: usize, src: us
 /// order) to the whole result of the `Sgemm` `product`: the bias and the
 /// add's output.
 fn bias_of_product(product: &Thunk<usize>, add: &Thunk<usize>) -> Option<(usize, usize)> {
-    let Thunk::Sgemm { c, m, n, .. } = *product else { return None };
-    let Thunk::BinaryFull { lhs, rhs, dst, len, lhs_len, rhs_len, op: BinaryOp::Add, out_dims_bcast, .. } = add else {
+    let Thunk::Sgemm(Sgemm { c, m, n, .. }) = *product else { return None };
+    let Thunk::BinaryFull(BinaryFull {
+        lhs, rhs, dst, len, lhs_len, rhs_len, op: BinaryOp::Add, out_dims_bcast, ..
+    }) = add
+    else {
         return None;
     };
     if !out_dims_bcast.is_empty() || *len != m * n {
@@ -119,7 +130,7 @@ fn bias_of_product(product: &Thunk<usize>, add: &Thunk<usize>) -> Option<(usize,
 /// When `add` is the element-for-element f32 `Add` of two full-length
 /// operands into `sum` (`len` elements): its two operands.
 fn residual_add(add: &Thunk<usize>, sum: usize, len: usize) -> Option<(usize, usize)> {
-    let Thunk::BinaryFull {
+    let Thunk::BinaryFull(BinaryFull {
         lhs,
         rhs,
         dst,
@@ -131,7 +142,7 @@ fn residual_add(add: &Thunk<usize>, sum: usize, len: usize) -> Option<(usize, us
         bcast_lhs_strides,
         bcast_rhs_strides,
         elem_bytes: 4,
-    } = add
+    }) = add
     else {
         return None;
     };

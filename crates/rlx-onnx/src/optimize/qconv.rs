@@ -17,6 +17,7 @@ use rlx_sched::{DType, Role, Thunk};
 
 use super::{const_bytes, param, Rewrite, Uses};
 use crate::lower::{Lowered, LoweredThunk};
+use rlx_sched::thunk::{IntConv2D, QLinearConv2D, Requantize};
 
 /// Fuses every qualifying `IntConv2D` + `Requantize` pair.
 pub(super) fn fuse_qlinear_convs(lowered: &mut Lowered) {
@@ -24,7 +25,7 @@ pub(super) fn fuse_qlinear_convs(lowered: &mut Lowered) {
     let mut rewrite = Rewrite::new(lowered.thunks.len());
     let mut new_storages = Vec::new();
     for i in 0..lowered.thunks.len() {
-        let Thunk::IntConv2D {
+        let Thunk::IntConv2D(IntConv2D {
             x,
             w,
             x_zero,
@@ -49,7 +50,7 @@ pub(super) fn fuse_qlinear_convs(lowered: &mut Lowered) {
             x_dtype: DType::U8,
             w_dtype: DType::I8,
             ..
-        } = lowered.thunks[i].thunk
+        }) = lowered.thunks[i].thunk
         else {
             continue;
         };
@@ -58,8 +59,9 @@ pub(super) fn fuse_qlinear_convs(lowered: &mut Lowered) {
             continue;
         }
         let Some(j) = uses.sole_reader(acc, i) else { continue };
-        let Thunk::Requantize { acc: read, bias, scale, zero, out, scale_len, out_dtype: DType::U8, .. } =
-            lowered.thunks[j].thunk
+        let Thunk::Requantize(Requantize {
+            acc: read, bias, scale, zero, out, scale_len, out_dtype: DType::U8, ..
+        }) = lowered.thunks[j].thunk
         else {
             continue;
         };
@@ -98,7 +100,7 @@ pub(super) fn fuse_qlinear_convs(lowered: &mut Lowered) {
         let name = |suffix: &str| format!("{}.{suffix}", lowered.storages[w].name);
         new_storages.push(param(name("qconv"), DType::I8, packed));
         new_storages.push(param(name("qconv_bias"), DType::I32, folded));
-        let thunk = Thunk::QLinearConv2D {
+        let thunk = Thunk::QLinearConv2D(QLinearConv2D {
             x,
             w: base,
             bias: Some(base + 1),
@@ -125,7 +127,7 @@ pub(super) fn fuse_qlinear_convs(lowered: &mut Lowered) {
             scale_len,
             x_nhwc: false,
             out_nhwc: false,
-        };
+        });
         let comment = format!("{} + {}", lowered.thunks[i].comment, lowered.thunks[j].comment);
         rewrite.remove(&[i, j]);
         rewrite.insert_before(j, LoweredThunk { thunk, comment });
@@ -142,16 +144,17 @@ pub(super) fn fuse_qlinear_convs(lowered: &mut Lowered) {
 pub(super) fn chain_channels_last(lowered: &mut Lowered) {
     let uses = Uses::new(lowered);
     for i in 0..lowered.thunks.len() {
-        let Thunk::QLinearConv2D { out, .. } = lowered.thunks[i].thunk else { continue };
+        let Thunk::QLinearConv2D(QLinearConv2D { out, .. }) = lowered.thunks[i].thunk else { continue };
         let storage = &lowered.storages[out];
         let readers = &uses.touches[out];
-        let conv_input = |t: usize| matches!(lowered.thunks[t].thunk, Thunk::QLinearConv2D { x, .. } if x == out);
+        let conv_input =
+            |t: usize| matches!(lowered.thunks[t].thunk, Thunk::QLinearConv2D(QLinearConv2D { x, .. }) if x == out);
         let private = storage.role == Role::Scratch && storage.is_plain() && uses.writers[out] == [i];
         if !private || readers.len() < 2 || readers[0] != i || !readers[1..].iter().all(|&t| conv_input(t)) {
             continue;
         }
         for &t in readers {
-            if let Thunk::QLinearConv2D { out_nhwc, x_nhwc, .. } = &mut lowered.thunks[t].thunk {
+            if let Thunk::QLinearConv2D(QLinearConv2D { out_nhwc, x_nhwc, .. }) = &mut lowered.thunks[t].thunk {
                 if t == i {
                     *out_nhwc = true;
                 } else {

@@ -18,6 +18,7 @@ use rlx_sched::{BinaryOp, DType, Role, Thunk};
 
 use super::{const_bytes, is_private, param, Rewrite, Uses};
 use crate::lower::{Lowered, LoweredThunk};
+use rlx_sched::thunk::{BinaryFull, Cast, IntGemm, IntGemmPacked};
 
 /// Packs every qualifying `IntGemm` and fuses its dequantization.
 pub(super) fn pack_int_gemms(lowered: &mut Lowered) {
@@ -25,7 +26,7 @@ pub(super) fn pack_int_gemms(lowered: &mut Lowered) {
     let mut rewrite = Rewrite::new(lowered.thunks.len());
     let mut new_storages = Vec::new();
     for i in 0..lowered.thunks.len() {
-        let Thunk::IntGemm { a, b, a_zero, b_zero, c, batch, m, k, n, a_dtype, b_dtype, b_zero_len, b_bcast } =
+        let Thunk::IntGemm(IntGemm { a, b, a_zero, b_zero, c, batch, m, k, n, a_dtype, b_dtype, b_zero_len, b_bcast }) =
             lowered.thunks[i].thunk
         else {
             continue;
@@ -74,7 +75,7 @@ pub(super) fn pack_int_gemms(lowered: &mut Lowered) {
             Some(e) => (Some(e.scale), e.bias, e.scale_len, e.out),
             None => (None, None, 1, c),
         };
-        let thunk = Thunk::IntGemmPacked {
+        let thunk = Thunk::IntGemmPacked(IntGemmPacked {
             a,
             w: base,
             w_sums: base + 1,
@@ -89,7 +90,7 @@ pub(super) fn pack_int_gemms(lowered: &mut Lowered) {
             a_dtype,
             w_zero_len,
             scale_len,
-        };
+        });
         let comment = fused.iter().map(|&t| lowered.thunks[t].comment.as_str()).collect::<Vec<_>>().join(" + ");
         rewrite.remove(&fused);
         rewrite.insert_before(last, LoweredThunk { thunk, comment });
@@ -119,7 +120,11 @@ fn dequantization(lowered: &Lowered, uses: &Uses, i: usize, c: usize, len: usize
     let sums = &storages[c];
     let cast = uses.sole_reader(c, i)?;
     let private_sums = sums.role == Role::Scratch && sums.is_plain() && uses.writers[c] == [i];
-    let Thunk::CastI32ToF32 { src, dst: cast_out, len: cast_len } = lowered.thunks[cast].thunk else { return None };
+    let Thunk::Cast(Cast { src, dst: cast_out, len: cast_len, from: DType::I32, to: DType::F32 }) =
+        lowered.thunks[cast].thunk
+    else {
+        return None;
+    };
     if !private_sums || src != c || cast_len != len {
         return None;
     }
@@ -153,9 +158,18 @@ fn per_column_operand(
     len: usize,
     n: usize,
 ) -> Option<(usize, usize, usize)> {
-    let Thunk::BinaryFull {
-        lhs, rhs, dst, len: t_len, lhs_len, rhs_len, op: t_op, ref out_dims_bcast, elem_bytes, ..
-    } = lowered.thunks[t].thunk
+    let Thunk::BinaryFull(BinaryFull {
+        lhs,
+        rhs,
+        dst,
+        len: t_len,
+        lhs_len,
+        rhs_len,
+        op: t_op,
+        ref out_dims_bcast,
+        elem_bytes,
+        ..
+    }) = lowered.thunks[t].thunk
     else {
         return None;
     };

@@ -5,6 +5,7 @@ use super::lexer::Tok;
 use super::messages as msg;
 use super::suggest;
 use super::{is_reserved, MAX_DEPTH};
+use crate::aliases;
 use crate::ast::{BufferDecl, EntryDecl, OperandRef, Spanned, ThunkDecl};
 use crate::diag::Diagnostic;
 use crate::dtype::DType;
@@ -12,7 +13,7 @@ use crate::fields::FieldSyntax;
 use crate::schedule::{Role, Segment};
 use crate::span::Span;
 use crate::thunk::{Thunk, ThunkKind};
-use crate::value::{Value, ValueKind};
+use crate::value::{FieldError, Value, ValueKind};
 
 /// `ROLE NAME: DTYPE[DIMS] @ SEGMENT+OFFSET`; the cursor is at the role.
 pub(super) fn parse_buffer(cur: &mut Cursor<'_>, role: Role, line: u32) -> PResult<BufferDecl> {
@@ -125,13 +126,14 @@ pub(super) fn parse_thunk(
     memo: &mut suggest::Memo,
 ) -> Result<ThunkDecl, Vec<Diagnostic>> {
     let (name, kind_span) = cur.ident(msg::what::THUNK_KIND).map_err(|d| vec![d])?;
-    let Some(kind) = ThunkKind::from_name(&name) else {
+    let alias = aliases::find(&name);
+    let Some(kind) = ThunkKind::from_name(&name).or(alias.map(|a| a.kind)) else {
         return Err(vec![unknown_kind(&name, kind_span, memo)]);
     };
     let fields = parse_fields(cur).map_err(|d| vec![d])?;
     let span = kind_span.join(cur.prev_span());
     cur.end(msg::what::THUNK).map_err(|d| vec![d])?;
-    let thunk = Thunk::<OperandRef>::from_fields(kind, &fields, span).map_err(|errs| {
+    let field_errors = |errs: Vec<FieldError>| {
         errs.into_iter()
             .map(|e| {
                 let d = Diagnostic::error(e.span, e.message);
@@ -141,7 +143,12 @@ pub(super) fn parse_thunk(
                 }
             })
             .collect::<Vec<_>>()
-    })?;
+    };
+    let fields = match alias {
+        Some(a) => a.translate(fields, span).map_err(field_errors)?,
+        None => fields,
+    };
+    let thunk = Thunk::<OperandRef>::from_fields(kind, &fields, span).map_err(field_errors)?;
     let field_spans = kind
         .fields()
         .iter()

@@ -5,6 +5,7 @@ use super::*;
 use crate::ast::Target;
 use crate::fields::FieldSyntax;
 use crate::thunk::Thunk;
+use crate::thunk::{self as kinds, LayerNorm};
 
 const HEADER: &str =
     "rlx-sched 1\nmodel m\narena 256 align 64\nmask_threshold 0.5\nmask_neg_inf -1e9\nscore_skip 0.0\n";
@@ -34,7 +35,7 @@ fn spans_and_lines_point_at_the_text() {
     assert_eq!(&src[t.span.range()], "Copy { src: x+4, dst: @128, len: 2 }");
     assert_eq!(&src[t.field_span("src").range()], "x+4");
     assert_eq!(&src[t.field_span("len").range()], "2");
-    let Thunk::Copy { src: s, dst, len } = &t.thunk else { panic!("not a Copy") };
+    let Thunk::Copy(kinds::Copy { src: s, dst, len }) = &t.thunk else { panic!("not a Copy") };
     assert_eq!(s.target, Target::Buffer { name: "x".into(), offset: 4 });
     assert_eq!(&src[s.span.range()], "x+4");
     assert_eq!(dst.target, Target::Raw { offset: 128 });
@@ -98,7 +99,7 @@ fn reserved_words() {
 #[test]
 fn optional_operands_take_none() {
     let src = format!("{HEADER}LayerNorm {{ x: a, g: b, b: none, out: c, rows: 1, h: 4, eps: 1e-5 }}\n");
-    let Thunk::LayerNorm { b, .. } = &ok(&src).thunks[0].thunk else { panic!("not a LayerNorm") };
+    let Thunk::LayerNorm(LayerNorm { b, .. }) = &ok(&src).thunks[0].thunk else { panic!("not a LayerNorm") };
     assert!(b.is_none());
 }
 

@@ -107,6 +107,15 @@ pub struct Checked {
     pub warnings: Diagnostics,
 }
 
+/// The most scratch bytes the validator lets `t`'s kernel call ask for,
+/// computed by the same `rlx_core` size functions the lowering calls
+/// (0 for a kind without scratch, or when a size overflows, which
+/// validation reports). A call that goes through an output temporary only
+/// when its operands overlap is sized here with the temporary.
+pub fn scratch_bound<O>(t: &crate::thunk::Thunk<O>) -> usize {
+    extents::rules(t).scratch
+}
+
 /// Checks an [`Ast`] and builds the [`Schedule`], reporting every error
 /// (and warning) in source order.
 pub fn validate(ast: &Ast, opts: &ValidateOptions<'_>) -> Result<Checked, Diagnostics> {

@@ -3,10 +3,10 @@
 //! (`docs/kernels/gather-scatter.md`), so these rules fix the extents and
 //! the shapes the kernels' bounds rest on.
 
-use super::Rules;
+use super::{Extents, Rules};
 use crate::dtype::DType;
 use crate::ops::ScatterReduction;
-use crate::thunk::Thunk;
+use crate::thunk::{GatherElements, GatherNd, ScatterElements, ScatterNd};
 use crate::validate::access::{Alias, Elem};
 use crate::validate::messages;
 
@@ -55,44 +55,6 @@ fn elements_shapes<O>(r: &mut Rules<'_, O>, data_dims: &[usize], index_dims: &[u
     ok
 }
 
-pub(super) fn gather_elements<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
-    let Thunk::GatherElements { data, indices, dst, data_dims, index_dims, axis, elem_bytes, index_dtype } = t else {
-        unreachable!("gather_elements called on {:?}", t.kind())
-    };
-    let index_ok = r.dtype_in("index_dtype", *index_dtype, INDEX_DTYPES);
-    let elem = r.byte_elem("elem_bytes", *elem_bytes);
-    if !elements_shapes(r, data_dims, index_dims, *axis) {
-        return;
-    }
-    let Some(elem) = elem else { return };
-    // Any element may be looked up, so the whole of `data` is read.
-    r.read("data", data, elem, data_dims, "product(data_dims)");
-    if index_ok {
-        r.read("indices", indices, Elem::Exact(*index_dtype), index_dims, "product(index_dims)");
-    }
-    r.write("dst", dst, elem, index_dims, "product(index_dims)");
-}
-
-pub(super) fn gather_nd<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
-    let Thunk::GatherNd { data, indices, dst, batch, lookups, data_dims, slice_len, elem_bytes, index_dtype } = t
-    else {
-        unreachable!("gather_nd called on {:?}", t.kind())
-    };
-    let index_ok = r.dtype_in("index_dtype", *index_dtype, INDEX_DTYPES);
-    let elem = r.byte_elem("elem_bytes", *elem_bytes);
-    if !dims_fit(data_dims) {
-        return r.issue("data_dims", messages::field_overflow("data_dims"), Some(messages::overflow_hint()));
-    }
-    let Some(elem) = elem else { return };
-    let block: usize = data_dims.iter().product();
-    r.read("data", data, elem, &[*batch, block, *slice_len], "batch*product(data_dims)*slice_len");
-    if index_ok {
-        let depth = data_dims.len();
-        r.read("indices", indices, Elem::Exact(*index_dtype), &[*batch, *lookups, depth], "batch*lookups*depth");
-    }
-    r.write("dst", dst, elem, &[*batch, *lookups, *slice_len], "batch*lookups*slice_len");
-}
-
 /// The element of a scatter's data, or `None` after reporting why not.
 fn scatter_elem<O>(r: &mut Rules<'_, O>, dtype: DType, reduction: ScatterReduction) -> Option<Elem> {
     if !matches!(dtype.size(), 1 | 2 | 4 | 8) {
@@ -106,55 +68,80 @@ fn scatter_elem<O>(r: &mut Rules<'_, O>, dtype: DType, reduction: ScatterReducti
     Some(Elem::Exact(dtype))
 }
 
-pub(super) fn scatter_elements<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
-    let Thunk::ScatterElements {
-        data,
-        indices,
-        updates,
-        dst,
-        data_dims,
-        index_dims,
-        axis,
-        reduction,
-        dtype,
-        index_dtype,
-    } = t
-    else {
-        unreachable!("scatter_elements called on {:?}", t.kind())
-    };
-    let index_ok = r.dtype_in("index_dtype", *index_dtype, INDEX_DTYPES);
-    let elem = scatter_elem(r, *dtype, *reduction);
-    if !elements_shapes(r, data_dims, index_dims, *axis) {
-        return;
+impl<O> Extents<O> for GatherElements<O> {
+    fn rules<'a>(&'a self, r: &mut Rules<'a, O>) {
+        let GatherElements { data, indices, dst, data_dims, index_dims, axis, elem_bytes, index_dtype } = self;
+        let index_ok = r.dtype_in("index_dtype", *index_dtype, INDEX_DTYPES);
+        let elem = r.byte_elem("elem_bytes", *elem_bytes);
+        if !elements_shapes(r, data_dims, index_dims, *axis) {
+            return;
+        }
+        let Some(elem) = elem else { return };
+        // Any element may be looked up, so the whole of `data` is read.
+        r.read("data", data, elem, data_dims, "product(data_dims)");
+        if index_ok {
+            r.read("indices", indices, Elem::Exact(*index_dtype), index_dims, "product(index_dims)");
+        }
+        r.write("dst", dst, elem, index_dims, "product(index_dims)");
     }
-    let Some(elem) = elem else { return };
-    // In place when `dst` is `data` itself: the kernel skips the copy.
-    r.read_alias(Alias::Exact, "data", data, elem, data_dims, "product(data_dims)");
-    if index_ok {
-        r.read("indices", indices, Elem::Exact(*index_dtype), index_dims, "product(index_dims)");
-    }
-    r.read("updates", updates, elem, index_dims, "product(index_dims)");
-    r.write("dst", dst, elem, data_dims, "product(data_dims)");
 }
 
-pub(super) fn scatter_nd<'a, O>(r: &mut Rules<'a, O>, t: &'a Thunk<O>) {
-    let Thunk::ScatterNd { data, indices, updates, dst, lookups, data_dims, slice_len, reduction, dtype, index_dtype } =
-        t
-    else {
-        unreachable!("scatter_nd called on {:?}", t.kind())
-    };
-    let index_ok = r.dtype_in("index_dtype", *index_dtype, INDEX_DTYPES);
-    let elem = scatter_elem(r, *dtype, *reduction);
-    if !dims_fit(data_dims) {
-        return r.issue("data_dims", messages::field_overflow("data_dims"), Some(messages::overflow_hint()));
+impl<O> Extents<O> for GatherNd<O> {
+    fn rules<'a>(&'a self, r: &mut Rules<'a, O>) {
+        let GatherNd { data, indices, dst, batch, lookups, data_dims, slice_len, elem_bytes, index_dtype } = self;
+        let index_ok = r.dtype_in("index_dtype", *index_dtype, INDEX_DTYPES);
+        let elem = r.byte_elem("elem_bytes", *elem_bytes);
+        if !dims_fit(data_dims) {
+            return r.issue("data_dims", messages::field_overflow("data_dims"), Some(messages::overflow_hint()));
+        }
+        let Some(elem) = elem else { return };
+        let block: usize = data_dims.iter().product();
+        r.read("data", data, elem, &[*batch, block, *slice_len], "batch*product(data_dims)*slice_len");
+        if index_ok {
+            let depth = data_dims.len();
+            r.read("indices", indices, Elem::Exact(*index_dtype), &[*batch, *lookups, depth], "batch*lookups*depth");
+        }
+        r.write("dst", dst, elem, &[*batch, *lookups, *slice_len], "batch*lookups*slice_len");
     }
-    let Some(elem) = elem else { return };
-    let block: usize = data_dims.iter().product();
-    r.read_alias(Alias::Exact, "data", data, elem, &[block, *slice_len], "product(data_dims)*slice_len");
-    if index_ok {
-        let depth = data_dims.len();
-        r.read("indices", indices, Elem::Exact(*index_dtype), &[*lookups, depth], "lookups*depth");
+}
+
+impl<O> Extents<O> for ScatterElements<O> {
+    fn rules<'a>(&'a self, r: &mut Rules<'a, O>) {
+        let ScatterElements { data, indices, updates, dst, data_dims, index_dims, axis, reduction, dtype, index_dtype } =
+            self;
+        let index_ok = r.dtype_in("index_dtype", *index_dtype, INDEX_DTYPES);
+        let elem = scatter_elem(r, *dtype, *reduction);
+        if !elements_shapes(r, data_dims, index_dims, *axis) {
+            return;
+        }
+        let Some(elem) = elem else { return };
+        // In place when `dst` is `data` itself: the kernel skips the copy.
+        r.read_alias(Alias::Exact, "data", data, elem, data_dims, "product(data_dims)");
+        if index_ok {
+            r.read("indices", indices, Elem::Exact(*index_dtype), index_dims, "product(index_dims)");
+        }
+        r.read("updates", updates, elem, index_dims, "product(index_dims)");
+        r.write("dst", dst, elem, data_dims, "product(data_dims)");
     }
-    r.read("updates", updates, elem, &[*lookups, *slice_len], "lookups*slice_len");
-    r.write("dst", dst, elem, &[block, *slice_len], "product(data_dims)*slice_len");
+}
+
+impl<O> Extents<O> for ScatterNd<O> {
+    fn rules<'a>(&'a self, r: &mut Rules<'a, O>) {
+        let ScatterNd { data, indices, updates, dst, lookups, data_dims, slice_len, reduction, dtype, index_dtype } =
+            self;
+        let index_ok = r.dtype_in("index_dtype", *index_dtype, INDEX_DTYPES);
+        let elem = scatter_elem(r, *dtype, *reduction);
+        if !dims_fit(data_dims) {
+            return r.issue("data_dims", messages::field_overflow("data_dims"), Some(messages::overflow_hint()));
+        }
+        let Some(elem) = elem else { return };
+        let block: usize = data_dims.iter().product();
+        r.read_alias(Alias::Exact, "data", data, elem, &[block, *slice_len], "product(data_dims)*slice_len");
+        if index_ok {
+            let depth = data_dims.len();
+            r.read("indices", indices, Elem::Exact(*index_dtype), &[*lookups, depth], "lookups*depth");
+        }
+        r.read("updates", updates, elem, &[*lookups, *slice_len], "lookups*slice_len");
+        r.write("dst", dst, elem, &[block, *slice_len], "product(data_dims)*slice_len");
+    }
 }

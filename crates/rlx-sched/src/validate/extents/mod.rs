@@ -2,20 +2,28 @@
 //! writes, how many bytes of which element type, how inputs may overlap
 //! outputs, and which field values are consistent.
 //!
-//! One `match` over [`Thunk`] without a `_` arm, so a new kind does not
-//! compile until it has rules. All arithmetic is checked: a product that
-//! overflows is reported, never wrapped and never a panic.
+//! Each kind implements [`Extents`] in the module of its family (the
+//! `family` column of `rlx_core::thunk_table!`); the router [`rules`] is
+//! generated from the table, so a kind without rules does not compile. All
+//! arithmetic is checked: a product that overflows is reported, never
+//! wrapped and never a panic.
 
+mod activation;
 mod attention;
+mod cast;
 mod conv;
 mod elementwise;
 mod gather_scatter;
 mod gemm;
 mod movement;
 mod norm;
+mod pool;
+mod quant;
 mod recurrent;
 mod reduce;
+mod rope;
 mod sample;
+mod softmax;
 
 use super::access::{Access, Alias, Dir, Elem, Issue, Pattern};
 use super::messages;
@@ -26,6 +34,9 @@ use crate::thunk::Thunk;
 pub(crate) struct Rules<'a, O> {
     pub accesses: Vec<Access<'a, O>>,
     pub issues: Vec<Issue>,
+    /// The most scratch the kind's lowering may ask for, from the same
+    /// `rlx_core` size functions the lowering calls.
+    pub scratch: usize,
 }
 
 /// The product of `dims`, `None` on overflow. A zero factor makes it zero
@@ -45,7 +56,7 @@ pub(crate) fn max_index(dims: &[usize], strides: &[usize]) -> Option<usize> {
 
 impl<'a, O> Rules<'a, O> {
     fn new() -> Self {
-        Rules { accesses: Vec::new(), issues: Vec::new() }
+        Rules { accesses: Vec::new(), issues: Vec::new(), scratch: 0 }
     }
 
     pub(crate) fn issue(&mut self, field: &'static str, message: String, hint: Option<String>) {
@@ -185,8 +196,9 @@ impl<'a, O> Rules<'a, O> {
     /// Checks that the scratch a kind needs (see `rlx_core::lower`)
     /// is computable; `None` means it overflowed.
     pub(crate) fn scratch(&mut self, field: &'static str, bytes: Option<usize>, formula: &'static str) {
-        if bytes.is_none_or(|b| b > isize::MAX as usize / 2) {
-            self.issue(field, messages::scratch_overflow(formula), Some(messages::overflow_hint()));
+        match bytes {
+            Some(b) if b <= isize::MAX as usize / 2 => self.scratch = self.scratch.max(b),
+            _ => self.issue(field, messages::scratch_overflow(formula), Some(messages::overflow_hint())),
         }
     }
 
@@ -220,116 +232,26 @@ impl<'a, O> Rules<'a, O> {
     }
 }
 
-/// The accesses and field issues of `t`, by kind.
-pub(crate) fn rules<O>(t: &Thunk<O>) -> Rules<'_, O> {
-    let mut r = Rules::new();
-    match t {
-        Thunk::Sgemm { a, b, c, m, k, n } | Thunk::SgemmT { a, b, c, m, k, n, .. } => {
-            gemm::gemm(&mut r, a, b, c, [*m, *k, *n], super::access::F32);
-        }
-        Thunk::SgemmF16 { a, b, c, m, k, n } => gemm::gemm(&mut r, a, b, c, [*m, *k, *n], Elem::Exact(DType::F16)),
-        Thunk::SgemmBf16 { a, b, c, m, k, n } => gemm::gemm(&mut r, a, b, c, [*m, *k, *n], Elem::Exact(DType::Bf16)),
-        Thunk::BatchedSgemm { .. } => gemm::batched_sgemm(&mut r, t),
-        Thunk::FusedMmBiasAct { .. } => gemm::fused_mm_bias_act(&mut r, t),
-        Thunk::PackedGemm { .. } => gemm::packed_gemm(&mut r, t),
-        Thunk::PackedGemmHalf { .. } => gemm::packed_gemm_half(&mut r, t),
-        Thunk::IntGemm { .. } => gemm::int_gemm(&mut r, t),
-        Thunk::IntGemmPacked { .. } => gemm::int_gemm_packed(&mut r, t),
-        Thunk::Requantize { .. } => gemm::requantize(&mut r, t),
-        Thunk::DynamicQuantize { .. } => gemm::dynamic_quantize(&mut r, t),
-        Thunk::BiasAdd { .. } => gemm::bias_add(&mut r, t),
-        Thunk::BinaryFull { .. } => elementwise::binary_full(&mut r, t),
-        Thunk::ElementwiseRegion { .. } => elementwise::elementwise_region(&mut r, t),
-        Thunk::ActivationInPlace { data, len, act: _ } => r.update("data", data, super::access::F32, &[*len], "len"),
-        Thunk::Activation { src, dst, len, act: _ } => {
-            r.read_alias(Alias::Exact, "src", src, super::access::F32, &[*len], "len");
-            r.write("dst", dst, super::access::F32, &[*len], "len");
-        }
-        Thunk::Fma { .. } => elementwise::fma(&mut r, t),
-        Thunk::Compare { .. } => elementwise::compare(&mut r, t),
-        Thunk::Where { .. } => elementwise::select(&mut r, t),
-        Thunk::CastF32ToI64 { src, dst, len } => cast(&mut r, src, dst, *len, DType::F32, DType::I64),
-        Thunk::CastF32ToF64 { src, dst, len } => cast(&mut r, src, dst, *len, DType::F32, DType::F64),
-        Thunk::CastF64ToF32 { src, dst, len } => cast(&mut r, src, dst, *len, DType::F64, DType::F32),
-        Thunk::CastF64ToI64 { src, dst, len } => cast(&mut r, src, dst, *len, DType::F64, DType::I64),
-        Thunk::CastF64ToI32 { src, dst, len } => cast(&mut r, src, dst, *len, DType::F64, DType::I32),
-        Thunk::CastF64ToBool { src, dst, len } => cast(&mut r, src, dst, *len, DType::F64, DType::Bool),
-        Thunk::CastI64ToI32 { src, dst, len } => cast(&mut r, src, dst, *len, DType::I64, DType::I32),
-        Thunk::CastI64ToF64 { src, dst, len } => cast(&mut r, src, dst, *len, DType::I64, DType::F64),
-        Thunk::CastI32ToF64 { src, dst, len } => cast(&mut r, src, dst, *len, DType::I32, DType::F64),
-        Thunk::CastF32ToF16 { src, dst, len } => cast(&mut r, src, dst, *len, DType::F32, DType::F16),
-        Thunk::CastF16ToF32 { src, dst, len } => cast(&mut r, src, dst, *len, DType::F16, DType::F32),
-        Thunk::CastF32ToBf16 { src, dst, len } => cast(&mut r, src, dst, *len, DType::F32, DType::Bf16),
-        Thunk::CastBf16ToF32 { src, dst, len } => cast(&mut r, src, dst, *len, DType::Bf16, DType::F32),
-        Thunk::CastF32ToI32 { src, dst, len } => cast(&mut r, src, dst, *len, DType::F32, DType::I32),
-        Thunk::CastI64ToF32 { src, dst, len } => cast(&mut r, src, dst, *len, DType::I64, DType::F32),
-        Thunk::CastBoolToI32 { src, dst, len } => cast(&mut r, src, dst, *len, DType::Bool, DType::I32),
-        Thunk::CastI32ToF32 { src, dst, len } => cast(&mut r, src, dst, *len, DType::I32, DType::F32),
-        Thunk::CastI32ToI64 { src, dst, len } => cast(&mut r, src, dst, *len, DType::I32, DType::I64),
-        Thunk::CastI32ToBool { src, dst, len } => cast(&mut r, src, dst, *len, DType::I32, DType::Bool),
-        Thunk::CastI64ToBool { src, dst, len } => cast(&mut r, src, dst, *len, DType::I64, DType::Bool),
-        Thunk::CastBoolToI64 { src, dst, len } => cast(&mut r, src, dst, *len, DType::Bool, DType::I64),
-        Thunk::CastBoolToF32 { src, dst, len } => cast(&mut r, src, dst, *len, DType::Bool, DType::F32),
-        Thunk::CastF32ToBool { src, dst, len } => cast(&mut r, src, dst, *len, DType::F32, DType::Bool),
-        Thunk::CastGeneric { src, dst, len, src_dtype, dst_dtype } => {
-            cast(&mut r, src, dst, *len, *src_dtype, *dst_dtype);
-        }
-        Thunk::Copy { src, dst, len } => movement::copy(&mut r, src, dst, *len, Elem::Bytes(4)),
-        Thunk::CopyF64 { src, dst, len } => movement::copy(&mut r, src, dst, *len, Elem::Exact(DType::F64)),
-        Thunk::CopyI64 { src, dst, len } => movement::copy(&mut r, src, dst, *len, super::access::I64),
-        Thunk::Narrow { .. } => movement::narrow(&mut r, t),
-        Thunk::Transpose { .. } => movement::transpose(&mut r, t),
-        Thunk::Concat { .. } => movement::concat(&mut r, t),
-        Thunk::Gather { .. } => movement::gather(&mut r, t),
-        Thunk::GatherAxis { .. } => movement::gather_axis(&mut r, t),
-        Thunk::KvAppend { .. } => movement::kv_append(&mut r, t),
-        Thunk::KvWrite { .. } => movement::kv_write(&mut r, t),
-        Thunk::GatherElements { .. } => gather_scatter::gather_elements(&mut r, t),
-        Thunk::GatherNd { .. } => gather_scatter::gather_nd(&mut r, t),
-        Thunk::ScatterElements { .. } => gather_scatter::scatter_elements(&mut r, t),
-        Thunk::ScatterNd { .. } => gather_scatter::scatter_nd(&mut r, t),
-        Thunk::GridSample { .. } => sample::grid_sample(&mut r, t),
-        Thunk::LayerNorm { .. } => norm::layer_norm(&mut r, t),
-        Thunk::RmsNorm { .. } => norm::rms_norm(&mut r, t),
-        Thunk::FusedResidualLN { .. } => norm::fused_residual_ln(&mut r, t),
-        Thunk::FusedResidualRmsNorm { .. } => norm::fused_residual_rms_norm(&mut r, t),
-        Thunk::BatchNormInference { .. } => norm::batch_norm_inference(&mut r, t),
-        Thunk::Softmax { src, dst, rows, cols } => {
-            r.read_alias(Alias::Exact, "src", src, super::access::F32, &[*rows, *cols], "rows*cols");
-            r.write("dst", dst, super::access::F32, &[*rows, *cols], "rows*cols");
-        }
-        Thunk::Attention { .. } => attention::attention(&mut r, t),
-        Thunk::Rope { .. } => norm::rope(&mut r, t),
-        Thunk::RopeAt { .. } => norm::rope_at(&mut r, t),
-        Thunk::CachedAttention { .. } => attention::cached_attention(&mut r, t),
-        Thunk::Reduce { .. } => reduce::reduce(&mut r, t),
-        Thunk::ArgReduce { .. } => reduce::arg_reduce(&mut r, t),
-        Thunk::Cumsum { .. } => reduce::cumsum(&mut r, t),
-        Thunk::Cumulative { .. } => reduce::cumulative(&mut r, t),
-        Thunk::TopK { .. } | Thunk::TopKI64 { .. } => reduce::top_k(&mut r, t),
-        Thunk::Conv2D { .. } => conv::conv2d(&mut r, t),
-        Thunk::IntConv2D { .. } => conv::int_conv2d(&mut r, t),
-        Thunk::QLinearConv2D { .. } => conv::qlinear_conv2d(&mut r, t),
-        Thunk::Pool2D { .. } | Thunk::BlockedPool2D { .. } => conv::pool2d(&mut r, t),
-        Thunk::Col2Im { .. } => conv::col2im(&mut r, t),
-        Thunk::Resize { .. } => conv::resize(&mut r, t),
-        Thunk::BlockedConv2D { .. } => conv::conv2d_blocked(&mut r, t),
-        Thunk::BlockedConv2DHalf { .. } => conv::conv2d_blocked_half(&mut r, t),
-        Thunk::WinogradConv2D { .. } => conv::conv2d_winograd(&mut r, t),
-        Thunk::ToBlocked { .. } | Thunk::FromBlocked { .. } => conv::reorder(&mut r, t),
-        Thunk::Recurrent { .. } => recurrent::recurrent(&mut r, t),
-        Thunk::Nop {} => {}
-    }
-    r
+/// A kind's extent rules: the accesses it makes and the issues of its
+/// fields. Every kind implements it in the module of its family.
+pub(crate) trait Extents<O> {
+    fn rules<'a>(&'a self, r: &mut Rules<'a, O>);
 }
 
-/// A cast reads `len` elements of `from` and writes `len` of `to`; it runs
-/// in place only when both have the same size.
-fn cast<'a, O>(r: &mut Rules<'a, O>, src: &'a O, dst: &'a O, len: usize, from: DType, to: DType) {
-    let alias = if from.size() == to.size() { Alias::Exact } else { Alias::No };
-    r.read_alias(alias, "src", src, Elem::Exact(from), &[len], "len");
-    r.write("dst", dst, Elem::Exact(to), &[len], "len");
+macro_rules! extents_router {
+    ($( $(#[$doc:meta])* $kind:ident in $family:ident { $($fields:tt)* } )*) => {
+        /// The accesses and field issues of `t`, by kind.
+        pub(crate) fn rules<O>(t: &Thunk<O>) -> Rules<'_, O> {
+            let mut r = Rules::new();
+            match t {
+                $( Thunk::$kind(k) => Extents::rules(k, &mut r), )*
+            }
+            r
+        }
+    };
 }
+
+rlx_core::thunk_table!(extents_router);
 
 #[cfg(test)]
 mod tests {
