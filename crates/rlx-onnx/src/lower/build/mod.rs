@@ -15,7 +15,7 @@ use rlx_sched::{ActKind, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use crate::error::ImportError;
 use crate::lower::arith::fold;
-use crate::lower::arith::shape::{broadcast_strides, checked_numel};
+use crate::lower::arith::shape::{broadcast_strides, checked_numel, row_major_strides};
 use crate::lower::{Lowerer, NodeCtx, Value};
 
 pub(crate) use layout::{broadcast_into_scratch, broadcast_thunk, concat_along, strided_indices, value_shape};
@@ -45,7 +45,7 @@ pub(crate) fn permute_thunk(
     perm: &[usize],
     dst: usize,
 ) -> Result<Thunk<usize>, ImportError> {
-    let strides = crate::lower::arith::shape::row_major_strides(shape);
+    let strides = row_major_strides(shape);
     Ok(Thunk::Transpose {
         src,
         dst,

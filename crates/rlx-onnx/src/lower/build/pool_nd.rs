@@ -12,10 +12,9 @@
 
 use rlx_sched::{BinaryOp, DType, ReduceOp};
 
-use crate::lower::build::binary_thunk;
-use crate::lower::build::concat_along;
-use crate::lower::build::{numel, R};
-use crate::lower::build::{slice_value, AxisSlice, Dest};
+use crate::lower::build::{
+    binary_thunk, broadcast_into_scratch, concat_along, copy_thunk, numel, slice_value, AxisSlice, Dest, R,
+};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
 
@@ -87,11 +86,11 @@ pub(crate) fn pool_nd(
         };
         if flat == 0 {
             if tap != acc {
-                lw.emit(ctx, crate::lower::build::copy_thunk(tap, acc, &out_shape, DType::F32));
+                lw.emit(ctx, copy_thunk(tap, acc, &out_shape, DType::F32));
             }
             if let Some(ix) = &mut indices {
                 let first = tap_indices(lw, ctx, (shape, windows, column_major), flat, &out_shape)?;
-                lw.emit(ctx, crate::lower::build::copy_thunk(first, ix.0, &out_shape, DType::I64));
+                lw.emit(ctx, copy_thunk(first, ix.0, &out_shape, DType::I64));
             }
             continue;
         }
@@ -222,7 +221,7 @@ pub(crate) fn pad_for_windows(
             }
             let mut s = cur_shape.clone();
             s[d] = len;
-            let block = crate::lower::build::broadcast_into_scratch(lw, ctx, fill_param, &[], &s)?;
+            let block = broadcast_into_scratch(lw, ctx, fill_param, &[], &s)?;
             let v = Value::Data { storage: block, shape: s };
             blocks.push((len, v.clone()));
             pieces.push(v);

@@ -18,10 +18,8 @@ use rlx_sched::{BinaryOp, DType, MaskKind, Thunk};
 
 use crate::error::ImportError;
 use crate::lower::arith::shape::broadcast;
-use crate::lower::build::binary_thunk;
-use crate::lower::build::Dest;
-use crate::lower::build::{broadcast_into_scratch, concat_along};
-use crate::lower::build::{copy_thunk, permute_thunk, R};
+use crate::lower::build::subgraph::inline_graph;
+use crate::lower::build::{binary_thunk, broadcast_into_scratch, concat_along, copy_thunk, permute_thunk, Dest, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
 
@@ -504,7 +502,7 @@ pub(crate) fn flex_attention(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             None => Ok(x),
             Some(g) => {
                 let prefix = lw.internal_name(&out, name);
-                let outs = crate::lower::build::subgraph::inline_graph(lw, ctx, g, &prefix, &[x])?;
+                let outs = inline_graph(lw, ctx, g, &prefix, &[x])?;
                 match &outs[..] {
                     [one] => Ok(one.clone()),
                     _ => Err(ctx.bad_attr(name, format!("has {} outputs; one is expected", outs.len()))),

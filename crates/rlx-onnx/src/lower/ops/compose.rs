@@ -9,8 +9,8 @@ use rlx_sched::{DType, Thunk};
 use crate::proto::{AttributeProto, AttributeType};
 
 use crate::lower::arith::fold;
-use crate::lower::build::define_if_empty;
-use crate::lower::build::{numel, R};
+use crate::lower::arith::shape::{normalize_axis, row_major_strides};
+use crate::lower::build::{define_if_empty, numel, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{dtype_of, interface_dtype_of, ConstData, ConstTensor};
 
@@ -158,7 +158,7 @@ pub(crate) fn center_crop_pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         Some(list) => list
             .iter()
             .map(|&a| {
-                crate::lower::arith::shape::normalize_axis(a, rank, 0)
+                normalize_axis(a, rank, 0)
                     .ok_or_else(|| ctx.bad_attr("axes", format!("{a} is out of range for rank {rank}")))
             })
             .collect::<Result<_, _>>()?,
@@ -339,11 +339,11 @@ pub(crate) fn compress(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let out = ctx.node.output[0].clone();
     let (source, axis, dim) = if ctx.has_attr("axis") {
         let a = ctx.int_attr("axis", 0)?;
-        let axis = crate::lower::arith::shape::normalize_axis(a, shape.len(), 0)
+        let axis = normalize_axis(a, shape.len(), 0)
             .ok_or_else(|| ctx.bad_attr("axis", format!("{a} is out of range for rank {}", shape.len())))?;
         (x, axis, shape[axis])
     } else {
-        let total = crate::lower::build::numel(ctx, &shape)?;
+        let total = numel(ctx, &shape)?;
         let flat = lw.internal_name(&out, "flat");
         let flat_shape =
             lw.constant(&out, "flat_shape", ConstTensor { shape: vec![1], data: ConstData::I64(vec![total as i64]) });
@@ -370,7 +370,7 @@ pub(crate) fn non_zero(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         None => c.data.to_f64().iter().map(|&x| x != 0.0).collect(),
     };
     let rank = c.shape.len();
-    let strides = crate::lower::arith::shape::row_major_strides(&c.shape);
+    let strides = row_major_strides(&c.shape);
     let hits: Vec<usize> = (0..nonzero.len()).filter(|&i| nonzero[i]).collect();
     let mut indices = vec![0i64; rank * hits.len()];
     for (n, &flat) in hits.iter().enumerate() {

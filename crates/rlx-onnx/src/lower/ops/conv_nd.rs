@@ -15,13 +15,10 @@ use rlx_sched::{BinaryOp, DType, Thunk};
 
 use crate::error::ImportError;
 use crate::lower::arith::shape::row_major_strides;
-use crate::lower::build::binary_thunk;
 use crate::lower::build::pool_nd::{pad_for_windows, Window};
 use crate::lower::build::transposed::{geometry, Axis as TAxis};
-use crate::lower::build::window::{axis_attr, out_size, pads, Axis};
-use crate::lower::build::Dest;
-use crate::lower::build::{broadcast_into_scratch, concat_along};
-use crate::lower::build::{numel, permute_thunk, R};
+use crate::lower::build::window::{axis_attr, conv_bias, conv_groups, out_size, pads, Axis};
+use crate::lower::build::{binary_thunk, broadcast_into_scratch, concat_along, numel, permute_thunk, Dest, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
 
@@ -45,7 +42,7 @@ pub(crate) fn conv_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         return Err(ctx.err(format!("empty shapes X {xs:?}, W {ws:?} are not supported")));
     }
     let (c_in, c_out, c_per_group) = (xs[1], ws[0], ws[1]);
-    let groups = crate::lower::build::window::conv_groups(ctx, c_in, c_out, c_per_group)?;
+    let groups = conv_groups(ctx, c_in, c_out, c_per_group)?;
     let kernel = &ws[2..];
     if let Some(ks) = ctx.ints_attr("kernel_shape")? {
         if !ks.iter().map(|&v| usize::try_from(v).ok()).eq(kernel.iter().map(|&v| Some(v))) {
@@ -70,7 +67,7 @@ pub(crate) fn conv_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             })
         })
         .collect::<Result<_, ImportError>>()?;
-    let bias = crate::lower::build::window::conv_bias(lw, ctx, c_out)?;
+    let bias = conv_bias(lw, ctx, c_out)?;
 
     conv_core(lw, ctx, (x, &xs), w, [c_out, c_per_group, groups], &windows, bias)
 }
@@ -226,7 +223,7 @@ pub(crate) fn conv_transpose_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         })
         .collect();
     let geo = geometry(ctx, &axes)?;
-    let bias = crate::lower::build::window::conv_bias(lw, ctx, c_out)?;
+    let bias = conv_bias(lw, ctx, c_out)?;
     let mut windows = Vec::with_capacity(k);
     for (d, a) in axes.iter().enumerate() {
         let (begin, output) = geo[d];

@@ -10,7 +10,7 @@
 use rlx_sched::{DType, Thunk};
 
 use crate::lower::build::transposed::{geometry, pads4, Axis};
-use crate::lower::build::window::pair_attr;
+use crate::lower::build::window::{conv_bias, pair_attr};
 use crate::lower::build::{numel, permute_thunk, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
@@ -68,7 +68,7 @@ pub(crate) fn conv_transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ];
     let geo = geometry(ctx, &axes)?;
     let [(ph, h_out), (pw, w_out)] = [geo[0], geo[1]];
-    let bias = crate::lower::build::window::conv_bias(lw, ctx, c_out)?;
+    let bias = conv_bias(lw, ctx, c_out)?;
 
     // A_g = W_g^T: `[c_out/g * kh * kw, c_in/g]` per group, stacked.
     let (c_in_g, m, hw) = (c_in / g, c_out_g * kh * kw, h * w);

@@ -20,9 +20,7 @@
 use rlx_sched::{ActKind, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use crate::error::ImportError;
-use crate::lower::build::log_softmax_into;
-use crate::lower::build::{binary_thunk, compare_thunk, widen_to_i64};
-use crate::lower::build::{numel, R};
+use crate::lower::build::{binary_thunk, compare_thunk, log_softmax_into, numel, widen_to_i64, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
 

@@ -6,9 +6,9 @@
 use rlx_sched::{ActKind, BinaryOp, CmpOp, DType, ReduceOp, Thunk};
 
 use crate::lower::arith::shape::normalize_axis;
-use crate::lower::build::only_first_output;
-use crate::lower::build::{binary_thunk, compare_thunk, define_if_empty};
-use crate::lower::build::{numel, R};
+use crate::lower::build::pool_nd::pool_nd;
+use crate::lower::build::window::pool_windows;
+use crate::lower::build::{binary_thunk, compare_thunk, define_if_empty, numel, only_first_output, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
 
@@ -79,7 +79,7 @@ pub(crate) fn lp_pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     if xs.len() < 3 || xs.contains(&0) {
         return Err(ctx.err(format!("X has shape {xs:?}; only non-empty [N, C, spatial...] tensors are supported")));
     }
-    let windows = crate::lower::build::window::pool_windows(ctx, &xs)?;
+    let windows = pool_windows(ctx, &xs)?;
     let name = ctx.node.output[0].clone();
     let len = numel(ctx, &xs)?;
     let scalar = |lw: &mut Lowerer, what: &str, v: f32| {
@@ -95,7 +95,7 @@ pub(crate) fn lp_pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             lw.emit(ctx, binary_thunk(ctx, (powered, &xs), (e, &[]), powered, &xs, BinaryOp::Pow, 4)?);
         }
     }
-    crate::lower::build::pool_nd::pool_nd(lw, ctx, powered, &xs, &windows, ReduceOp::Sum, false, false)?;
+    pool_nd(lw, ctx, powered, &xs, &windows, ReduceOp::Sum, false, false)?;
     let Value::Data { storage: y, shape } = lw.value(ctx, &name)?.clone() else {
         return Err(ctx.err("the pooled sum folded to a constant"));
     };

@@ -8,8 +8,10 @@ use rlx_sched::{DType, Thunk};
 use crate::error::ImportError;
 use crate::lower::arith::fold;
 use crate::lower::arith::shape::{broadcast, normalize_axis, row_major_strides};
-use crate::lower::build::{broadcast_thunk, concat_along, define_if_empty, numel, strided_indices, value_shape, R};
-use crate::lower::build::{slice_value, AxisSlice, Dest};
+use crate::lower::build::{
+    broadcast_thunk, concat_along, define_if_empty, numel, slice_value, strided_indices, value_shape, AxisSlice, Dest,
+    R,
+};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{data_type_name, dtype_of, read_tensor, ConstData, ConstTensor, CARRIED_TYPES};
 

@@ -5,9 +5,9 @@
 use rlx_sched::{ActKind, BinaryOp, CmpOp, DType, Thunk};
 
 use crate::error::ImportError;
+use crate::lower::arith::fold;
 use crate::lower::arith::shape::broadcast;
-use crate::lower::build::{activation, numel, R};
-use crate::lower::build::{binary_thunk, compare_thunk, define_if_empty};
+use crate::lower::build::{activation, binary_thunk, compare_thunk, define_if_empty, numel, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
 
@@ -221,8 +221,8 @@ pub(crate) fn dropout(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                 other => return Err(ctx.err(format!("a {} mask before opset 10 is not supported", other.name()))),
             }
         };
-        crate::lower::arith::fold::check_size(ctx, &shape, one.dtype())?;
-        lw.define(ctx, 1, Value::Const(crate::lower::arith::fold::fill(&shape, &one)))?;
+        fold::check_size(ctx, &shape, one.dtype())?;
+        lw.define(ctx, 1, Value::Const(fold::fill(&shape, &one)))?;
     }
     Ok(())
 }

@@ -6,8 +6,7 @@ use rlx_sched::{ActKind, DType, ReduceOp, Thunk};
 
 use crate::error::ImportError;
 use crate::lower::arith::shape::normalize_axis;
-use crate::lower::build::only_first_output;
-use crate::lower::build::{numel, permute_thunk, R};
+use crate::lower::build::{binary_thunk, numel, only_first_output, permute_thunk, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
 
@@ -42,17 +41,10 @@ fn layer_norm_statistics(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: usize, shape: &
     let mean = stat(lw, 1, "mean")?;
     lw.emit(ctx, Thunk::Reduce { src: x, dst: mean, outer: rows, axis_dim: h, inner: 1, op: ReduceOp::Mean });
     let centered = lw.scratch_storage(&format!("{name}.centered"), vec![rows, h], DType::F32)?;
-    let sub = crate::lower::build::binary_thunk(
-        ctx,
-        (x, &[rows, h]),
-        (mean, &[rows, 1]),
-        centered,
-        &[rows, h],
-        rlx_sched::BinaryOp::Sub,
-        4,
-    )?;
+    let sub =
+        binary_thunk(ctx, (x, &[rows, h]), (mean, &[rows, 1]), centered, &[rows, h], rlx_sched::BinaryOp::Sub, 4)?;
     lw.emit(ctx, sub);
-    let square = crate::lower::build::binary_thunk(
+    let square = binary_thunk(
         ctx,
         (centered, &[rows, h]),
         (centered, &[rows, h]),
@@ -66,15 +58,7 @@ fn layer_norm_statistics(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: usize, shape: &
     lw.emit(ctx, Thunk::Reduce { src: centered, dst: inv, outer: rows, axis_dim: h, inner: 1, op: ReduceOp::Mean });
     let eps_param =
         lw.add_param(&format!("{name}.epsilon"), &ConstTensor { shape: vec![], data: ConstData::F32(vec![eps]) })?;
-    let add = crate::lower::build::binary_thunk(
-        ctx,
-        (inv, &[rows]),
-        (eps_param, &[]),
-        inv,
-        &[rows],
-        rlx_sched::BinaryOp::Add,
-        4,
-    )?;
+    let add = binary_thunk(ctx, (inv, &[rows]), (eps_param, &[]), inv, &[rows], rlx_sched::BinaryOp::Add, 4)?;
     lw.emit(ctx, add);
     lw.emit(ctx, Thunk::Activation { src: inv, dst: inv, len: rows, act: ActKind::Sqrt });
     lw.emit(ctx, Thunk::Activation { src: inv, dst: inv, len: rows, act: ActKind::Recip });
@@ -223,22 +207,11 @@ pub(crate) fn batch_norm(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             let dst = lw.output_storage(ctx, i, vec![c])?;
             let scaled = lw.scratch_storage(&format!("{name}.scaled"), vec![c], DType::F32)?;
             let mul = |a: usize, b: usize, d: usize| {
-                crate::lower::build::binary_thunk(ctx, (a, &[c]), (b, &[]), d, &[c], rlx_sched::BinaryOp::Mul, 4)
+                binary_thunk(ctx, (a, &[c]), (b, &[]), d, &[c], rlx_sched::BinaryOp::Mul, 4)
             };
             lw.emit(ctx, mul(old, m, dst)?);
             lw.emit(ctx, mul(batch, rest, scaled)?);
-            lw.emit(
-                ctx,
-                crate::lower::build::binary_thunk(
-                    ctx,
-                    (dst, &[c]),
-                    (scaled, &[c]),
-                    dst,
-                    &[c],
-                    rlx_sched::BinaryOp::Add,
-                    4,
-                )?,
-            );
+            lw.emit(ctx, binary_thunk(ctx, (dst, &[c]), (scaled, &[c]), dst, &[c], rlx_sched::BinaryOp::Add, 4)?);
             lw.define(ctx, i, Value::Data { storage: dst, shape: vec![c] })?;
         }
     }
@@ -264,7 +237,7 @@ fn batch_statistics(
         Thunk::Reduce { src: per_channel, dst: mean, outer: c, axis_dim: n * hw, inner: 1, op: ReduceOp::Mean },
     );
     let dev = lw.scratch_storage(&format!("{name}.deviation"), vec![c, n * hw], DType::F32)?;
-    let sub = crate::lower::build::binary_thunk(
+    let sub = binary_thunk(
         ctx,
         (per_channel, &[c, n * hw]),
         (mean, &[c, 1]),
@@ -274,15 +247,8 @@ fn batch_statistics(
         4,
     )?;
     lw.emit(ctx, sub);
-    let sq = crate::lower::build::binary_thunk(
-        ctx,
-        (dev, &[c, n * hw]),
-        (dev, &[c, n * hw]),
-        dev,
-        &[c, n * hw],
-        rlx_sched::BinaryOp::Mul,
-        4,
-    )?;
+    let sq =
+        binary_thunk(ctx, (dev, &[c, n * hw]), (dev, &[c, n * hw]), dev, &[c, n * hw], rlx_sched::BinaryOp::Mul, 4)?;
     lw.emit(ctx, sq);
     let var = lw.scratch_storage(&format!("{name}.batch_var"), vec![c], DType::F32)?;
     lw.emit(ctx, Thunk::Reduce { src: dev, dst: var, outer: c, axis_dim: n * hw, inner: 1, op: ReduceOp::Mean });

@@ -11,10 +11,11 @@
 use rlx_sched::{BinaryOp, CmpOp, DType, Thunk};
 
 use crate::error::ImportError;
+use crate::lower::arith::fold;
 use crate::lower::arith::shape::normalize_axis;
-use crate::lower::build::only_first_output;
-use crate::lower::build::{binary_thunk, cast_thunk, compare_thunk, define_if_empty};
-use crate::lower::build::{numel, R};
+use crate::lower::build::{
+    binary_thunk, cast_thunk, compare_thunk, define_if_empty, numel, only_first_output, widen_to_i64, R,
+};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
 
@@ -95,7 +96,7 @@ pub(crate) fn one_hot(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     pos_shape[a] = depth;
     // The positions are a constant: an absurd depth fails here, before
     // anything that large is allocated.
-    crate::lower::arith::fold::check_size(ctx, &pos_shape, DType::I64)?;
+    fold::check_size(ctx, &pos_shape, DType::I64)?;
     let positions = ConstTensor { shape: pos_shape.clone(), data: ConstData::I64((0..depth as i64).collect()) };
     let positions = lw.add_param(&format!("{name}.positions"), &positions)?;
     let mut lifted = is.clone();
@@ -104,7 +105,7 @@ pub(crate) fn one_hot(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     lw.emit(ctx, compare_thunk(ctx, (index, &lifted), (positions, &pos_shape), hot, &out, CmpOp::Eq, 8)?);
     // `Where` moves 4- and 8-byte values: bools go through i64.
     let (values, eb) = match dtype {
-        DType::Bool => (crate::lower::build::widen_to_i64(lw, ctx, values, &vs, DType::Bool)?, 8),
+        DType::Bool => (widen_to_i64(lw, ctx, values, &vs, DType::Bool)?, 8),
         _ => (values, dtype.size()),
     };
     let (off, on) = (lw.add_view(values, 0, vec![]), lw.add_view(values, eb, vec![]));

@@ -3,8 +3,9 @@
 
 use rlx_sched::{ActKind, ArgOp, BinaryOp, DType, ReduceOp, Thunk};
 
+use crate::lower::arith::fold;
 use crate::lower::arith::shape::normalize_axis;
-use crate::lower::build::{numel, permute_thunk, R};
+use crate::lower::build::{cast_thunk, define_if_empty, numel, permute_thunk, widen_to_i64, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::ConstData;
 
@@ -97,8 +98,8 @@ fn reduce_then(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp, post: Option<A
             None => fill,
             Some(other) => return Err(ctx.err(format!("no fill rule for a reduction followed by {}", other.name()))),
         };
-        crate::lower::arith::fold::check_size(ctx, &out_shape, DType::F32)?;
-        let c = crate::lower::arith::fold::fill(&out_shape, &ConstData::F32(vec![fill]));
+        fold::check_size(ctx, &out_shape, DType::F32)?;
+        let c = fold::fill(&out_shape, &ConstData::F32(vec![fill]));
         return lw.define(ctx, 0, Value::Const(c));
     }
     // A scalar is a reduction over its one element (`|x|` for L1, `x^2`
@@ -193,14 +194,14 @@ pub(crate) fn top_k(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     out_shape[a] = k;
     if out_shape.contains(&0) {
         for (i, dtype) in [(0, in_dtype), (1, DType::I64)] {
-            let c = crate::lower::arith::fold::empty(&out_shape, dtype).expect("f32, i64 and i32 are carried");
+            let c = fold::empty(&out_shape, dtype).expect("f32, i64 and i32 are carried");
             if ctx.node.output.get(i).is_some_and(|o| !o.is_empty()) {
                 lw.define(ctx, i, Value::Const(c))?;
             }
         }
         return Ok(());
     }
-    let x = if in_dtype == DType::I32 { crate::lower::build::widen_to_i64(lw, ctx, x, &shape, DType::I32)? } else { x };
+    let x = if in_dtype == DType::I32 { widen_to_i64(lw, ctx, x, &shape, DType::I32)? } else { x };
     let name = ctx.node.output[0].clone();
     // A permute of `elem` elements.
     let permute = |lw: &mut Lowerer, src, from: &[usize], perm: &[usize], dst, elem: DType| -> R {
@@ -303,7 +304,7 @@ pub(crate) fn cumulative(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R
     if !matches!(dtype, DType::F32 | DType::I64 | DType::I32) {
         return Err(ctx.err(format!("input is {} data; f32, i64 and i32 are supported", dtype.name())));
     }
-    if crate::lower::build::define_if_empty(lw, ctx, &shape, dtype)? {
+    if define_if_empty(lw, ctx, &shape, dtype)? {
         return Ok(());
     }
     let (outer, axis_dim, inner) = (numel(ctx, &shape[..a])?, shape[a], numel(ctx, &shape[a + 1..])?);
@@ -318,14 +319,14 @@ pub(crate) fn cumulative(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R
         DType::I32 => {
             let name = &ctx.node.output[0];
             let wide = lw.scratch_storage(&format!("{name}.i64"), shape.clone(), DType::I64)?;
-            lw.emit(ctx, crate::lower::build::cast_thunk(src, wide, len, DType::I32, DType::I64));
+            lw.emit(ctx, cast_thunk(src, wide, len, DType::I32, DType::I64));
             // In place on the i64 copy.
             let dtype = DType::I64;
             lw.emit(
                 ctx,
                 Thunk::Cumulative { src: wide, dst: wide, outer, axis_dim, inner, op, dtype, exclusive, reverse },
             );
-            lw.emit(ctx, crate::lower::build::cast_thunk(wide, dst, len, DType::I64, DType::I32));
+            lw.emit(ctx, cast_thunk(wide, dst, len, DType::I64, DType::I32));
         }
         _ => lw.emit(ctx, Thunk::Cumulative { src, dst, outer, axis_dim, inner, op, dtype, exclusive, reverse }),
     }

@@ -6,8 +6,7 @@
 use rlx_sched::{DType, GridSampleMode, GridSamplePadding, Thunk};
 
 use crate::error::ImportError;
-use crate::lower::build::define_if_empty;
-use crate::lower::build::{numel, R};
+use crate::lower::build::{define_if_empty, numel, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::proto::{AttributeProto, AttributeType};
 use crate::tensor::{ConstData, ConstTensor};

@@ -9,8 +9,7 @@ use rlx_sched::{DType, ScatterReduction, Thunk};
 
 use crate::error::ImportError;
 use crate::lower::arith::shape::normalize_axis;
-use crate::lower::build::define_if_empty;
-use crate::lower::build::{numel, R};
+use crate::lower::build::{define_if_empty, numel, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 
 /// Input `i` as indices: its storage, shape and type (i64 or i32).

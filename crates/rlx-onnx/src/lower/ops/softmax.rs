@@ -9,8 +9,7 @@ use rlx_sched::{ArgOp, CmpOp, DType, Thunk};
 
 use crate::error::ImportError;
 use crate::lower::arith::shape::normalize_axis;
-use crate::lower::build::{compare_thunk, define_if_empty, log_softmax_into};
-use crate::lower::build::{numel, permute_thunk, R};
+use crate::lower::build::{compare_thunk, define_if_empty, log_softmax_into, numel, permute_thunk, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{ConstData, ConstTensor};
 

@@ -6,8 +6,7 @@ use rlx_sched::{DType, Thunk};
 
 use crate::error::ImportError;
 use crate::lower::arith::shape::row_major_strides;
-use crate::lower::build::define_if_empty;
-use crate::lower::build::{numel, R};
+use crate::lower::build::{define_if_empty, numel, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 
 /// The `blocksize` attribute (required, at least 1).

@@ -5,9 +5,10 @@
 use rlx_sched::{ActKind, ReduceOp, Thunk};
 
 use crate::error::ImportError;
-use crate::lower::build::only_first_output;
+use crate::lower::build::pool_nd::pool_nd;
 use crate::lower::build::window::{conv_bias, conv_geometry, nchw, pool_windows, ConvGeometry};
-use crate::lower::build::R;
+use crate::lower::build::{only_first_output, R};
+use crate::lower::dispatch;
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::ConstTensor;
 
@@ -70,7 +71,7 @@ pub(crate) fn as_2d(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let real_outputs = std::mem::take(&mut node.output);
     node.output = real_outputs.iter().map(|o| if o.is_empty() { o.clone() } else { lifted_name(o) }).collect();
     let inner = NodeCtx { node: &node, label: ctx.label.clone() };
-    crate::lower::dispatch::lower_node(lw, &inner)?;
+    dispatch::lower_node(lw, &inner)?;
     for (i, o) in real_outputs.iter().enumerate() {
         if o.is_empty() {
             continue;
@@ -154,16 +155,7 @@ pub(crate) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
     let symmetric = windows.iter().all(|w| w.pads.0 == w.pads.1);
     let dilated = windows.iter().any(|w| w.dilation != 1);
     if windows.len() != 2 || dilated || (count_include_pad && !symmetric) || indices {
-        return crate::lower::build::pool_nd::pool_nd(
-            lw,
-            ctx,
-            src,
-            &xs,
-            &windows,
-            kind,
-            count_include_pad,
-            column_major,
-        );
+        return pool_nd(lw, ctx, src, &xs, &windows, kind, count_include_pad, column_major);
     }
     let [n, c, h, w] = [xs[0], xs[1], xs[2], xs[3]];
     let [wh, ww] = [&windows[0], &windows[1]];

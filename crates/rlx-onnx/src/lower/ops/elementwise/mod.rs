@@ -17,8 +17,10 @@ use crate::error::ImportError;
 use crate::lower::arith::fold;
 use crate::lower::arith::shape::broadcast;
 use crate::lower::build::{
-    activation, binary_thunk, cast_thunk, compare_thunk, define_if_empty, numel, widen_to_i64, R,
+    activation, binary_thunk, broadcast_into_scratch, cast_thunk, compare_thunk, define_if_empty, numel, widen_to_i64,
+    R,
 };
+use crate::lower::dispatch;
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{dtype_of, ConstData, ConstTensor};
 
@@ -120,7 +122,7 @@ pub(crate) fn variadic(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp, mean: 
             op_type: "Identity".to_string(),
             ..Default::default()
         };
-        return crate::lower::dispatch::lower_node(lw, &NodeCtx { node: &node, label: ctx.label.clone() });
+        return dispatch::lower_node(lw, &NodeCtx { node: &node, label: ctx.label.clone() });
     }
     for (i, rhs) in inputs[1..].iter().enumerate() {
         step(lw, rhs.clone(), op, i)?;
@@ -388,7 +390,7 @@ pub(crate) fn select(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         } else if n == 1 {
             Ok((id, true))
         } else {
-            Ok((crate::lower::build::broadcast_into_scratch(lw, ctx, id, shape, &out)?, false))
+            Ok((broadcast_into_scratch(lw, ctx, id, shape, &out)?, false))
         }
     };
     let (cond, cond_scalar) = operand(lw, cond, &cs)?;
@@ -547,7 +549,7 @@ pub(crate) fn trilu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let name = ctx.node.output[0].clone();
     let mask =
         lw.add_param(&format!("{name}.mask"), &ConstTensor { shape: vec![n, m], data: ConstData::Bool(mask) })?;
-    let mask = if rank == 2 { mask } else { crate::lower::build::broadcast_into_scratch(lw, ctx, mask, &[n, m], &xs)? };
+    let mask = if rank == 2 { mask } else { broadcast_into_scratch(lw, ctx, mask, &[n, m], &xs)? };
     let zero = match dtype {
         DType::F32 => ConstData::F32(vec![0.0]),
         other => ConstData::from_ints(other, [0]).expect("4- and 8-byte integers are carried"),
