@@ -8,42 +8,28 @@
 //! import time (initializers, `Constant` nodes and folded shape
 //! arithmetic). An f32 constant read by a thunk becomes a `param` storage
 //! the first time it is read.
+//!
+//! The layers:
+//! - [`arith`]: pure shape and constant arithmetic (broadcasting, axes,
+//!   strides, reshape targets, constant folding); adds no storage or thunk.
+//! - the [`Lowerer`] (this module): storages, values, attributes, and
+//!   `lower_part`, which lowers a sub-node through the dispatcher.
+//! - [`build`]: the builders the families share: helpers that allocate
+//!   storages and push thunks (broadcast, slice, cast, concat, window
+//!   geometry, quantization steps, inlined subgraphs); a composed step
+//!   re-enters the dispatcher as `lower_part` does.
+//! - [`ops`]: one module per op family. A family never imports another;
+//!   it reuses another op through the builders or the dispatcher
+//!   (`tests/lower_layers.rs` checks this).
+//! - [`dispatch`]: the one table from op name to family function, expanded
+//!   into the dispatch `match` and into [`SUPPORTED_OPS`]; [`promote`]
+//!   widens narrow integer inputs before it.
 
-mod attention_op;
-mod bitwise;
-mod compose;
-mod control;
-mod conv_nd;
-mod conv_transpose;
-mod einsum;
-mod fold;
-mod group_norm;
-mod index_compose;
-mod int_conv;
-mod linear_attention;
-mod logic;
-mod loss;
-mod lp;
-mod movement;
-mod nn;
-mod norm;
-mod onehot;
+mod arith;
+mod build;
+mod dispatch;
 mod ops;
-mod pool_nd;
 mod promote;
-mod quant;
-mod recurrent;
-mod reduce;
-mod resize;
-mod rotary;
-mod sample;
-mod scatter;
-pub(crate) mod shape;
-mod signal;
-mod slice;
-mod softmax;
-mod space;
-mod window;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -54,7 +40,7 @@ use crate::names::NameTable;
 use crate::proto::{AttributeProto, AttributeType, GraphProto, NodeProto};
 use crate::tensor::ConstTensor;
 
-pub use ops::{const_inputs, SUPPORTED_OPS};
+pub use dispatch::{const_inputs, SUPPORTED_OPS};
 
 /// A future `.sched` buffer, or a view into one.
 #[derive(Clone, Debug)]
@@ -356,7 +342,7 @@ impl Lowerer {
         dtype: DType,
         data: Option<Vec<u8>>,
     ) -> Result<usize, ImportError> {
-        let bytes = shape::checked_numel(&shape).and_then(|n| n.checked_mul(dtype.size()));
+        let bytes = arith::shape::checked_numel(&shape).and_then(|n| n.checked_mul(dtype.size()));
         if bytes.is_none_or(|b| b > isize::MAX as usize) {
             return Err(ImportError::tensor(onnx_name, format!("shape {shape:?} is too large")));
         }
@@ -537,7 +523,7 @@ impl Lowerer {
             attribute,
             ..Default::default()
         };
-        ops::lower_node(self, &NodeCtx { node: &node, label: ctx.label.clone() })
+        dispatch::lower_node(self, &NodeCtx { node: &node, label: ctx.label.clone() })
     }
 
     pub(crate) fn emit(&mut self, ctx: &NodeCtx<'_>, thunk: Thunk<usize>) {
@@ -573,7 +559,7 @@ pub(crate) fn lower_graph(
                     None,
                 )?;
                 let len = input.shape.iter().product();
-                let thunk = logic::cast_thunk(id, wide, len, input.dtype, DType::F32);
+                let thunk = build::cast_thunk(id, wide, len, input.dtype, DType::F32);
                 lw.thunks.push(LoweredThunk { thunk, comment: format!("input `{}` converted to f32", input.name) });
                 wide
             }
@@ -587,7 +573,7 @@ pub(crate) fn lower_graph(
     for (index, node) in graph.node.iter().enumerate() {
         let label = if node.name.is_empty() { format!("#{index}") } else { node.name.clone() };
         let ctx = NodeCtx { node, label };
-        ops::lower_node(&mut lw, &ctx)?;
+        dispatch::lower_node(&mut lw, &ctx)?;
     }
     for out in &graph.output {
         bind_graph_output(&mut lw, &out.name, out)?;
@@ -639,7 +625,7 @@ fn bind_graph_output(lw: &mut Lowerer, name: &str, info: &crate::proto::ValueInf
             (lw.storages[src].name, lw.storages[dst].name) = (b, a);
         }
         lw.output_storage.insert(name.to_string(), dst);
-        let thunk = logic::cast_thunk(src, dst, shape.iter().product(), DType::F32, half);
+        let thunk = build::cast_thunk(src, dst, shape.iter().product(), DType::F32, half);
         lw.thunks.push(LoweredThunk { thunk, comment: format!("output `{name}` converted to {}", half.name()) });
         return Ok(());
     }
@@ -676,7 +662,7 @@ fn bind_graph_output(lw: &mut Lowerer, name: &str, info: &crate::proto::ValueInf
     lw.graph_outputs.insert(name.to_string());
     lw.output_storage.remove(name);
     let dst = lw.output_storage_typed(&ctx, 0, shape.clone(), dtype)?;
-    let copy = ops::copy_thunk(src, dst, &shape, dtype);
+    let copy = build::copy_thunk(src, dst, &shape, dtype);
     lw.emit(&ctx, copy);
     Ok(())
 }

@@ -22,7 +22,8 @@
 
 use rlx_sched::DType;
 
-use super::{fold, logic, ops, ImportError, Lowerer, NodeCtx, Value};
+use super::arith::fold;
+use super::{build, dispatch, ImportError, Lowerer, NodeCtx, Value};
 use crate::tensor::{compute_dtype, is_carried_int, ConstData, ConstTensor};
 
 /// Ops that handle the narrow integer types themselves: they only read
@@ -95,7 +96,7 @@ const U64_ORDER_OPS: &[&str] = &["Less", "LessOrEqual", "Greater", "GreaterOrEqu
 /// Lowers a node whose inputs include narrow integers through i64 copies
 /// of them; `Ok(false)` when there is nothing to widen (the caller lowers
 /// the node as it is).
-pub(super) fn lower_widened(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> Result<bool, ImportError> {
+pub(crate) fn lower_widened(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> Result<bool, ImportError> {
     let node = ctx.node;
     if NATIVE_OPS.contains(&node.op_type.as_str()) {
         return Ok(false);
@@ -134,7 +135,7 @@ pub(super) fn lower_widened(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> Result<bool,
             *name = lw.internal_name(name, "wide");
         }
     }
-    ops::lower_op(lw, &NodeCtx { node: &wide, label: ctx.label.clone() })?;
+    dispatch::lower_op(lw, &NodeCtx { node: &wide, label: ctx.label.clone() })?;
 
     for (k, target) in targets.iter().enumerate() {
         let Some(to) = *target else { continue };
@@ -210,9 +211,9 @@ fn widen(lw: &mut Lowerer, ctx: &NodeCtx<'_>, name: &str, d: DType) -> Result<St
             Value::Const(fold::cast(&c, DType::I64).ok_or_else(|| ctx.err(format!("cannot widen `{name}` to i64")))?)
         }
         Value::Data { storage, shape } => {
-            let len = ops::numel(ctx, &shape)?;
+            let len = build::numel(ctx, &shape)?;
             let dst = lw.scratch_storage(&wide, shape.clone(), DType::I64)?;
-            lw.emit(ctx, logic::cast_thunk(storage, dst, len, d, DType::I64));
+            lw.emit(ctx, build::cast_thunk(storage, dst, len, d, DType::I64));
             Value::Data { storage: dst, shape }
         }
     };
@@ -236,9 +237,9 @@ fn narrow_output(lw: &mut Lowerer, ctx: &NodeCtx<'_>, k: usize, wide: &str, to: 
                     "computes output {k} as {dtype}, where the spec gives it type {to} (computed in {from})"
                 )));
             }
-            let len = ops::numel(ctx, &shape)?;
+            let len = build::numel(ctx, &shape)?;
             let dst = lw.output_storage_typed(ctx, k, shape.clone(), to)?;
-            lw.emit(ctx, logic::cast_thunk(storage, dst, len, from, to));
+            lw.emit(ctx, build::cast_thunk(storage, dst, len, from, to));
             Value::Data { storage: dst, shape }
         }
     };
