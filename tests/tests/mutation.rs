@@ -42,8 +42,8 @@ const STUCK: Duration = Duration::from_secs(30);
 /// Failures reported per target before the stream stops.
 const MAX_FAILURES: usize = 5;
 
-/// Inputs known to fail today, by (target, index), each with the issue it
-/// belongs to. Only for the known classes being fixed elsewhere (hangs in
+/// Inputs known to fail today, by (target, index), each with the reason
+/// it fails. Only for the known classes being fixed elsewhere (hangs in
 /// diagnostics rendering, huge arenas, weights paths); they are still run
 /// and reported, but do not fail the test. Empty: nothing known fails.
 const KNOWN_ISSUES: &[(&str, usize, &str)] = &[];

@@ -44,7 +44,7 @@ pub fn bench(root: &Path, rounds: usize) -> Result<()> {
     crate::bench_decode::decode_vs_ort(root)
 }
 
-/// Thread counts of the MiniLM row (the machine the issue targets has 2 cores).
+/// Thread counts of the MiniLM row (the target machine has 2 cores).
 const THREADS: [usize; 2] = [1, 2];
 
 /// The MiniLM row: the generated binary (release, the default backend) and

@@ -48,7 +48,7 @@ pub struct Spec {
 const TORCH: (&str, &str) = ("torch", "torch");
 const ONNX: (&str, &str) = ("onnx", "onnx");
 
-/// LeNet-5 on 1x32x32 digits, batch 1. 1e-5 (the brief's bar): the logits
+/// LeNet-5 on 1x32x32 digits, batch 1. 1e-5, because the logits
 /// (|x| <= 22.7, where an f32 ulp is 1.9e-6) are f32 sums of at most 400
 /// products, which onnxruntime and our kernels add in other orders; that
 /// moves a logit by 1-3 ulps (measured 3.3e-6, 5.7e-6 at batch 4), while a

@@ -275,7 +275,8 @@ const_struct! {
         /// Query heads.
         pub heads: usize,
         /// Key / value heads; `heads / kv_heads` query heads share one (GQA).
-        /// 0 is read as 1, as the seed did.
+        /// 0 is read as 1, so a kernel never divides by it (the validator
+        /// rejects 0 anyway).
         pub kv_heads: usize,
         pub head_dim: usize,
         /// Width of a V head and of an output head.
@@ -290,7 +291,7 @@ const_struct! {
 }
 
 impl AttentionShape {
-    /// Query heads per KV head, the seed's rule (at least 1).
+    /// Query heads per KV head, at least 1 whatever the fields hold.
     pub fn group(&self) -> usize {
         (self.heads / self.kv_heads.max(1)).max(1)
     }

@@ -828,9 +828,9 @@ fn minilm_fused_matches_unfused() {
     let diff = max_abs_diff(&f, &u);
     eprintln!("minilm: fused vs unfused max abs difference {diff:e}");
     // Unit-norm embeddings of 384 values after six layers whose GELU and
-    // attention round differently (see GELU_TOL, ATTN_TOL): the issue's
-    // end-to-end bound against onnxruntime is 1e-4; fused and unfused must
-    // agree well inside it.
+    // attention round differently (see GELU_TOL, ATTN_TOL): MiniLM's
+    // end-to-end tolerance against onnxruntime (`onnx-e2e`) is 1e-4; fused
+    // and unfused must agree well inside it.
     assert!(diff <= 1e-5, "fused and unfused embeddings differ by {diff}");
     let expected = npy_data(&dir.join("expected.npy"), "<f4");
     eprintln!("minilm: fused vs expected.npy max abs difference {:e}", max_abs_diff(&f, &to_f32(&expected)));

@@ -57,7 +57,7 @@ fn generate_and_compare(m: &mut Model) -> f32 {
             let err = (g - w).abs();
             worst = worst.max(err);
             // f32 against transformers' f32 (different summation orders):
-            // the bound for every step of the generation.
+            // one bound for every step of the generation.
             assert!(err <= 1e-4, "step {i}, logit {j}: {g} vs {w}");
         }
         let got = argmax(&row);

@@ -124,7 +124,7 @@ fn assert_close(got: &[f32], want: &[(f64, f64)], what: &str) {
 
 /// Offsets (in bytes) of `c` relative to `a` that exercise the aliasing
 /// guard: disjoint, `c` exactly on `a`, `c` strictly inside `a`'s range and
-/// `a` strictly inside `c`'s range (the seed's WavTokenizer case).
+/// `a` strictly inside `c`'s range (a start-only comparison misses it).
 const C_PLACEMENTS: [(&str, usize, usize); 4] =
     [("disjoint", 0, 4096), ("same", 1024, 1024), ("c inside a", 1024, 1032), ("a inside c", 1032, 1024)];
 

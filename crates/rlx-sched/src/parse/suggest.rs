@@ -1,12 +1,12 @@
-//! "Did you mean" suggestions and the seed's kinds this format lacks.
+//! "Did you mean" suggestions, and the known kinds this format lacks.
 
 use std::collections::HashMap;
 
 use crate::thunk::ThunkKind;
 
-/// Thunk kinds of the run-time interpreter (the seed) that the `.sched`
-/// format does not have yet: naming one gets a clearer message than
-/// "unknown".
+/// Thunk kinds that larger interpreters of the same thunk model offer
+/// (training, f64 and complex variants, solvers, ...) and the `.sched`
+/// format does not: naming one gets a clearer message than "unknown".
 const SEED_ONLY_KINDS: &[&str] = &[
     "ActivationBackward",
     "ActivationBackwardF64",
@@ -139,7 +139,7 @@ const SEED_ONLY_KINDS: &[&str] = &[
     "WelchPeaks",
 ];
 
-/// Whether `name` is a kind of the seed interpreter missing from the table.
+/// Whether `name` is one of those known kinds missing from the table.
 pub(super) fn is_seed_only_kind(name: &str) -> bool {
     SEED_ONLY_KINDS.contains(&name)
 }
