@@ -12,7 +12,7 @@ fn read(name: &str) -> String {
 
 #[test]
 fn aliased_schedule_is_the_canonical_one() {
-    let (aliased, canonical) = (read("kind_aliases.sched"), read("validate_all_kinds.sched"));
+    let (aliased, canonical) = (read("aliases_written.sched"), read("aliases_canonical.sched"));
     let (a, c) = (parse(&aliased).expect("aliases parse"), parse(&canonical).expect("canonical parses"));
     let thunks = |ast: &rlx_sched::Ast| ast.thunks.iter().map(|t| t.thunk.clone()).collect::<Vec<_>>();
     assert_eq!(thunks(&a), thunks(&c));
@@ -23,7 +23,7 @@ fn aliased_schedule_is_the_canonical_one() {
 
 #[test]
 fn the_fixture_uses_every_alias() {
-    let aliased = read("kind_aliases.sched");
+    let aliased = read("aliases_written.sched");
     for a in aliases::all() {
         assert!(aliased.lines().any(|l| l.starts_with(&format!("{} {{", a.name))), "{} is not used", a.name);
     }
