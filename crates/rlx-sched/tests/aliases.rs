@@ -14,8 +14,8 @@ fn read(name: &str) -> String {
 fn aliased_schedule_is_the_canonical_one() {
     let (aliased, canonical) = (read("aliases_written.sched"), read("aliases_canonical.sched"));
     let (a, c) = (parse(&aliased).expect("aliases parse"), parse(&canonical).expect("canonical parses"));
-    let thunks = |ast: &rlx_sched::Ast| ast.thunks.iter().map(|t| t.thunk.clone()).collect::<Vec<_>>();
-    assert_eq!(thunks(&a), thunks(&c));
+    let kinds = |ast: &rlx_sched::Ast| ast.thunks.iter().map(|t| t.thunk.kind()).collect::<Vec<_>>();
+    assert_eq!(kinds(&a), kinds(&c));
     // The printed forms differ only in the header comment and the model name.
     let body = |text: &str| text.lines().skip_while(|l| !l.starts_with("input")).collect::<Vec<_>>().join("\n");
     assert_eq!(body(&print(&a)), body(&canonical));

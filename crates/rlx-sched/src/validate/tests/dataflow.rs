@@ -20,10 +20,10 @@ fn reading_what_a_later_thunk_writes_is_an_error() {
 #[test]
 fn updating_unwritten_bytes_in_place_is_an_error() {
     let d = diagnostics(&format!(
-        "{BUFS}ActivationInPlace {{ data: s, len: 8, act: relu }}\nCopy {{ src: s, dst: y, len: 8 }}\n"
+        "{BUFS}Activation {{ src: s, dst: s, len: 8, act: relu }}\nCopy {{ src: s, dst: y, len: 8 }}\n"
     ));
     assert_eq!(d.len(), 1, "{d:#?}");
-    assert_eq!(d[0].message, "`data` updates arena bytes 64..96 before anything writes them");
+    assert_eq!(d[0].message, "`src` reads arena bytes 64..96 before anything writes them");
     assert!(d[0].hint.as_deref().is_some_and(|h| h.starts_with("this thunk writes them")));
 }
 

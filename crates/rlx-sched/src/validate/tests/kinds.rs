@@ -85,8 +85,8 @@ fn operands_are_aligned_and_typed() {
         &["`b` of SgemmF16 must be f16 data, but buffer `b` is f32"],
     );
     one_error(
-        "CastF32ToI64 { src: a, dst: c, len: 4 }",
-        &["`dst` of CastF32ToI64 must be i64 data, but buffer `c` is f32"],
+        "Cast { src: a, dst: c, len: 4, from: f32, to: i64 }",
+        &["`dst` of Cast must be i64 data, but buffer `c` is f32"],
     );
     one_error(
         "Compare { lhs: a, rhs: b, dst: c, len: 4, op: lt, inputs_i64: false, inputs_elem_bytes: 4, dst_elem_bytes: 1, lhs_scalar: false, rhs_scalar: false, lhs_len: 4, rhs_len: 4, out_dims_bcast: [], bcast_lhs_strides: [], bcast_rhs_strides: [] }",

@@ -33,7 +33,7 @@ fn exact_aliases_are_allowed_where_the_kernel_supports_them() {
     assert_clean(&body("Softmax { src: s, dst: s, rows: 4, cols: 8 }"));
     assert_clean(&body("Activation { src: s, dst: s, len: 8, act: relu }"));
     assert_clean(&body("LayerNorm { x: s, g: x, b: none, out: s, rows: 2, h: 4, eps: 1e-5 }"));
-    assert_clean(&body("CastF32ToI32 { src: s, dst: s, len: 4 }".replace("dst: s", "dst: @1024").as_str()));
+    assert_clean(&body("Cast { src: s, dst: s, len: 4, from: f32, to: i32 }".replace("dst: s", "dst: @1024").as_str()));
     let d = diagnostics(&body("Softmax { src: s, dst: s+4, rows: 4, cols: 8 }"));
     let e = d.iter().find(|d| d.is_error()).expect("error");
     assert_eq!(
@@ -54,7 +54,7 @@ fn other_kinds_never_overlap() {
         &["`inputs[1]` overlaps the output `dst`"],
     );
     // A cast that changes the element size cannot run in place.
-    assert_one_error(&body("CastF32ToF16 { src: @1024, dst: @1024, len: 4 }"), &["CastF32ToF16 does not run in place"]);
+    assert_one_error(&body("Cast { src: @1024, dst: @1024, len: 4, from: f32, to: f16 }"), &["Cast does not run in place"]);
 }
 
 #[test]
