@@ -6,13 +6,18 @@ use std::path::Path;
 use rlx_sched::{aliases, parse, print};
 
 fn read(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/sched/ok").join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/sched/aliases").join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()))
 }
 
 #[test]
 fn aliased_schedule_is_the_canonical_one() {
-    let (aliased, canonical) = (read("aliases_written.sched"), read("aliases_canonical.sched"));
+    // Both validate: the fixture is a real schedule, not only a syntax sample.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/sched/aliases");
+    for name in ["written.sched", "canonical.sched"] {
+        rlx_sched::load(&dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    let (aliased, canonical) = (read("written.sched"), read("canonical.sched"));
     let (a, c) = (parse(&aliased).expect("aliases parse"), parse(&canonical).expect("canonical parses"));
     let kinds = |ast: &rlx_sched::Ast| ast.thunks.iter().map(|t| t.thunk.kind()).collect::<Vec<_>>();
     assert_eq!(kinds(&a), kinds(&c));
@@ -23,7 +28,7 @@ fn aliased_schedule_is_the_canonical_one() {
 
 #[test]
 fn the_fixture_uses_every_alias() {
-    let aliased = read("aliases_written.sched");
+    let aliased = read("written.sched");
     for a in aliases::all() {
         assert!(aliased.lines().any(|l| l.starts_with(&format!("{} {{", a.name))), "{} is not used", a.name);
     }

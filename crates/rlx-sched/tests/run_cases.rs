@@ -52,7 +52,7 @@ fn kinds_of(path: &Path) -> Result<BTreeSet<ThunkKind>, String> {
 }
 
 /// A kind's name in file names: `SgemmF16` is `sgemm_f16`, `TopKI64`
-/// is `top_k_i64`, `FusedResidualLN` is `fused_residual_ln` (an
+/// is `top_ki64`, `FusedResidualLN` is `fused_residual_ln` (an
 /// underscore before each capital that follows a lower-case letter or a
 /// digit, as the interpreter's function names).
 fn snake(kind: ThunkKind) -> String {
@@ -73,7 +73,7 @@ fn snake_names_follow_the_interpreter_functions() {
     assert_eq!(snake(ThunkKind::Sgemm), "sgemm");
     assert_eq!(snake(ThunkKind::SgemmT), "sgemm_t");
     assert_eq!(snake(ThunkKind::SgemmBf16), "sgemm_bf16");
-    assert_eq!(snake(ThunkKind::TopKI64), "top_k_i64");
+    assert_eq!(snake(ThunkKind::TopKI64), "top_ki64");
     assert_eq!(snake(ThunkKind::FusedResidualLN), "fused_residual_ln");
     assert_eq!(snake(ThunkKind::Conv2D), "conv2_d");
     assert_eq!(snake(ThunkKind::TopK), "top_k");
