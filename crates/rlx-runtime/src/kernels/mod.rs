@@ -19,6 +19,9 @@ pub mod reduce;
 pub mod rope;
 pub mod sample;
 pub mod softmax;
+#[cfg(test)]
+pub(crate) mod test_support;
+pub(crate) mod variants;
 #[cfg(target_arch = "x86_64")]
 mod vexp;
 

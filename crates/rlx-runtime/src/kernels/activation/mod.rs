@@ -45,6 +45,8 @@ mod transcendental;
 pub(crate) mod tests;
 
 use crate::kernels::elementwise::par::{split, SyncPtr};
+#[cfg(target_arch = "x86_64")]
+use crate::kernels::variants::variants;
 use rlx_core::ActKind;
 
 pub use scalar::scalar_act_f32;
@@ -62,46 +64,75 @@ pub fn act_has_simd(act: ActKind) -> bool {
     }
 }
 
-/// Whether the transcendental forms run on 16 lanes (AVX-512F, with AVX2
-/// and FMA as every AVX-512 CPU has) rather than 8 (detected once).
+/// `dst[i] = f(src[i])` for `i < len` (see [`act_f32_slice`]).
 #[cfg(target_arch = "x86_64")]
-fn has_avx512() -> bool {
-    static DETECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *DETECTED.get_or_init(|| {
-        std::arch::is_x86_feature_detected!("avx512f") && crate::kernels::elementwise::par::has_avx2_fma()
-    })
+type MapFn = unsafe fn(*const f32, *mut f32, usize);
+/// `dst[i] = act(src[i])` for `i < len` (see [`act_f32_slice`]).
+#[cfg(target_arch = "x86_64")]
+type ActFn = unsafe fn(ActKind, *const f32, *mut f32, usize);
+
+/// One instruction set's activation kernels.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Kernels {
+    /// The exact GELU on 16 lanes (else it runs in `exact`).
+    gelu16: Option<MapFn>,
+    /// The transcendental forms.
+    trans: Option<ActFn>,
+    /// The forms of [`avx2::supports`] (the exact GELU on 8 lanes).
+    exact: Option<ActFn>,
 }
 
-/// One thread's share: the SIMD kernel where it exists, else scalar. The
-/// transcendental forms and the GELU run 16 lanes where AVX-512F exists,
-/// which gives the 8-lane bits, so the choice never changes a result.
+variants! {
+    /// The kernels, best first. The AVX-512 forms give the AVX2 bits, so
+    /// the choice never changes a result.
+    #[cfg(target_arch = "x86_64")]
+    static KERNELS: Kernels = [
+        #[cfg(target_arch = "x86_64")]
+        "avx512" if cpu::avx512f() => Kernels {
+            gelu16: Some(avx512::gelu_map),
+            trans: Some(transcendental::avx512_trans_f32),
+            exact: Some(avx2::avx2_act_f32),
+        },
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => Kernels {
+            gelu16: None,
+            trans: Some(transcendental::avx2_trans_f32),
+            exact: Some(avx2::avx2_act_f32),
+        },
+        "scalar" => Kernels {
+            gelu16: None,
+            trans: None,
+            exact: None,
+        },
+    ];
+}
+
+/// One thread's share: the SIMD kernel where it exists, else scalar.
 ///
 /// # Safety
 /// As [`act_f32_slice`].
 unsafe fn act_serial(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
     #[cfg(target_arch = "x86_64")]
-    if act == ActKind::Gelu && std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: AVX-512F was detected; extents as the caller promised.
-        unsafe { avx512::gelu_map(src, dst, len) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if transcendental::supports(act) && has_avx512() {
-        // SAFETY: AVX-512F was detected; extents as the caller promised.
-        unsafe { transcendental::avx512_trans_f32(act, src, dst, len) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if transcendental::supports(act) && crate::kernels::elementwise::par::has_avx2_fma() {
-        // SAFETY: AVX2 and FMA were detected; extents as the caller promised.
-        unsafe { transcendental::avx2_trans_f32(act, src, dst, len) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if act_has_simd(act) {
-        // SAFETY: AVX2 and FMA were detected; extents as the caller promised.
-        unsafe { avx2::avx2_act_f32(act, src, dst, len) };
-        return;
+    {
+        let k = KERNELS.best();
+        if act == ActKind::Gelu {
+            if let Some(gelu16) = k.gelu16 {
+                // SAFETY: the variant runs on this CPU; extents as the caller promised.
+                unsafe { gelu16(src, dst, len) };
+                return;
+            }
+        }
+        if let (Some(trans), true) = (k.trans, transcendental::supports(act)) {
+            // SAFETY: the variant runs on this CPU; extents as the caller promised.
+            unsafe { trans(act, src, dst, len) };
+            return;
+        }
+        if let (Some(exact), true) = (k.exact, avx2::supports(act)) {
+            // SAFETY: the variant runs on this CPU; extents as the caller promised.
+            unsafe { exact(act, src, dst, len) };
+            return;
+        }
     }
     // SAFETY: the caller's extents and aliasing (`dst == src` or disjoint) are
     // what `scalar_act_f32` requires.

@@ -90,13 +90,7 @@ pub(crate) fn random_values(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-/// Equal bits, or both NaN (the NaN payload chosen when an operation sees
-/// two NaNs is not part of any contract).
-pub(crate) fn same(a: f32, b: f32) -> bool {
-    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
-}
-
-pub(crate) const LENGTHS: [usize; 12] = [0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 4097];
+pub(crate) use crate::kernels::test_support::{same, LENGTHS};
 
 // ------------------------------------------------- f64 references ----
 

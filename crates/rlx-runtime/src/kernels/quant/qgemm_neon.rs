@@ -36,9 +36,9 @@ const ROWS: usize = 4;
 const VECTORS: usize = LANES / 4;
 
 /// Whether this CPU has NEON's dot-product instructions (detected once).
+#[inline]
 pub(super) fn has_dotprod() -> bool {
-    static DETECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *DETECTED.get_or_init(|| std::arch::is_aarch64_feature_detected!("dotprod"))
+    crate::kernels::variants::cpu::dotprod()
 }
 
 /// `acc[l] += sum over t of w[4 l + t] * a[4 I + t]`, as i8 times i8 in
