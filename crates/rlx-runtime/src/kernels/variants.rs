@@ -96,11 +96,12 @@ macro_rules! variants {
 pub(crate) use variants;
 
 /// The CPU features the kernels select on, detected once per process.
+/// Each target has only its own.
 pub(crate) mod cpu {
     use super::OnceLock;
 
+    #[cfg(target_arch = "x86_64")]
     #[derive(Clone, Copy)]
-    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))] // `dotprod`
     struct Features {
         avx2: bool,
         avx2_fma: bool,
@@ -109,56 +110,38 @@ pub(crate) mod cpu {
         avx512vl: bool,
         avx512_vnni: bool,
         avx_vnni: bool,
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn detect() -> Features {
+        use std::arch::is_x86_feature_detected as has;
+        let avx2 = has!("avx2");
+        // Every AVX-512F kernel may also run AVX2+FMA code (tails, shared
+        // helpers); every AVX-512 CPU has both.
+        let avx512f = has!("avx512f") && avx2 && has!("fma");
+        Features {
+            avx2,
+            avx2_fma: avx2 && has!("fma"),
+            avx2_f16c: avx2 && has!("f16c"),
+            avx512f,
+            avx512vl: avx512f && has!("avx512vl"),
+            avx512_vnni: avx512f && has!("avx512bw") && has!("avx512vl") && has!("avx512vnni"),
+            avx_vnni: avx2 && has!("avxvnni"),
+        }
+    }
+
+    #[cfg(target_arch = "aarch64")]
+    #[derive(Clone, Copy)]
+    struct Features {
         dotprod: bool,
     }
 
+    #[cfg(target_arch = "aarch64")]
     fn detect() -> Features {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::is_x86_feature_detected as has;
-            let avx2 = has!("avx2");
-            // Every AVX-512F kernel also runs AVX2+FMA code (tails, shared
-            // helpers); every AVX-512 CPU has both.
-            let avx512f = has!("avx512f") && avx2 && has!("fma");
-            Features {
-                avx2,
-                avx2_fma: avx2 && has!("fma"),
-                avx2_f16c: avx2 && has!("f16c"),
-                avx512f,
-                avx512vl: avx512f && has!("avx512vl"),
-                avx512_vnni: avx512f && has!("avx512bw") && has!("avx512vl") && has!("avx512vnni"),
-                avx_vnni: avx2 && has!("avxvnni"),
-                dotprod: false,
-            }
-        }
-        #[cfg(target_arch = "aarch64")]
-        {
-            Features {
-                avx2: false,
-                avx2_fma: false,
-                avx2_f16c: false,
-                avx512f: false,
-                avx512vl: false,
-                avx512_vnni: false,
-                avx_vnni: false,
-                dotprod: std::arch::is_aarch64_feature_detected!("dotprod"),
-            }
-        }
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        {
-            Features {
-                avx2: false,
-                avx2_fma: false,
-                avx2_f16c: false,
-                avx512f: false,
-                avx512vl: false,
-                avx512_vnni: false,
-                avx_vnni: false,
-                dotprod: false,
-            }
-        }
+        Features { dotprod: std::arch::is_aarch64_feature_detected!("dotprod") }
     }
 
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     #[inline]
     fn features() -> Features {
         static DETECTED: OnceLock<Features> = OnceLock::new();
@@ -166,58 +149,65 @@ pub(crate) mod cpu {
     }
 
     /// AVX2.
+    #[cfg(target_arch = "x86_64")]
     #[inline]
     pub(crate) fn avx2() -> bool {
         features().avx2
     }
 
     /// AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
     #[inline]
     pub(crate) fn avx2_fma() -> bool {
         features().avx2_fma
     }
 
     /// AVX2 and F16C (the half-precision conversions).
+    #[cfg(target_arch = "x86_64")]
     #[inline]
     pub(crate) fn avx2_f16c() -> bool {
         features().avx2_f16c
     }
 
     /// AVX-512F, with AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
     #[inline]
     pub(crate) fn avx512f() -> bool {
         features().avx512f
     }
 
     /// AVX-512F and VL (with AVX2 and FMA).
+    #[cfg(target_arch = "x86_64")]
     #[inline]
     pub(crate) fn avx512vl() -> bool {
         features().avx512vl
     }
 
     /// AVX-512 F, BW, VL and VNNI.
+    #[cfg(target_arch = "x86_64")]
     #[inline]
     pub(crate) fn avx512_vnni() -> bool {
         features().avx512_vnni
     }
 
     /// AVX-VNNI, with AVX2.
+    #[cfg(target_arch = "x86_64")]
     #[inline]
     pub(crate) fn avx_vnni() -> bool {
         features().avx_vnni
     }
 
     /// NEON's dot-product extension.
-    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
+    #[cfg(target_arch = "aarch64")]
     #[inline]
     pub(crate) fn dotprod() -> bool {
         features().dotprod
     }
 
     /// NEON: every aarch64 CPU has it (the target's baseline).
-    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
+    #[cfg(target_arch = "aarch64")]
     #[inline]
     pub(crate) fn neon() -> bool {
-        cfg!(target_arch = "aarch64")
+        true
     }
 }

@@ -35,12 +35,6 @@ const ROWS: usize = 4;
 /// Vectors of 4 i32 lanes per weight block.
 const VECTORS: usize = LANES / 4;
 
-/// Whether this CPU has NEON's dot-product instructions (detected once).
-#[inline]
-pub(super) fn has_dotprod() -> bool {
-    crate::kernels::variants::cpu::dotprod()
-}
-
 /// `acc[l] += sum over t of w[4 l + t] * a[4 I + t]`, as i8 times i8 in
 /// i32 (`sdot` by element: lane `I` of `a` broadcast).
 ///
