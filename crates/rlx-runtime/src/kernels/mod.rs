@@ -9,6 +9,8 @@ pub mod conv;
 pub mod elementwise;
 pub mod gather_scatter;
 pub mod gemm;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod lanes;
 pub mod movement;
 pub mod norm;
 pub mod pool;
@@ -22,7 +24,7 @@ pub mod softmax;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub(crate) mod variants;
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod vexp;
 
 /// The first position of a decoder step, read from its `pos` buffer: `Some(p)`

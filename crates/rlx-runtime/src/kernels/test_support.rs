@@ -32,3 +32,27 @@ pub(crate) fn check_variants<K: Copy>(
         }
     }
 }
+
+/// Inputs that pin a vector function's bits: every 4099th f32 bit pattern
+/// (both signs, every exponent, infinities and NaNs) and a dense ramp over
+/// `[-100, 100)`, padded with zeros to a multiple of 16.
+pub(crate) fn pinning_inputs() -> Vec<f32> {
+    let mut v: Vec<f32> = (0..=u32::MAX / 4099).map(|i| f32::from_bits(i.wrapping_mul(4099))).collect();
+    v.extend((0..200_000).map(|i| -100.0 + 200.0 * i as f32 / 200_000.0));
+    v.resize(v.len().next_multiple_of(16), 0.0);
+    v
+}
+
+/// FNV-1a over the bits of `out`, every NaN counted as one (payloads are
+/// not part of any contract): a checksum that pins a function's results.
+pub(crate) fn bits_checksum(out: &[f32]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &x in out {
+        let b = if x.is_nan() { 0x7fc0_0000u32 } else { x.to_bits() };
+        for byte in b.to_le_bytes() {
+            h ^= u64::from(byte);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}

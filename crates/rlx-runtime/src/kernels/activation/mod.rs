@@ -1,21 +1,19 @@
 //! Activation kernels: `dst[i] = act(src[i])`, in place or not.
 //!
 //! The scalar kernel applies `crate::math`, the single definition of every
-//! activation. Three kinds of SIMD kernel (x86-64; aarch64 runs the scalar
+//! activation. Two kinds of SIMD kernel (x86-64; aarch64 runs the scalar
 //! kernel for every kind, there is no NEON file):
 //!
 //! - `avx2`: the activations whose vector form is the same IEEE operations
 //!   in the same order as `math` (comparisons, blends, `+ - * /`, `sqrt`,
 //!   rounding), so it is bit-exact with scalar; only the NaN payload chosen
 //!   when both operands of an operation are NaN may differ.
-//! - the exact `gelu`: a polynomial approximation within a few ulp of
-//!   `math::gelu` (the bound is measured in the tests), 8 lanes (`avx2`) or
-//!   16 (`avx512`), the same operations lane for lane, so the same bits.
 //! - `transcendental`: exp, sigmoid, silu, tanh, gelu_tanh, mish,
-//!   softplus, elu, selu and celu, written once over `lanes`' vector
-//!   interface and run on 16 lanes with AVX-512F or 8 with AVX2+FMA (again
-//!   the same bits): approximations on one vector `exp`, each within a
-//!   measured ulp bound of the exact function
+//!   softplus, elu, selu, celu and the exact gelu, written once over
+//!   `kernels::lanes`' vector interface and run on 16 lanes with AVX-512F
+//!   or 8 with AVX2+FMA (the same operations lane for lane, so the same
+//!   bits): approximations on the one vector `exp` (`kernels::vexp`), each
+//!   within a measured ulp bound of the exact function
 //!   (`docs/kernels/activation.md`). Log, erf, sin and cos stay scalar.
 //!
 //! The choice is made once per process, and every vector kernel runs its
@@ -34,10 +32,6 @@ mod scalar;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
-#[cfg(target_arch = "x86_64")]
-mod avx512;
-#[cfg(target_arch = "x86_64")]
-mod lanes;
 #[cfg(target_arch = "x86_64")]
 mod transcendental;
 
@@ -83,14 +77,14 @@ struct Kernels {
     exact: Option<ActFn>,
 }
 
+#[cfg(target_arch = "x86_64")]
 variants! {
     /// The kernels, best first. The AVX-512 forms give the AVX2 bits, so
     /// the choice never changes a result.
-    #[cfg(target_arch = "x86_64")]
     static KERNELS: Kernels = [
         #[cfg(target_arch = "x86_64")]
         "avx512" if cpu::avx512f() => Kernels {
-            gelu16: Some(avx512::gelu_map),
+            gelu16: Some(transcendental::avx512_gelu_f32),
             trans: Some(transcendental::avx512_trans_f32),
             exact: Some(avx2::avx2_act_f32),
         },

@@ -4,7 +4,7 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 
-use crate::kernels::test_support::LENGTHS;
+use crate::kernels::test_support::{bits_checksum, pinning_inputs, LENGTHS};
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
 /// Every row kernel this CPU can run, the reference last.
@@ -257,3 +257,20 @@ proptest! {
         }
     }
 }
+
+/// The vector `exp`'s results, pinned by a checksum over
+/// `pinning_inputs`: every width and spelling of it (AVX2, NEON) must give
+/// these bits, so a rewrite cannot change a softmax unnoticed.
+#[test]
+fn vector_exp_keeps_its_pinned_bits() {
+    let Some(exp8) = vector_exp() else { return };
+    let x = pinning_inputs();
+    let mut out = Vec::with_capacity(x.len());
+    for chunk in x.chunks_exact(8) {
+        out.extend(exp8(chunk.try_into().unwrap()));
+    }
+    assert_eq!(bits_checksum(&out), VECTOR_EXP_BITS, "{:#018x}", bits_checksum(&out));
+}
+
+/// See [`vector_exp_keeps_its_pinned_bits`].
+const VECTOR_EXP_BITS: u64 = 0x03cc_db12_a4e0_7b01;
