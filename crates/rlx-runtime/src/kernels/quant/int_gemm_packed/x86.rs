@@ -18,7 +18,7 @@
 use std::arch::x86_64::*;
 use std::ops::Range;
 
-use super::qgemm::{Product, Store, LANES, QUAD_BYTES};
+use super::{Product, Store, LANES, QUAD_BYTES};
 
 /// Rows per tile.
 pub(super) const ROWS: usize = 8;

@@ -10,7 +10,7 @@
 //! the entry hands it a [`Product`] whose `flip` turns a u8 `a` into i8
 //! (`a - 128`) and leaves an i8 one as it is, with `a_zero` shifted alike;
 //! the store's correction `a_zero * w_sums[j]` is shift-invariant in the
-//! same way (`qgemm.rs`), so the sums are the other bodies' bit for bit.
+//! same way (`mod.rs`), so the sums are the other bodies' bit for bit.
 //!
 //! The `sdot` intrinsics are not stable Rust (`stdarch_neon_dotprod`), so
 //! the instruction is written as inline assembly, one per multiply-add.
@@ -28,7 +28,7 @@ use std::arch::aarch64::*;
 use std::arch::asm;
 use std::ops::Range;
 
-use super::qgemm::{Product, Store, LANES, QUAD_BYTES};
+use super::{Product, Store, LANES, QUAD_BYTES};
 
 /// Rows per tile.
 const ROWS: usize = 4;

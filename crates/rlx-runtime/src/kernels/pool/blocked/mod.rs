@@ -318,5 +318,4 @@ unsafe fn avx2_planes(
 }
 
 #[cfg(test)]
-#[path = "blocked_tests.rs"]
 mod tests;
