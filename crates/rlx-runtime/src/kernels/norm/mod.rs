@@ -22,8 +22,6 @@ mod scalar;
 mod avx2;
 #[cfg(target_arch = "aarch64")]
 mod neon;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-mod vector;
 
 #[cfg(test)]
 mod tests;
