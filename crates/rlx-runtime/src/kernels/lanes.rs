@@ -14,7 +14,7 @@
 //! operand that may be NaN comes second, as in `splat(lo).max(x)`, and
 //! for non-NaN operands other than a pair of zeros of different sign.
 
-// On aarch64 only the softmax and norm use lanes, not every operation.
+// On aarch64 only the softmax uses lanes, not every operation.
 #![cfg_attr(target_arch = "aarch64", allow(dead_code))]
 
 #[cfg(target_arch = "aarch64")]
