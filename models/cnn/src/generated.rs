@@ -38,7 +38,8 @@ pub const LOGITS: usize = 4864;
 /// `probs`: f32[1, 10] in the arena (output).
 pub const PROBS: usize = 4928;
 
-// The plan, checked by the compiler: editing an offset by hand fails the build.
+// Compile-time checks: each buffer lies inside its segment and is aligned for its element type.
+// They do not check that an offset is the planned one: a moved buffer may land on a live one.
 const _: () = assert!(X + 256 <= ARENA_BYTES && X % 4 == 0);
 const _: () = assert!(CONV_WEIGHT + 288 <= WEIGHTS_BYTES && CONV_WEIGHT % 4 == 0);
 const _: () = assert!(CONV_BIAS + 32 <= WEIGHTS_BYTES && CONV_BIAS % 4 == 0);
@@ -176,7 +177,10 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
 #[allow(unused_variables)]
 unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
     unsafe {
-        // #0 Conv2D  models/cnn/model.sched:26
+        // #0 models/cnn/model.sched:26
+        // Conv2D { x: x, w: conv.weight, bias: conv.bias, out: conv, n: 1, c_in: 1, h: 8, w_in: 8,
+        //     c_out: 8, h_out: 8, w_out: 8, kh: 3, kw: 3, sh: 1, sw: 1, ph: 1, pw: 1, dh: 1, dw: 1,
+        //     groups: 1, act: identity }
         ::rlx_runtime::kernels::conv::conv2d_f32(
             a.add(X).cast::<f32>(),
             w.add(CONV_WEIGHT).cast::<f32>(),
@@ -203,11 +207,13 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             ::rlx_runtime::kernels::conv::ConvPath::Depthwise,
             ::rlx_runtime::ActKind::Identity,
             s.cast::<f32>(),
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(0);
 
-        // #1 BatchNormInference  models/cnn/model.sched:27
+        // #1 models/cnn/model.sched:27
+        // BatchNormInference { x: conv, scale: bn.scale, bias: bn.bias, mean: bn.mean, var: bn.var,
+        //     out: bn, n: 1, c: 8, hw: 64, eps: 1e-5 }
         ::rlx_runtime::kernels::norm::batch_norm_inference_f32(
             a.add(CONV).cast::<f32>(),
             w.add(BN_SCALE).cast::<f32>(),
@@ -215,24 +221,27 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             w.add(BN_MEAN).cast::<f32>(),
             w.add(BN_VAR).cast::<f32>(),
             a.add(BN).cast::<f32>(),
-            1,
-            8,
-            64,
-            0.00001f32,
-            false,
+            1, // n
+            8, // c
+            64, // hw
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(1);
 
-        // #2 ActivationInPlace  models/cnn/model.sched:28
+        // #2 models/cnn/model.sched:28
+        // ActivationInPlace { data: bn, len: 512, act: relu }
         ::rlx_runtime::kernels::activation::act_in_place_f32(
             ::rlx_runtime::ActKind::Relu,
             a.add(BN).cast::<f32>(),
-            512,
-            false,
+            512, // len
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(2);
 
-        // #3 Pool2D  models/cnn/model.sched:29
+        // #3 models/cnn/model.sched:29
+        // Pool2D { src: bn, dst: pool, n: 1, c: 8, h: 8, w: 8, h_out: 4, w_out: 4, kh: 2, kw: 2,
+        //     sh: 2, sw: 2, ph: 0, pw: 0, kind: max, count_include_pad: false }
         ::rlx_runtime::kernels::pool::pool2d_f32(
             a.add(BN).cast::<f32>(),
             a.add(POOL).cast::<f32>(),
@@ -251,32 +260,35 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                 pw: 0,
             },
             ::rlx_runtime::kernels::pool::PoolKind::Max,
-            false,
-            false,
+            false, // count_include_pad
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(3);
 
-        // #4 FusedMmBiasAct  models/cnn/model.sched:30
+        // #4 models/cnn/model.sched:30
+        // FusedMmBiasAct { a: pool, w: fc.weight, bias: fc.bias, c: logits, m: 1, k: 128, n: 10,
+        //     act: identity }
         ::rlx_runtime::kernels::gemm::fused_mm_bias_act_f32(
             a.add(POOL).cast::<f32>(),
             w.add(FC_WEIGHT).cast::<f32>(),
             w.add(FC_BIAS).cast::<f32>(),
             a.add(LOGITS).cast::<f32>(),
-            1,
-            128,
-            10,
+            1, // m
+            128, // k
+            10, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(4);
 
-        // #5 Softmax  models/cnn/model.sched:31
+        // #5 models/cnn/model.sched:31
+        // Softmax { src: logits, dst: probs, rows: 1, cols: 10 }
         ::rlx_runtime::kernels::softmax::softmax_f32(
             a.add(LOGITS).cast::<f32>(),
             a.add(PROBS).cast::<f32>(),
-            1,
-            10,
-            false,
+            1, // rows
+            10, // cols
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(5);
     }

@@ -7,8 +7,13 @@ use rlx_sched::Segment;
 
 use super::{usize_lit, Gen};
 
-/// Above the checks in every generated file.
-const ASSERTS_TITLE: [&str; 1] = ["The plan, checked by the compiler: editing an offset by hand fails the build."];
+/// Above the checks in every generated file, saying what they guarantee:
+/// they bound what a hand edit can break, but an offset moved onto another
+/// live buffer, or anywhere else the plan did not choose, still builds.
+const ASSERTS_TITLE: [&str; 2] = [
+    "Compile-time checks: each buffer lies inside its segment and is aligned for its element type.",
+    "They do not check that an offset is the planned one: a moved buffer may land on a live one.",
+];
 
 impl Gen<'_> {
     /// `ARENA_BYTES`, `SCRATCH_BYTES` and `WEIGHTS_BYTES`.
@@ -41,7 +46,7 @@ impl Gen<'_> {
     }
 
     /// Per buffer, `OFF + BYTES <= LIMIT && OFF % ALIGN == 0` as a `const`
-    /// assertion.
+    /// assertion (see [`ASSERTS_TITLE`] for what that does not catch).
     pub(super) fn asserts(&self) -> TokenStream {
         let title = ASSERTS_TITLE.map(|line| self.comment(line));
         let asserts = self.s.buffers().iter().enumerate().map(|(i, b)| {

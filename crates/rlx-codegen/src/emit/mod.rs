@@ -5,8 +5,8 @@
 //! the weights (`weights`), the `Model` struct with typed accessors, `INFO`,
 //! `new` and `run` (with entry points: a `run_NAME` method per entry and
 //! `run_entry`; `model`), then the run parts: straight lines of kernel
-//! calls, one per thunk, each preceded by a comment naming the thunk and
-//! its `.sched` line (`parts`).
+//! calls, one per thunk, each preceded by a comment with the thunk's
+//! `.sched` line (`parts`).
 
 mod call;
 mod consts;

@@ -1,5 +1,5 @@
 //! The run parts (straight lines of kernel calls, one per thunk, each under
-//! a comment naming it) and the run bodies that call them.
+//! its `.sched` statement) and the run bodies that call them.
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -7,10 +7,17 @@ use rlx_sched::{Entry, Node};
 
 use super::{call, usize_lit, Ctx, Gen};
 
+/// Columns of a statement comment's text before it wraps: with the run
+/// parts' indentation and `// `, a line stays within 100 columns.
+const STATEMENT_WIDTH: usize = 89;
+
+/// The indentation of a statement's continuation lines.
+const INDENT: &str = "    ";
+
 impl Gen<'_> {
     /// Every entry's run parts in order, and each entry's run body.
     pub(super) fn parts(&self, weights_ptr: &TokenStream) -> (Vec<TokenStream>, Vec<TokenStream>) {
-        let ctx = Ctx::new(self.s, &self.const_names);
+        let ctx = Ctx::new(self.s, &self.const_names, self.opts.markers);
         let mut parts = Vec::new();
         let mut run_bodies = Vec::with_capacity(self.s.entries().len());
         for entry in self.s.entries() {
@@ -81,9 +88,16 @@ impl Gen<'_> {
         }
     }
 
-    /// `#i Kind  path:line`.
+    /// `#i path:line`, then the thunk's canonical `.sched` statement
+    /// (`rlx_sched::print`), wrapped: the call below prints the same values
+    /// positionally, and its bare scalars are named by argument markers.
     fn thunk_comment(&self, i: usize, node: &Node) -> Vec<TokenStream> {
-        vec![self.comment(&format!("#{i} {}  {}:{}", node.thunk.kind().name(), self.opts.sched_path, node.line))]
+        if !self.opts.markers {
+            return Vec::new();
+        }
+        let statement = rlx_sched::print::print_resolved_thunk(&node.thunk, self.s.buffers());
+        let head = format!("#{i} {}:{}", self.opts.sched_path, node.line);
+        std::iter::once(head).chain(wrap_statement(&statement, STATEMENT_WIDTH)).map(|l| self.comment(&l)).collect()
     }
 
     /// The body of a run method: the parts in order, inside the pool when
@@ -119,4 +133,49 @@ impl Gen<'_> {
             #calls
         }
     }
+}
+
+/// A `.sched` statement in lines of at most `width` columns where it can:
+/// it breaks after a field's `, ` (continuation lines indented by four), and
+/// inside a field's list only when that field alone is too long. A single
+/// item longer than `width` keeps its own line.
+pub(super) fn wrap_statement(statement: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for field in split_after_commas(statement, |depth| depth == 1) {
+        // Too long for a continuation line of its own: break inside it.
+        let too_long = INDENT.len() + field.trim_end().len() > width;
+        let pieces = if too_long { split_after_commas(field, |depth| depth >= 1) } else { vec![field] };
+        for piece in pieces {
+            if !line.trim().is_empty() && line.len() + piece.trim_end().len() > width {
+                lines.push(line.trim_end().to_string());
+                line = INDENT.to_string();
+            }
+            line.push_str(piece);
+        }
+    }
+    if !line.trim().is_empty() {
+        lines.push(line.trim_end().to_string());
+    }
+    lines
+}
+
+/// `text` cut after each `, ` at a nesting depth (of `{`, `[`, `(`) that
+/// `at` accepts; the pieces keep their `, `.
+fn split_after_commas(text: &str, at: impl Fn(usize) -> bool) -> Vec<&str> {
+    let (mut pieces, mut depth, mut start) = (Vec::new(), 0usize, 0);
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'{' | b'[' | b'(' => depth += 1,
+            b'}' | b']' | b')' => depth = depth.saturating_sub(1),
+            b',' if at(depth) && bytes.get(i + 1) == Some(&b' ') => {
+                pieces.push(&text[start..i + 2]);
+                start = i + 2;
+            }
+            _ => {}
+        }
+    }
+    pieces.push(&text[start..]);
+    pieces
 }
