@@ -18,7 +18,8 @@ pub const V: usize = 960;
 /// `y`: f32[1, 5, 32] in the arena (output).
 pub const Y: usize = 1280;
 
-// The plan, checked by the compiler: editing an offset by hand fails the build.
+// Compile-time checks: each buffer lies inside its segment and is aligned for its element type.
+// They do not check that an offset is the planned one: a moved buffer may land on a live one.
 const _: () = assert!(Q + 640 <= ARENA_BYTES && Q % 4 == 0);
 const _: () = assert!(K + 320 <= ARENA_BYTES && K % 4 == 0);
 const _: () = assert!(V + 320 <= ARENA_BYTES && V % 4 == 0);
@@ -137,7 +138,10 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
 #[allow(unused_variables)]
 unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
     unsafe {
-        // #0 Attention  tests/sched/run/attention_causal_gqa.sched:15
+        // #0 tests/sched/run/attention_causal_gqa.sched:15
+        // Attention { q: q, k: k, v: v, mask: none, out: y, batch: 1, seq: 5, kv_seq: 5, heads: 4,
+        //     head_dim: 8, v_head_dim: 8, mask_kind: causal, scale: 0.35355338, softcap: 0.0,
+        //     q_row_stride: 32, k_row_stride: 16, v_row_stride: 16, bhsd: false, kv_heads: 2 }
         ::rlx_runtime::kernels::attention::attention_f32(
             a.add(Q).cast::<f32>(),
             a.add(K).cast::<f32>(),
@@ -167,7 +171,7 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             },
             ::rlx_runtime::kernels::attention::AttentionPath::Direct,
             s.cast::<f32>(),
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(0);
     }

@@ -24,7 +24,8 @@ pub const Z: usize = 768;
 /// `u`: f32[2, 3, 4] in the arena (output).
 pub const U: usize = 1024;
 
-// The plan, checked by the compiler: editing an offset by hand fails the build.
+// Compile-time checks: each buffer lies inside its segment and is aligned for its element type.
+// They do not check that an offset is the planned one: a moved buffer may land on a live one.
 const _: () = assert!(X + 216 <= ARENA_BYTES && X % 4 == 0);
 const _: () = assert!(R + 36 <= ARENA_BYTES && R % 4 == 0);
 const _: () = assert!(T + 96 <= ARENA_BYTES && T % 4 == 0);
@@ -190,42 +191,49 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
 #[allow(unused_variables)]
 unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
     unsafe {
-        // #0 BinaryFull  tests/sched/run/binary_full_row_bcast.sched:18
+        // #0 tests/sched/run/binary_full_row_bcast.sched:18
+        // BinaryFull { lhs: x, rhs: r, dst: y, len: 54, lhs_len: 54, rhs_len: 9, op: add,
+        //     out_dims_bcast: [], bcast_lhs_strides: [], bcast_rhs_strides: [], elem_bytes: 4 }
         ::rlx_runtime::kernels::elementwise::binary_row_rhs_f32::<
             ::rlx_runtime::kernels::elementwise::ops::Add,
         >(
             a.add(X).cast::<f32>(),
             a.add(R).cast::<f32>(),
             a.add(Y).cast::<f32>(),
-            54,
-            9,
-            false,
+            54, // len
+            9, // row
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(0);
 
-        // #1 BinaryFull  tests/sched/run/binary_full_row_bcast.sched:19
+        // #1 tests/sched/run/binary_full_row_bcast.sched:19
+        // BinaryFull { lhs: r, rhs: x, dst: z, len: 54, lhs_len: 9, rhs_len: 54, op: sub,
+        //     out_dims_bcast: [], bcast_lhs_strides: [], bcast_rhs_strides: [], elem_bytes: 4 }
         ::rlx_runtime::kernels::elementwise::binary_row_lhs_f32::<
             ::rlx_runtime::kernels::elementwise::ops::Sub,
         >(
             a.add(R).cast::<f32>(),
             a.add(X).cast::<f32>(),
             a.add(Z).cast::<f32>(),
-            54,
-            9,
-            false,
+            54, // len
+            9, // row
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(1);
 
-        // #2 BinaryFull  tests/sched/run/binary_full_row_bcast.sched:20
+        // #2 tests/sched/run/binary_full_row_bcast.sched:20
+        // BinaryFull { lhs: t, rhs: r4, dst: u, len: 24, lhs_len: 24, rhs_len: 4, op: mul,
+        //     out_dims_bcast: [2, 3, 4], bcast_lhs_strides: [12, 4, 1],
+        //     bcast_rhs_strides: [0, 0, 1], elem_bytes: 4 }
         ::rlx_runtime::kernels::elementwise::binary_row_rhs_f32::<
             ::rlx_runtime::kernels::elementwise::ops::Mul,
         >(
             a.add(T).cast::<f32>(),
             a.add(R4).cast::<f32>(),
             a.add(U).cast::<f32>(),
-            24,
-            4,
-            false,
+            24, // len
+            4, // row
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(2);
     }

@@ -32,7 +32,8 @@ pub const Y1: usize = 1216;
 /// `y3`: f32[3, 16] in the arena (output).
 pub const Y3: usize = 1280;
 
-// The plan, checked by the compiler: editing an offset by hand fails the build.
+// Compile-time checks: each buffer lies inside its segment and is aligned for its element type.
+// They do not check that an offset is the planned one: a moved buffer may land on a live one.
 const _: () = assert!(POS + 8 <= ARENA_BYTES && POS % 8 == 0);
 const _: () = assert!(Q1 + 64 <= ARENA_BYTES && Q1 % 4 == 0);
 const _: () = assert!(K1 + 32 <= ARENA_BYTES && K1 % 4 == 0);
@@ -338,33 +339,39 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
 #[allow(unused_variables)]
 unsafe fn run_decode_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
     unsafe {
-        // #0 KvWrite  tests/sched/run/cached_attention_entries.sched:25
+        // #0 tests/sched/run/cached_attention_entries.sched:25
+        // KvWrite { src: k1, cache: k_cache, pos: pos, new_len: 1, max_len: 8, row: 8,
+        //     elem_bytes: 4 }
         ::rlx_runtime::kernels::movement::kv_write(
             a.add(K1).cast::<u8>(),
             a.add(K_CACHE).cast::<u8>(),
             a.add(POS).cast::<i64>(),
-            1,
-            8,
-            8,
-            4,
-            false,
+            1, // new_len
+            8, // max_len
+            8, // row
+            4, // elem_bytes
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(0);
 
-        // #1 KvWrite  tests/sched/run/cached_attention_entries.sched:26
+        // #1 tests/sched/run/cached_attention_entries.sched:26
+        // KvWrite { src: v1, cache: v_cache, pos: pos, new_len: 1, max_len: 8, row: 8,
+        //     elem_bytes: 4 }
         ::rlx_runtime::kernels::movement::kv_write(
             a.add(V1).cast::<u8>(),
             a.add(V_CACHE).cast::<u8>(),
             a.add(POS).cast::<i64>(),
-            1,
-            8,
-            8,
-            4,
-            false,
+            1, // new_len
+            8, // max_len
+            8, // row
+            4, // elem_bytes
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(1);
 
-        // #2 CachedAttention  tests/sched/run/cached_attention_entries.sched:27
+        // #2 tests/sched/run/cached_attention_entries.sched:27
+        // CachedAttention { q: q1, k: k_cache, v: v_cache, pos: pos, out: y1, seq: 1, max_len: 8,
+        //     heads: 4, kv_heads: 2, head_dim: 4, scale: 0.5, q_row_stride: 16 }
         ::rlx_runtime::kernels::attention::cached_attention_f32(
             a.add(Q1).cast::<f32>(),
             a.add(K_CACHE).cast::<f32>(),
@@ -394,7 +401,7 @@ unsafe fn run_decode_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             },
             ::rlx_runtime::kernels::attention::AttentionPath::Direct,
             s.cast::<f32>(),
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(2);
     }
@@ -409,33 +416,39 @@ unsafe fn run_decode_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
 #[allow(unused_variables)]
 unsafe fn run_prefill_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
     unsafe {
-        // #3 KvWrite  tests/sched/run/cached_attention_entries.sched:30
+        // #3 tests/sched/run/cached_attention_entries.sched:30
+        // KvWrite { src: k3, cache: k_cache, pos: pos, new_len: 3, max_len: 8, row: 8,
+        //     elem_bytes: 4 }
         ::rlx_runtime::kernels::movement::kv_write(
             a.add(K3).cast::<u8>(),
             a.add(K_CACHE).cast::<u8>(),
             a.add(POS).cast::<i64>(),
-            3,
-            8,
-            8,
-            4,
-            false,
+            3, // new_len
+            8, // max_len
+            8, // row
+            4, // elem_bytes
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(3);
 
-        // #4 KvWrite  tests/sched/run/cached_attention_entries.sched:31
+        // #4 tests/sched/run/cached_attention_entries.sched:31
+        // KvWrite { src: v3, cache: v_cache, pos: pos, new_len: 3, max_len: 8, row: 8,
+        //     elem_bytes: 4 }
         ::rlx_runtime::kernels::movement::kv_write(
             a.add(V3).cast::<u8>(),
             a.add(V_CACHE).cast::<u8>(),
             a.add(POS).cast::<i64>(),
-            3,
-            8,
-            8,
-            4,
-            false,
+            3, // new_len
+            8, // max_len
+            8, // row
+            4, // elem_bytes
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(4);
 
-        // #5 CachedAttention  tests/sched/run/cached_attention_entries.sched:32
+        // #5 tests/sched/run/cached_attention_entries.sched:32
+        // CachedAttention { q: q3, k: k_cache, v: v_cache, pos: pos, out: y3, seq: 3, max_len: 8,
+        //     heads: 4, kv_heads: 2, head_dim: 4, scale: 0.5, q_row_stride: 16 }
         ::rlx_runtime::kernels::attention::cached_attention_f32(
             a.add(Q3).cast::<f32>(),
             a.add(K_CACHE).cast::<f32>(),
@@ -465,7 +478,7 @@ unsafe fn run_prefill_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             },
             ::rlx_runtime::kernels::attention::AttentionPath::Direct,
             s.cast::<f32>(),
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(5);
     }

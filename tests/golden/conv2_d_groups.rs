@@ -18,7 +18,8 @@ pub const B: usize = 960;
 /// `y`: f32[1, 6, 5, 6] in the arena (output).
 pub const Y: usize = 1024;
 
-// The plan, checked by the compiler: editing an offset by hand fails the build.
+// Compile-time checks: each buffer lies inside its segment and is aligned for its element type.
+// They do not check that an offset is the planned one: a moved buffer may land on a live one.
 const _: () = assert!(X + 480 <= ARENA_BYTES && X % 4 == 0);
 const _: () = assert!(W + 432 <= ARENA_BYTES && W % 4 == 0);
 const _: () = assert!(B + 24 <= ARENA_BYTES && B % 4 == 0);
@@ -137,7 +138,10 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
 #[allow(unused_variables)]
 unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
     unsafe {
-        // #0 Conv2D  tests/sched/run/conv2_d_groups.sched:14
+        // #0 tests/sched/run/conv2_d_groups.sched:14
+        // Conv2D { x: x, w: w, bias: b, out: y, n: 1, c_in: 4, h: 5, w_in: 6, c_out: 6, h_out: 5,
+        //     w_out: 6, kh: 3, kw: 3, sh: 1, sw: 1, ph: 1, pw: 1, dh: 1, dw: 1, groups: 2,
+        //     act: identity }
         ::rlx_runtime::kernels::conv::conv2d_f32(
             a.add(X).cast::<f32>(),
             a.add(W).cast::<f32>(),
@@ -164,7 +168,7 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             ::rlx_runtime::kernels::conv::ConvPath::PhaseGemm,
             ::rlx_runtime::ActKind::Identity,
             s.cast::<f32>(),
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(0);
     }

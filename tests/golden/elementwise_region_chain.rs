@@ -18,7 +18,8 @@ pub const B: usize = 384;
 /// `y`: f32[33] in the arena (output).
 pub const Y: usize = 576;
 
-// The plan, checked by the compiler: editing an offset by hand fails the build.
+// Compile-time checks: each buffer lies inside its segment and is aligned for its element type.
+// They do not check that an offset is the planned one: a moved buffer may land on a live one.
 const _: () = assert!(X + 132 <= ARENA_BYTES && X % 4 == 0);
 const _: () = assert!(G + 132 <= ARENA_BYTES && G % 4 == 0);
 const _: () = assert!(B + 132 <= ARENA_BYTES && B % 4 == 0);
@@ -137,7 +138,9 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
 #[allow(unused_variables)]
 unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
     unsafe {
-        // #0 ElementwiseRegion  tests/sched/run/elementwise_region_chain.sched:14
+        // #0 tests/sched/run/elementwise_region_chain.sched:14
+        // ElementwiseRegion { inputs: [x, g, b], dst: y, len: 33,
+        //     steps: [mul(in1), add(in2), gelu_tanh, sub(0.25), mul(0.5), max(in0)] }
         ::rlx_runtime::kernels::elementwise::region_f32(
             &[
                 a.add(X).cast::<f32>().cast_const(),
@@ -145,7 +148,7 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                 a.add(B).cast::<f32>().cast_const(),
             ],
             a.add(Y).cast::<f32>(),
-            33,
+            33, // len
             &[
                 ::rlx_runtime::Step::Binary {
                     op: ::rlx_runtime::BinaryOp::Mul,
@@ -174,7 +177,7 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                     reversed: false,
                 },
             ],
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(0);
     }

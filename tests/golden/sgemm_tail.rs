@@ -16,7 +16,8 @@ pub const W: usize = 256;
 /// `y`: f32[3, 9] in the arena (output).
 pub const Y: usize = 896;
 
-// The plan, checked by the compiler: editing an offset by hand fails the build.
+// Compile-time checks: each buffer lies inside its segment and is aligned for its element type.
+// They do not check that an offset is the planned one: a moved buffer may land on a live one.
 const _: () = assert!(X + 204 <= ARENA_BYTES && X % 4 == 0);
 const _: () = assert!(W + 612 <= ARENA_BYTES && W % 4 == 0);
 const _: () = assert!(Y + 108 <= ARENA_BYTES && Y % 4 == 0);
@@ -122,14 +123,15 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
 #[allow(unused_variables)]
 unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
     unsafe {
-        // #0 Sgemm  tests/sched/run/sgemm_tail.sched:13
+        // #0 tests/sched/run/sgemm_tail.sched:13
+        // Sgemm { a: x, b: w, c: y, m: 3, k: 17, n: 9 }
         ::rlx_runtime::kernels::gemm::sgemm_f32(
             a.add(X).cast::<f32>(),
             a.add(W).cast::<f32>(),
             a.add(Y).cast::<f32>(),
-            3,
-            17,
-            9,
+            3, // m
+            17, // k
+            9, // n
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(0);
     }

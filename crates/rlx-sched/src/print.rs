@@ -11,9 +11,12 @@
 use crate::fields::FieldSyntax;
 use std::fmt::Write as _;
 
-use crate::ast::{Ast, BufferDecl, EntryDecl, Header, OperandRef, Spanned};
+use crate::ast::{Ast, BufferDecl, EntryDecl, Header, OperandRef, Spanned, Target};
+use crate::schedule::Buffer;
+use crate::span::Span;
 use crate::thunk::Thunk;
 use crate::value::{format_f32, FieldValue, Value, ValueKind};
+use crate::Operand;
 
 /// Prints an [`Ast`] in canonical form: `print(parse(s))` is stable.
 pub fn print(ast: &Ast) -> String {
@@ -108,6 +111,24 @@ pub fn print_thunk(t: &Thunk<OperandRef>) -> String {
     }
     let body: Vec<String> = fields.iter().map(|(name, v)| format!("{name}: {}", print_value(v))).collect();
     format!("{} {{ {} }}", t.kind().name(), body.join(", "))
+}
+
+/// One validated thunk as its canonical line, each operand written as the
+/// schedule names it (`name`, `name+bytes`, or `@bytes` when it names no
+/// buffer), so the line reads as `print_thunk` of the thunk as parsed.
+/// `buffers` are the schedule's (`Schedule::buffers`).
+pub fn print_resolved_thunk(t: &Thunk<Operand>, buffers: &[Buffer]) -> String {
+    let named = t.clone().map_operands(&mut |_, op: Operand| {
+        let target = match op.buffer {
+            Some(i) => Target::Buffer { name: buffers[i].name.clone(), offset: op.offset - buffers[i].offset },
+            None => Target::Raw { offset: op.offset },
+        };
+        Ok::<_, std::convert::Infallible>(OperandRef { target, span: Span::default() })
+    });
+    match named {
+        Ok(named) => print_thunk(&named),
+        Err(never) => match never[0] {},
+    }
 }
 
 /// A field value in the `.sched` value syntax.

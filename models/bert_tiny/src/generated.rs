@@ -92,7 +92,8 @@ pub const H1: usize = 114880;
 /// `hidden`: f32[1, 16, 128] in the arena (output).
 pub const HIDDEN: usize = 123072;
 
-// The plan, checked by the compiler: editing an offset by hand fails the build.
+// Compile-time checks: each buffer lies inside its segment and is aligned for its element type.
+// They do not check that an offset is the planned one: a moved buffer may land on a live one.
 const _: () = assert!(INPUT_IDS + 128 <= ARENA_BYTES && INPUT_IDS % 8 == 0);
 const _: () = assert!(ATTENTION_MASK + 64 <= ARENA_BYTES && ATTENTION_MASK % 4 == 0);
 const _: () = assert!(TOK_EMB + 131072 <= WEIGHTS_BYTES && TOK_EMB % 4 == 0);
@@ -345,60 +346,72 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
 #[allow(unused_variables)]
 unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
     unsafe {
-        // #0 Gather  models/bert_tiny/model.sched:54
+        // #0 models/bert_tiny/model.sched:54
+        // Gather { table: tok_emb, indices: input_ids, dst: emb, num_indices: 16, row_len: 128,
+        //     vocab: 256, index_dtype: i64 }
         ::rlx_runtime::kernels::movement::gather_f32::<
             i64,
         >(
             w.add(TOK_EMB).cast::<f32>(),
             a.add(INPUT_IDS).cast::<i64>(),
             a.add(EMB).cast::<f32>(),
-            16,
-            128,
-            256,
-            false,
+            16, // num_indices
+            128, // row_len
+            256, // vocab
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(0);
 
-        // #1 BinaryFull  models/bert_tiny/model.sched:55
+        // #1 models/bert_tiny/model.sched:55
+        // BinaryFull { lhs: emb, rhs: pos_emb, dst: emb_pos, len: 2048, lhs_len: 2048,
+        //     rhs_len: 2048, op: add, out_dims_bcast: [], bcast_lhs_strides: [],
+        //     bcast_rhs_strides: [], elem_bytes: 4 }
         ::rlx_runtime::kernels::elementwise::binary_same_f32::<
             ::rlx_runtime::kernels::elementwise::ops::Add,
         >(
             a.add(EMB).cast::<f32>(),
             w.add(POS_EMB).cast::<f32>(),
             a.add(EMB_POS).cast::<f32>(),
-            2048,
-            false,
+            2048, // len
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(1);
 
-        // #2 LayerNorm  models/bert_tiny/model.sched:56
+        // #2 models/bert_tiny/model.sched:56
+        // LayerNorm { x: emb_pos, g: emb_ln.g, b: emb_ln.b, out: h0, rows: 16, h: 128, eps: 1e-5 }
         ::rlx_runtime::kernels::norm::layer_norm_f32(
             a.add(EMB_POS).cast::<f32>(),
             w.add(EMB_LN_G).cast::<f32>(),
             Some(w.add(EMB_LN_B).cast::<f32>()),
             a.add(H0).cast::<f32>(),
-            16,
-            128,
-            0.00001f32,
-            false,
+            16, // rows
+            128, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(2);
 
-        // #3 FusedMmBiasAct  models/bert_tiny/model.sched:58
+        // #3 models/bert_tiny/model.sched:58
+        // FusedMmBiasAct { a: h0, w: layer0.qkv.weight, bias: layer0.qkv.bias, c: qkv, m: 16,
+        //     k: 128, n: 384, act: identity }
         ::rlx_runtime::kernels::gemm::fused_mm_bias_act_f32(
             a.add(H0).cast::<f32>(),
             w.add(LAYER0_QKV_WEIGHT).cast::<f32>(),
             w.add(LAYER0_QKV_BIAS).cast::<f32>(),
             a.add(QKV).cast::<f32>(),
-            16,
-            128,
-            384,
+            16, // m
+            128, // k
+            384, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(3);
 
-        // #4 Attention  models/bert_tiny/model.sched:59
+        // #4 models/bert_tiny/model.sched:59
+        // Attention { q: qkv, k: qkv+512, v: qkv+1024, mask: attention_mask, out: ctx, batch: 1,
+        //     seq: 16, kv_seq: 16, heads: 2, head_dim: 64, v_head_dim: 64, mask_kind: custom,
+        //     scale: 0.125, softcap: 0.0, q_row_stride: 384, k_row_stride: 384, v_row_stride: 384,
+        //     bhsd: false, kv_heads: 2 }
         ::rlx_runtime::kernels::attention::attention_f32(
             a.add(QKV).cast::<f32>(),
             a.add(QKV + 512).cast::<f32>(),
@@ -428,25 +441,29 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             },
             ::rlx_runtime::kernels::attention::AttentionPath::Gemm,
             s.cast::<f32>(),
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(4);
 
-        // #5 FusedMmBiasAct  models/bert_tiny/model.sched:60
+        // #5 models/bert_tiny/model.sched:60
+        // FusedMmBiasAct { a: ctx, w: layer0.out.weight, bias: layer0.out.bias, c: attn, m: 16,
+        //     k: 128, n: 128, act: identity }
         ::rlx_runtime::kernels::gemm::fused_mm_bias_act_f32(
             a.add(CTX).cast::<f32>(),
             w.add(LAYER0_OUT_WEIGHT).cast::<f32>(),
             w.add(LAYER0_OUT_BIAS).cast::<f32>(),
             a.add(ATTN).cast::<f32>(),
-            16,
-            128,
-            128,
+            16, // m
+            128, // k
+            128, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(5);
 
-        // #6 FusedResidualLN  models/bert_tiny/model.sched:61
+        // #6 models/bert_tiny/model.sched:61
+        // FusedResidualLN { x: attn, res: h0, bias: none, g: layer0.ln1.g, b: layer0.ln1.b,
+        //     out: h_mid, rows: 16, h: 128, eps: 1e-5 }
         ::rlx_runtime::kernels::norm::fused_residual_ln_f32(
             a.add(ATTN).cast::<f32>(),
             a.add(H0).cast::<f32>(),
@@ -454,42 +471,48 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             w.add(LAYER0_LN1_G).cast::<f32>(),
             w.add(LAYER0_LN1_B).cast::<f32>(),
             a.add(H_MID).cast::<f32>(),
-            16,
-            128,
-            0.00001f32,
-            false,
+            16, // rows
+            128, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(6);
 
-        // #7 FusedMmBiasAct  models/bert_tiny/model.sched:63
+        // #7 models/bert_tiny/model.sched:63
+        // FusedMmBiasAct { a: h_mid, w: layer0.fc1.weight, bias: layer0.fc1.bias, c: ffn_up, m: 16,
+        //     k: 128, n: 512, act: gelu }
         ::rlx_runtime::kernels::gemm::fused_mm_bias_act_f32(
             a.add(H_MID).cast::<f32>(),
             w.add(LAYER0_FC1_WEIGHT).cast::<f32>(),
             w.add(LAYER0_FC1_BIAS).cast::<f32>(),
             a.add(FFN_UP).cast::<f32>(),
-            16,
-            128,
-            512,
+            16, // m
+            128, // k
+            512, // n
             ::rlx_runtime::ActKind::Gelu,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(7);
 
-        // #8 FusedMmBiasAct  models/bert_tiny/model.sched:64
+        // #8 models/bert_tiny/model.sched:64
+        // FusedMmBiasAct { a: ffn_up, w: layer0.fc2.weight, bias: layer0.fc2.bias, c: ffn_down,
+        //     m: 16, k: 512, n: 128, act: identity }
         ::rlx_runtime::kernels::gemm::fused_mm_bias_act_f32(
             a.add(FFN_UP).cast::<f32>(),
             w.add(LAYER0_FC2_WEIGHT).cast::<f32>(),
             w.add(LAYER0_FC2_BIAS).cast::<f32>(),
             a.add(FFN_DOWN).cast::<f32>(),
-            16,
-            512,
-            128,
+            16, // m
+            512, // k
+            128, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(8);
 
-        // #9 FusedResidualLN  models/bert_tiny/model.sched:65
+        // #9 models/bert_tiny/model.sched:65
+        // FusedResidualLN { x: ffn_down, res: h_mid, bias: none, g: layer0.ln2.g, b: layer0.ln2.b,
+        //     out: h1, rows: 16, h: 128, eps: 1e-5 }
         ::rlx_runtime::kernels::norm::fused_residual_ln_f32(
             a.add(FFN_DOWN).cast::<f32>(),
             a.add(H_MID).cast::<f32>(),
@@ -497,28 +520,34 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             w.add(LAYER0_LN2_G).cast::<f32>(),
             w.add(LAYER0_LN2_B).cast::<f32>(),
             a.add(H1).cast::<f32>(),
-            16,
-            128,
-            0.00001f32,
-            false,
+            16, // rows
+            128, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(9);
 
-        // #10 FusedMmBiasAct  models/bert_tiny/model.sched:67
+        // #10 models/bert_tiny/model.sched:67
+        // FusedMmBiasAct { a: h1, w: layer1.qkv.weight, bias: layer1.qkv.bias, c: qkv, m: 16,
+        //     k: 128, n: 384, act: identity }
         ::rlx_runtime::kernels::gemm::fused_mm_bias_act_f32(
             a.add(H1).cast::<f32>(),
             w.add(LAYER1_QKV_WEIGHT).cast::<f32>(),
             w.add(LAYER1_QKV_BIAS).cast::<f32>(),
             a.add(QKV).cast::<f32>(),
-            16,
-            128,
-            384,
+            16, // m
+            128, // k
+            384, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(10);
 
-        // #11 Attention  models/bert_tiny/model.sched:68
+        // #11 models/bert_tiny/model.sched:68
+        // Attention { q: qkv, k: qkv+512, v: qkv+1024, mask: attention_mask, out: ctx, batch: 1,
+        //     seq: 16, kv_seq: 16, heads: 2, head_dim: 64, v_head_dim: 64, mask_kind: custom,
+        //     scale: 0.125, softcap: 0.0, q_row_stride: 384, k_row_stride: 384, v_row_stride: 384,
+        //     bhsd: false, kv_heads: 2 }
         ::rlx_runtime::kernels::attention::attention_f32(
             a.add(QKV).cast::<f32>(),
             a.add(QKV + 512).cast::<f32>(),
@@ -548,25 +577,29 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             },
             ::rlx_runtime::kernels::attention::AttentionPath::Gemm,
             s.cast::<f32>(),
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(11);
 
-        // #12 FusedMmBiasAct  models/bert_tiny/model.sched:69
+        // #12 models/bert_tiny/model.sched:69
+        // FusedMmBiasAct { a: ctx, w: layer1.out.weight, bias: layer1.out.bias, c: attn, m: 16,
+        //     k: 128, n: 128, act: identity }
         ::rlx_runtime::kernels::gemm::fused_mm_bias_act_f32(
             a.add(CTX).cast::<f32>(),
             w.add(LAYER1_OUT_WEIGHT).cast::<f32>(),
             w.add(LAYER1_OUT_BIAS).cast::<f32>(),
             a.add(ATTN).cast::<f32>(),
-            16,
-            128,
-            128,
+            16, // m
+            128, // k
+            128, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(12);
 
-        // #13 FusedResidualLN  models/bert_tiny/model.sched:70
+        // #13 models/bert_tiny/model.sched:70
+        // FusedResidualLN { x: attn, res: h1, bias: none, g: layer1.ln1.g, b: layer1.ln1.b,
+        //     out: h_mid, rows: 16, h: 128, eps: 1e-5 }
         ::rlx_runtime::kernels::norm::fused_residual_ln_f32(
             a.add(ATTN).cast::<f32>(),
             a.add(H1).cast::<f32>(),
@@ -574,42 +607,48 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             w.add(LAYER1_LN1_G).cast::<f32>(),
             w.add(LAYER1_LN1_B).cast::<f32>(),
             a.add(H_MID).cast::<f32>(),
-            16,
-            128,
-            0.00001f32,
-            false,
+            16, // rows
+            128, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(13);
 
-        // #14 FusedMmBiasAct  models/bert_tiny/model.sched:72
+        // #14 models/bert_tiny/model.sched:72
+        // FusedMmBiasAct { a: h_mid, w: layer1.fc1.weight, bias: layer1.fc1.bias, c: ffn_up, m: 16,
+        //     k: 128, n: 512, act: gelu }
         ::rlx_runtime::kernels::gemm::fused_mm_bias_act_f32(
             a.add(H_MID).cast::<f32>(),
             w.add(LAYER1_FC1_WEIGHT).cast::<f32>(),
             w.add(LAYER1_FC1_BIAS).cast::<f32>(),
             a.add(FFN_UP).cast::<f32>(),
-            16,
-            128,
-            512,
+            16, // m
+            128, // k
+            512, // n
             ::rlx_runtime::ActKind::Gelu,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(14);
 
-        // #15 FusedMmBiasAct  models/bert_tiny/model.sched:73
+        // #15 models/bert_tiny/model.sched:73
+        // FusedMmBiasAct { a: ffn_up, w: layer1.fc2.weight, bias: layer1.fc2.bias, c: ffn_down,
+        //     m: 16, k: 512, n: 128, act: identity }
         ::rlx_runtime::kernels::gemm::fused_mm_bias_act_f32(
             a.add(FFN_UP).cast::<f32>(),
             w.add(LAYER1_FC2_WEIGHT).cast::<f32>(),
             w.add(LAYER1_FC2_BIAS).cast::<f32>(),
             a.add(FFN_DOWN).cast::<f32>(),
-            16,
-            512,
-            128,
+            16, // m
+            512, // k
+            128, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(15);
 
-        // #16 FusedResidualLN  models/bert_tiny/model.sched:74
+        // #16 models/bert_tiny/model.sched:74
+        // FusedResidualLN { x: ffn_down, res: h_mid, bias: none, g: layer1.ln2.g, b: layer1.ln2.b,
+        //     out: hidden, rows: 16, h: 128, eps: 1e-5 }
         ::rlx_runtime::kernels::norm::fused_residual_ln_f32(
             a.add(FFN_DOWN).cast::<f32>(),
             a.add(H_MID).cast::<f32>(),
@@ -617,10 +656,10 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             w.add(LAYER1_LN2_G).cast::<f32>(),
             w.add(LAYER1_LN2_B).cast::<f32>(),
             a.add(HIDDEN).cast::<f32>(),
-            16,
-            128,
-            0.00001f32,
-            false,
+            16, // rows
+            128, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(16);
     }

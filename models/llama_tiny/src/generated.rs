@@ -162,7 +162,8 @@ pub const PREFILL_LAYER1_MLP_OUT: usize = 100608;
 /// `prefill.final.x`: f32[16, 64] in the arena (scratch).
 pub const PREFILL_FINAL_X: usize = 100608;
 
-// The plan, checked by the compiler: editing an offset by hand fails the build.
+// Compile-time checks: each buffer lies inside its segment and is aligned for its element type.
+// They do not check that an offset is the planned one: a moved buffer may land on a live one.
 const _: () = assert!(POS + 8 <= ARENA_BYTES && POS % 8 == 0);
 const _: () = assert!(TOKENS + 8 <= ARENA_BYTES && TOKENS % 8 == 0);
 const _: () = assert!(PREFILL_TOKENS + 128 <= ARENA_BYTES && PREFILL_TOKENS % 8 == 0);
@@ -844,133 +845,153 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
 #[allow(unused_variables)]
 unsafe fn run_decode_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
     unsafe {
-        // #0 Gather  models/llama_tiny/model.sched:89
+        // #0 models/llama_tiny/model.sched:89
+        // Gather { table: embed, indices: tokens, dst: h, num_indices: 1, row_len: 64, vocab: 512,
+        //     index_dtype: i64 }
         ::rlx_runtime::kernels::movement::gather_f32::<
             i64,
         >(
             w.add(EMBED).cast::<f32>(),
             a.add(TOKENS).cast::<i64>(),
             a.add(H).cast::<f32>(),
-            1,
-            64,
-            512,
-            false,
+            1, // num_indices
+            64, // row_len
+            512, // vocab
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(0);
 
-        // #1 RmsNorm  models/llama_tiny/model.sched:91
+        // #1 models/llama_tiny/model.sched:91
+        // RmsNorm { x: h, g: layer0.attn_norm, out: layer0.x, rows: 1, h: 64, eps: 1e-5 }
         ::rlx_runtime::kernels::norm::rms_norm_f32(
             a.add(H).cast::<f32>(),
             w.add(LAYER0_ATTN_NORM).cast::<f32>(),
             a.add(LAYER0_X).cast::<f32>(),
-            1,
-            64,
-            0.00001f32,
-            false,
+            1, // rows
+            64, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(1);
 
-        // #2 PackedGemm  models/llama_tiny/model.sched:93
+        // #2 models/llama_tiny/model.sched:93
+        // PackedGemm { a: layer0.x, w: layer0.wq.packed, bias: none, c: layer0.q, m: 1, k: 64,
+        //     n: 64, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER0_X).cast::<f32>(),
             w.add(LAYER0_WQ_PACKED).cast::<f32>(),
             None,
             a.add(LAYER0_Q).cast::<f32>(),
-            1,
-            64,
-            64,
+            1, // m
+            64, // k
+            64, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(2);
 
-        // #3 PackedGemm  models/llama_tiny/model.sched:95
+        // #3 models/llama_tiny/model.sched:95
+        // PackedGemm { a: layer0.x, w: layer0.wk.packed, bias: none, c: layer0.k, m: 1, k: 64,
+        //     n: 32, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER0_X).cast::<f32>(),
             w.add(LAYER0_WK_PACKED).cast::<f32>(),
             None,
             a.add(LAYER0_K).cast::<f32>(),
-            1,
-            64,
-            32,
+            1, // m
+            64, // k
+            32, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(3);
 
-        // #4 PackedGemm  models/llama_tiny/model.sched:97
+        // #4 models/llama_tiny/model.sched:97
+        // PackedGemm { a: layer0.x, w: layer0.wv.packed, bias: none, c: layer0.v, m: 1, k: 64,
+        //     n: 32, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER0_X).cast::<f32>(),
             w.add(LAYER0_WV_PACKED).cast::<f32>(),
             None,
             a.add(LAYER0_V).cast::<f32>(),
-            1,
-            64,
-            32,
+            1, // m
+            64, // k
+            32, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(4);
 
-        // #5 RopeAt  models/llama_tiny/model.sched:99
+        // #5 models/llama_tiny/model.sched:99
+        // RopeAt { x: layer0.q, cos: rope.cos, sin: rope.sin, pos: pos, out: layer0.q, seq: 1,
+        //     heads: 4, head_dim: 16, max_len: 128, interleaved: false }
         ::rlx_runtime::kernels::rope::rope_at_f32(
             a.add(LAYER0_Q).cast::<f32>(),
             w.add(ROPE_COS).cast::<f32>(),
             w.add(ROPE_SIN).cast::<f32>(),
             a.add(POS).cast::<i64>(),
             a.add(LAYER0_Q).cast::<f32>(),
-            1,
-            4,
-            16,
-            128,
-            false,
-            false,
+            1, // seq
+            4, // heads
+            16, // head_dim
+            128, // max_len
+            false, // interleaved
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(5);
 
-        // #6 RopeAt  models/llama_tiny/model.sched:101
+        // #6 models/llama_tiny/model.sched:101
+        // RopeAt { x: layer0.k, cos: rope.cos, sin: rope.sin, pos: pos, out: layer0.k, seq: 1,
+        //     heads: 2, head_dim: 16, max_len: 128, interleaved: false }
         ::rlx_runtime::kernels::rope::rope_at_f32(
             a.add(LAYER0_K).cast::<f32>(),
             w.add(ROPE_COS).cast::<f32>(),
             w.add(ROPE_SIN).cast::<f32>(),
             a.add(POS).cast::<i64>(),
             a.add(LAYER0_K).cast::<f32>(),
-            1,
-            2,
-            16,
-            128,
-            false,
-            false,
+            1, // seq
+            2, // heads
+            16, // head_dim
+            128, // max_len
+            false, // interleaved
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(6);
 
-        // #7 KvWrite  models/llama_tiny/model.sched:103
+        // #7 models/llama_tiny/model.sched:103
+        // KvWrite { src: layer0.k, cache: layer0.k_cache, pos: pos, new_len: 1, max_len: 128,
+        //     row: 32, elem_bytes: 4 }
         ::rlx_runtime::kernels::movement::kv_write(
             a.add(LAYER0_K).cast::<u8>(),
             a.add(LAYER0_K_CACHE).cast::<u8>(),
             a.add(POS).cast::<i64>(),
-            1,
-            128,
-            32,
-            4,
-            false,
+            1, // new_len
+            128, // max_len
+            32, // row
+            4, // elem_bytes
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(7);
 
-        // #8 KvWrite  models/llama_tiny/model.sched:105
+        // #8 models/llama_tiny/model.sched:105
+        // KvWrite { src: layer0.v, cache: layer0.v_cache, pos: pos, new_len: 1, max_len: 128,
+        //     row: 32, elem_bytes: 4 }
         ::rlx_runtime::kernels::movement::kv_write(
             a.add(LAYER0_V).cast::<u8>(),
             a.add(LAYER0_V_CACHE).cast::<u8>(),
             a.add(POS).cast::<i64>(),
-            1,
-            128,
-            32,
-            4,
-            false,
+            1, // new_len
+            128, // max_len
+            32, // row
+            4, // elem_bytes
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(8);
 
-        // #9 CachedAttention  models/llama_tiny/model.sched:107
+        // #9 models/llama_tiny/model.sched:107
+        // CachedAttention { q: layer0.q, k: layer0.k_cache, v: layer0.v_cache, pos: pos,
+        //     out: layer0.ctx, seq: 1, max_len: 128, heads: 4, kv_heads: 2, head_dim: 16,
+        //     scale: 0.25, q_row_stride: 64 }
         ::rlx_runtime::kernels::attention::cached_attention_f32(
             a.add(LAYER0_Q).cast::<f32>(),
             a.add(LAYER0_K_CACHE).cast::<f32>(),
@@ -1000,32 +1021,35 @@ unsafe fn run_decode_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             },
             ::rlx_runtime::kernels::attention::AttentionPath::Gemm,
             s.cast::<f32>(),
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(9);
 
-        // #10 PackedGemm  models/llama_tiny/model.sched:109
+        // #10 models/llama_tiny/model.sched:109
+        // PackedGemm { a: layer0.ctx, w: layer0.wo.packed, bias: none, c: layer0.attn_out, m: 1,
+        //     k: 64, n: 64, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER0_CTX).cast::<f32>(),
             w.add(LAYER0_WO_PACKED).cast::<f32>(),
             None,
             a.add(LAYER0_ATTN_OUT).cast::<f32>(),
-            1,
-            64,
-            64,
+            1, // m
+            64, // k
+            64, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(10);
 
-        // #11 ElementwiseRegion  models/llama_tiny/model.sched:111
+        // #11 models/llama_tiny/model.sched:111
+        // ElementwiseRegion { inputs: [h, layer0.attn_out], dst: h, len: 64, steps: [add(in1)] }
         ::rlx_runtime::kernels::elementwise::region_f32(
             &[
                 a.add(H).cast::<f32>().cast_const(),
                 a.add(LAYER0_ATTN_OUT).cast::<f32>().cast_const(),
             ],
             a.add(H).cast::<f32>(),
-            64,
+            64, // len
             &[
                 ::rlx_runtime::Step::Binary {
                     op: ::rlx_runtime::BinaryOp::Add,
@@ -1033,58 +1057,65 @@ unsafe fn run_decode_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                     reversed: false,
                 },
             ],
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(11);
 
-        // #12 RmsNorm  models/llama_tiny/model.sched:113
+        // #12 models/llama_tiny/model.sched:113
+        // RmsNorm { x: h, g: layer0.mlp_norm, out: layer0.x, rows: 1, h: 64, eps: 1e-5 }
         ::rlx_runtime::kernels::norm::rms_norm_f32(
             a.add(H).cast::<f32>(),
             w.add(LAYER0_MLP_NORM).cast::<f32>(),
             a.add(LAYER0_X).cast::<f32>(),
-            1,
-            64,
-            0.00001f32,
-            false,
+            1, // rows
+            64, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(12);
 
-        // #13 PackedGemm  models/llama_tiny/model.sched:115
+        // #13 models/llama_tiny/model.sched:115
+        // PackedGemm { a: layer0.x, w: layer0.w_gate.packed, bias: none, c: layer0.gate, m: 1,
+        //     k: 64, n: 172, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER0_X).cast::<f32>(),
             w.add(LAYER0_W_GATE_PACKED).cast::<f32>(),
             None,
             a.add(LAYER0_GATE).cast::<f32>(),
-            1,
-            64,
-            172,
+            1, // m
+            64, // k
+            172, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(13);
 
-        // #14 PackedGemm  models/llama_tiny/model.sched:117
+        // #14 models/llama_tiny/model.sched:117
+        // PackedGemm { a: layer0.x, w: layer0.w_up.packed, bias: none, c: layer0.up, m: 1, k: 64,
+        //     n: 172, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER0_X).cast::<f32>(),
             w.add(LAYER0_W_UP_PACKED).cast::<f32>(),
             None,
             a.add(LAYER0_UP).cast::<f32>(),
-            1,
-            64,
-            172,
+            1, // m
+            64, // k
+            172, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(14);
 
-        // #15 ElementwiseRegion  models/llama_tiny/model.sched:119
+        // #15 models/llama_tiny/model.sched:119
+        // ElementwiseRegion { inputs: [layer0.gate, layer0.up], dst: layer0.act, len: 172,
+        //     steps: [silu, mul(in1)] }
         ::rlx_runtime::kernels::elementwise::region_f32(
             &[
                 a.add(LAYER0_GATE).cast::<f32>().cast_const(),
                 a.add(LAYER0_UP).cast::<f32>().cast_const(),
             ],
             a.add(LAYER0_ACT).cast::<f32>(),
-            172,
+            172, // len
             &[
                 ::rlx_runtime::Step::Act(::rlx_runtime::ActKind::Silu),
                 ::rlx_runtime::Step::Binary {
@@ -1093,32 +1124,35 @@ unsafe fn run_decode_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                     reversed: false,
                 },
             ],
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(15);
 
-        // #16 PackedGemm  models/llama_tiny/model.sched:121
+        // #16 models/llama_tiny/model.sched:121
+        // PackedGemm { a: layer0.act, w: layer0.w_down.packed, bias: none, c: layer0.mlp_out, m: 1,
+        //     k: 172, n: 64, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER0_ACT).cast::<f32>(),
             w.add(LAYER0_W_DOWN_PACKED).cast::<f32>(),
             None,
             a.add(LAYER0_MLP_OUT).cast::<f32>(),
-            1,
-            172,
-            64,
+            1, // m
+            172, // k
+            64, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(16);
 
-        // #17 ElementwiseRegion  models/llama_tiny/model.sched:123
+        // #17 models/llama_tiny/model.sched:123
+        // ElementwiseRegion { inputs: [h, layer0.mlp_out], dst: h, len: 64, steps: [add(in1)] }
         ::rlx_runtime::kernels::elementwise::region_f32(
             &[
                 a.add(H).cast::<f32>().cast_const(),
                 a.add(LAYER0_MLP_OUT).cast::<f32>().cast_const(),
             ],
             a.add(H).cast::<f32>(),
-            64,
+            64, // len
             &[
                 ::rlx_runtime::Step::Binary {
                     op: ::rlx_runtime::BinaryOp::Add,
@@ -1126,123 +1160,141 @@ unsafe fn run_decode_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                     reversed: false,
                 },
             ],
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(17);
 
-        // #18 RmsNorm  models/llama_tiny/model.sched:125
+        // #18 models/llama_tiny/model.sched:125
+        // RmsNorm { x: h, g: layer1.attn_norm, out: layer1.x, rows: 1, h: 64, eps: 1e-5 }
         ::rlx_runtime::kernels::norm::rms_norm_f32(
             a.add(H).cast::<f32>(),
             w.add(LAYER1_ATTN_NORM).cast::<f32>(),
             a.add(LAYER1_X).cast::<f32>(),
-            1,
-            64,
-            0.00001f32,
-            false,
+            1, // rows
+            64, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(18);
 
-        // #19 PackedGemm  models/llama_tiny/model.sched:127
+        // #19 models/llama_tiny/model.sched:127
+        // PackedGemm { a: layer1.x, w: layer1.wq.packed, bias: none, c: layer1.q, m: 1, k: 64,
+        //     n: 64, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER1_X).cast::<f32>(),
             w.add(LAYER1_WQ_PACKED).cast::<f32>(),
             None,
             a.add(LAYER1_Q).cast::<f32>(),
-            1,
-            64,
-            64,
+            1, // m
+            64, // k
+            64, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(19);
 
-        // #20 PackedGemm  models/llama_tiny/model.sched:129
+        // #20 models/llama_tiny/model.sched:129
+        // PackedGemm { a: layer1.x, w: layer1.wk.packed, bias: none, c: layer1.k, m: 1, k: 64,
+        //     n: 32, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER1_X).cast::<f32>(),
             w.add(LAYER1_WK_PACKED).cast::<f32>(),
             None,
             a.add(LAYER1_K).cast::<f32>(),
-            1,
-            64,
-            32,
+            1, // m
+            64, // k
+            32, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(20);
 
-        // #21 PackedGemm  models/llama_tiny/model.sched:131
+        // #21 models/llama_tiny/model.sched:131
+        // PackedGemm { a: layer1.x, w: layer1.wv.packed, bias: none, c: layer1.v, m: 1, k: 64,
+        //     n: 32, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER1_X).cast::<f32>(),
             w.add(LAYER1_WV_PACKED).cast::<f32>(),
             None,
             a.add(LAYER1_V).cast::<f32>(),
-            1,
-            64,
-            32,
+            1, // m
+            64, // k
+            32, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(21);
 
-        // #22 RopeAt  models/llama_tiny/model.sched:133
+        // #22 models/llama_tiny/model.sched:133
+        // RopeAt { x: layer1.q, cos: rope.cos, sin: rope.sin, pos: pos, out: layer1.q, seq: 1,
+        //     heads: 4, head_dim: 16, max_len: 128, interleaved: false }
         ::rlx_runtime::kernels::rope::rope_at_f32(
             a.add(LAYER1_Q).cast::<f32>(),
             w.add(ROPE_COS).cast::<f32>(),
             w.add(ROPE_SIN).cast::<f32>(),
             a.add(POS).cast::<i64>(),
             a.add(LAYER1_Q).cast::<f32>(),
-            1,
-            4,
-            16,
-            128,
-            false,
-            false,
+            1, // seq
+            4, // heads
+            16, // head_dim
+            128, // max_len
+            false, // interleaved
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(22);
 
-        // #23 RopeAt  models/llama_tiny/model.sched:135
+        // #23 models/llama_tiny/model.sched:135
+        // RopeAt { x: layer1.k, cos: rope.cos, sin: rope.sin, pos: pos, out: layer1.k, seq: 1,
+        //     heads: 2, head_dim: 16, max_len: 128, interleaved: false }
         ::rlx_runtime::kernels::rope::rope_at_f32(
             a.add(LAYER1_K).cast::<f32>(),
             w.add(ROPE_COS).cast::<f32>(),
             w.add(ROPE_SIN).cast::<f32>(),
             a.add(POS).cast::<i64>(),
             a.add(LAYER1_K).cast::<f32>(),
-            1,
-            2,
-            16,
-            128,
-            false,
-            false,
+            1, // seq
+            2, // heads
+            16, // head_dim
+            128, // max_len
+            false, // interleaved
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(23);
 
-        // #24 KvWrite  models/llama_tiny/model.sched:137
+        // #24 models/llama_tiny/model.sched:137
+        // KvWrite { src: layer1.k, cache: layer1.k_cache, pos: pos, new_len: 1, max_len: 128,
+        //     row: 32, elem_bytes: 4 }
         ::rlx_runtime::kernels::movement::kv_write(
             a.add(LAYER1_K).cast::<u8>(),
             a.add(LAYER1_K_CACHE).cast::<u8>(),
             a.add(POS).cast::<i64>(),
-            1,
-            128,
-            32,
-            4,
-            false,
+            1, // new_len
+            128, // max_len
+            32, // row
+            4, // elem_bytes
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(24);
 
-        // #25 KvWrite  models/llama_tiny/model.sched:139
+        // #25 models/llama_tiny/model.sched:139
+        // KvWrite { src: layer1.v, cache: layer1.v_cache, pos: pos, new_len: 1, max_len: 128,
+        //     row: 32, elem_bytes: 4 }
         ::rlx_runtime::kernels::movement::kv_write(
             a.add(LAYER1_V).cast::<u8>(),
             a.add(LAYER1_V_CACHE).cast::<u8>(),
             a.add(POS).cast::<i64>(),
-            1,
-            128,
-            32,
-            4,
-            false,
+            1, // new_len
+            128, // max_len
+            32, // row
+            4, // elem_bytes
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(25);
 
-        // #26 CachedAttention  models/llama_tiny/model.sched:141
+        // #26 models/llama_tiny/model.sched:141
+        // CachedAttention { q: layer1.q, k: layer1.k_cache, v: layer1.v_cache, pos: pos,
+        //     out: layer1.ctx, seq: 1, max_len: 128, heads: 4, kv_heads: 2, head_dim: 16,
+        //     scale: 0.25, q_row_stride: 64 }
         ::rlx_runtime::kernels::attention::cached_attention_f32(
             a.add(LAYER1_Q).cast::<f32>(),
             a.add(LAYER1_K_CACHE).cast::<f32>(),
@@ -1272,32 +1324,35 @@ unsafe fn run_decode_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             },
             ::rlx_runtime::kernels::attention::AttentionPath::Gemm,
             s.cast::<f32>(),
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(26);
 
-        // #27 PackedGemm  models/llama_tiny/model.sched:143
+        // #27 models/llama_tiny/model.sched:143
+        // PackedGemm { a: layer1.ctx, w: layer1.wo.packed, bias: none, c: layer1.attn_out, m: 1,
+        //     k: 64, n: 64, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER1_CTX).cast::<f32>(),
             w.add(LAYER1_WO_PACKED).cast::<f32>(),
             None,
             a.add(LAYER1_ATTN_OUT).cast::<f32>(),
-            1,
-            64,
-            64,
+            1, // m
+            64, // k
+            64, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(27);
 
-        // #28 ElementwiseRegion  models/llama_tiny/model.sched:145
+        // #28 models/llama_tiny/model.sched:145
+        // ElementwiseRegion { inputs: [h, layer1.attn_out], dst: h, len: 64, steps: [add(in1)] }
         ::rlx_runtime::kernels::elementwise::region_f32(
             &[
                 a.add(H).cast::<f32>().cast_const(),
                 a.add(LAYER1_ATTN_OUT).cast::<f32>().cast_const(),
             ],
             a.add(H).cast::<f32>(),
-            64,
+            64, // len
             &[
                 ::rlx_runtime::Step::Binary {
                     op: ::rlx_runtime::BinaryOp::Add,
@@ -1305,58 +1360,65 @@ unsafe fn run_decode_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                     reversed: false,
                 },
             ],
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(28);
 
-        // #29 RmsNorm  models/llama_tiny/model.sched:147
+        // #29 models/llama_tiny/model.sched:147
+        // RmsNorm { x: h, g: layer1.mlp_norm, out: layer1.x, rows: 1, h: 64, eps: 1e-5 }
         ::rlx_runtime::kernels::norm::rms_norm_f32(
             a.add(H).cast::<f32>(),
             w.add(LAYER1_MLP_NORM).cast::<f32>(),
             a.add(LAYER1_X).cast::<f32>(),
-            1,
-            64,
-            0.00001f32,
-            false,
+            1, // rows
+            64, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(29);
 
-        // #30 PackedGemm  models/llama_tiny/model.sched:149
+        // #30 models/llama_tiny/model.sched:149
+        // PackedGemm { a: layer1.x, w: layer1.w_gate.packed, bias: none, c: layer1.gate, m: 1,
+        //     k: 64, n: 172, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER1_X).cast::<f32>(),
             w.add(LAYER1_W_GATE_PACKED).cast::<f32>(),
             None,
             a.add(LAYER1_GATE).cast::<f32>(),
-            1,
-            64,
-            172,
+            1, // m
+            64, // k
+            172, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(30);
 
-        // #31 PackedGemm  models/llama_tiny/model.sched:151
+        // #31 models/llama_tiny/model.sched:151
+        // PackedGemm { a: layer1.x, w: layer1.w_up.packed, bias: none, c: layer1.up, m: 1, k: 64,
+        //     n: 172, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER1_X).cast::<f32>(),
             w.add(LAYER1_W_UP_PACKED).cast::<f32>(),
             None,
             a.add(LAYER1_UP).cast::<f32>(),
-            1,
-            64,
-            172,
+            1, // m
+            64, // k
+            172, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(31);
 
-        // #32 ElementwiseRegion  models/llama_tiny/model.sched:153
+        // #32 models/llama_tiny/model.sched:153
+        // ElementwiseRegion { inputs: [layer1.gate, layer1.up], dst: layer1.act, len: 172,
+        //     steps: [silu, mul(in1)] }
         ::rlx_runtime::kernels::elementwise::region_f32(
             &[
                 a.add(LAYER1_GATE).cast::<f32>().cast_const(),
                 a.add(LAYER1_UP).cast::<f32>().cast_const(),
             ],
             a.add(LAYER1_ACT).cast::<f32>(),
-            172,
+            172, // len
             &[
                 ::rlx_runtime::Step::Act(::rlx_runtime::ActKind::Silu),
                 ::rlx_runtime::Step::Binary {
@@ -1365,32 +1427,35 @@ unsafe fn run_decode_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                     reversed: false,
                 },
             ],
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(32);
 
-        // #33 PackedGemm  models/llama_tiny/model.sched:155
+        // #33 models/llama_tiny/model.sched:155
+        // PackedGemm { a: layer1.act, w: layer1.w_down.packed, bias: none, c: layer1.mlp_out, m: 1,
+        //     k: 172, n: 64, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(LAYER1_ACT).cast::<f32>(),
             w.add(LAYER1_W_DOWN_PACKED).cast::<f32>(),
             None,
             a.add(LAYER1_MLP_OUT).cast::<f32>(),
-            1,
-            172,
-            64,
+            1, // m
+            172, // k
+            64, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(33);
 
-        // #34 ElementwiseRegion  models/llama_tiny/model.sched:157
+        // #34 models/llama_tiny/model.sched:157
+        // ElementwiseRegion { inputs: [h, layer1.mlp_out], dst: h, len: 64, steps: [add(in1)] }
         ::rlx_runtime::kernels::elementwise::region_f32(
             &[
                 a.add(H).cast::<f32>().cast_const(),
                 a.add(LAYER1_MLP_OUT).cast::<f32>().cast_const(),
             ],
             a.add(H).cast::<f32>(),
-            64,
+            64, // len
             &[
                 ::rlx_runtime::Step::Binary {
                     op: ::rlx_runtime::BinaryOp::Add,
@@ -1398,33 +1463,36 @@ unsafe fn run_decode_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                     reversed: false,
                 },
             ],
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(34);
 
-        // #35 RmsNorm  models/llama_tiny/model.sched:159
+        // #35 models/llama_tiny/model.sched:159
+        // RmsNorm { x: h, g: final_norm, out: final.x, rows: 1, h: 64, eps: 1e-5 }
         ::rlx_runtime::kernels::norm::rms_norm_f32(
             a.add(H).cast::<f32>(),
             w.add(FINAL_NORM).cast::<f32>(),
             a.add(FINAL_X).cast::<f32>(),
-            1,
-            64,
-            0.00001f32,
-            false,
+            1, // rows
+            64, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(35);
 
-        // #36 PackedGemm  models/llama_tiny/model.sched:161
+        // #36 models/llama_tiny/model.sched:161
+        // PackedGemm { a: final.x, w: embed.packed_t, bias: none, c: logits, m: 1, k: 64, n: 512,
+        //     act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(FINAL_X).cast::<f32>(),
             w.add(EMBED_PACKED_T).cast::<f32>(),
             None,
             a.add(LOGITS).cast::<f32>(),
-            1,
-            64,
-            512,
+            1, // m
+            64, // k
+            512, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(36);
     }
@@ -1439,133 +1507,156 @@ unsafe fn run_decode_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
 #[allow(unused_variables)]
 unsafe fn run_prefill_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
     unsafe {
-        // #37 Gather  models/llama_tiny/model.sched:165
+        // #37 models/llama_tiny/model.sched:165
+        // Gather { table: embed, indices: prefill.tokens, dst: prefill.h, num_indices: 16,
+        //     row_len: 64, vocab: 512, index_dtype: i64 }
         ::rlx_runtime::kernels::movement::gather_f32::<
             i64,
         >(
             w.add(EMBED).cast::<f32>(),
             a.add(PREFILL_TOKENS).cast::<i64>(),
             a.add(PREFILL_H).cast::<f32>(),
-            16,
-            64,
-            512,
-            false,
+            16, // num_indices
+            64, // row_len
+            512, // vocab
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(37);
 
-        // #38 RmsNorm  models/llama_tiny/model.sched:167
+        // #38 models/llama_tiny/model.sched:167
+        // RmsNorm { x: prefill.h, g: layer0.attn_norm, out: prefill.layer0.x, rows: 16, h: 64,
+        //     eps: 1e-5 }
         ::rlx_runtime::kernels::norm::rms_norm_f32(
             a.add(PREFILL_H).cast::<f32>(),
             w.add(LAYER0_ATTN_NORM).cast::<f32>(),
             a.add(PREFILL_LAYER0_X).cast::<f32>(),
-            16,
-            64,
-            0.00001f32,
-            false,
+            16, // rows
+            64, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(38);
 
-        // #39 PackedGemm  models/llama_tiny/model.sched:169
+        // #39 models/llama_tiny/model.sched:169
+        // PackedGemm { a: prefill.layer0.x, w: layer0.wq.packed, bias: none, c: prefill.layer0.q,
+        //     m: 16, k: 64, n: 64, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER0_X).cast::<f32>(),
             w.add(LAYER0_WQ_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER0_Q).cast::<f32>(),
-            16,
-            64,
-            64,
+            16, // m
+            64, // k
+            64, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(39);
 
-        // #40 PackedGemm  models/llama_tiny/model.sched:171
+        // #40 models/llama_tiny/model.sched:171
+        // PackedGemm { a: prefill.layer0.x, w: layer0.wk.packed, bias: none, c: prefill.layer0.k,
+        //     m: 16, k: 64, n: 32, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER0_X).cast::<f32>(),
             w.add(LAYER0_WK_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER0_K).cast::<f32>(),
-            16,
-            64,
-            32,
+            16, // m
+            64, // k
+            32, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(40);
 
-        // #41 PackedGemm  models/llama_tiny/model.sched:173
+        // #41 models/llama_tiny/model.sched:173
+        // PackedGemm { a: prefill.layer0.x, w: layer0.wv.packed, bias: none, c: prefill.layer0.v,
+        //     m: 16, k: 64, n: 32, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER0_X).cast::<f32>(),
             w.add(LAYER0_WV_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER0_V).cast::<f32>(),
-            16,
-            64,
-            32,
+            16, // m
+            64, // k
+            32, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(41);
 
-        // #42 RopeAt  models/llama_tiny/model.sched:175
+        // #42 models/llama_tiny/model.sched:175
+        // RopeAt { x: prefill.layer0.q, cos: rope.cos, sin: rope.sin, pos: pos,
+        //     out: prefill.layer0.q, seq: 16, heads: 4, head_dim: 16, max_len: 128,
+        //     interleaved: false }
         ::rlx_runtime::kernels::rope::rope_at_f32(
             a.add(PREFILL_LAYER0_Q).cast::<f32>(),
             w.add(ROPE_COS).cast::<f32>(),
             w.add(ROPE_SIN).cast::<f32>(),
             a.add(POS).cast::<i64>(),
             a.add(PREFILL_LAYER0_Q).cast::<f32>(),
-            16,
-            4,
-            16,
-            128,
-            false,
-            false,
+            16, // seq
+            4, // heads
+            16, // head_dim
+            128, // max_len
+            false, // interleaved
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(42);
 
-        // #43 RopeAt  models/llama_tiny/model.sched:177
+        // #43 models/llama_tiny/model.sched:177
+        // RopeAt { x: prefill.layer0.k, cos: rope.cos, sin: rope.sin, pos: pos,
+        //     out: prefill.layer0.k, seq: 16, heads: 2, head_dim: 16, max_len: 128,
+        //     interleaved: false }
         ::rlx_runtime::kernels::rope::rope_at_f32(
             a.add(PREFILL_LAYER0_K).cast::<f32>(),
             w.add(ROPE_COS).cast::<f32>(),
             w.add(ROPE_SIN).cast::<f32>(),
             a.add(POS).cast::<i64>(),
             a.add(PREFILL_LAYER0_K).cast::<f32>(),
-            16,
-            2,
-            16,
-            128,
-            false,
-            false,
+            16, // seq
+            2, // heads
+            16, // head_dim
+            128, // max_len
+            false, // interleaved
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(43);
 
-        // #44 KvWrite  models/llama_tiny/model.sched:179
+        // #44 models/llama_tiny/model.sched:179
+        // KvWrite { src: prefill.layer0.k, cache: layer0.k_cache, pos: pos, new_len: 16,
+        //     max_len: 128, row: 32, elem_bytes: 4 }
         ::rlx_runtime::kernels::movement::kv_write(
             a.add(PREFILL_LAYER0_K).cast::<u8>(),
             a.add(LAYER0_K_CACHE).cast::<u8>(),
             a.add(POS).cast::<i64>(),
-            16,
-            128,
-            32,
-            4,
-            false,
+            16, // new_len
+            128, // max_len
+            32, // row
+            4, // elem_bytes
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(44);
 
-        // #45 KvWrite  models/llama_tiny/model.sched:181
+        // #45 models/llama_tiny/model.sched:181
+        // KvWrite { src: prefill.layer0.v, cache: layer0.v_cache, pos: pos, new_len: 16,
+        //     max_len: 128, row: 32, elem_bytes: 4 }
         ::rlx_runtime::kernels::movement::kv_write(
             a.add(PREFILL_LAYER0_V).cast::<u8>(),
             a.add(LAYER0_V_CACHE).cast::<u8>(),
             a.add(POS).cast::<i64>(),
-            16,
-            128,
-            32,
-            4,
-            false,
+            16, // new_len
+            128, // max_len
+            32, // row
+            4, // elem_bytes
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(45);
 
-        // #46 CachedAttention  models/llama_tiny/model.sched:183
+        // #46 models/llama_tiny/model.sched:183
+        // CachedAttention { q: prefill.layer0.q, k: layer0.k_cache, v: layer0.v_cache, pos: pos,
+        //     out: prefill.layer0.ctx, seq: 16, max_len: 128, heads: 4, kv_heads: 2, head_dim: 16,
+        //     scale: 0.25, q_row_stride: 64 }
         ::rlx_runtime::kernels::attention::cached_attention_f32(
             a.add(PREFILL_LAYER0_Q).cast::<f32>(),
             a.add(LAYER0_K_CACHE).cast::<f32>(),
@@ -1595,32 +1686,36 @@ unsafe fn run_prefill_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             },
             ::rlx_runtime::kernels::attention::AttentionPath::Gemm,
             s.cast::<f32>(),
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(46);
 
-        // #47 PackedGemm  models/llama_tiny/model.sched:185
+        // #47 models/llama_tiny/model.sched:185
+        // PackedGemm { a: prefill.layer0.ctx, w: layer0.wo.packed, bias: none,
+        //     c: prefill.layer0.attn_out, m: 16, k: 64, n: 64, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER0_CTX).cast::<f32>(),
             w.add(LAYER0_WO_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER0_ATTN_OUT).cast::<f32>(),
-            16,
-            64,
-            64,
+            16, // m
+            64, // k
+            64, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(47);
 
-        // #48 ElementwiseRegion  models/llama_tiny/model.sched:187
+        // #48 models/llama_tiny/model.sched:187
+        // ElementwiseRegion { inputs: [prefill.h, prefill.layer0.attn_out], dst: prefill.h,
+        //     len: 1024, steps: [add(in1)] }
         ::rlx_runtime::kernels::elementwise::region_f32(
             &[
                 a.add(PREFILL_H).cast::<f32>().cast_const(),
                 a.add(PREFILL_LAYER0_ATTN_OUT).cast::<f32>().cast_const(),
             ],
             a.add(PREFILL_H).cast::<f32>(),
-            1024,
+            1024, // len
             &[
                 ::rlx_runtime::Step::Binary {
                     op: ::rlx_runtime::BinaryOp::Add,
@@ -1628,58 +1723,66 @@ unsafe fn run_prefill_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                     reversed: false,
                 },
             ],
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(48);
 
-        // #49 RmsNorm  models/llama_tiny/model.sched:189
+        // #49 models/llama_tiny/model.sched:189
+        // RmsNorm { x: prefill.h, g: layer0.mlp_norm, out: prefill.layer0.x, rows: 16, h: 64,
+        //     eps: 1e-5 }
         ::rlx_runtime::kernels::norm::rms_norm_f32(
             a.add(PREFILL_H).cast::<f32>(),
             w.add(LAYER0_MLP_NORM).cast::<f32>(),
             a.add(PREFILL_LAYER0_X).cast::<f32>(),
-            16,
-            64,
-            0.00001f32,
-            false,
+            16, // rows
+            64, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(49);
 
-        // #50 PackedGemm  models/llama_tiny/model.sched:191
+        // #50 models/llama_tiny/model.sched:191
+        // PackedGemm { a: prefill.layer0.x, w: layer0.w_gate.packed, bias: none,
+        //     c: prefill.layer0.gate, m: 16, k: 64, n: 172, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER0_X).cast::<f32>(),
             w.add(LAYER0_W_GATE_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER0_GATE).cast::<f32>(),
-            16,
-            64,
-            172,
+            16, // m
+            64, // k
+            172, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(50);
 
-        // #51 PackedGemm  models/llama_tiny/model.sched:193
+        // #51 models/llama_tiny/model.sched:193
+        // PackedGemm { a: prefill.layer0.x, w: layer0.w_up.packed, bias: none,
+        //     c: prefill.layer0.up, m: 16, k: 64, n: 172, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER0_X).cast::<f32>(),
             w.add(LAYER0_W_UP_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER0_UP).cast::<f32>(),
-            16,
-            64,
-            172,
+            16, // m
+            64, // k
+            172, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(51);
 
-        // #52 ElementwiseRegion  models/llama_tiny/model.sched:195
+        // #52 models/llama_tiny/model.sched:195
+        // ElementwiseRegion { inputs: [prefill.layer0.gate, prefill.layer0.up],
+        //     dst: prefill.layer0.act, len: 2752, steps: [silu, mul(in1)] }
         ::rlx_runtime::kernels::elementwise::region_f32(
             &[
                 a.add(PREFILL_LAYER0_GATE).cast::<f32>().cast_const(),
                 a.add(PREFILL_LAYER0_UP).cast::<f32>().cast_const(),
             ],
             a.add(PREFILL_LAYER0_ACT).cast::<f32>(),
-            2752,
+            2752, // len
             &[
                 ::rlx_runtime::Step::Act(::rlx_runtime::ActKind::Silu),
                 ::rlx_runtime::Step::Binary {
@@ -1688,32 +1791,36 @@ unsafe fn run_prefill_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                     reversed: false,
                 },
             ],
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(52);
 
-        // #53 PackedGemm  models/llama_tiny/model.sched:197
+        // #53 models/llama_tiny/model.sched:197
+        // PackedGemm { a: prefill.layer0.act, w: layer0.w_down.packed, bias: none,
+        //     c: prefill.layer0.mlp_out, m: 16, k: 172, n: 64, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER0_ACT).cast::<f32>(),
             w.add(LAYER0_W_DOWN_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER0_MLP_OUT).cast::<f32>(),
-            16,
-            172,
-            64,
+            16, // m
+            172, // k
+            64, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(53);
 
-        // #54 ElementwiseRegion  models/llama_tiny/model.sched:199
+        // #54 models/llama_tiny/model.sched:199
+        // ElementwiseRegion { inputs: [prefill.h, prefill.layer0.mlp_out], dst: prefill.h,
+        //     len: 1024, steps: [add(in1)] }
         ::rlx_runtime::kernels::elementwise::region_f32(
             &[
                 a.add(PREFILL_H).cast::<f32>().cast_const(),
                 a.add(PREFILL_LAYER0_MLP_OUT).cast::<f32>().cast_const(),
             ],
             a.add(PREFILL_H).cast::<f32>(),
-            1024,
+            1024, // len
             &[
                 ::rlx_runtime::Step::Binary {
                     op: ::rlx_runtime::BinaryOp::Add,
@@ -1721,123 +1828,144 @@ unsafe fn run_prefill_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                     reversed: false,
                 },
             ],
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(54);
 
-        // #55 RmsNorm  models/llama_tiny/model.sched:201
+        // #55 models/llama_tiny/model.sched:201
+        // RmsNorm { x: prefill.h, g: layer1.attn_norm, out: prefill.layer1.x, rows: 16, h: 64,
+        //     eps: 1e-5 }
         ::rlx_runtime::kernels::norm::rms_norm_f32(
             a.add(PREFILL_H).cast::<f32>(),
             w.add(LAYER1_ATTN_NORM).cast::<f32>(),
             a.add(PREFILL_LAYER1_X).cast::<f32>(),
-            16,
-            64,
-            0.00001f32,
-            false,
+            16, // rows
+            64, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(55);
 
-        // #56 PackedGemm  models/llama_tiny/model.sched:203
+        // #56 models/llama_tiny/model.sched:203
+        // PackedGemm { a: prefill.layer1.x, w: layer1.wq.packed, bias: none, c: prefill.layer1.q,
+        //     m: 16, k: 64, n: 64, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER1_X).cast::<f32>(),
             w.add(LAYER1_WQ_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER1_Q).cast::<f32>(),
-            16,
-            64,
-            64,
+            16, // m
+            64, // k
+            64, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(56);
 
-        // #57 PackedGemm  models/llama_tiny/model.sched:205
+        // #57 models/llama_tiny/model.sched:205
+        // PackedGemm { a: prefill.layer1.x, w: layer1.wk.packed, bias: none, c: prefill.layer1.k,
+        //     m: 16, k: 64, n: 32, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER1_X).cast::<f32>(),
             w.add(LAYER1_WK_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER1_K).cast::<f32>(),
-            16,
-            64,
-            32,
+            16, // m
+            64, // k
+            32, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(57);
 
-        // #58 PackedGemm  models/llama_tiny/model.sched:207
+        // #58 models/llama_tiny/model.sched:207
+        // PackedGemm { a: prefill.layer1.x, w: layer1.wv.packed, bias: none, c: prefill.layer1.v,
+        //     m: 16, k: 64, n: 32, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER1_X).cast::<f32>(),
             w.add(LAYER1_WV_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER1_V).cast::<f32>(),
-            16,
-            64,
-            32,
+            16, // m
+            64, // k
+            32, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(58);
 
-        // #59 RopeAt  models/llama_tiny/model.sched:209
+        // #59 models/llama_tiny/model.sched:209
+        // RopeAt { x: prefill.layer1.q, cos: rope.cos, sin: rope.sin, pos: pos,
+        //     out: prefill.layer1.q, seq: 16, heads: 4, head_dim: 16, max_len: 128,
+        //     interleaved: false }
         ::rlx_runtime::kernels::rope::rope_at_f32(
             a.add(PREFILL_LAYER1_Q).cast::<f32>(),
             w.add(ROPE_COS).cast::<f32>(),
             w.add(ROPE_SIN).cast::<f32>(),
             a.add(POS).cast::<i64>(),
             a.add(PREFILL_LAYER1_Q).cast::<f32>(),
-            16,
-            4,
-            16,
-            128,
-            false,
-            false,
+            16, // seq
+            4, // heads
+            16, // head_dim
+            128, // max_len
+            false, // interleaved
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(59);
 
-        // #60 RopeAt  models/llama_tiny/model.sched:211
+        // #60 models/llama_tiny/model.sched:211
+        // RopeAt { x: prefill.layer1.k, cos: rope.cos, sin: rope.sin, pos: pos,
+        //     out: prefill.layer1.k, seq: 16, heads: 2, head_dim: 16, max_len: 128,
+        //     interleaved: false }
         ::rlx_runtime::kernels::rope::rope_at_f32(
             a.add(PREFILL_LAYER1_K).cast::<f32>(),
             w.add(ROPE_COS).cast::<f32>(),
             w.add(ROPE_SIN).cast::<f32>(),
             a.add(POS).cast::<i64>(),
             a.add(PREFILL_LAYER1_K).cast::<f32>(),
-            16,
-            2,
-            16,
-            128,
-            false,
-            false,
+            16, // seq
+            2, // heads
+            16, // head_dim
+            128, // max_len
+            false, // interleaved
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(60);
 
-        // #61 KvWrite  models/llama_tiny/model.sched:213
+        // #61 models/llama_tiny/model.sched:213
+        // KvWrite { src: prefill.layer1.k, cache: layer1.k_cache, pos: pos, new_len: 16,
+        //     max_len: 128, row: 32, elem_bytes: 4 }
         ::rlx_runtime::kernels::movement::kv_write(
             a.add(PREFILL_LAYER1_K).cast::<u8>(),
             a.add(LAYER1_K_CACHE).cast::<u8>(),
             a.add(POS).cast::<i64>(),
-            16,
-            128,
-            32,
-            4,
-            false,
+            16, // new_len
+            128, // max_len
+            32, // row
+            4, // elem_bytes
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(61);
 
-        // #62 KvWrite  models/llama_tiny/model.sched:215
+        // #62 models/llama_tiny/model.sched:215
+        // KvWrite { src: prefill.layer1.v, cache: layer1.v_cache, pos: pos, new_len: 16,
+        //     max_len: 128, row: 32, elem_bytes: 4 }
         ::rlx_runtime::kernels::movement::kv_write(
             a.add(PREFILL_LAYER1_V).cast::<u8>(),
             a.add(LAYER1_V_CACHE).cast::<u8>(),
             a.add(POS).cast::<i64>(),
-            16,
-            128,
-            32,
-            4,
-            false,
+            16, // new_len
+            128, // max_len
+            32, // row
+            4, // elem_bytes
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(62);
 
-        // #63 CachedAttention  models/llama_tiny/model.sched:217
+        // #63 models/llama_tiny/model.sched:217
+        // CachedAttention { q: prefill.layer1.q, k: layer1.k_cache, v: layer1.v_cache, pos: pos,
+        //     out: prefill.layer1.ctx, seq: 16, max_len: 128, heads: 4, kv_heads: 2, head_dim: 16,
+        //     scale: 0.25, q_row_stride: 64 }
         ::rlx_runtime::kernels::attention::cached_attention_f32(
             a.add(PREFILL_LAYER1_Q).cast::<f32>(),
             a.add(LAYER1_K_CACHE).cast::<f32>(),
@@ -1867,32 +1995,36 @@ unsafe fn run_prefill_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
             },
             ::rlx_runtime::kernels::attention::AttentionPath::Gemm,
             s.cast::<f32>(),
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(63);
 
-        // #64 PackedGemm  models/llama_tiny/model.sched:219
+        // #64 models/llama_tiny/model.sched:219
+        // PackedGemm { a: prefill.layer1.ctx, w: layer1.wo.packed, bias: none,
+        //     c: prefill.layer1.attn_out, m: 16, k: 64, n: 64, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER1_CTX).cast::<f32>(),
             w.add(LAYER1_WO_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER1_ATTN_OUT).cast::<f32>(),
-            16,
-            64,
-            64,
+            16, // m
+            64, // k
+            64, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(64);
 
-        // #65 ElementwiseRegion  models/llama_tiny/model.sched:221
+        // #65 models/llama_tiny/model.sched:221
+        // ElementwiseRegion { inputs: [prefill.h, prefill.layer1.attn_out], dst: prefill.h,
+        //     len: 1024, steps: [add(in1)] }
         ::rlx_runtime::kernels::elementwise::region_f32(
             &[
                 a.add(PREFILL_H).cast::<f32>().cast_const(),
                 a.add(PREFILL_LAYER1_ATTN_OUT).cast::<f32>().cast_const(),
             ],
             a.add(PREFILL_H).cast::<f32>(),
-            1024,
+            1024, // len
             &[
                 ::rlx_runtime::Step::Binary {
                     op: ::rlx_runtime::BinaryOp::Add,
@@ -1900,58 +2032,66 @@ unsafe fn run_prefill_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                     reversed: false,
                 },
             ],
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(65);
 
-        // #66 RmsNorm  models/llama_tiny/model.sched:223
+        // #66 models/llama_tiny/model.sched:223
+        // RmsNorm { x: prefill.h, g: layer1.mlp_norm, out: prefill.layer1.x, rows: 16, h: 64,
+        //     eps: 1e-5 }
         ::rlx_runtime::kernels::norm::rms_norm_f32(
             a.add(PREFILL_H).cast::<f32>(),
             w.add(LAYER1_MLP_NORM).cast::<f32>(),
             a.add(PREFILL_LAYER1_X).cast::<f32>(),
-            16,
-            64,
-            0.00001f32,
-            false,
+            16, // rows
+            64, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(66);
 
-        // #67 PackedGemm  models/llama_tiny/model.sched:225
+        // #67 models/llama_tiny/model.sched:225
+        // PackedGemm { a: prefill.layer1.x, w: layer1.w_gate.packed, bias: none,
+        //     c: prefill.layer1.gate, m: 16, k: 64, n: 172, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER1_X).cast::<f32>(),
             w.add(LAYER1_W_GATE_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER1_GATE).cast::<f32>(),
-            16,
-            64,
-            172,
+            16, // m
+            64, // k
+            172, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(67);
 
-        // #68 PackedGemm  models/llama_tiny/model.sched:227
+        // #68 models/llama_tiny/model.sched:227
+        // PackedGemm { a: prefill.layer1.x, w: layer1.w_up.packed, bias: none,
+        //     c: prefill.layer1.up, m: 16, k: 64, n: 172, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER1_X).cast::<f32>(),
             w.add(LAYER1_W_UP_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER1_UP).cast::<f32>(),
-            16,
-            64,
-            172,
+            16, // m
+            64, // k
+            172, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(68);
 
-        // #69 ElementwiseRegion  models/llama_tiny/model.sched:229
+        // #69 models/llama_tiny/model.sched:229
+        // ElementwiseRegion { inputs: [prefill.layer1.gate, prefill.layer1.up],
+        //     dst: prefill.layer1.act, len: 2752, steps: [silu, mul(in1)] }
         ::rlx_runtime::kernels::elementwise::region_f32(
             &[
                 a.add(PREFILL_LAYER1_GATE).cast::<f32>().cast_const(),
                 a.add(PREFILL_LAYER1_UP).cast::<f32>().cast_const(),
             ],
             a.add(PREFILL_LAYER1_ACT).cast::<f32>(),
-            2752,
+            2752, // len
             &[
                 ::rlx_runtime::Step::Act(::rlx_runtime::ActKind::Silu),
                 ::rlx_runtime::Step::Binary {
@@ -1960,32 +2100,36 @@ unsafe fn run_prefill_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                     reversed: false,
                 },
             ],
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(69);
 
-        // #70 PackedGemm  models/llama_tiny/model.sched:231
+        // #70 models/llama_tiny/model.sched:231
+        // PackedGemm { a: prefill.layer1.act, w: layer1.w_down.packed, bias: none,
+        //     c: prefill.layer1.mlp_out, m: 16, k: 172, n: 64, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_LAYER1_ACT).cast::<f32>(),
             w.add(LAYER1_W_DOWN_PACKED).cast::<f32>(),
             None,
             a.add(PREFILL_LAYER1_MLP_OUT).cast::<f32>(),
-            16,
-            172,
-            64,
+            16, // m
+            172, // k
+            64, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(70);
 
-        // #71 ElementwiseRegion  models/llama_tiny/model.sched:233
+        // #71 models/llama_tiny/model.sched:233
+        // ElementwiseRegion { inputs: [prefill.h, prefill.layer1.mlp_out], dst: prefill.h,
+        //     len: 1024, steps: [add(in1)] }
         ::rlx_runtime::kernels::elementwise::region_f32(
             &[
                 a.add(PREFILL_H).cast::<f32>().cast_const(),
                 a.add(PREFILL_LAYER1_MLP_OUT).cast::<f32>().cast_const(),
             ],
             a.add(PREFILL_H).cast::<f32>(),
-            1024,
+            1024, // len
             &[
                 ::rlx_runtime::Step::Binary {
                     op: ::rlx_runtime::BinaryOp::Add,
@@ -1993,33 +2137,36 @@ unsafe fn run_prefill_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                     reversed: false,
                 },
             ],
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(71);
 
-        // #72 RmsNorm  models/llama_tiny/model.sched:235
+        // #72 models/llama_tiny/model.sched:235
+        // RmsNorm { x: prefill.h, g: final_norm, out: prefill.final.x, rows: 16, h: 64, eps: 1e-5 }
         ::rlx_runtime::kernels::norm::rms_norm_f32(
             a.add(PREFILL_H).cast::<f32>(),
             w.add(FINAL_NORM).cast::<f32>(),
             a.add(PREFILL_FINAL_X).cast::<f32>(),
-            16,
-            64,
-            0.00001f32,
-            false,
+            16, // rows
+            64, // h
+            0.00001f32, // eps
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(72);
 
-        // #73 PackedGemm  models/llama_tiny/model.sched:237
+        // #73 models/llama_tiny/model.sched:237
+        // PackedGemm { a: prefill.final.x, w: embed.packed_t, bias: none, c: prefill.logits, m: 16,
+        //     k: 64, n: 512, act: identity }
         ::rlx_runtime::kernels::gemm::packed_gemm_f32(
             a.add(PREFILL_FINAL_X).cast::<f32>(),
             w.add(EMBED_PACKED_T).cast::<f32>(),
             None,
             a.add(PREFILL_LOGITS).cast::<f32>(),
-            16,
-            64,
-            512,
+            16, // m
+            64, // k
+            512, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(73);
     }

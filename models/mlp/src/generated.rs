@@ -32,7 +32,8 @@ pub const LOGITS: usize = 1024;
 /// `probs`: f32[1, 10] in the arena (output).
 pub const PROBS: usize = 1088;
 
-// The plan, checked by the compiler: editing an offset by hand fails the build.
+// Compile-time checks: each buffer lies inside its segment and is aligned for its element type.
+// They do not check that an offset is the planned one: a moved buffer may land on a live one.
 const _: () = assert!(X + 256 <= ARENA_BYTES && X % 4 == 0);
 const _: () = assert!(FC1_WEIGHT + 32768 <= WEIGHTS_BYTES && FC1_WEIGHT % 4 == 0);
 const _: () = assert!(FC1_BIAS + 512 <= WEIGHTS_BYTES && FC1_BIAS % 4 == 0);
@@ -159,55 +160,62 @@ impl ::rlx_runtime::model::GeneratedModel for Model {
 #[allow(unused_variables)]
 unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
     unsafe {
-        // #0 FusedMmBiasAct  models/mlp/model.sched:23
+        // #0 models/mlp/model.sched:23
+        // FusedMmBiasAct { a: x, w: fc1.weight, bias: fc1.bias, c: h1, m: 1, k: 64, n: 128,
+        //     act: relu }
         ::rlx_runtime::kernels::gemm::fused_mm_bias_act_f32(
             a.add(X).cast::<f32>(),
             w.add(FC1_WEIGHT).cast::<f32>(),
             w.add(FC1_BIAS).cast::<f32>(),
             a.add(H1).cast::<f32>(),
-            1,
-            64,
-            128,
+            1, // m
+            64, // k
+            128, // n
             ::rlx_runtime::ActKind::Relu,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(0);
 
-        // #1 FusedMmBiasAct  models/mlp/model.sched:24
+        // #1 models/mlp/model.sched:24
+        // FusedMmBiasAct { a: h1, w: fc2.weight, bias: fc2.bias, c: h2, m: 1, k: 128, n: 64,
+        //     act: relu }
         ::rlx_runtime::kernels::gemm::fused_mm_bias_act_f32(
             a.add(H1).cast::<f32>(),
             w.add(FC2_WEIGHT).cast::<f32>(),
             w.add(FC2_BIAS).cast::<f32>(),
             a.add(H2).cast::<f32>(),
-            1,
-            128,
-            64,
+            1, // m
+            128, // k
+            64, // n
             ::rlx_runtime::ActKind::Relu,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(1);
 
-        // #2 FusedMmBiasAct  models/mlp/model.sched:25
+        // #2 models/mlp/model.sched:25
+        // FusedMmBiasAct { a: h2, w: fc3.weight, bias: fc3.bias, c: logits, m: 1, k: 64, n: 10,
+        //     act: identity }
         ::rlx_runtime::kernels::gemm::fused_mm_bias_act_f32(
             a.add(H2).cast::<f32>(),
             w.add(FC3_WEIGHT).cast::<f32>(),
             w.add(FC3_BIAS).cast::<f32>(),
             a.add(LOGITS).cast::<f32>(),
-            1,
-            64,
-            10,
+            1, // m
+            64, // k
+            10, // n
             ::rlx_runtime::ActKind::Identity,
-            false,
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(2);
 
-        // #3 Softmax  models/mlp/model.sched:26
+        // #3 models/mlp/model.sched:26
+        // Softmax { src: logits, dst: probs, rows: 1, cols: 10 }
         ::rlx_runtime::kernels::softmax::softmax_f32(
             a.add(LOGITS).cast::<f32>(),
             a.add(PROBS).cast::<f32>(),
-            1,
-            10,
-            false,
+            1, // rows
+            10, // cols
+            false, // par
         );
         #[cfg(feature = "profile")] ::rlx_runtime::profile::mark(3);
     }

@@ -95,9 +95,9 @@ macro_rules! arg {
     }};
     ($cx:ident, $types:ident, $v:ident, Dims) => { expr(&$v[..].const_expr()) };
     ($cx:ident, $types:ident, $v:ident, Steps) => { expr(&$v[..].const_expr()) };
-    ($cx:ident, $types:ident, $v:ident, usize) => { expr(&$v.const_expr()) };
-    ($cx:ident, $types:ident, $v:ident, bool) => { expr(&$v.const_expr()) };
-    ($cx:ident, $types:ident, $v:ident, f32) => { expr(&$v.const_expr()) };
+    ($cx:ident, $types:ident, $v:ident, usize) => { $cx.named(stringify!($v), expr(&$v.const_expr())) };
+    ($cx:ident, $types:ident, $v:ident, bool) => { $cx.named(stringify!($v), expr(&$v.const_expr())) };
+    ($cx:ident, $types:ident, $v:ident, f32) => { $cx.named(stringify!($v), expr(&$v.const_expr())) };
 }
 
 macro_rules! define_print {

@@ -4,15 +4,29 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use rlx_sched::{Operand, Schedule, Segment};
 
-/// What the per-kind emitters need to know about the schedule.
+/// What the call printer needs to know about the schedule.
 pub(crate) struct Ctx<'a> {
     pub schedule: &'a Schedule,
     const_names: &'a [String],
+    /// Name the bare scalar arguments (see [`Ctx::named`]).
+    markers: bool,
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(schedule: &'a Schedule, const_names: &'a [String]) -> Self {
-        Ctx { schedule, const_names }
+    pub fn new(schedule: &'a Schedule, const_names: &'a [String], markers: bool) -> Self {
+        Ctx { schedule, const_names, markers }
+    }
+
+    /// A bare `usize`, `bool` or `f32` argument, marked so that it reads
+    /// `value, // name` after formatting: positional literals alone do not
+    /// say which dimension or flag they are, and some (the `par` flag) are
+    /// decisions of the lowering that the `.sched` line does not show.
+    pub fn named(&self, name: &str, value: TokenStream) -> TokenStream {
+        if self.markers {
+            crate::comments::arg_marker(name, value)
+        } else {
+            value
+        }
     }
 
     /// The byte offset of an operand as an expression: `H1`, `H1 + 64`, or

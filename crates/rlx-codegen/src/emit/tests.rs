@@ -79,3 +79,58 @@ fn reserved_names_cover_every_emitted_item() {
         }
     }
 }
+
+/// Every `.sched` file whose code is generated: the run cases and the
+/// bundled models.
+fn generated_schedules() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut scheds: Vec<_> = std::fs::read_dir(root.join("tests/sched/run"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sched"))
+        .collect();
+    scheds.extend(crate::project::model_schedules(&root));
+    scheds.sort();
+    scheds
+}
+
+/// The statement above each call is the thunk as the `.sched` file's
+/// canonical form prints it, so a reviewer can find it in the file.
+#[test]
+fn thunk_comments_print_the_thunk_as_parsed() {
+    for sched in generated_schedules() {
+        let text = std::fs::read_to_string(&sched).unwrap();
+        let ast = rlx_sched::parse(&text).unwrap();
+        let schedule = rlx_sched::load(&sched).unwrap_or_else(|e| panic!("{}: {e}", sched.display())).schedule;
+        assert_eq!(ast.thunks.len(), schedule.nodes().len(), "{}", sched.display());
+        for (decl, node) in ast.thunks.iter().zip(schedule.nodes()) {
+            assert_eq!(
+                rlx_sched::print::print_resolved_thunk(&node.thunk, schedule.buffers()),
+                rlx_sched::print::print_thunk(&decl.thunk),
+                "{}:{}",
+                sched.display(),
+                node.line
+            );
+        }
+    }
+}
+
+#[test]
+fn wrapped_statements_keep_every_character_and_fit_where_they_can() {
+    let width = 40;
+    for sched in generated_schedules() {
+        let schedule = rlx_sched::load(&sched).unwrap().schedule;
+        for node in schedule.nodes() {
+            let statement = rlx_sched::print::print_resolved_thunk(&node.thunk, schedule.buffers());
+            let lines = super::parts::wrap_statement(&statement, width);
+            let rejoined: Vec<&str> = lines.iter().map(|l| l.trim_start()).collect();
+            assert_eq!(rejoined.join(" "), statement);
+            for (i, line) in lines.iter().enumerate() {
+                assert_eq!(line.starts_with("    "), i > 0, "{line}");
+                // A longer line holds one item that has no break inside.
+                assert!(line.len() <= width || !line.trim().trim_end_matches(',').contains(", "), "{line}");
+            }
+        }
+    }
+}

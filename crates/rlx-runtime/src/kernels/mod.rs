@@ -9,6 +9,8 @@ pub mod conv;
 pub mod elementwise;
 pub mod gather_scatter;
 pub mod gemm;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod lanes;
 pub mod movement;
 pub mod norm;
 pub mod pool;
@@ -19,7 +21,10 @@ pub mod reduce;
 pub mod rope;
 pub mod sample;
 pub mod softmax;
-#[cfg(target_arch = "x86_64")]
+#[cfg(test)]
+pub(crate) mod test_support;
+pub(crate) mod variants;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod vexp;
 
 /// The first position of a decoder step, read from its `pos` buffer: `Some(p)`

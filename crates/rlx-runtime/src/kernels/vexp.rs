@@ -1,11 +1,19 @@
-//! Pieces of the vector `exp` shared by the softmax and the exact GELU,
-//! on 8 (AVX2+FMA) and 16 (AVX-512F) lanes: Cody-Waite reduction
-//! constants, the Cephes `expf` polynomial, Horner evaluation, and the
-//! final scaling by `2^n`. The 8- and 16-lane forms are the same
-//! operations per lane, which is what lets each kernel's AVX-512 variant
-//! give its AVX2 variant's bits.
+//! The vector `exp`, written once over [`Lanes`]: Cody-Waite reduction to
+//! `x = n ln2 + r` with `|r| <= ln2 / 2`, the Cephes `expf` polynomial for
+//! `exp(r)`, and the scaling by `2^n` as two normal factors. Its users
+//! differ only in what they clamp and flush, which stays theirs:
+//!
+//! - the softmax's [`exp_flushed`]: results below `f32::MIN_POSITIVE`
+//!   flushed to 0, `+inf` past `ln(f32::MAX)`, NaN passed
+//!   (`softmax::EXP_MAX_REL_ERR` bounds it);
+//! - the transcendental activations' [`exp_parts`] with their own clamps
+//!   (subnormal results rounded once), and [`exp_reduce`] and
+//!   [`exp_poly`] alone for `expm1` and the exact GELU.
+//!
+//! The operations are the same at every width, so each caller's AVX-512
+//! form gives its AVX2 bits, and NEON those bits too.
 
-use std::arch::x86_64::*;
+use super::lanes::Lanes;
 
 /// `ln 2` split so `n * LN2_HI` is exact for `|n| <= 256` (Cody-Waite).
 pub(crate) const LN2_HI: f32 = 0.693_359_4;
@@ -14,53 +22,70 @@ pub(crate) const LN2_LO: f32 = -2.121_944_4e-4;
 /// highest degree first.
 pub(crate) const EXP_P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5];
 
-/// Horner evaluation of `c` (highest degree first) at `v`, 8 lanes.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(crate) fn horner8<const N: usize>(c: &[f32; N], v: __m256) -> __m256 {
-    let mut p = _mm256_set1_ps(c[0]);
-    for &k in &c[1..] {
-        p = _mm256_fmadd_ps(p, v, _mm256_set1_ps(k));
+/// `ln(2^-126)`: the smallest input whose `exp` is a normal f32; below it
+/// [`exp_flushed`] gives 0.
+pub(crate) const FLUSH_LO: f32 = -87.336_54;
+/// `ln(f32::MAX)`: above it [`exp_flushed`] gives `+inf`.
+pub(crate) const FLUSH_HI: f32 = 88.722_83;
+
+/// `(r, n)` with `x = n ln2 + r`, `n = round(x log2 e)` integral and
+/// `|r| <= ln2 / 2` (plus rounding), for `x` already clamped so `n` fits
+/// [`Lanes::pow2`].
+///
+/// # Safety
+/// `V`'s target features are enabled.
+#[inline(always)]
+pub(crate) unsafe fn exp_reduce<V: Lanes>(x: V) -> (V, V) {
+    // SAFETY: `V`'s target features are the caller's contract.
+    unsafe {
+        let n = x.mul(V::splat(std::f32::consts::LOG2_E)).round();
+        let r = n.fnma(V::splat(LN2_HI), x);
+        (n.fnma(V::splat(LN2_LO), r), n)
     }
-    p
 }
 
-/// [`horner8`] on 16 lanes.
-#[inline]
-#[target_feature(enable = "avx512f")]
-pub(crate) fn horner16<const N: usize>(c: &[f32; N], v: __m512) -> __m512 {
-    let mut p = _mm512_set1_ps(c[0]);
-    for &k in &c[1..] {
-        p = _mm512_fmadd_ps(p, v, _mm512_set1_ps(k));
+/// `exp(r) - 1 ~ r + r^2 P(r)` for a reduced `r`.
+///
+/// # Safety
+/// `V`'s target features are enabled.
+#[inline(always)]
+pub(crate) unsafe fn exp_poly<V: Lanes>(r: V) -> V {
+    // SAFETY: `V`'s target features are the caller's contract.
+    unsafe { r.horner(&EXP_P).fma(r.mul(r), r) }
+}
+
+/// `exp(x) = p * 2^n` with `p` in `[0.7, 1.42]` and `n` integral: `x`
+/// clamped to `[lo, hi]` (`max(lo, x)` then `min(hi, t)`, so NaN passes),
+/// then reduced. `lo` and `hi` keep `n` inside [`Lanes::pow2`]'s range.
+///
+/// # Safety
+/// `V`'s target features are enabled.
+#[inline(always)]
+pub(crate) unsafe fn exp_parts<V: Lanes>(x: V, lo: f32, hi: f32) -> (V, V) {
+    // SAFETY: `V`'s target features are the caller's contract.
+    unsafe {
+        let xc = V::splat(hi).min(V::splat(lo).max(x));
+        let (r, n) = exp_reduce(xc);
+        (exp_poly(r).add(V::splat(1.0)), n)
     }
-    p
 }
 
-/// `v * 2^n` for integral `n` in `[-252, 254]`, 8 lanes: `2^n` as two
-/// normal factors `2^n1 * 2^n2` (`n1 = n >> 1`), applied one after the
-/// other, so neither overflows the exponent field and a subnormal result
-/// is rounded once, by the last product.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(crate) fn times_pow2_8(v: __m256, n: __m256) -> __m256 {
-    let ni = _mm256_cvtps_epi32(n);
-    let n1 = _mm256_srai_epi32::<1>(ni);
-    let n2 = _mm256_sub_epi32(ni, n1);
-    let bias = _mm256_set1_epi32(127);
-    let s1 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n1, bias)));
-    let s2 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n2, bias)));
-    _mm256_mul_ps(_mm256_mul_ps(v, s1), s2)
-}
-
-/// [`times_pow2_8`] on 16 lanes.
-#[inline]
-#[target_feature(enable = "avx512f")]
-pub(crate) fn times_pow2_16(v: __m512, n: __m512) -> __m512 {
-    let ni = _mm512_cvtps_epi32(n);
-    let n1 = _mm512_srai_epi32::<1>(ni);
-    let n2 = _mm512_sub_epi32(ni, n1);
-    let bias = _mm512_set1_epi32(127);
-    let s1 = _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(n1, bias)));
-    let s2 = _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(n2, bias)));
-    _mm512_mul_ps(_mm512_mul_ps(v, s1), s2)
+/// `exp(x)` with relative error under `softmax::EXP_MAX_REL_ERR` for
+/// normal results: `x < FLUSH_LO` gives 0, `x > FLUSH_HI` gives `+inf`,
+/// NaN gives the NaN.
+///
+/// # Safety
+/// `V`'s target features are enabled.
+#[inline(always)]
+pub(crate) unsafe fn exp_flushed<V: Lanes>(x: V) -> V {
+    // SAFETY: `V`'s target features are the caller's contract.
+    unsafe {
+        // n in [-126, 128]: 2^n as two normal halves, so n = 128 (x near
+        // FLUSH_HI) does not overflow the exponent field.
+        let (p, n) = exp_parts(x, FLUSH_LO, FLUSH_HI);
+        let out = p.pow2(n);
+        let out = V::select(x.lt(V::splat(FLUSH_LO)), V::splat(0.0), out);
+        let out = V::select(x.gt(V::splat(FLUSH_HI)), V::splat(f32::INFINITY), out);
+        V::select(x.eq(x), out, x)
+    }
 }

@@ -1,5 +1,5 @@
 //! AVX2 activation kernels: bit-exact with `crate::math`, except the
-//! exact GELU, which is a polynomial approximation (see [`gelu8`]).
+//! exact GELU, which is a polynomial approximation (in `transcendental`).
 //!
 //! Each other activation is written with the same IEEE operations, operand order
 //! and NaN behaviour as its scalar definition: `_mm256_max_ps(a, b)` is
@@ -11,7 +11,6 @@
 
 use std::arch::x86_64::*;
 
-use crate::kernels::vexp::{horner8, times_pow2_8, EXP_P, LN2_HI, LN2_LO};
 use crate::math;
 use rlx_core::ActKind;
 
@@ -306,7 +305,7 @@ pub(super) unsafe fn avx2_act_f32(act: ActKind, src: *const f32, dst: *mut f32, 
             ActKind::HardSigmoid { alpha, beta } => map(&HardSigmoid { alpha, beta }, src, dst, len),
             ActKind::LeakyRelu { alpha } => map(&LeakyRelu { alpha }, src, dst, len),
             ActKind::Clip { min, max } => map(&Clip { min, max }, src, dst, len),
-            ActKind::Gelu => gelu_map(src, dst, len),
+            ActKind::Gelu => super::transcendental::avx2_gelu_f32(src, dst, len),
             // No exact vector form: scalar. `act_serial` sends the kinds
             // `transcendental::supports` to their approximate forms
             // before it gets here.
@@ -334,127 +333,5 @@ pub(super) unsafe fn avx2_act_f32(act: ActKind, src: *const f32, dst: *mut f32, 
             | ActKind::Selu { .. }
             | ActKind::Celu { .. } => super::scalar_act_f32(act, src, dst, len),
         }
-    }
-}
-
-// ------------------------------------------------------------- gelu ----
-
-/// Below this `|x|` GELU is `0.5 x (1 + erf(x / sqrt 2))` with `erf` an odd
-/// polynomial; from it on, `erfc` as `exp(-x^2 / 2) * erfcx`. At 0.75,
-/// `1 + erf` is still above 0.45 for negative `x`, so the cancellation
-/// at most doubles erf's error.
-pub(super) const GELU_SPLIT: f32 = 0.75;
-/// `|x|` is clamped to this in the `erfc` route: at 15, `0.5 x erfc` is
-/// below 1e-48 (rounds to -0 for negative `x`) and `x - 0.5 x erfc` is
-/// `x`, so larger magnitudes (and infinities) give the limits.
-pub(super) const GELU_CLAMP: f32 = 15.0;
-/// `erf(x / sqrt 2) / x` as a polynomial in `x^2` on `|x| <= 0.75`,
-/// highest degree first: a weighted least-squares fit on Chebyshev-spaced
-/// points (relative error 3e-8 with the coefficients rounded to f32).
-pub(super) const ERF_P: [f32; 6] =
-    [-1.677_573_2e-5, 2.295_552_1e-4, -2.374_275_1e-3, 1.994_706_3e-2, -1.329_807_6e-1, 7.978_846e-1];
-/// `g(a) = 0.5 a erfcx(a / sqrt 2)` (where `erfcx(t) = exp(t^2) erfc(t)`)
-/// as a polynomial in `v = 1 / (1 + 0.75 a) - GELU_V0` on `0.75 <= a <= 15`,
-/// highest degree first: a weighted least-squares fit on 200k points
-/// (relative error 1.7e-7 when evaluated in f32 with f32 coefficients,
-/// simulated). Folding `0.5 a` into `g` saves a rounding; centring `v`
-/// keeps the coefficients small.
-pub(super) const GELU_G: [f32; 12] = [
-    -2.563_128_5,
-    3.227_598,
-    -5.785_254e-1,
-    -1.304_916,
-    1.200_348_5,
-    -2.050_775_7e-1,
-    -5.432_647_5e-1,
-    5.041_454_4e-1,
-    1.188_564_4e-1,
-    -5.269_781e-1,
-    -3.145_764_8e-1,
-    3.493_310_8e-1,
-];
-/// Centre of `1 / (1 + 0.75 a)` over `0.75 <= a <= 15`.
-pub(super) const GELU_V0: f32 = 0.360_816_33;
-/// Exact GELU `0.5 x (1 + erf(x / sqrt 2))` of 8 lanes, within a few f32
-/// ulp of `math::gelu` (the bound is measured and asserted in the tests).
-///
-/// Both routes are computed for every lane and blended:
-/// - `|x| < 0.75`: `0.5 x * (1 + x P(x^2))`. Tiny and subnormal `x` give
-///   `0.5 x` rounded once, as `math::gelu`; signed zeros are kept.
-/// - otherwise, with `a = min(|x|, 15)`: `e = g(a) exp(-a^2/2)` where
-///   `g(a) = 0.5 a erfcx(a / sqrt 2)` is a polynomial in `1 / (1 + 0.75 a)`,
-///   and the result is `x - e` for `x > 0`, `-e` for `x < 0`. `a^2` is
-///   split exactly as `h + l` (FMA) so the exponent carries no rounding
-///   error; `exp(-h/2)` is reduced Cody-Waite style to `2^n exp(r)` and
-///   `2^n` is applied last as two normal factors, so a subnormal result is
-///   rounded once. `x = -inf` gives -0, `+inf` gives `+inf`.
-/// - NaN lanes take the second route, whose `x + ...` returns the NaN.
-///
-/// # Safety
-/// AVX2 and FMA available.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn gelu8(x: __m256) -> __m256 {
-    let half = _mm256_set1_ps(0.5);
-    let one = _mm256_set1_ps(1.0);
-    let ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0), x);
-    let p = horner8(&ERF_P, _mm256_mul_ps(x, x));
-    let near = _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_fmadd_ps(x, p, one));
-    let a = _mm256_min_ps(_mm256_max_ps(ax, _mm256_set1_ps(GELU_SPLIT)), _mm256_set1_ps(GELU_CLAMP));
-    let s = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.75), a, one));
-    let g = horner8(&GELU_G, _mm256_sub_ps(s, _mm256_set1_ps(GELU_V0)));
-    // -a^2 / 2 = hh + ll exactly (halving is exact at these magnitudes).
-    let h = _mm256_mul_ps(a, a);
-    let l = _mm256_fmsub_ps(a, a, h);
-    let hh = _mm256_mul_ps(h, _mm256_set1_ps(-0.5));
-    let ll = _mm256_mul_ps(l, _mm256_set1_ps(-0.5));
-    // hh = n ln2 + r, n in [-163, 0], |r| <= ln2 / 2 (+ |ll|).
-    let n = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(
-        hh,
-        _mm256_set1_ps(std::f32::consts::LOG2_E),
-    ));
-    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), hh);
-    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
-    let r = _mm256_add_ps(r, ll);
-    let pe = horner8(&EXP_P, r);
-    let e_r = _mm256_add_ps(_mm256_fmadd_ps(pe, _mm256_mul_ps(r, r), r), one);
-    // m = -0.5 a erfc(a / sqrt 2) = -g exp(-a^2 / 2): normal until the
-    // last factor of 2^n (n1, n2 >= -82: both normal).
-    let m = times_pow2_8(_mm256_mul_ps(g, e_r), n);
-    let m = _mm256_xor_ps(m, _mm256_set1_ps(-0.0));
-    let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_setzero_ps());
-    let far = _mm256_blendv_ps(_mm256_add_ps(x, m), m, neg);
-    _mm256_blendv_ps(far, near, _mm256_cmp_ps::<_CMP_LT_OQ>(ax, _mm256_set1_ps(GELU_SPLIT)))
-}
-
-/// Lanes `< tail` set, for the masked tail.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn tail_mask(tail: usize) -> __m256i {
-    _mm256_cmpgt_epi32(_mm256_set1_epi32(tail as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
-}
-
-/// `dst[i] = gelu8(src[i])`, 8 lanes at a time; the last `len % 8`
-/// elements go through the same [`gelu8`] with a masked load (absent lanes
-/// read 0) and a masked store, so an element's result never depends on
-/// its position.
-///
-/// # Safety
-/// AVX2 and FMA available; `src` readable and `dst` writable for `len`
-/// f32; `dst == src` or no overlap.
-#[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn gelu_map(src: *const f32, dst: *mut f32, len: usize) {
-    let mut i = 0;
-    while i + 8 <= len {
-        // SAFETY: `i + 8 <= len` keeps the block inside both extents; AVX2 and FMA
-        // (for `gelu8`) are the caller's contract; each block is loaded before it
-        // is stored, so an exact alias is fine.
-        unsafe { _mm256_storeu_ps(dst.add(i), gelu8(_mm256_loadu_ps(src.add(i)))) };
-        i += 8;
-    }
-    if i < len {
-        let mask = tail_mask(len - i);
-        // SAFETY: masked lanes are neither read nor written.
-        unsafe { _mm256_maskstore_ps(dst.add(i), mask, gelu8(_mm256_maskload_ps(src.add(i), mask))) };
     }
 }

@@ -1,21 +1,19 @@
 //! Activation kernels: `dst[i] = act(src[i])`, in place or not.
 //!
 //! The scalar kernel applies `crate::math`, the single definition of every
-//! activation. Three kinds of SIMD kernel (x86-64; aarch64 runs the scalar
+//! activation. Two kinds of SIMD kernel (x86-64; aarch64 runs the scalar
 //! kernel for every kind, there is no NEON file):
 //!
 //! - `avx2`: the activations whose vector form is the same IEEE operations
 //!   in the same order as `math` (comparisons, blends, `+ - * /`, `sqrt`,
 //!   rounding), so it is bit-exact with scalar; only the NaN payload chosen
 //!   when both operands of an operation are NaN may differ.
-//! - the exact `gelu`: a polynomial approximation within a few ulp of
-//!   `math::gelu` (the bound is measured in the tests), 8 lanes (`avx2`) or
-//!   16 (`avx512`), the same operations lane for lane, so the same bits.
 //! - `transcendental`: exp, sigmoid, silu, tanh, gelu_tanh, mish,
-//!   softplus, elu, selu and celu, written once over `lanes`' vector
-//!   interface and run on 16 lanes with AVX-512F or 8 with AVX2+FMA (again
-//!   the same bits): approximations on one vector `exp`, each within a
-//!   measured ulp bound of the exact function
+//!   softplus, elu, selu, celu and the exact gelu, written once over
+//!   `kernels::lanes`' vector interface and run on 16 lanes with AVX-512F
+//!   or 8 with AVX2+FMA (the same operations lane for lane, so the same
+//!   bits): approximations on the one vector `exp` (`kernels::vexp`), each
+//!   within a measured ulp bound of the exact function
 //!   (`docs/kernels/activation.md`). Log, erf, sin and cos stay scalar.
 //!
 //! The choice is made once per process, and every vector kernel runs its
@@ -35,16 +33,14 @@ mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
-mod avx512;
-#[cfg(target_arch = "x86_64")]
-mod lanes;
-#[cfg(target_arch = "x86_64")]
 mod transcendental;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
 use crate::kernels::elementwise::par::{split, SyncPtr};
+#[cfg(target_arch = "x86_64")]
+use crate::kernels::variants::variants;
 use rlx_core::ActKind;
 
 pub use scalar::scalar_act_f32;
@@ -62,46 +58,75 @@ pub fn act_has_simd(act: ActKind) -> bool {
     }
 }
 
-/// Whether the transcendental forms run on 16 lanes (AVX-512F, with AVX2
-/// and FMA as every AVX-512 CPU has) rather than 8 (detected once).
+/// `dst[i] = f(src[i])` for `i < len` (see [`act_f32_slice`]).
 #[cfg(target_arch = "x86_64")]
-fn has_avx512() -> bool {
-    static DETECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *DETECTED.get_or_init(|| {
-        std::arch::is_x86_feature_detected!("avx512f") && crate::kernels::elementwise::par::has_avx2_fma()
-    })
+type MapFn = unsafe fn(*const f32, *mut f32, usize);
+/// `dst[i] = act(src[i])` for `i < len` (see [`act_f32_slice`]).
+#[cfg(target_arch = "x86_64")]
+type ActFn = unsafe fn(ActKind, *const f32, *mut f32, usize);
+
+/// One instruction set's activation kernels.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Kernels {
+    /// The exact GELU on 16 lanes (else it runs in `exact`).
+    gelu16: Option<MapFn>,
+    /// The transcendental forms.
+    trans: Option<ActFn>,
+    /// The forms of [`avx2::supports`] (the exact GELU on 8 lanes).
+    exact: Option<ActFn>,
 }
 
-/// One thread's share: the SIMD kernel where it exists, else scalar. The
-/// transcendental forms and the GELU run 16 lanes where AVX-512F exists,
-/// which gives the 8-lane bits, so the choice never changes a result.
+#[cfg(target_arch = "x86_64")]
+variants! {
+    /// The kernels, best first. The AVX-512 forms give the AVX2 bits, so
+    /// the choice never changes a result.
+    static KERNELS: Kernels = [
+        #[cfg(target_arch = "x86_64")]
+        "avx512" if cpu::avx512f() => Kernels {
+            gelu16: Some(transcendental::avx512_gelu_f32),
+            trans: Some(transcendental::avx512_trans_f32),
+            exact: Some(avx2::avx2_act_f32),
+        },
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => Kernels {
+            gelu16: None,
+            trans: Some(transcendental::avx2_trans_f32),
+            exact: Some(avx2::avx2_act_f32),
+        },
+        "scalar" => Kernels {
+            gelu16: None,
+            trans: None,
+            exact: None,
+        },
+    ];
+}
+
+/// One thread's share: the SIMD kernel where it exists, else scalar.
 ///
 /// # Safety
 /// As [`act_f32_slice`].
 unsafe fn act_serial(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
     #[cfg(target_arch = "x86_64")]
-    if act == ActKind::Gelu && std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: AVX-512F was detected; extents as the caller promised.
-        unsafe { avx512::gelu_map(src, dst, len) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if transcendental::supports(act) && has_avx512() {
-        // SAFETY: AVX-512F was detected; extents as the caller promised.
-        unsafe { transcendental::avx512_trans_f32(act, src, dst, len) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if transcendental::supports(act) && crate::kernels::elementwise::par::has_avx2_fma() {
-        // SAFETY: AVX2 and FMA were detected; extents as the caller promised.
-        unsafe { transcendental::avx2_trans_f32(act, src, dst, len) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if act_has_simd(act) {
-        // SAFETY: AVX2 and FMA were detected; extents as the caller promised.
-        unsafe { avx2::avx2_act_f32(act, src, dst, len) };
-        return;
+    {
+        let k = KERNELS.best();
+        if act == ActKind::Gelu {
+            if let Some(gelu16) = k.gelu16 {
+                // SAFETY: the variant runs on this CPU; extents as the caller promised.
+                unsafe { gelu16(src, dst, len) };
+                return;
+            }
+        }
+        if let (Some(trans), true) = (k.trans, transcendental::supports(act)) {
+            // SAFETY: the variant runs on this CPU; extents as the caller promised.
+            unsafe { trans(act, src, dst, len) };
+            return;
+        }
+        if let (Some(exact), true) = (k.exact, avx2::supports(act)) {
+            // SAFETY: the variant runs on this CPU; extents as the caller promised.
+            unsafe { exact(act, src, dst, len) };
+            return;
+        }
     }
     // SAFETY: the caller's extents and aliasing (`dst == src` or disjoint) are
     // what `scalar_act_f32` requires.

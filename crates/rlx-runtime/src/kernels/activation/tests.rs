@@ -90,13 +90,7 @@ pub(crate) fn random_values(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-/// Equal bits, or both NaN (the NaN payload chosen when an operation sees
-/// two NaNs is not part of any contract).
-pub(crate) fn same(a: f32, b: f32) -> bool {
-    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
-}
-
-pub(crate) const LENGTHS: [usize; 12] = [0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 4097];
+pub(crate) use crate::kernels::test_support::{same, LENGTHS};
 
 // ------------------------------------------------- f64 references ----
 
@@ -820,8 +814,8 @@ fn avx512_gelu_gives_the_avx2_bits() {
         // SAFETY: AVX-512F, AVX2 and FMA were detected; the buffers hold
         // `len` f32 each and are distinct.
         unsafe {
-            super::avx512::gelu_map(x.as_ptr(), wide.as_mut_ptr(), len);
-            super::avx2::gelu_map(x.as_ptr(), narrow.as_mut_ptr(), len);
+            super::transcendental::avx512_gelu_f32(x.as_ptr(), wide.as_mut_ptr(), len);
+            super::transcendental::avx2_gelu_f32(x.as_ptr(), narrow.as_mut_ptr(), len);
         }
         for (i, (w, n)) in wide.iter().zip(&narrow).enumerate() {
             assert!(same(*w, *n), "gelu({:e}): avx512 {w:e}, avx2 {n:e}", x[i]);
@@ -1257,3 +1251,30 @@ fn transcendental_bounds_over_a_wide_sweep() {
         assert_eq!(over, 0, "{act:?}: {over} inputs over the bound");
     }
 }
+
+/// The exact GELU's vector results, pinned by a checksum over
+/// `pinning_inputs` on both widths, so a rewrite cannot change them
+/// unnoticed.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn vector_gelu_keeps_its_pinned_bits() {
+    use crate::kernels::test_support::{bits_checksum, pinning_inputs};
+    use std::arch::is_x86_feature_detected as has;
+    if !(has!("avx2") && has!("fma")) {
+        return;
+    }
+    let x = pinning_inputs();
+    let mut out = vec![0f32; x.len()];
+    // SAFETY: AVX2 and FMA were detected; `out` holds `x.len()` f32.
+    unsafe { super::transcendental::avx2_gelu_f32(x.as_ptr(), out.as_mut_ptr(), x.len()) };
+    assert_eq!(bits_checksum(&out), VECTOR_GELU_BITS, "avx2 {:#018x}", bits_checksum(&out));
+    if has!("avx512f") {
+        // SAFETY: AVX-512F was detected; as above.
+        unsafe { super::transcendental::avx512_gelu_f32(x.as_ptr(), out.as_mut_ptr(), x.len()) };
+        assert_eq!(bits_checksum(&out), VECTOR_GELU_BITS, "avx512 {:#018x}", bits_checksum(&out));
+    }
+}
+
+/// See [`vector_gelu_keeps_its_pinned_bits`].
+#[cfg(target_arch = "x86_64")]
+const VECTOR_GELU_BITS: u64 = 0x432c_807c_478e_e06d;

@@ -49,7 +49,7 @@ pub(crate) mod neon;
 #[cfg(test)]
 mod tests;
 
-use std::sync::OnceLock;
+use crate::kernels::variants::variants;
 
 /// Re-exported so generated code names one crate.
 pub use rlx_core::plan::{attention_path, attention_scratch_bytes};
@@ -157,21 +157,20 @@ pub(crate) struct VecOps {
     pub axpy: unsafe fn(f32, *const f32, *mut f32, usize),
 }
 
-pub(crate) fn vec_ops() -> VecOps {
-    static OPS: OnceLock<VecOps> = OnceLock::new();
-    *OPS.get_or_init(select)
+variants! {
+    /// The vector primitives, best first.
+    pub(crate) static VEC_OPS: VecOps = [
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => VecOps { dot: avx2::avx2_dot_f32, axpy: avx2::avx2_axpy_f32 },
+        #[cfg(target_arch = "aarch64")]
+        "neon" if cpu::neon() => VecOps { dot: neon::neon_dot_f32, axpy: neon::neon_axpy_f32 },
+        "scalar" => VecOps { dot: scalar::scalar_dot_f32, axpy: scalar::scalar_axpy_f32 },
+    ];
 }
 
-fn select() -> VecOps {
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        return VecOps { dot: avx2::avx2_dot_f32, axpy: avx2::avx2_axpy_f32 };
-    }
-    #[cfg(target_arch = "aarch64")]
-    if std::arch::is_aarch64_feature_detected!("neon") {
-        return VecOps { dot: neon::neon_dot_f32, axpy: neon::neon_axpy_f32 };
-    }
-    VecOps { dot: scalar::scalar_dot_f32, axpy: scalar::scalar_axpy_f32 }
+#[inline]
+pub(crate) fn vec_ops() -> VecOps {
+    *VEC_OPS.best()
 }
 
 /// `sum_i a[i] * b[i]` with this CPU's variant (lane-wise partial sums on

@@ -5,21 +5,14 @@ use rand::{Rng, SeedableRng};
 use super::*;
 use crate::kernels::softmax::EXP_MAX_REL_ERR;
 
-const LENGTHS: &[usize] = &[0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 4097];
+use crate::kernels::test_support::LENGTHS;
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
 type DotFn = unsafe fn(*const f32, *const f32, usize) -> f32;
 type AxpyFn = unsafe fn(f32, *const f32, *mut f32, usize);
 
 fn variants() -> Vec<(&'static str, DotFn, AxpyFn)> {
-    let mut v: Vec<(&'static str, DotFn, AxpyFn)> = vec![("scalar", scalar::scalar_dot_f32, scalar::scalar_axpy_f32)];
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        v.push(("avx2", avx2::avx2_dot_f32, avx2::avx2_axpy_f32));
-    }
-    #[cfg(target_arch = "aarch64")]
-    v.push(("neon", neon::neon_dot_f32, neon::neon_axpy_f32));
-    v
+    VEC_OPS.supported().into_iter().map(|(name, ops)| (name, ops.dot, ops.axpy)).collect()
 }
 
 fn random(rng: &mut StdRng, n: usize) -> Vec<f32> {
@@ -30,7 +23,7 @@ fn random(rng: &mut StdRng, n: usize) -> Vec<f32> {
 fn dot_matches_exact_over_tail_lengths() {
     let mut rng = StdRng::seed_from_u64(10);
     for (name, dot, _) in variants() {
-        for &n in LENGTHS {
+        for &n in &LENGTHS {
             let (a, b) = (random(&mut rng, n), random(&mut rng, n));
             // SAFETY: both hold n.
             let got = unsafe { dot(a.as_ptr(), b.as_ptr(), n) } as f64;
@@ -47,7 +40,7 @@ fn dot_matches_exact_over_tail_lengths() {
 fn axpy_is_bit_identical_to_fused_reference() {
     let mut rng = StdRng::seed_from_u64(11);
     for (name, _, axpy) in variants() {
-        for &n in LENGTHS {
+        for &n in &LENGTHS {
             let (x, y0) = (random(&mut rng, n), random(&mut rng, n));
             let alpha = rng.gen_range(-2.0f32..2.0);
             let mut y = y0.clone();

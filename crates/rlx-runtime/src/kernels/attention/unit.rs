@@ -4,6 +4,7 @@
 use super::{vec_ops, AttentionPath, AttentionScores, AttentionShape, MaskKind};
 use crate::kernels::gemm::{pack_rows_f32, pack_transposed_f32, packed_gemm_strided_f32};
 use crate::kernels::softmax::row_kernel;
+use crate::kernels::variants::variants;
 use rlx_core::pack::PANEL;
 
 /// The call's base pointers, shared by the units.
@@ -175,20 +176,20 @@ type RowsFn = unsafe fn(sm: &mut [f32], r: &Rows<'_>);
 /// operations per element on every variant (`*`, `+`, compare and
 /// select, no contraction), so they give the same bits; the wider ones
 /// only let the compiler vectorise them.
+#[inline]
 fn rows_kernel() -> RowsFn {
-    static K: std::sync::OnceLock<RowsFn> = std::sync::OnceLock::new();
-    *K.get_or_init(|| {
+    *ROWS_KERNELS.best()
+}
+
+variants! {
+    /// The variants of [`RowsFn`], best first.
+    static ROWS_KERNELS: RowsFn = [
         #[cfg(target_arch = "x86_64")]
-        {
-            if is_x86_feature_detected!("avx512f") {
-                return rows_avx512;
-            }
-            if is_x86_feature_detected!("avx2") {
-                return rows_avx2;
-            }
-        }
-        rows_plain
-    })
+        "avx512" if cpu::avx512f() => rows_avx512,
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2() => rows_avx2,
+        "scalar" => rows_plain,
+    ];
 }
 
 /// See [`RowsFn`].

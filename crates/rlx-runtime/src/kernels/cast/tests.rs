@@ -5,7 +5,7 @@
 use super::*;
 use rand::{Rng, SeedableRng};
 
-const LENGTHS: [usize; 12] = [0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 4097];
+use crate::kernels::test_support::LENGTHS;
 
 fn run<S: Copy, D: Copy + Default>(f: unsafe fn(*const S, *mut D, usize), src: &[S]) -> Vec<D> {
     let mut out = vec![D::default(); src.len()];

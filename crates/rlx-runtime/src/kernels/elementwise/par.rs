@@ -1,8 +1,6 @@
-//! Splitting elementwise work over threads, and the one-time CPU feature
-//! detection the elementwise, activation and cast families share.
-
-#[cfg(target_arch = "x86_64")]
-use std::sync::OnceLock;
+//! Splitting elementwise work over threads, and the CPU feature checks
+//! the elementwise, activation and cast families share (detected once, in
+//! `kernels::variants::cpu`).
 
 /// Elements per parallel chunk: large enough that a chunk's work dwarfs
 /// the cost of scheduling it, small enough to balance two to 16 threads.
@@ -58,15 +56,15 @@ pub(crate) fn split(len: usize, par: bool, f: &(dyn Fn(usize, usize) + Sync)) {
 
 /// Whether this CPU runs the AVX2+FMA kernels (detected once).
 #[cfg(target_arch = "x86_64")]
+#[inline]
 pub(crate) fn has_avx2_fma() -> bool {
-    static DETECTED: OnceLock<bool> = OnceLock::new();
-    *DETECTED.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
+    crate::kernels::variants::cpu::avx2_fma()
 }
 
 /// Whether this CPU runs the AVX2 + F16C half-precision conversions
 /// (detected once).
 #[cfg(target_arch = "x86_64")]
+#[inline]
 pub(crate) fn has_avx2_f16c() -> bool {
-    static DETECTED: OnceLock<bool> = OnceLock::new();
-    *DETECTED.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c"))
+    crate::kernels::variants::cpu::avx2_f16c()
 }

@@ -20,11 +20,10 @@ mod scalar;
 mod tests;
 mod tiled;
 
-use std::sync::OnceLock;
-
 use rlx_core::ActKind;
 
 use crate::blas;
+use crate::kernels::variants::variants;
 use crate::threads::par_for;
 
 pub use half_weights::{half_weight_scratch_elems, HALF_WEIGHT_DIRECT_MAX_M};
@@ -70,27 +69,28 @@ const NEON: Isa = Isa {
     bf16_to_f32: neon::neon_bf16_to_f32,
 };
 
+variants! {
+    /// The ISA variants, best first.
+    static ISAS: Isa = [
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() && cpu::avx2_f16c() => AVX2,
+        #[cfg(target_arch = "aarch64")]
+        "neon" if cpu::neon() => NEON,
+        "scalar" => SCALAR,
+    ];
+}
+
 /// The ISA variants this CPU can run, best first; the scalar reference is
 /// always last.
+#[cfg(test)]
 fn supported_isas() -> Vec<Isa> {
-    #[allow(unused_mut)]
-    let mut isas = Vec::new();
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c") {
-        isas.push(AVX2);
-    }
-    #[cfg(target_arch = "aarch64")]
-    if std::arch::is_aarch64_feature_detected!("neon") {
-        isas.push(NEON);
-    }
-    isas.push(SCALAR);
-    isas
+    ISAS.supported().into_iter().map(|(_, isa)| isa).collect()
 }
 
 /// The best variant, detected once per process.
+#[inline]
 fn isa() -> &'static Isa {
-    static ISA: OnceLock<Isa> = OnceLock::new();
-    ISA.get_or_init(|| supported_isas()[0])
+    ISAS.best()
 }
 
 /// Rows of work per parallel chunk so that each holds about this many

@@ -15,8 +15,9 @@ use rlx_core::ActKind;
 
 use super::*;
 
+use crate::kernels::test_support::LENGTHS;
+
 const U: f64 = 1.0 / (1u64 << 24) as f64;
-const LENGTHS: [usize; 12] = [0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 4097];
 
 fn random(rng: &mut StdRng, len: usize) -> Vec<f32> {
     (0..len).map(|_| rng.gen_range(-1.0f32..1.0)).collect()

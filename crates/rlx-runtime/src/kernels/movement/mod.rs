@@ -35,7 +35,7 @@ pub use transpose::{
     transpose_rank2, transpose_splat,
 };
 
-use std::sync::OnceLock;
+use crate::kernels::variants::variants;
 
 /// Work below this many elements (or bytes, for byte copies) stays in one
 /// parallel chunk: smaller pieces cost more to hand out than to move.
@@ -109,14 +109,17 @@ impl Elem for u32 {
 /// The signature of a 2-D plane transpose of 4-byte elements.
 type PlaneU32 = unsafe fn(*const u32, *mut u32, usize, usize, usize, usize);
 
-/// The 4-byte plane transpose for this CPU, chosen once.
-fn plane_u32() -> PlaneU32 {
-    static CHOSEN: OnceLock<PlaneU32> = OnceLock::new();
-    *CHOSEN.get_or_init(|| {
+variants! {
+    /// The 4-byte plane transposes, best first.
+    static PLANES_U32: PlaneU32 = [
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
-            return avx2::avx2_transpose_plane_u32;
-        }
-        scalar::transpose_plane::<u32>
-    })
+        "avx2" if cpu::avx2() => avx2::avx2_transpose_plane_u32,
+        "scalar" => scalar::transpose_plane::<u32>,
+    ];
+}
+
+/// The 4-byte plane transpose for this CPU, chosen once.
+#[inline]
+fn plane_u32() -> PlaneU32 {
+    *PLANES_U32.best()
 }

@@ -11,6 +11,7 @@
 use rlx_core::blocked::{channel_blocks, CHANNEL_BLOCK};
 
 use super::SharedPtr;
+use crate::kernels::variants::variants;
 
 const L: usize = CHANNEL_BLOCK;
 
@@ -20,6 +21,22 @@ const RUN: usize = 1024;
 /// One direction's tasks `start..start + len` (see [`for_tasks`]).
 type TasksFn = unsafe fn(src: *const f32, dst: *mut f32, c: usize, hw: usize, start: usize, len: usize);
 
+/// Both directions' tasks of one variant.
+#[derive(Clone, Copy)]
+struct Tasks {
+    to_blocked: TasksFn,
+    to_nchw: TasksFn,
+}
+
+variants! {
+    /// The variants, best first.
+    static TASKS: Tasks = [
+        #[cfg(target_arch = "x86_64")]
+        "avx512" if cpu::avx512f() => Tasks { to_blocked: x86::to_blocked_tasks, to_nchw: x86::to_nchw_tasks },
+        "scalar" => Tasks { to_blocked: to_blocked_tasks, to_nchw: to_nchw_tasks },
+    ];
+}
+
 /// `[n, c, hw]` to `[n, ceil(c / 16), hw, 16]`, padded lanes +0.0.
 ///
 /// # Safety
@@ -27,14 +44,8 @@ type TasksFn = unsafe fn(src: *const f32, dst: *mut f32, c: usize, hw: usize, st
 /// `src` valid for reads of `n * c * hw` f32, `dst` for writes of `n *
 /// ceil(c / 16) * hw * 16`, not overlapping.
 pub unsafe fn nchw_to_blocked_f32(src: *const f32, dst: *mut f32, n: usize, c: usize, hw: usize, par: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx512f") {
-        // SAFETY: forwarded contract; AVX-512F detected.
-        unsafe { for_tasks(x86::to_blocked_tasks, src, dst, n, c, hw, par) };
-        return;
-    }
-    // SAFETY: forwarded contract.
-    unsafe { for_tasks(to_blocked_tasks, src, dst, n, c, hw, par) }
+    // SAFETY: forwarded contract; the variant is one this CPU runs.
+    unsafe { for_tasks(TASKS.best().to_blocked, src, dst, n, c, hw, par) }
 }
 
 /// `[n, ceil(c / 16), hw, 16]` to `[n, c, hw]` (padded lanes ignored).
@@ -44,14 +55,8 @@ pub unsafe fn nchw_to_blocked_f32(src: *const f32, dst: *mut f32, n: usize, c: u
 /// `src` valid for reads of `n * ceil(c / 16) * hw * 16` f32, `dst` for
 /// writes of `n * c * hw`, not overlapping.
 pub unsafe fn blocked_to_nchw_f32(src: *const f32, dst: *mut f32, n: usize, c: usize, hw: usize, par: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx512f") {
-        // SAFETY: forwarded contract; AVX-512F detected.
-        unsafe { for_tasks(x86::to_nchw_tasks, src, dst, n, c, hw, par) };
-        return;
-    }
-    // SAFETY: forwarded contract.
-    unsafe { for_tasks(to_nchw_tasks, src, dst, n, c, hw, par) }
+    // SAFETY: forwarded contract; the variant is one this CPU runs.
+    unsafe { for_tasks(TASKS.best().to_nchw, src, dst, n, c, hw, par) }
 }
 
 /// Runs `tasks` over every (image, block, pixel run), split over the pool
@@ -277,13 +282,7 @@ mod tests {
 
     /// The variants of each direction this CPU runs: `(name, to, from)`.
     fn variants() -> Vec<(&'static str, TasksFn, TasksFn)> {
-        #[allow(unused_mut)] // x86_64 only adds one
-        let mut v: Vec<(&'static str, TasksFn, TasksFn)> = vec![("scalar", to_blocked_tasks, to_nchw_tasks)];
-        #[cfg(target_arch = "x86_64")]
-        if is_x86_feature_detected!("avx512f") {
-            v.push(("avx512", x86::to_blocked_tasks, x86::to_nchw_tasks));
-        }
-        v
+        TASKS.supported().into_iter().map(|(name, t)| (name, t.to_blocked, t.to_nchw)).collect()
     }
 
     #[test]

@@ -7,7 +7,7 @@ use rlx_core::plan::{transpose_path, TransposePath};
 
 use super::*;
 
-const LENGTHS: [usize; 12] = [0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 4097];
+use crate::kernels::test_support::LENGTHS;
 
 fn rng(seed: u64) -> rand::rngs::StdRng {
     rand::rngs::StdRng::seed_from_u64(seed)

@@ -28,8 +28,7 @@ mod tests;
 
 pub use batch::batch_norm_inference_f32;
 
-use std::sync::OnceLock;
-
+use crate::kernels::variants::variants;
 use crate::threads::par_for;
 
 /// Elements per parallel chunk: below this a row block is not worth a task.
@@ -64,20 +63,21 @@ pub(crate) const NEON: RowOps = RowOps {
     normalize: neon::neon_normalize,
 };
 
-/// The primitives for this CPU, chosen once.
-fn ops() -> &'static RowOps {
-    static CHOSEN: OnceLock<RowOps> = OnceLock::new();
-    CHOSEN.get_or_init(|| {
+variants! {
+    /// The row primitives, best first.
+    pub(crate) static ROW_OPS: RowOps = [
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-            return AVX2;
-        }
+        "avx2" if cpu::avx2_fma() => AVX2,
         #[cfg(target_arch = "aarch64")]
-        if std::arch::is_aarch64_feature_detected!("neon") {
-            return NEON;
-        }
-        SCALAR
-    })
+        "neon" if cpu::neon() => NEON,
+        "scalar" => SCALAR,
+    ];
+}
+
+/// The primitives for this CPU, chosen once.
+#[inline]
+fn ops() -> &'static RowOps {
+    ROW_OPS.best()
 }
 
 /// Pointers of one norm call, shareable with `par_for` workers.

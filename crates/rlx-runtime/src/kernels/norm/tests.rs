@@ -6,7 +6,7 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 
-const LENGTHS: [usize; 12] = [0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 4097];
+use crate::kernels::test_support::{same as same_bits, LENGTHS};
 
 fn random(n: usize, lo: f32, hi: f32, seed: u64) -> Vec<f32> {
     let mut r = rand::rngs::StdRng::seed_from_u64(seed);
@@ -15,22 +15,7 @@ fn random(n: usize, lo: f32, hi: f32, seed: u64) -> Vec<f32> {
 
 /// The SIMD primitive tables this host can run, besides scalar.
 fn simd_ops() -> Vec<(&'static str, RowOps)> {
-    #[allow(unused_mut)]
-    let mut v = Vec::new();
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-        v.push(("avx2", AVX2));
-    }
-    #[cfg(target_arch = "aarch64")]
-    if std::arch::is_aarch64_feature_detected!("neon") {
-        v.push(("neon", NEON));
-    }
-    v
-}
-
-/// Same bits, treating every NaN as equal.
-fn same_bits(a: f32, b: f32) -> bool {
-    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    ROW_OPS.supported().into_iter().filter(|&(name, _)| name != "scalar").collect()
 }
 
 #[test]

@@ -28,22 +28,25 @@ mod avx2;
 #[cfg(test)]
 mod tests;
 
-use std::sync::OnceLock;
-
 pub use blocked::pool2d_blocked_f32;
 pub use rlx_core::shapes::{Pool2dShape, PoolKind};
 
+use crate::kernels::variants::variants;
+
 type PlaneFn = unsafe fn(*const f32, *mut f32, &Pool2dShape, PoolKind, bool);
 
-fn plane_kernel() -> PlaneFn {
-    static K: OnceLock<PlaneFn> = OnceLock::new();
-    *K.get_or_init(|| {
+variants! {
+    /// The plane kernels, best first.
+    static PLANE_KERNELS: PlaneFn = [
         #[cfg(target_arch = "x86_64")]
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            return avx2::avx2_pool_plane_f32;
-        }
-        scalar::scalar_pool_plane_f32
-    })
+        "avx2" if cpu::avx2_fma() => avx2::avx2_pool_plane_f32,
+        "scalar" => scalar::scalar_pool_plane_f32,
+    ];
+}
+
+#[inline]
+fn plane_kernel() -> PlaneFn {
+    *PLANE_KERNELS.best()
 }
 
 /// Pools every `(image, channel)` plane; see the module docs.

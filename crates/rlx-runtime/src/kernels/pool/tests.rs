@@ -5,17 +5,13 @@ use rlx_core::ReduceOp;
 
 use super::*;
 
-const WIDTHS: &[usize] = &[1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 4097];
+use crate::kernels::test_support::{check_variants, same, LENGTHS};
+
+/// Widths of a plane: the awkward lengths but 0.
+const WIDTHS: &[usize] = LENGTHS.split_at(1).1;
 
 fn variants() -> Vec<(&'static str, PlaneFn)> {
-    // Only x86_64 has a SIMD variant of these to add.
-    #[allow(unused_mut)]
-    let mut v: Vec<(&'static str, PlaneFn)> = vec![("scalar", scalar::scalar_pool_plane_f32)];
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        v.push(("avx2", avx2::avx2_pool_plane_f32));
-    }
-    v
+    PLANE_KERNELS.supported()
 }
 
 fn bits(v: &[f32]) -> Vec<u32> {
@@ -194,12 +190,12 @@ fn variants_are_bit_identical_over_widths() {
                     // SAFETY: one plane each.
                     unsafe { scalar::scalar_pool_plane_f32(x.as_ptr(), reference.as_mut_ptr(), &s, kind, cip) };
                     assert_eq!(bits(&reference), bits(&naive(&x, &s, kind, cip)));
-                    for (name, plane) in variants() {
+                    check_variants(&reference, &variants(), same, &format!("w={w} k={k}"), |plane| {
                         let mut out = vec![0.0f32; s.h_out * s.w_out];
                         // SAFETY: as above.
                         unsafe { plane(x.as_ptr(), out.as_mut_ptr(), &s, kind, cip) };
-                        assert_eq!(bits(&out), bits(&reference), "{name} w={w} k={k}");
-                    }
+                        out
+                    });
                 }
             }
         }

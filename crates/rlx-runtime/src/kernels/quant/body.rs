@@ -1,7 +1,8 @@
 //! Which tile body the 8-bit kernels on the importer's packed layouts
 //! (`IntGemmPacked`, `QLinearConv2D`) run: one order of preference for
-//! both, chosen once per call from what the CPU reports (each probe is
-//! cached).
+//! both, chosen once per process from what the CPU reports.
+
+use crate::kernels::variants::variants;
 
 /// A tile body, best first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,60 +26,35 @@ pub(super) enum Body {
     Portable,
 }
 
-impl Body {
-    /// The best body this CPU runs.
-    pub(super) fn detect() -> Body {
+variants! {
+    /// The bodies, best first.
+    static BODIES: Body = [
         #[cfg(target_arch = "x86_64")]
-        {
-            if super::x86::has_avx512_vnni() {
-                return Body::Vnni;
-            }
-            if super::qgemm_x86::has_avx_vnni() {
-                return Body::AvxVnni;
-            }
-            if crate::kernels::elementwise::par::has_avx2_fma() {
-                return Body::Avx2;
-            }
-        }
+        "vnni" if cpu::avx512_vnni() => Body::Vnni,
+        #[cfg(target_arch = "x86_64")]
+        "avx_vnni" if cpu::avx_vnni() => Body::AvxVnni,
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => Body::Avx2,
         #[cfg(target_arch = "aarch64")]
-        {
-            if super::qgemm_neon::has_dotprod() {
-                return Body::Dot;
-            }
-            if std::arch::is_aarch64_feature_detected!("neon") {
-                return Body::Neon;
-            }
-        }
-        Body::Portable
+        "dot" if cpu::dotprod() => Body::Dot,
+        #[cfg(target_arch = "aarch64")]
+        "neon" if cpu::neon() => Body::Neon,
+        "portable" => Body::Portable,
+    ];
+}
+
+impl Body {
+    /// The best body this CPU runs, chosen once.
+    #[inline]
+    pub(super) fn detect() -> Body {
+        *BODIES.best()
     }
 
-    /// Every body this CPU runs, the portable one first (the tests run
-    /// them all).
+    /// Every body this CPU runs, best first, the portable one last (the
+    /// tests run them all).
     #[cfg(test)]
     pub(super) fn available() -> Vec<Body> {
-        let mut bodies = vec![Body::Portable];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if crate::kernels::elementwise::par::has_avx2_fma() {
-                bodies.push(Body::Avx2);
-            }
-            if super::qgemm_x86::has_avx_vnni() {
-                bodies.push(Body::AvxVnni);
-            }
-            if super::x86::has_avx512_vnni() {
-                bodies.push(Body::Vnni);
-            }
-        }
-        #[cfg(target_arch = "aarch64")]
-        {
-            if std::arch::is_aarch64_feature_detected!("neon") {
-                bodies.push(Body::Neon);
-            }
-            if super::qgemm_neon::has_dotprod() {
-                bodies.push(Body::Dot);
-            }
-        }
-        bodies
+        BODIES.supported().into_iter().map(|(_, b)| b).collect()
     }
 }
 

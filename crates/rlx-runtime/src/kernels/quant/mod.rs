@@ -12,38 +12,20 @@
 //! `scalar.rs` (the element-at-a-time reference) bit for bit.
 
 mod body;
-mod conv;
 mod dynamic;
-mod qgemm;
-#[cfg(target_arch = "aarch64")]
-mod qgemm_neon;
-#[cfg(target_arch = "x86_64")]
-mod qgemm_x86;
+mod int_conv;
+mod int_gemm_packed;
 mod qlinear_conv;
-#[cfg(target_arch = "x86_64")]
-mod qlinear_conv_avx2;
-#[cfg(target_arch = "aarch64")]
-mod qlinear_conv_neon;
-#[cfg(target_arch = "x86_64")]
-mod quads;
 mod requantize;
 mod scalar;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_conv;
-#[cfg(test)]
-mod tests_dynamic;
-#[cfg(test)]
-mod tests_qgemm;
-#[cfg(test)]
-mod tests_qlinear_conv;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-pub use conv::int_conv2d;
 pub use dynamic::{dynamic_quantize, dynamic_quantize_reference};
-pub use qgemm::{int_gemm_packed, int_gemm_packed_f32};
+pub use int_conv::int_conv2d;
+pub use int_gemm_packed::{int_gemm_packed, int_gemm_packed_f32};
 pub use qlinear_conv::qlinear_conv2d;
 pub use requantize::{requantize, requantize_reference};
 pub use scalar::{int_conv2d_reference, int_gemm_packed_reference, int_gemm_reference, qlinear_conv2d_reference};

@@ -108,14 +108,9 @@ unsafe fn tiles_from<const R: usize>(
 }
 
 /// Whether this CPU has AVX-512 F, BW, VL and VNNI (detected once).
+#[inline]
 pub(super) fn has_avx512_vnni() -> bool {
-    static DETECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *DETECTED.get_or_init(|| {
-        is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl")
-            && is_x86_feature_detected!("avx512vnni")
-    })
+    crate::kernels::variants::cpu::avx512_vnni()
 }
 
 /// [`super::rows_product`] with AVX-512 VNNI; columns past the last full

@@ -26,14 +26,13 @@ mod avx2;
 #[cfg(test)]
 mod tests;
 
-use std::sync::OnceLock;
-
 pub use arg::arg_reduce_f32;
 pub use cumsum::{cumsum_f32, cumulative, CumElem};
 /// Re-exported so generated code names one crate.
 pub use rlx_core::{ArgOp, ReduceOp};
 pub use topk::{top_k_f32, top_k_i64, top_k_scratch_bytes};
 
+use crate::kernels::variants::variants;
 use scalar::BLOCK;
 
 type RowFn = unsafe fn(ReduceOp, *const f32, usize) -> f32;
@@ -45,15 +44,18 @@ struct Kernels {
     columns: ColumnsFn,
 }
 
-fn kernels() -> Kernels {
-    static K: OnceLock<Kernels> = OnceLock::new();
-    *K.get_or_init(|| {
+variants! {
+    /// The kernels, best first.
+    static KERNELS: Kernels = [
         #[cfg(target_arch = "x86_64")]
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            return Kernels { row: avx2::avx2_reduce_row, columns: avx2::avx2_reduce_columns };
-        }
-        Kernels { row: scalar_row, columns: scalar::scalar_reduce_columns }
-    })
+        "avx2" if cpu::avx2_fma() => Kernels { row: avx2::avx2_reduce_row, columns: avx2::avx2_reduce_columns },
+        "scalar" => Kernels { row: scalar_row, columns: scalar::scalar_reduce_columns },
+    ];
+}
+
+#[inline]
+fn kernels() -> Kernels {
+    *KERNELS.best()
 }
 
 /// The scalar row reduction behind a raw pointer.

@@ -4,29 +4,15 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 
-const LENGTHS: &[usize] = &[0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 4097];
+use crate::kernels::test_support::LENGTHS;
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
 fn row_variants() -> Vec<(&'static str, RowFn)> {
-    // Only x86_64 has a SIMD variant of these to add.
-    #[allow(unused_mut)]
-    let mut v: Vec<(&'static str, RowFn)> = vec![("scalar", scalar_row)];
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        v.push(("avx2", avx2::avx2_reduce_row));
-    }
-    v
+    KERNELS.supported().into_iter().map(|(name, k)| (name, k.row)).collect()
 }
 
 fn column_variants() -> Vec<(&'static str, ColumnsFn)> {
-    // Only x86_64 has a SIMD variant of these to add.
-    #[allow(unused_mut)]
-    let mut v: Vec<(&'static str, ColumnsFn)> = vec![("scalar", scalar::scalar_reduce_columns)];
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        v.push(("avx2", avx2::avx2_reduce_columns));
-    }
-    v
+    KERNELS.supported().into_iter().map(|(name, k)| (name, k.columns)).collect()
 }
 
 fn bits(v: &[f32]) -> Vec<u32> {

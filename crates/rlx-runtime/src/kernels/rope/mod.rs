@@ -16,7 +16,7 @@ mod avx2;
 #[cfg(test)]
 mod tests;
 
-use std::sync::OnceLock;
+use crate::kernels::variants::variants;
 
 use crate::threads::par_for;
 
@@ -38,16 +38,19 @@ pub(crate) const SCALAR: RopeOps = RopeOps { half: scalar::rotate_half, interlea
 #[cfg(target_arch = "x86_64")]
 pub(crate) const AVX2: RopeOps = RopeOps { half: avx2::avx2_rotate_half, interleaved: avx2::avx2_rotate_interleaved };
 
-/// The row functions for this CPU, chosen once.
-fn ops() -> &'static RopeOps {
-    static CHOSEN: OnceLock<RopeOps> = OnceLock::new();
-    CHOSEN.get_or_init(|| {
+variants! {
+    /// The row functions, best first.
+    pub(crate) static ROPE_OPS: RopeOps = [
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-            return AVX2;
-        }
-        SCALAR
-    })
+        "avx2" if cpu::avx2_fma() => AVX2,
+        "scalar" => SCALAR,
+    ];
+}
+
+/// The row functions for this CPU, chosen once.
+#[inline]
+fn ops() -> &'static RopeOps {
+    ROPE_OPS.best()
 }
 
 /// Pointers of one call, shareable with `par_for` workers.

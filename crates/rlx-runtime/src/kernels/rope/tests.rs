@@ -35,13 +35,7 @@ fn naive(x: &[f32], cos: &[f32], sin: &[f32], dims: [usize; 4], interleaved: boo
 }
 
 fn variants() -> Vec<(&'static str, RopeOps)> {
-    #[allow(unused_mut)]
-    let mut v = vec![("scalar", SCALAR)];
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-        v.push(("avx2", AVX2));
-    }
-    v
+    ROPE_OPS.supported()
 }
 
 #[test]

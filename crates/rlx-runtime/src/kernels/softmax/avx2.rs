@@ -1,4 +1,4 @@
-//! AVX2+FMA row softmax and the vector `exp` it uses.
+//! AVX2+FMA row softmax.
 //!
 //! Three passes over the row, 8 lanes at a time: the maximum, then
 //! `e = exp(x - max)` stored and summed lane-wise (the 8 lane sums are
@@ -9,35 +9,15 @@
 use std::arch::x86_64::*;
 
 use super::scalar::normaliser;
-use crate::kernels::vexp::{horner8, times_pow2_8, EXP_P, LN2_HI, LN2_LO};
+use crate::kernels::vexp::exp_flushed;
 
-/// `ln(2^-126)`: the smallest input whose `exp` is a normal f32. Below it
-/// the result is flushed to 0.
-pub(super) const EXP_LO: f32 = -87.336_54;
-/// `ln(f32::MAX)`: above it the result is `+inf`.
-pub(super) const EXP_HI: f32 = 88.722_83;
-pub(super) const LOG2E: f32 = std::f32::consts::LOG2_E;
 /// `exp` of 8 lanes with relative error under
-/// [`super::EXP_MAX_REL_ERR`] for normal results. `x < EXP_LO` gives 0,
-/// `x > EXP_HI` gives `+inf`, NaN gives NaN.
+/// [`super::EXP_MAX_REL_ERR`] for normal results (`vexp::exp_flushed`).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(crate) fn exp256(x: __m256) -> __m256 {
-    let xc = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(EXP_LO)), _mm256_set1_ps(EXP_HI));
-    // x = n ln2 + r with n an integer and |r| <= ln2 / 2.
-    let n =
-        _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(xc, _mm256_set1_ps(LOG2E)));
-    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), xc);
-    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
-    let poly = horner8(&EXP_P, r);
-    let r2 = _mm256_mul_ps(r, r);
-    let e_r = _mm256_add_ps(_mm256_fmadd_ps(poly, r2, r), _mm256_set1_ps(1.0));
-    // 2^n with n in [-126, 128] as two normal halves, so n = 128 (x near
-    // EXP_HI) does not overflow the exponent field.
-    let mut out = times_pow2_8(e_r, n);
-    out = _mm256_blendv_ps(out, _mm256_setzero_ps(), _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_set1_ps(EXP_LO)));
-    out = _mm256_blendv_ps(out, _mm256_set1_ps(f32::INFINITY), _mm256_cmp_ps::<_CMP_GT_OQ>(x, _mm256_set1_ps(EXP_HI)));
-    _mm256_blendv_ps(out, x, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x))
+    // SAFETY: AVX2 and FMA are enabled here, the features `__m256` lanes need.
+    unsafe { exp_flushed(x) }
 }
 
 /// Lanes `< tail` set, for masked loads and stores of a row's tail.

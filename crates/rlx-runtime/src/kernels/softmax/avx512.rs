@@ -1,7 +1,7 @@
 //! AVX-512F row softmax with the bits of the AVX2 one ([`super::avx2`]).
 //!
-//! [`exp512`] is [`super::avx2::exp256`]'s operations lane for lane, so
-//! every `exp` has the same bits. The maximum and the final scaling do not
+//! [`exp512`] and [`super::avx2::exp256`] are the one vector `exp`
+//! (`kernels::vexp`) at two widths, so every `exp` has the same bits. The maximum and the final scaling do not
 //! depend on the order of elements; the sum does, so it stays the AVX2
 //! one: an 8-lane accumulator takes the low, then the high half of each
 //! 16-element block, which is the order in which the AVX2 kernel adds its
@@ -10,32 +10,16 @@
 
 use std::arch::x86_64::*;
 
-use super::avx2::{exp256, hsum, tail_mask, EXP_HI, EXP_LO, LOG2E};
+use super::avx2::{exp256, hsum, tail_mask};
 use super::scalar::normaliser;
-use crate::kernels::vexp::{horner16, times_pow2_16, EXP_P, LN2_HI, LN2_LO};
+use crate::kernels::vexp::exp_flushed;
 
 /// [`exp256`] on 16 lanes: the same operations, so the same bits per lane.
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn exp512(x: __m512) -> __m512 {
-    let xc = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(EXP_LO)), _mm512_set1_ps(EXP_HI));
-    let n = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm512_mul_ps(
-        xc,
-        _mm512_set1_ps(LOG2E),
-    ));
-    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), xc);
-    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
-    let poly = horner16(&EXP_P, r);
-    let r2 = _mm512_mul_ps(r, r);
-    let e_r = _mm512_add_ps(_mm512_fmadd_ps(poly, r2, r), _mm512_set1_ps(1.0));
-    let mut out = times_pow2_16(e_r, n);
-    out = _mm512_mask_blend_ps(_mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, _mm512_set1_ps(EXP_LO)), out, _mm512_setzero_ps());
-    out = _mm512_mask_blend_ps(
-        _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, _mm512_set1_ps(EXP_HI)),
-        out,
-        _mm512_set1_ps(f32::INFINITY),
-    );
-    _mm512_mask_blend_ps(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x), out, x)
+    // SAFETY: AVX-512F is enabled here, the feature `__m512` lanes need.
+    unsafe { exp_flushed(x) }
 }
 
 /// Softmax of one row of `n` f32, bit-identical to

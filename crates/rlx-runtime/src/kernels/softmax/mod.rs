@@ -27,7 +27,7 @@ pub(crate) mod neon;
 #[cfg(test)]
 mod tests;
 
-use std::sync::OnceLock;
+use crate::kernels::variants::variants;
 
 /// Largest relative error of the SIMD `exp` against the exact value, for
 /// inputs whose result is a normal f32 (`x >= -87.33654`); below that the
@@ -41,25 +41,23 @@ pub const EXP_MAX_REL_ERR: f32 = 2.0e-7;
 /// One row: `(src, dst, len)`; `dst` may equal `src`.
 pub(crate) type RowFn = unsafe fn(*const f32, *mut f32, usize);
 
-/// The row kernel for this CPU, chosen on first use.
-pub(crate) fn row_kernel() -> RowFn {
-    static KERNEL: OnceLock<RowFn> = OnceLock::new();
-    *KERNEL.get_or_init(select)
+variants! {
+    /// The row kernels, best first.
+    pub(crate) static ROW_KERNELS: RowFn = [
+        #[cfg(target_arch = "x86_64")]
+        "avx512" if cpu::avx512f() => avx512::avx512_softmax_row_f32,
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => avx2::avx2_softmax_row_f32,
+        #[cfg(target_arch = "aarch64")]
+        "neon" if cpu::neon() => neon::neon_softmax_row_f32,
+        "scalar" => scalar::scalar_softmax_row_f32,
+    ];
 }
 
-fn select() -> RowFn {
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        if is_x86_feature_detected!("avx512f") {
-            return avx512::avx512_softmax_row_f32;
-        }
-        return avx2::avx2_softmax_row_f32;
-    }
-    #[cfg(target_arch = "aarch64")]
-    if std::arch::is_aarch64_feature_detected!("neon") {
-        return neon::neon_softmax_row_f32;
-    }
-    scalar::scalar_softmax_row_f32
+/// The row kernel for this CPU, chosen on first use.
+#[inline]
+pub(crate) fn row_kernel() -> RowFn {
+    *ROW_KERNELS.best()
 }
 
 /// Rows per parallel chunk: enough work per task to pay for the fork.

@@ -4,22 +4,12 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 
-const LENGTHS: &[usize] = &[0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 4097];
+use crate::kernels::test_support::{bits_checksum, pinning_inputs, LENGTHS};
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
-/// Every row kernel this CPU can run, the reference first.
+/// Every row kernel this CPU can run, the reference last.
 fn variants() -> Vec<(&'static str, RowFn)> {
-    let mut v: Vec<(&'static str, RowFn)> = vec![("scalar", scalar::scalar_softmax_row_f32)];
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        v.push(("avx2", avx2::avx2_softmax_row_f32));
-        if is_x86_feature_detected!("avx512f") {
-            v.push(("avx512", avx512::avx512_softmax_row_f32));
-        }
-    }
-    #[cfg(target_arch = "aarch64")]
-    v.push(("neon", neon::neon_softmax_row_f32));
-    v
+    ROW_KERNELS.supported()
 }
 
 /// Independent softmax in f64, for finite rows.
@@ -98,7 +88,7 @@ fn avx512_gives_the_avx2_bits() {
 fn every_variant_matches_exact_softmax_over_tail_lengths() {
     let mut rng = StdRng::seed_from_u64(1);
     for (name, kernel) in variants() {
-        for &n in LENGTHS {
+        for &n in &LENGTHS {
             let x = random_row(&mut rng, n, -10.0, 10.0);
             check_row(name, &x, &run(kernel, &x));
         }
@@ -110,7 +100,7 @@ fn wide_rows_underflow_to_zero_within_bound() {
     // exp(x - max) below 1.2e-38 is flushed by the SIMD exp.
     let mut rng = StdRng::seed_from_u64(2);
     for (name, kernel) in variants() {
-        for &n in LENGTHS {
+        for &n in &LENGTHS {
             let x = random_row(&mut rng, n, -200.0, 0.0);
             check_row(name, &x, &run(kernel, &x));
         }
@@ -121,7 +111,7 @@ fn wide_rows_underflow_to_zero_within_bound() {
 fn in_place_equals_out_of_place() {
     let mut rng = StdRng::seed_from_u64(3);
     for (name, kernel) in variants() {
-        for &n in LENGTHS {
+        for &n in &LENGTHS {
             let x = random_row(&mut rng, n, -5.0, 5.0);
             let out = run(kernel, &x);
             let mut data = x.clone();
@@ -139,7 +129,7 @@ fn bits(v: &[f32]) -> Vec<u32> {
 #[test]
 fn fully_masked_row_is_zeros() {
     for (name, kernel) in variants() {
-        for &n in LENGTHS {
+        for &n in &LENGTHS {
             let x = vec![f32::NEG_INFINITY; n];
             assert!(run(kernel, &x).iter().all(|&v| v == 0.0), "{name}: n={n}");
         }
@@ -267,3 +257,20 @@ proptest! {
         }
     }
 }
+
+/// The vector `exp`'s results, pinned by a checksum over
+/// `pinning_inputs`: every width and spelling of it (AVX2, NEON) must give
+/// these bits, so a rewrite cannot change a softmax unnoticed.
+#[test]
+fn vector_exp_keeps_its_pinned_bits() {
+    let Some(exp8) = vector_exp() else { return };
+    let x = pinning_inputs();
+    let mut out = Vec::with_capacity(x.len());
+    for chunk in x.chunks_exact(8) {
+        out.extend(exp8(chunk.try_into().unwrap()));
+    }
+    assert_eq!(bits_checksum(&out), VECTOR_EXP_BITS, "{:#018x}", bits_checksum(&out));
+}
+
+/// See [`vector_exp_keeps_its_pinned_bits`].
+const VECTOR_EXP_BITS: u64 = 0x03cc_db12_a4e0_7b01;

@@ -32,8 +32,8 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+use crate::kernels::variants::variants;
 use std::mem::MaybeUninit;
-use std::sync::OnceLock;
 
 use rlx_core::blocked::{channel_blocks, PaddedPlane, CHANNEL_BLOCK, HALF_FILTER_SLICE_BYTES};
 use rlx_core::shapes::Conv2dShape;
@@ -183,37 +183,41 @@ const SCALAR: Kernel = Kernel {
     unit_step: None,
 };
 
+variants! {
+    /// The microkernels, best first.
+    static KERNELS: Kernel = [
+        #[cfg(target_arch = "x86_64")]
+        "avx512" if cpu::avx512vl() => x86::AVX512,
+        // The 8-lane AVX-512 kernel needs VL (every AVX-512 CPU but Knights
+        // Landing has it); without, the AVX2 one serves at most 8 channels.
+        #[cfg(target_arch = "x86_64")]
+        "avx512" if cpu::avx512f() => Kernel { half: Some(&x86::HALF_AVX2), ..x86::AVX512 },
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => x86::AVX2,
+        #[cfg(target_arch = "aarch64")]
+        "neon" if cpu::neon() => neon::NEON,
+        "scalar" => SCALAR,
+    ];
+}
+
 /// The microkernels this CPU can run, best first; scalar is always last.
+#[cfg(test)]
 pub(crate) fn supported_kernels() -> Vec<Kernel> {
-    #[allow(unused_mut)]
-    let mut out = Vec::new();
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            let mut avx512 = x86::AVX512;
-            // The 8-lane AVX-512 kernel needs VL (every AVX-512 CPU but
-            // Knights Landing has it).
-            if !std::arch::is_x86_feature_detected!("avx512vl") {
-                avx512.half = Some(&x86::HALF_AVX2);
-            }
-            out.push(avx512);
-        }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            out.push(x86::AVX2);
+    // Without VL both AVX-512 entries are usable; the tests run the one
+    // the kernels would.
+    let mut out: Vec<Kernel> = Vec::new();
+    for (name, k) in KERNELS.supported() {
+        if !out.iter().any(|o| o.name == name) {
+            out.push(k);
         }
     }
-    #[cfg(target_arch = "aarch64")]
-    if std::arch::is_aarch64_feature_detected!("neon") {
-        out.push(neon::NEON);
-    }
-    out.push(SCALAR);
     out
 }
 
 /// The best microkernel, detected once per process.
+#[inline]
 fn kernel() -> &'static Kernel {
-    static KERNEL: OnceLock<Kernel> = OnceLock::new();
-    KERNEL.get_or_init(|| supported_kernels()[0])
+    KERNELS.best()
 }
 
 /// A direct convolution of blocked tensors (one group), bias and `act`

@@ -55,7 +55,7 @@ mod neon;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-use std::sync::OnceLock;
+use crate::kernels::variants::variants;
 
 use rlx_core::ActKind;
 
@@ -189,42 +189,29 @@ macro_rules! kernel {
 
 const SCALAR: Kernel = kernel!("scalar", scalar::Scalar, scalar::scalar_depthwise_units);
 
-/// Every variant this CPU can run, best first; scalar is always last.
-/// Without allocating: `run()` may be the first caller.
-fn supported() -> ([Option<Kernel>; 3], usize) {
-    #[allow(unused_mut)]
-    let (mut out, mut n) = ([None; 3], 0);
-    #[cfg(target_arch = "x86_64")]
-    {
-        if is_x86_feature_detected!("avx512f") {
-            out[n] = Some(kernel!("avx512", x86::Avx512, x86::avx512_depthwise_units));
-            n += 1;
-        }
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            out[n] = Some(kernel!("avx2", x86::Avx2, x86::avx2_depthwise_units));
-            n += 1;
-        }
-    }
-    #[cfg(target_arch = "aarch64")]
-    if std::arch::is_aarch64_feature_detected!("neon") {
-        out[n] = Some(kernel!("neon", neon::Neon, neon::neon_depthwise_units));
-        n += 1;
-    }
-    out[n] = Some(SCALAR);
-    (out, n + 1)
+variants! {
+    /// The variants, best first.
+    static KERNELS: Kernel = [
+        #[cfg(target_arch = "x86_64")]
+        "avx512" if cpu::avx512f() => kernel!("avx512", x86::Avx512, x86::avx512_depthwise_units),
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => kernel!("avx2", x86::Avx2, x86::avx2_depthwise_units),
+        #[cfg(target_arch = "aarch64")]
+        "neon" if cpu::neon() => kernel!("neon", neon::Neon, neon::neon_depthwise_units),
+        "scalar" => SCALAR,
+    ];
 }
 
 /// The best variant, detected once per process.
+#[inline]
 fn kernel() -> Kernel {
-    static KERNEL: OnceLock<Kernel> = OnceLock::new();
-    *KERNEL.get_or_init(|| supported().0[0].unwrap_or(SCALAR))
+    *KERNELS.best()
 }
 
 /// Every variant this CPU can run, scalar last.
 #[cfg(test)]
 pub(super) fn supported_kernels() -> Vec<Kernel> {
-    let (k, n) = supported();
-    k[..n].iter().flatten().copied().collect()
+    KERNELS.supported().into_iter().map(|(_, k)| k).collect()
 }
 
 /// `(bands, tiles)` of `s` within `budget`, `None` for the fallback.

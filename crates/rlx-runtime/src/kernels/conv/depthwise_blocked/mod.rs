@@ -43,7 +43,7 @@ mod x86;
 #[cfg(test)]
 mod tests;
 
-use std::sync::OnceLock;
+use crate::kernels::variants::variants;
 
 use rlx_core::blocked::{channel_blocks, PaddedPlane, CHANNEL_BLOCK};
 use rlx_core::ActKind;
@@ -159,45 +159,33 @@ pub(super) struct Kernel {
 
 const SCALAR: Kernel = Kernel { name: "scalar", tasks: scalar::scalar_tasks, slide: None };
 
-/// Every variant this CPU can run, best first; scalar last.
-fn supported() -> ([Option<Kernel>; 3], usize) {
-    #[allow(unused_mut)]
-    let (mut out, mut n) = ([None; 3], 0);
-    #[cfg(target_arch = "x86_64")]
-    {
-        if is_x86_feature_detected!("avx512f") {
-            out[n] = Some(Kernel {
-                name: "avx512",
-                tasks: x86::avx512_tasks::<false>,
-                slide: Some(x86::avx512_tasks::<true>),
-            });
-            n += 1;
-        }
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            out[n] = Some(Kernel { name: "avx2", tasks: x86::avx2_tasks, slide: None });
-            n += 1;
-        }
-    }
-    #[cfg(target_arch = "aarch64")]
-    if std::arch::is_aarch64_feature_detected!("neon") {
-        out[n] = Some(Kernel { name: "neon", tasks: neon::neon_tasks, slide: None });
-        n += 1;
-    }
-    out[n] = Some(SCALAR);
-    (out, n + 1)
+variants! {
+    /// The variants, best first.
+    static KERNELS: Kernel = [
+        #[cfg(target_arch = "x86_64")]
+        "avx512" if cpu::avx512f() => Kernel {
+            name: "avx512",
+            tasks: x86::avx512_tasks::<false>,
+            slide: Some(x86::avx512_tasks::<true>),
+        },
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => Kernel { name: "avx2", tasks: x86::avx2_tasks, slide: None },
+        #[cfg(target_arch = "aarch64")]
+        "neon" if cpu::neon() => Kernel { name: "neon", tasks: neon::neon_tasks, slide: None },
+        "scalar" => SCALAR,
+    ];
 }
 
 /// The best variant, detected once per process.
+#[inline]
 fn kernel() -> Kernel {
-    static KERNEL: OnceLock<Kernel> = OnceLock::new();
-    *KERNEL.get_or_init(|| supported().0[0].unwrap_or(SCALAR))
+    *KERNELS.best()
 }
 
 /// Every variant this CPU can run, scalar last.
 #[cfg(test)]
 pub(super) fn supported_kernels() -> Vec<Kernel> {
-    let (k, n) = supported();
-    k[..n].iter().flatten().copied().collect()
+    KERNELS.supported().into_iter().map(|(_, k)| k).collect()
 }
 
 /// The depthwise convolution of the module docs on blocked tensors.

@@ -43,8 +43,8 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+use crate::kernels::variants::variants;
 use std::mem::MaybeUninit;
-use std::sync::OnceLock;
 
 use rlx_core::blocked::{channel_blocks, CHANNEL_BLOCK};
 use rlx_core::shapes::Conv2dShape;
@@ -293,31 +293,29 @@ pub(crate) struct Kernel {
 const SCALAR: Kernel =
     Kernel { name: "scalar", max_r: 14, max_q: 2, gemm: scalar::gemm, input: scalar::input, output: scalar::output };
 
+variants! {
+    /// The kernels, best first.
+    static KERNELS: Kernel = [
+        #[cfg(target_arch = "x86_64")]
+        "avx512" if cpu::avx512f() => x86::AVX512,
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => x86::AVX2,
+        #[cfg(target_arch = "aarch64")]
+        "neon" if cpu::neon() => neon::NEON,
+        "scalar" => SCALAR,
+    ];
+}
+
 /// The kernels this CPU can run, best first; scalar is always last.
+#[cfg(test)]
 pub(crate) fn supported_kernels() -> Vec<Kernel> {
-    #[allow(unused_mut)]
-    let mut out = Vec::new();
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            out.push(x86::AVX512);
-        }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            out.push(x86::AVX2);
-        }
-    }
-    #[cfg(target_arch = "aarch64")]
-    if std::arch::is_aarch64_feature_detected!("neon") {
-        out.push(neon::NEON);
-    }
-    out.push(SCALAR);
-    out
+    KERNELS.supported().into_iter().map(|(_, k)| k).collect()
 }
 
 /// The best kernel, detected once per process.
+#[inline]
 fn kernel() -> &'static Kernel {
-    static KERNEL: OnceLock<Kernel> = OnceLock::new();
-    KERNEL.get_or_init(|| supported_kernels()[0])
+    KERNELS.best()
 }
 
 /// A Winograd F(4x4, 3x3) convolution of blocked tensors (one group),

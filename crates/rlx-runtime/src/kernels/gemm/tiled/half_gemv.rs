@@ -16,6 +16,7 @@ use rlx_core::pack::PANEL;
 use rlx_core::ActKind;
 
 use super::{Init, KC};
+use crate::kernels::variants::variants;
 use crate::threads::par_for;
 
 /// Panels of one task.
@@ -51,18 +52,39 @@ pub(super) struct HalfTile {
 /// reads; the CPU has the kernel's instruction set.
 pub(super) type HalfKernel = unsafe fn(t: &HalfTile, panels: usize);
 
+/// A kernel and the row counts it takes, `min..=max`.
+#[derive(Clone, Copy)]
+pub(super) struct HalfVariant {
+    min_rows: usize,
+    max_rows: usize,
+    kernel: HalfKernel,
+}
+
+variants! {
+    /// The f16 kernels, best first; none where F16C is missing.
+    static F16_KERNELS: Option<HalfVariant> = [
+        "avx512" if cpu::avx512f() && cpu::avx2_f16c() =>
+            Some(HalfVariant { min_rows: 0, max_rows: MAX_ROWS, kernel: avx512::<false> }),
+        "avx2" if cpu::avx2_fma() && cpu::avx2_f16c() =>
+            Some(HalfVariant { min_rows: 1, max_rows: 1, kernel: avx2::<false> }),
+        "none" => None,
+    ];
+}
+
+variants! {
+    /// The bf16 kernels (widening is a shift: no F16C), best first.
+    static BF16_KERNELS: Option<HalfVariant> = [
+        "avx512" if cpu::avx512f() => Some(HalfVariant { min_rows: 0, max_rows: MAX_ROWS, kernel: avx512::<true> }),
+        "avx2" if cpu::avx2_fma() => Some(HalfVariant { min_rows: 1, max_rows: 1, kernel: avx2::<true> }),
+        "none" => None,
+    ];
+}
+
 /// The kernel for this CPU and rows, if any: `bf16` weights, else f16.
+#[inline]
 pub(super) fn kernel_for(rows: usize, bf16: bool) -> Option<(usize, HalfKernel)> {
-    let f16c = bf16 || std::arch::is_x86_feature_detected!("f16c");
-    if std::arch::is_x86_feature_detected!("avx512f") && f16c {
-        let k: HalfKernel = if bf16 { avx512::<true> } else { avx512::<false> };
-        return (rows <= MAX_ROWS).then_some((MAX_ROWS, k));
-    }
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") && f16c {
-        let k: HalfKernel = if bf16 { avx2::<true> } else { avx2::<false> };
-        return (rows == 1).then_some((1, k));
-    }
-    None
+    let v = (*if bf16 { BF16_KERNELS.best() } else { F16_KERNELS.best() })?;
+    (v.min_rows..=v.max_rows).contains(&rows).then_some((v.max_rows, v.kernel))
 }
 
 /// `c[m,n] = act(a[m,k] @ widen(B) + bias[n])`, `m <= ` the kernel's rows.
@@ -274,12 +296,10 @@ mod tests {
     #[test]
     fn kernels_are_the_ordered_fma_chain_over_widened_weights() {
         let mut kernels: Vec<(&str, usize, HalfKernel, HalfKernel)> = Vec::new();
-        let f16c = std::arch::is_x86_feature_detected!("f16c");
-        if std::arch::is_x86_feature_detected!("avx512f") && f16c {
-            kernels.push(("avx512", 2, avx512::<false>, avx512::<true>));
-        }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") && f16c {
-            kernels.push(("avx2", 1, avx2::<false>, avx2::<true>));
+        for ((name, f16), (_, bf16)) in F16_KERNELS.supported().into_iter().zip(BF16_KERNELS.supported()) {
+            if let (Some(f16), Some(bf16)) = (f16, bf16) {
+                kernels.push((name, f16.max_rows, f16.kernel, bf16.kernel));
+            }
         }
         let mut seed = 7u32;
         let mut next = move || {

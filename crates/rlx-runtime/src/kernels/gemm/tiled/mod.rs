@@ -35,12 +35,11 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-use std::ops::Range;
-use std::sync::OnceLock;
-
 use rlx_core::pack::PANEL;
 use rlx_core::ActKind;
+use std::ops::Range;
 
+use crate::kernels::variants::variants;
 use crate::threads::par_for;
 
 /// The most rows of `a` any microkernel takes per call.
@@ -145,49 +144,47 @@ const MAX_WIDE_ROWS: usize = 2;
 
 const SCALAR: Kernel = Kernel { name: "scalar", mr: scalar::MR, micro: scalar::micro, wide: None, pair: None };
 
-/// The microkernels this CPU can run, best first; scalar is always last.
-pub(crate) fn supported_kernels() -> Vec<Kernel> {
-    #[allow(unused_mut)]
-    let mut out = Vec::new();
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            out.push(Kernel {
-                name: "avx512",
-                mr: x86::MR_AVX512,
-                micro: x86::micro_avx512,
-                wide: Some(Wide { rows: 2, panels: 8, micro: x86::wide_avx512 }),
-                pair: Some(x86::pair_avx512),
-            });
-        }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            out.push(Kernel {
-                name: "avx2",
-                mr: x86::MR_AVX2,
-                micro: x86::micro_avx2,
-                wide: Some(Wide { rows: 1, panels: 4, micro: x86::wide_avx2 }),
-                pair: None,
-            });
-        }
-    }
-    #[cfg(target_arch = "aarch64")]
-    if std::arch::is_aarch64_feature_detected!("neon") {
-        out.push(Kernel {
+variants! {
+    /// The microkernels, best first.
+    static KERNELS: Kernel = [
+        #[cfg(target_arch = "x86_64")]
+        "avx512" if cpu::avx512f() => Kernel {
+            name: "avx512",
+            mr: x86::MR_AVX512,
+            micro: x86::micro_avx512,
+            wide: Some(Wide { rows: 2, panels: 8, micro: x86::wide_avx512 }),
+            pair: Some(x86::pair_avx512),
+        },
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => Kernel {
+            name: "avx2",
+            mr: x86::MR_AVX2,
+            micro: x86::micro_avx2,
+            wide: Some(Wide { rows: 1, panels: 4, micro: x86::wide_avx2 }),
+            pair: None,
+        },
+        #[cfg(target_arch = "aarch64")]
+        "neon" if cpu::neon() => Kernel {
             name: "neon",
             mr: neon::MR_NEON,
             micro: neon::micro_neon,
             wide: Some(Wide { rows: 1, panels: 4, micro: neon::wide_neon }),
             pair: None,
-        });
-    }
-    out.push(SCALAR);
-    out
+        },
+        "scalar" => SCALAR,
+    ];
+}
+
+/// The microkernels this CPU can run, best first; scalar is always last.
+#[cfg(test)]
+pub(crate) fn supported_kernels() -> Vec<Kernel> {
+    KERNELS.supported().into_iter().map(|(_, k)| k).collect()
 }
 
 /// The best microkernel, detected once per process.
+#[inline]
 fn kernel() -> &'static Kernel {
-    static KERNEL: OnceLock<Kernel> = OnceLock::new();
-    KERNEL.get_or_init(|| supported_kernels()[0])
+    KERNELS.best()
 }
 
 /// The name of the microkernel this process uses (for benchmarks).

@@ -18,6 +18,11 @@
 
 use rlx_core::plan::int_conv2d_direct;
 
+#[cfg(test)]
+pub(super) mod tests;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
 use super::{pack_a, rows_product, IntElem};
 use crate::kernels::conv::Conv2dShape;
 use crate::kernels::reduce::SendPtr;
@@ -242,7 +247,7 @@ impl Tiles {
 /// i8 (the zero points with them, so every difference is unchanged), `w`
 /// packed as quads of patch elements, each group's unfolded `x` as quads
 /// of patch rows per output pixel (padding holds the zero point, so it
-/// adds nothing), the product `quads::quads_product` with the zero-point
+/// adds nothing), the product `x86::quads_product` with the zero-point
 /// corrections at the store.
 ///
 /// # Safety
@@ -259,7 +264,7 @@ unsafe fn unfolded_quads<X: IntElem, W: IntElem>(
     s: &Conv2dShape,
     par: bool,
 ) {
-    use super::quads::{quads_product, Fix};
+    use self::x86::{quads_product, Fix};
     let (patch, plane) = (s.patch_len(), s.out_plane());
     let kq = patch.div_ceil(4);
     let (cpg, opg) = (s.c_in_g(), s.c_out_g());

@@ -7,16 +7,16 @@
 //! computed here by hand, independently of the reference.
 //!
 //! On a CPU with AVX-512 VNNI the kernel runs its VNNI tile; the portable
-//! tile (`tile_portable`) is private to `qlinear_conv.rs` and runs here
+//! tile (`tile_portable`) is private to `qlinear_conv` and runs here
 //! only on CPUs without VNNI.
 
 use rlx_core::qconv::{pack_qconv_filter, qconv_filter_len, qconv_scratch_bytes, QCONV_IN_QUAD, QCONV_OUT_BLOCK};
 
-use super::body::body_count;
-use super::qlinear_conv::qlinear_conv2d_body;
-use super::tests::bytes;
-use super::*;
+use super::qlinear_conv2d_body;
 use crate::kernels::conv::Conv2dShape;
+use crate::kernels::quant::body::body_count;
+use crate::kernels::quant::tests::bytes;
+use crate::kernels::quant::*;
 
 fn signed(v: &[u8]) -> Vec<i8> {
     v.iter().map(|&b| b as i8).collect()
@@ -28,7 +28,7 @@ fn signed(v: &[u8]) -> Vec<i8> {
 fn shape(d: [usize; 13], trail: [usize; 2]) -> Conv2dShape {
     let mut with_groups = [1; 14];
     with_groups[..13].copy_from_slice(&d);
-    super::tests_conv::shape(with_groups, trail)
+    crate::kernels::quant::int_conv::tests::shape(with_groups, trail)
 }
 
 /// The requantization operands of one call.
@@ -423,7 +423,7 @@ fn qlinear_conv_timing() {
             continue;
         }
         let trail = [d[9], d[10]];
-        let s = super::tests_conv::shape(d, trail);
+        let s = crate::kernels::quant::int_conv::tests::shape(d, trail);
         let x = bytes(s.n * s.c_in * s.h * s.w_in, 7);
         let w = signed(&bytes(s.c_out * s.c_in_g() * s.kh * s.kw, 8));
         let packed = pack_qconv_filter(&w, s.c_out, s.c_in_g(), s.kh, s.kw);

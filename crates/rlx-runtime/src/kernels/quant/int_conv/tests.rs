@@ -5,14 +5,14 @@
 
 use rlx_core::plan::{int_conv2d_direct, int_conv2d_scratch_bytes};
 
-use super::tests::bytes;
-use super::*;
 use crate::kernels::conv::Conv2dShape;
+use crate::kernels::quant::tests::bytes;
+use crate::kernels::quant::*;
 
 /// A shape from `[n, c_in, h, w_in, c_out, kh, kw, sh, sw, ph, pw, dh, dw,
 /// groups]`, the output sizes by ONNX's rule with trailing padding
 /// `trail` (per axis).
-pub(super) fn shape(d: [usize; 14], trail: [usize; 2]) -> Conv2dShape {
+pub(crate) fn shape(d: [usize; 14], trail: [usize; 2]) -> Conv2dShape {
     let [n, c_in, h, w_in, c_out, kh, kw, sh, sw, ph, pw, dh, dw, groups] = d;
     let out = |len: usize, k: usize, s: usize, p: usize, t: usize, dil: usize| {
         let ext = (k - 1) * dil + 1;
@@ -56,8 +56,8 @@ fn check<X: IntElem, W: IntElem>(s: &Conv2dShape, x: &[X], w: &[W], zx: Option<X
         int_conv2d(sp, x.as_ptr(), w.as_ptr(), zx_ptr, zw_ptr, got.as_mut_ptr(), s, zw.len(), false);
         int_conv2d(sp, x.as_ptr(), w.as_ptr(), zx_ptr, zw_ptr, split.as_mut_ptr(), s, zw.len(), true);
         if !int_conv2d_direct(s) {
-            conv::int_conv2d_pairs(sp, x.as_ptr(), w.as_ptr(), zx_ptr, zw_ptr, pairs.as_mut_ptr(), s, zw.len(), false);
-            conv::int_conv2d_pairs(
+            super::int_conv2d_pairs(sp, x.as_ptr(), w.as_ptr(), zx_ptr, zw_ptr, pairs.as_mut_ptr(), s, zw.len(), false);
+            super::int_conv2d_pairs(
                 sp,
                 x.as_ptr(),
                 w.as_ptr(),

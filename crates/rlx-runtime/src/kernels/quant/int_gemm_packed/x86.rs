@@ -18,7 +18,7 @@
 use std::arch::x86_64::*;
 use std::ops::Range;
 
-use super::qgemm::{Product, Store, LANES, QUAD_BYTES};
+use super::{Product, Store, LANES, QUAD_BYTES};
 
 /// Rows per tile.
 pub(super) const ROWS: usize = 8;
@@ -184,12 +184,6 @@ unsafe fn store(p: &Product, r: usize, j: usize, acc: __m512i) {
 
 /// Rows per AVX-VNNI tile.
 pub(super) const AVX_VNNI_ROWS: usize = 6;
-
-/// Whether this CPU has AVX-VNNI (and AVX2; detected once).
-pub(super) fn has_avx_vnni() -> bool {
-    static DETECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *DETECTED.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("avxvnni"))
-}
 
 /// Rows `rows` times blocks `blocks` on AVX-VNNI, tiles of up to 6 rows
 /// by one block.

@@ -10,6 +10,9 @@
 //! exact, and the only order-dependent bits (the sign of a zero, a NaN's
 //! payload) are erased by the widening to include 0.
 
+#[cfg(test)]
+mod tests;
+
 use crate::kernels::reduce::scalar::{max_nan, min_nan};
 use crate::kernels::reduce::SendPtr;
 use crate::math::{max_f32, min_f32, round};

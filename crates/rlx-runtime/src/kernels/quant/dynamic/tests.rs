@@ -1,7 +1,7 @@
 //! `DynamicQuantize` against its reference (serial and split) and the
 //! spec's formulas written out, over awkward lengths and values.
 
-use super::*;
+use crate::kernels::quant::*;
 
 /// Runs the kernel serial and split and the reference; asserts all three
 /// agree on every output byte and the scale's bits; returns them.

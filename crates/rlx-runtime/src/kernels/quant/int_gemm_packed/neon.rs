@@ -10,7 +10,7 @@
 //! the entry hands it a [`Product`] whose `flip` turns a u8 `a` into i8
 //! (`a - 128`) and leaves an i8 one as it is, with `a_zero` shifted alike;
 //! the store's correction `a_zero * w_sums[j]` is shift-invariant in the
-//! same way (`qgemm.rs`), so the sums are the other bodies' bit for bit.
+//! same way (`mod.rs`), so the sums are the other bodies' bit for bit.
 //!
 //! The `sdot` intrinsics are not stable Rust (`stdarch_neon_dotprod`), so
 //! the instruction is written as inline assembly, one per multiply-add.
@@ -28,18 +28,12 @@ use std::arch::aarch64::*;
 use std::arch::asm;
 use std::ops::Range;
 
-use super::qgemm::{Product, Store, LANES, QUAD_BYTES};
+use super::{Product, Store, LANES, QUAD_BYTES};
 
 /// Rows per tile.
 const ROWS: usize = 4;
 /// Vectors of 4 i32 lanes per weight block.
 const VECTORS: usize = LANES / 4;
-
-/// Whether this CPU has NEON's dot-product instructions (detected once).
-pub(super) fn has_dotprod() -> bool {
-    static DETECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *DETECTED.get_or_init(|| std::arch::is_aarch64_feature_detected!("dotprod"))
-}
 
 /// `acc[l] += sum over t of w[4 l + t] * a[4 I + t]`, as i8 times i8 in
 /// i32 (`sdot` by element: lane `I` of `a` broadcast).

@@ -7,10 +7,10 @@
 //! block of 16 columns and quad of 4 k, 16 lanes of 4 i8. The inner step
 //! broadcasts one quad of a row of `a` (4 u8, one 32-bit word) and
 //! multiplies it by a block's 64 weight bytes into 16 i32 lanes
-//! (`vpdpbusd`, u8 times i8; `qgemm_x86.rs`). An i8 `a` is shifted into u8
+//! (`vpdpbusd`, u8 times i8; `x86.rs`). An i8 `a` is shifted into u8
 //! (`a + 128`: one xor of the word), and its zero point with it. On
 //! aarch64 with the dot-product extension the same step is one `sdot` by
-//! element (i8 times i8; `qgemm_neon.rs`), with `a` shifted into i8.
+//! element (i8 times i8; `neon.rs`), with `a` shifted into i8.
 //!
 //! The zero points come in once per output, at the store:
 //! `sum (a - za)(w - zw[j]) = sum a w - za * w_sums[j] - zw[j] * (row_sum
@@ -21,6 +21,13 @@
 //! (`CastI32ToF32`, the scale's `Mul`, the bias' `Add`), lane by lane.
 
 use rlx_core::qconv::{QCONV_IN_QUAD, QCONV_OUT_BLOCK};
+
+#[cfg(target_arch = "aarch64")]
+mod neon;
+#[cfg(test)]
+mod tests;
+#[cfg(target_arch = "x86_64")]
+mod x86;
 
 use super::body::Body;
 use super::IntElem;
@@ -236,9 +243,9 @@ pub(super) unsafe fn int_gemm_packed_body<A: IntElem>(
 fn task_shape(body: Body) -> (usize, usize) {
     match body {
         #[cfg(target_arch = "x86_64")]
-        Body::Vnni => (super::qgemm_x86::ROWS, super::qgemm_x86::BLOCKS),
+        Body::Vnni => (x86::ROWS, x86::BLOCKS),
         #[cfg(target_arch = "x86_64")]
-        Body::AvxVnni => (2 * super::qgemm_x86::AVX_VNNI_ROWS, 1),
+        Body::AvxVnni => (2 * x86::AVX_VNNI_ROWS, 1),
         #[cfg(target_arch = "x86_64")]
         Body::Avx2 => (4, 1),
         #[cfg(target_arch = "aarch64")]
@@ -356,15 +363,15 @@ unsafe fn product<A: IntElem>(
             unsafe {
                 match body {
                     #[cfg(target_arch = "x86_64")]
-                    Body::Vnni => super::qgemm_x86::task_vnni(&p, rows, blocks),
+                    Body::Vnni => x86::task_vnni(&p, rows, blocks),
                     #[cfg(target_arch = "x86_64")]
-                    Body::AvxVnni => super::qgemm_x86::task_avx_vnni(&p, rows, blocks),
+                    Body::AvxVnni => x86::task_avx_vnni(&p, rows, blocks),
                     #[cfg(target_arch = "x86_64")]
-                    Body::Avx2 => super::qgemm_x86::task_avx2(&p, rows, blocks),
+                    Body::Avx2 => x86::task_avx2(&p, rows, blocks),
                     #[cfg(target_arch = "aarch64")]
-                    Body::Dot => super::qgemm_neon::task_dot(&p, rows, blocks),
+                    Body::Dot => neon::task_dot(&p, rows, blocks),
                     #[cfg(target_arch = "aarch64")]
-                    Body::Neon => super::qgemm_neon::task_neon(&p, rows, blocks),
+                    Body::Neon => neon::task_neon(&p, rows, blocks),
                     Body::Portable => task_portable(&p, rows, blocks),
                 }
             }

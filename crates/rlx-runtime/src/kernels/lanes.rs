@@ -1,26 +1,35 @@
-//! One vector interface over 8 lanes (AVX2+FMA, `__m256`) and 16 lanes
-//! (AVX-512F, `__m512`), so each transcendental activation in
-//! [`super::transcendental`] is written once and both widths run the same
-//! IEEE operations in the same order lane for lane: the AVX-512 form gives
-//! the AVX2 form's bits for every input.
+//! One vector interface over 8 lanes (AVX2+FMA, `__m256`), 16 lanes
+//! (AVX-512F, `__m512`) and 4 lanes (NEON, `float32x4_t`), so the vector
+//! math on it ([`super::vexp`], the transcendental activations) is written
+//! once and every width runs the same IEEE operations in the same order
+//! lane for lane: the AVX-512 form gives the AVX2 form's bits for every
+//! input, and the NEON form the same bits wherever the operations agree.
 //!
 //! Every method maps to one instruction (or a fixed short sequence) with
-//! the same semantics at both widths: `min`/`max` return the second
-//! operand when either is NaN (x86's `minps`/`maxps`), comparisons are
-//! ordered (false on NaN), `round` is round-to-nearest-even.
+//! the same semantics at every width: comparisons are ordered (false on
+//! NaN), `round` is round-to-nearest-even, `fma`/`fnma`/`fms` round once.
+//! `min`/`max` are x86's `minps`/`maxps` on x86 (the second operand when
+//! either is NaN) and NEON's `fmin`/`fmax` on NEON (NaN when either is,
+//! one instruction, not a compare and select): both agree when the
+//! operand that may be NaN comes second, as in `splat(lo).max(x)`, and
+//! for non-NaN operands other than a pair of zeros of different sign.
 
+// On aarch64 only the softmax uses lanes, not every operation.
+#![cfg_attr(target_arch = "aarch64", allow(dead_code))]
+
+#[cfg(target_arch = "aarch64")]
+use std::arch::aarch64::*;
+#[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
-
-use crate::kernels::vexp::{horner16, horner8, times_pow2_16, times_pow2_8};
 
 /// A vector of f32 lanes and the operations the activations use.
 ///
 /// # Safety
 /// Every method may only run where the width's target features are
-/// enabled: AVX2 and FMA for `__m256`, AVX-512F for `__m512`. The methods
-/// are `#[inline(always)]` so they are compiled into the
-/// `#[target_feature]` map that calls them.
-pub(super) trait Lanes: Copy {
+/// enabled: AVX2 and FMA for `__m256`, AVX-512F for `__m512`, NEON for
+/// `float32x4_t`. The methods are `#[inline(always)]` so they are compiled
+/// into the `#[target_feature]` function that calls them.
+pub(crate) trait Lanes: Copy {
     /// A lane mask, as the comparisons return it.
     type Mask: Copy;
     /// Lanes per vector.
@@ -50,12 +59,17 @@ pub(super) trait Lanes: Copy {
     /// # Safety
     /// As [`Lanes::splat`].
     unsafe fn fnma(self, b: Self, c: Self) -> Self;
-    /// `self < b ? self : b` per lane (`b` on NaN).
+    /// `self * b - c`, rounded once.
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn fms(self, b: Self, c: Self) -> Self;
+    /// `self < b ? self : b` per lane (NaN: see the module docs).
     ///
     /// # Safety
     /// As [`Lanes::splat`].
     unsafe fn min(self, b: Self) -> Self;
-    /// `self > b ? self : b` per lane (`b` on NaN).
+    /// `self > b ? self : b` per lane (NaN: see the module docs).
     ///
     /// # Safety
     /// As [`Lanes::splat`].
@@ -65,6 +79,11 @@ pub(super) trait Lanes: Copy {
     /// # Safety
     /// As [`Lanes::splat`].
     unsafe fn abs(self) -> Self;
+    /// The sign bit flipped.
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn neg(self) -> Self;
     /// `self` with the sign bit of `x` or-ed in.
     ///
     /// # Safety
@@ -75,8 +94,10 @@ pub(super) trait Lanes: Copy {
     /// # Safety
     /// As [`Lanes::splat`].
     unsafe fn round(self) -> Self;
-    /// `self * 2^n` for integral `n` in `[-252, 254]`, rounded once
-    /// (`vexp::times_pow2_8`).
+    /// `self * 2^n` for integral `n` in `[-252, 254]`: `2^n` as two
+    /// normal factors `2^n1 * 2^n2` (`n1 = n >> 1`), applied one after the
+    /// other, so neither overflows the exponent field and a subnormal
+    /// result is rounded once, by the last product.
     ///
     /// # Safety
     /// As [`Lanes::splat`].
@@ -101,6 +122,11 @@ pub(super) trait Lanes: Copy {
     /// # Safety
     /// As [`Lanes::splat`].
     unsafe fn ge(self, b: Self) -> Self::Mask;
+    /// `self == b` (false on NaN, so `x.eq(x)` is "not NaN").
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn eq(self, b: Self) -> Self::Mask;
     /// `m ? t : f` per lane.
     ///
     /// # Safety
@@ -124,16 +150,73 @@ pub(super) trait Lanes: Copy {
     unsafe fn store(self, p: *mut f32);
 }
 
+/// Horner evaluation of `c` (highest degree first) at `v`, 8 lanes.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn horner8<const N: usize>(c: &[f32; N], v: __m256) -> __m256 {
+    let mut p = _mm256_set1_ps(c[0]);
+    for &k in &c[1..] {
+        p = _mm256_fmadd_ps(p, v, _mm256_set1_ps(k));
+    }
+    p
+}
+
+/// [`horner8`] on 16 lanes.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn horner16<const N: usize>(c: &[f32; N], v: __m512) -> __m512 {
+    let mut p = _mm512_set1_ps(c[0]);
+    for &k in &c[1..] {
+        p = _mm512_fmadd_ps(p, v, _mm512_set1_ps(k));
+    }
+    p
+}
+
+/// `v * 2^n` for integral `n` in `[-252, 254]`, 8 lanes: `2^n` as two
+/// normal factors `2^n1 * 2^n2` (`n1 = n >> 1`), applied one after the
+/// other, so neither overflows the exponent field and a subnormal result
+/// is rounded once, by the last product.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn times_pow2_8(v: __m256, n: __m256) -> __m256 {
+    let ni = _mm256_cvtps_epi32(n);
+    let n1 = _mm256_srai_epi32::<1>(ni);
+    let n2 = _mm256_sub_epi32(ni, n1);
+    let bias = _mm256_set1_epi32(127);
+    let s1 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n1, bias)));
+    let s2 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(n2, bias)));
+    _mm256_mul_ps(_mm256_mul_ps(v, s1), s2)
+}
+
+/// [`times_pow2_8`] on 16 lanes.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn times_pow2_16(v: __m512, n: __m512) -> __m512 {
+    let ni = _mm512_cvtps_epi32(n);
+    let n1 = _mm512_srai_epi32::<1>(ni);
+    let n2 = _mm512_sub_epi32(ni, n1);
+    let bias = _mm512_set1_epi32(127);
+    let s1 = _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(n1, bias)));
+    let s2 = _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(n2, bias)));
+    _mm512_mul_ps(_mm512_mul_ps(v, s1), s2)
+}
+
 /// Lanes `< n` set, for the AVX2 masked tail.
 ///
 /// # Safety
 /// AVX2 enabled.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn mask8(n: usize) -> __m256i {
     // SAFETY: register-only AVX2 intrinsics; the caller runs with AVX2.
     unsafe { _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)) }
 }
 
+#[cfg(target_arch = "x86_64")]
 impl Lanes for __m256 {
     type Mask = __m256;
     const N: usize = 8;
@@ -173,6 +256,11 @@ impl Lanes for __m256 {
         unsafe { _mm256_fnmadd_ps(self, b, c) }
     }
     #[inline(always)]
+    unsafe fn fms(self, b: Self, c: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_fmsub_ps(self, b, c) }
+    }
+    #[inline(always)]
     unsafe fn min(self, b: Self) -> Self {
         // SAFETY: AVX2 and FMA enabled (the trait's contract).
         unsafe { _mm256_min_ps(self, b) }
@@ -186,6 +274,11 @@ impl Lanes for __m256 {
     unsafe fn abs(self) -> Self {
         // SAFETY: AVX2 and FMA enabled (the trait's contract).
         unsafe { _mm256_andnot_ps(_mm256_set1_ps(-0.0), self) }
+    }
+    #[inline(always)]
+    unsafe fn neg(self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_xor_ps(self, _mm256_set1_ps(-0.0)) }
     }
     #[inline(always)]
     unsafe fn or_sign_of(self, x: Self) -> Self {
@@ -223,6 +316,11 @@ impl Lanes for __m256 {
         unsafe { _mm256_cmp_ps::<_CMP_GE_OQ>(self, b) }
     }
     #[inline(always)]
+    unsafe fn eq(self, b: Self) -> Self {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { _mm256_cmp_ps::<_CMP_EQ_OQ>(self, b) }
+    }
+    #[inline(always)]
     unsafe fn select(m: Self, t: Self, f: Self) -> Self {
         // SAFETY: AVX2 and FMA enabled (the trait's contract).
         unsafe { _mm256_blendv_ps(f, t, m) }
@@ -251,12 +349,14 @@ impl Lanes for __m256 {
 
 /// `a op b` on the bits of two vectors (`vandps`/`vorps` on 512 bits need
 /// AVX-512DQ; the integer forms are F).
+#[cfg(target_arch = "x86_64")]
 macro_rules! bits512 {
     ($op:ident, $a:expr, $b:expr) => {
         _mm512_castsi512_ps($op(_mm512_castps_si512($a), _mm512_castps_si512($b)))
     };
 }
 
+#[cfg(target_arch = "x86_64")]
 impl Lanes for __m512 {
     type Mask = __mmask16;
     const N: usize = 16;
@@ -296,6 +396,11 @@ impl Lanes for __m512 {
         unsafe { _mm512_fnmadd_ps(self, b, c) }
     }
     #[inline(always)]
+    unsafe fn fms(self, b: Self, c: Self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_fmsub_ps(self, b, c) }
+    }
+    #[inline(always)]
     unsafe fn min(self, b: Self) -> Self {
         // SAFETY: AVX-512F enabled (the trait's contract).
         unsafe { _mm512_min_ps(self, b) }
@@ -309,6 +414,11 @@ impl Lanes for __m512 {
     unsafe fn abs(self) -> Self {
         // SAFETY: AVX-512F enabled (the trait's contract).
         unsafe { bits512!(_mm512_and_si512, self, _mm512_castsi512_ps(_mm512_set1_epi32(i32::MAX))) }
+    }
+    #[inline(always)]
+    unsafe fn neg(self) -> Self {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { bits512!(_mm512_xor_si512, self, _mm512_castsi512_ps(_mm512_set1_epi32(i32::MIN))) }
     }
     #[inline(always)]
     unsafe fn or_sign_of(self, x: Self) -> Self {
@@ -349,6 +459,11 @@ impl Lanes for __m512 {
         unsafe { _mm512_cmp_ps_mask::<_CMP_GE_OQ>(self, b) }
     }
     #[inline(always)]
+    unsafe fn eq(self, b: Self) -> __mmask16 {
+        // SAFETY: AVX-512F enabled (the trait's contract).
+        unsafe { _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(self, b) }
+    }
+    #[inline(always)]
     unsafe fn select(m: __mmask16, t: Self, f: Self) -> Self {
         // SAFETY: AVX-512F enabled (the trait's contract).
         unsafe { _mm512_mask_blend_ps(m, f, t) }
@@ -375,11 +490,173 @@ impl Lanes for __m512 {
     }
 }
 
-/// One activation's vector form, at any width. A trait rather than a
+#[cfg(target_arch = "aarch64")]
+impl Lanes for float32x4_t {
+    type Mask = uint32x4_t;
+    const N: usize = 4;
+    #[inline(always)]
+    unsafe fn splat(v: f32) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vdupq_n_f32(v) }
+    }
+    #[inline(always)]
+    unsafe fn add(self, b: Self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vaddq_f32(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn sub(self, b: Self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vsubq_f32(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn mul(self, b: Self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vmulq_f32(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn div(self, b: Self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vdivq_f32(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn fma(self, b: Self, c: Self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vfmaq_f32(c, self, b) }
+    }
+    #[inline(always)]
+    unsafe fn fnma(self, b: Self, c: Self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vfmsq_f32(c, self, b) }
+    }
+    #[inline(always)]
+    unsafe fn fms(self, b: Self, c: Self) -> Self {
+        // `-c + self * b`: one rounding, and an exact cancellation gives +0
+        // as `self * b - c` does.
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vfmaq_f32(vnegq_f32(c), self, b) }
+    }
+    #[inline(always)]
+    unsafe fn min(self, b: Self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vminq_f32(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn max(self, b: Self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vmaxq_f32(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn abs(self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vabsq_f32(self) }
+    }
+    #[inline(always)]
+    unsafe fn neg(self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vnegq_f32(self) }
+    }
+    #[inline(always)]
+    unsafe fn or_sign_of(self, x: Self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe {
+            let sign = vandq_u32(vreinterpretq_u32_f32(x), vdupq_n_u32(1 << 31));
+            vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(self), sign))
+        }
+    }
+    #[inline(always)]
+    unsafe fn round(self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vrndnq_f32(self) }
+    }
+    #[inline(always)]
+    unsafe fn pow2(self, n: Self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe {
+            // `n` is integral, so truncating is exact.
+            let ni = vcvtq_s32_f32(n);
+            let n1 = vshrq_n_s32::<1>(ni);
+            let n2 = vsubq_s32(ni, n1);
+            let bias = vdupq_n_s32(127);
+            let s1 = vreinterpretq_f32_s32(vshlq_n_s32::<23>(vaddq_s32(n1, bias)));
+            let s2 = vreinterpretq_f32_s32(vshlq_n_s32::<23>(vaddq_s32(n2, bias)));
+            vmulq_f32(vmulq_f32(self, s1), s2)
+        }
+    }
+    #[inline(always)]
+    unsafe fn horner<const K: usize>(self, c: &[f32; K]) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe {
+            let mut p = vdupq_n_f32(c[0]);
+            for &k in &c[1..] {
+                p = vfmaq_f32(vdupq_n_f32(k), p, self);
+            }
+            p
+        }
+    }
+    #[inline(always)]
+    unsafe fn lt(self, b: Self) -> uint32x4_t {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vcltq_f32(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn gt(self, b: Self) -> uint32x4_t {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vcgtq_f32(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn ge(self, b: Self) -> uint32x4_t {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vcgeq_f32(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn eq(self, b: Self) -> uint32x4_t {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vceqq_f32(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn select(m: uint32x4_t, t: Self, f: Self) -> Self {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe { vbslq_f32(m, t, f) }
+    }
+    #[inline(always)]
+    unsafe fn load_part(p: *const f32, n: usize) -> Self {
+        // No masked loads on NEON: through a zeroed buffer.
+        let mut buf = [0.0f32; 4];
+        // SAFETY: `p` readable for `n < 4` f32 (the caller's extent); NEON
+        // enabled (the trait's contract).
+        unsafe {
+            std::ptr::copy_nonoverlapping(p, buf.as_mut_ptr(), n);
+            vld1q_f32(buf.as_ptr())
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_part(self, p: *mut f32, n: usize) {
+        let mut buf = [0.0f32; 4];
+        // SAFETY: `p` writable for `n < 4` f32 (the caller's extent); NEON
+        // enabled (the trait's contract).
+        unsafe {
+            vst1q_f32(buf.as_mut_ptr(), self);
+            std::ptr::copy_nonoverlapping(buf.as_ptr(), p, n);
+        }
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self {
+        // SAFETY: NEON enabled (the trait's contract); the extent is the caller's.
+        unsafe { vld1q_f32(p) }
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut f32) {
+        // SAFETY: NEON enabled (the trait's contract); the extent is the caller's.
+        unsafe { vst1q_f32(p, self) }
+    }
+}
+
+/// One elementwise vector form, at any width. A trait rather than a
 /// closure: closures do not inherit the `#[target_feature]`s of the map
 /// they are passed to, and neither get inlined nor let the intrinsics
 /// inside them be; `#[inline(always)]` methods all the way down do.
-pub(super) trait Form {
+pub(crate) trait Form {
     /// The form of 1 vector.
     ///
     /// # Safety
@@ -396,7 +673,7 @@ pub(super) trait Form {
 /// `V`'s target features are enabled; `src` readable and `dst` writable
 /// for `len` f32; `dst == src` or no overlap.
 #[inline(always)]
-pub(super) unsafe fn map<V: Lanes, F: Form>(src: *const f32, dst: *mut f32, len: usize, f: &F) {
+pub(crate) unsafe fn map<V: Lanes, F: Form>(src: *const f32, dst: *mut f32, len: usize, f: &F) {
     let mut i = 0;
     while i + V::N <= len {
         // SAFETY: `i + N <= len` keeps the block inside both extents; each

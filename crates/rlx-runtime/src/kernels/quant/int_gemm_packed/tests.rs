@@ -3,10 +3,10 @@
 
 use rlx_core::qconv::{pack_qgemm_weight, qgemm_column_sums};
 
-use super::body::body_count;
-use super::qgemm::{int_gemm_packed_body, Store};
-use super::tests::bytes;
-use super::*;
+use super::{int_gemm_packed_body, Store};
+use crate::kernels::quant::body::body_count;
+use crate::kernels::quant::tests::bytes;
+use crate::kernels::quant::*;
 
 /// The zero points of one case.
 #[derive(Clone, Copy, Debug)]

@@ -28,7 +28,7 @@
 use std::arch::aarch64::*;
 use std::arch::asm;
 
-use super::qlinear_conv::{Epilogue, Geometry, FILTER_STEP, TILE};
+use super::{Epilogue, Geometry, FILTER_STEP, TILE};
 use rlx_core::qconv::QCONV_IN_QUAD;
 
 /// Pixels per step, one-group or depthwise.

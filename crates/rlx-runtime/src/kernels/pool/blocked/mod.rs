@@ -11,8 +11,8 @@
 //! A global pooling (one output per plane) folds [`GROUP`] planes at once,
 //! so the add (or compare) chains overlap.
 
+use crate::kernels::variants::variants;
 use std::ops::Range;
-use std::sync::OnceLock;
 
 use rlx_core::blocked::{channel_blocks, CHANNEL_BLOCK};
 
@@ -34,39 +34,27 @@ type Lanes = [f32; L];
 type PlanesFn =
     unsafe fn(src: *const f32, dst: *mut f32, s: &Pool2dShape, kind: PoolKind, cip: bool, start: usize, len: usize);
 
-/// `(name, planes)` of every variant this CPU runs, best first; scalar last.
-#[cfg(test)]
-#[allow(clippy::vec_init_then_push)] // one push per target's variant
-fn variants() -> Vec<(&'static str, PlanesFn)> {
-    let mut v: Vec<(&'static str, PlanesFn)> = Vec::new();
-    #[cfg(target_arch = "x86_64")]
-    {
-        if is_x86_feature_detected!("avx512f") {
-            v.push(("avx512", avx512_planes));
-        }
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            v.push(("avx2", avx2_planes));
-        }
-    }
-    v.push(("scalar", scalar_planes));
-    v
+variants! {
+    /// The plane kernels, best first.
+    static PLANES_KERNELS: PlanesFn = [
+        #[cfg(target_arch = "x86_64")]
+        "avx512" if cpu::avx512f() => avx512_planes,
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => avx2_planes,
+        "scalar" => scalar_planes,
+    ];
 }
 
-/// The best variant, detected once per process (without allocating).
+/// `(name, planes)` of every variant this CPU runs, best first; scalar last.
+#[cfg(test)]
+fn variants() -> Vec<(&'static str, PlanesFn)> {
+    PLANES_KERNELS.supported()
+}
+
+/// The best variant, detected once per process.
+#[inline]
 fn planes_kernel() -> PlanesFn {
-    static K: OnceLock<PlanesFn> = OnceLock::new();
-    *K.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if is_x86_feature_detected!("avx512f") {
-                return avx512_planes;
-            }
-            if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-                return avx2_planes;
-            }
-        }
-        scalar_planes
-    })
+    *PLANES_KERNELS.best()
 }
 
 /// Pools every `(image, block)` plane of a blocked tensor; see the module
@@ -330,5 +318,4 @@ unsafe fn avx2_planes(
 }
 
 #[cfg(test)]
-#[path = "blocked_tests.rs"]
 mod tests;

@@ -25,7 +25,7 @@
 
 use std::arch::x86_64::*;
 
-use super::qlinear_conv::{x86::transpose16, x86::Bytes16, Epilogue, Geometry, FILTER_STEP, TILE};
+use super::{x86::transpose16, x86::Bytes16, Epilogue, Geometry, FILTER_STEP, TILE};
 use rlx_core::qconv::{QCONV_IN_QUAD, QCONV_OUT_BLOCK};
 
 /// Pixels per one-group step (the module's comment).

@@ -8,8 +8,8 @@
 //! channels as one 32-bit word. Then tiles of output pixels times blocks
 //! of 16 output channels (12 pixels times 2 blocks on AVX-512 VNNI, 16
 //! times 1 in the other bodies: AVX-VNNI and AVX2 in
-//! `qlinear_conv_avx2.rs`, NEON in `qlinear_conv_neon.rs`, the portable
-//! one here; `body.rs` picks one per call): per tap and quad of input channels, one
+//! `avx2.rs`, NEON in `neon.rs`, the portable
+//! one here; `body.rs` picks one per process): per tap and quad of input channels, one
 //! 64-byte filter vector per block times each pixel's broadcast word,
 //! added into 16 i32 lanes (`vpdpbusd`, u8 times i8), then the
 //! requantization in registers and a 16x16 byte transpose into the NCHW
@@ -27,6 +27,13 @@
 
 use rlx_core::blocked::PaddedPlane;
 use rlx_core::qconv::{qconv_image_channels, QCONV_IN_QUAD, QCONV_OUT_BLOCK};
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "aarch64")]
+mod neon;
+#[cfg(test)]
+mod tests;
 
 use super::body::Body;
 use super::requantize::requantize_one;
@@ -210,17 +217,13 @@ unsafe fn convolve(
                             x86::tile_vnni::<VNNI_ROWS, 1, false>(g, im, filter, [epilogue(first_block)], first, dst)
                         }
                         #[cfg(target_arch = "x86_64")]
-                        Body::Avx2 => super::qlinear_conv_avx2::tile(g, im, filter, &epilogue(first_block), first, dst),
+                        Body::Avx2 => avx2::tile(g, im, filter, &epilogue(first_block), first, dst),
                         #[cfg(target_arch = "x86_64")]
-                        Body::AvxVnni => {
-                            super::qlinear_conv_avx2::tile_avx_vnni(g, im, filter, &epilogue(first_block), first, dst)
-                        }
+                        Body::AvxVnni => avx2::tile_avx_vnni(g, im, filter, &epilogue(first_block), first, dst),
                         #[cfg(target_arch = "aarch64")]
-                        Body::Dot => super::qlinear_conv_neon::tile(g, im, filter, &epilogue(first_block), first, dst),
+                        Body::Dot => neon::tile(g, im, filter, &epilogue(first_block), first, dst),
                         #[cfg(target_arch = "aarch64")]
-                        Body::Neon => {
-                            super::qlinear_conv_neon::tile_neon(g, im, filter, &epilogue(first_block), first, dst)
-                        }
+                        Body::Neon => neon::tile_neon(g, im, filter, &epilogue(first_block), first, dst),
                         Body::Portable => tile_portable(g, im, filter, &epilogue(first_block), first, dst),
                     }
                 }
