@@ -37,7 +37,7 @@ pub enum BinaryPath {
 }
 
 /// The path of a `BinaryFull` thunk from its fields (`lhs_len`/`rhs_len`
-/// of 0 count as 1, as the seed did). With `out_dims` empty the flat form
+/// of 0 count as 1, so a schedule that leaves them 0 still broadcasts). With `out_dims` empty the flat form
 /// applies, else the shaped form; missing strides count as 0.
 pub fn binary_path(
     len: usize,

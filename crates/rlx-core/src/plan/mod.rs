@@ -43,9 +43,8 @@ pub fn packed_gemm_parallel(m: usize, k: usize, n: usize) -> bool {
 }
 
 /// Whether the byte ranges `[a, a + a_len)` and `[b, b + b_len)` share a
-/// byte. The seed's lesson: BLAS aliasing must compare ranges, not start
-/// pointers, because a planner may place an operand strictly inside the
-/// output.
+/// byte. BLAS aliasing must compare ranges, not start pointers, because
+/// a planner may place an operand strictly inside the output.
 pub fn ranges_overlap(a: usize, a_len: usize, b: usize, b_len: usize) -> bool {
     a_len > 0 && b_len > 0 && a < b + b_len && b < a + a_len
 }

@@ -10,10 +10,9 @@
 //! classifier see an identity permutation as one contiguous copy and an
 //! attention `[B, S, H, D] -> [B, H, S, D]` permute as rows of `D`.
 //!
-//! The seed interpreter wrapped every source index modulo `in_total`
-//! (`broadcast_src_index`). Here the validator instead checks at gen time
-//! that the largest index read is below `in_total`
-//! ([`transpose_reads_within`]), so kernels never wrap.
+//! Kernels never wrap a source index modulo `in_total`: the validator
+//! checks at gen time that the largest index read is below `in_total`
+//! ([`transpose_reads_within`]).
 
 use crate::operand::{Operand, Segment};
 

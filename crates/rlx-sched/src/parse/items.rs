@@ -158,7 +158,7 @@ pub(super) fn parse_thunk(
 }
 
 fn unknown_kind(name: &str, span: Span, memo: &mut suggest::Memo) -> Diagnostic {
-    if suggest::is_seed_only_kind(name) {
+    if suggest::is_unsupported_kind(name) {
         return Diagnostic::error(span, msg::unsupported_kind(name));
     }
     let d = Diagnostic::error(span, msg::unknown_kind(name));

@@ -7,7 +7,7 @@ use crate::thunk::ThunkKind;
 /// Thunk kinds that larger interpreters of the same thunk model offer
 /// (training, f64 and complex variants, solvers, ...) and the `.sched`
 /// format does not: naming one gets a clearer message than "unknown".
-const SEED_ONLY_KINDS: &[&str] = &[
+const UNSUPPORTED_KINDS: &[&str] = &[
     "ActivationBackward",
     "ActivationBackwardF64",
     "ActivationC64",
@@ -140,8 +140,8 @@ const SEED_ONLY_KINDS: &[&str] = &[
 ];
 
 /// Whether `name` is one of those known kinds missing from the table.
-pub(super) fn is_seed_only_kind(name: &str) -> bool {
-    SEED_ONLY_KINDS.contains(&name)
+pub(super) fn is_unsupported_kind(name: &str) -> bool {
+    UNSUPPORTED_KINDS.contains(&name)
 }
 
 /// The candidate closest to `word` by edit distance (ignoring case; a swap of neighbours is one edit), if
@@ -204,8 +204,8 @@ mod tests {
     }
 
     #[test]
-    fn seed_only_kinds_are_not_in_the_table() {
-        for name in SEED_ONLY_KINDS {
+    fn unsupported_kinds_are_not_in_the_table() {
+        for name in UNSUPPORTED_KINDS {
             assert!(ThunkKind::from_name(name).is_none(), "{name} is in the table");
         }
     }

@@ -20,8 +20,7 @@
 //! and the `w` keys before it). When `seq > kv_seq` the first queries see
 //! no key at all; their rows are zeros.
 //!
-//! Softcap comes BEFORE the mask (a deviation from the seed, which capped
-//! after masking): capping maps a masked `-inf` to `-softcap` and a masked
+//! Softcap comes BEFORE the mask, not after: capping after masking maps a masked `-inf` to `-softcap` and a masked
 //! `mask_neg_inf` to about `-softcap`, so masked keys would leak back into
 //! the softmax. Gemma 2, the model softcap exists for, caps the raw scores
 //! and adds the mask afterwards.

@@ -370,7 +370,7 @@ fn sliding_window() {
 fn custom_key_padding_mask_including_a_fully_padded_batch() {
     let mut c = Case::new(dense_shape(3, 4, 7, 2, 2, 8, 8, false), scores(MaskKind::Custom, 0.3), 24);
     // Batch 1 hides every key: all scores are mask_neg_inf, a finite
-    // value, so the row is uniform (the seed's behaviour).
+    // value, so the row is uniform (the masked scores stay finite).
     for j in 0..7 {
         c.mask[7 + j] = 0.0;
     }

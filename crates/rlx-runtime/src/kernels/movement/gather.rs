@@ -3,8 +3,8 @@
 //!
 //! Index rules, shared by both: a negative index counts from the end
 //! (`-1` is the last row); an index still outside `0..len` selects a zero
-//! row instead of reading out of bounds (the seed's choice, and the only
-//! one that never faults). f32 indices truncate toward zero with Rust's
+//! row instead of reading out of bounds (the only choice that never
+//! faults, whatever a run-time index holds). f32 indices truncate toward zero with Rust's
 //! saturating `as` (NaN gives 0, as the cast thunks do).
 
 use std::ptr;

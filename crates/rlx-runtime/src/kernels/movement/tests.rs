@@ -18,7 +18,7 @@ fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
     (0..n).map(|_| r.gen()).collect()
 }
 
-/// The seed's semantics, written out: output element `o` (row-major over
+/// The kind's definition, written out: output element `o` (row-major over
 /// `dims`) copies the `eb` bytes of input element `sum(c[d] * strides[d])`.
 fn naive_transpose(input: &[u8], dims: &[usize], strides: &[usize], eb: usize) -> Vec<u8> {
     let total: usize = dims.iter().product();

@@ -11,7 +11,7 @@
 //! PyTorch), which still excludes a ceil-mode overhang beyond the padding.
 //! A window with nothing to count gives 0.
 //!
-//! The seed's lesson (ChatterBox): 259 frames pooled with kernel and
+//! A case that matters in audio models: 259 frames pooled with kernel and
 //! stride 100 in ceil mode make 3 windows, the last holding 59 real
 //! frames; its mean divides by 59, not 100.
 //!

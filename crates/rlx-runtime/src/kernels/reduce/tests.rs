@@ -504,7 +504,7 @@ fn top_k_matches_stable_sort_with_ties_and_specials() {
 
 #[test]
 fn top_k_never_repeats_an_index_when_few_values_are_finite() {
-    // The seed re-selected index 0 here.
+    // A repeated argmax would re-select index 0 here.
     let x = [f32::NEG_INFINITY, f32::NEG_INFINITY, 1.0, f32::NEG_INFINITY];
     let (idx, _) = run_top_k(&x, 1, 4, 4, true, true);
     assert_eq!(idx, vec![2, 0, 1, 3]);

@@ -24,8 +24,8 @@ fn value_order(x: f32, y: f32) -> Ordering {
 ///
 /// Order: by value (NaN ranks above `+inf`, so it comes first for
 /// `largest` and last otherwise), equal values by lower index first (ONNX
-/// `TopK`). Every index appears at most once per row: the seed's repeated
-/// argmax re-selected index 0 once a row had fewer than `k` values above
+/// `TopK`). Every index appears at most once per row: a repeated argmax
+/// would re-select index 0 once a row had fewer than `k` values above
 /// `-inf`; here a row is ranked as a whole (a partial selection, then a
 /// sort of the first `k`), so `-inf` and NaN entries are ranked like any
 /// other. Rows run serially (they share the scratch).

@@ -54,7 +54,10 @@ fn other_kinds_never_overlap() {
         &["`inputs[1]` overlaps the output `dst`"],
     );
     // A cast that changes the element size cannot run in place.
-    assert_one_error(&body("Cast { src: @1024, dst: @1024, len: 4, from: f32, to: f16 }"), &["Cast does not run in place"]);
+    assert_one_error(
+        &body("Cast { src: @1024, dst: @1024, len: 4, from: f32, to: f16 }"),
+        &["Cast does not run in place"],
+    );
 }
 
 #[test]
