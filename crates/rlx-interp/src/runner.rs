@@ -50,7 +50,7 @@ impl<'w> Interpreter<'w> {
             return Err(InterpError::WeightsTooShort { needed, given: weights.len() });
         }
         let align = rlx_runtime::weights::DATA_ALIGN;
-        if needed > 0 && weights.as_ptr() as usize % align != 0 {
+        if needed > 0 && !(weights.as_ptr() as usize).is_multiple_of(align) {
             return Err(InterpError::MisalignedWeights { align });
         }
         let calls: Vec<_> = schedule.nodes().iter().map(|n| rlx_core::lower(&n.thunk, &schedule.params())).collect();
