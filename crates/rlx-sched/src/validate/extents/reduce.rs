@@ -38,7 +38,7 @@ impl<O> Extents<O> for ArgReduce<O> {
 }
 
 /// A running sum or product: `op` `add` or `mul`, elements f32 or i64
-/// (`dtype`), in place allowed as for `Cumsum`.
+/// (`dtype`), in place allowed (`dst == src`).
 impl<O> Extents<O> for Cumulative<O> {
     fn rules<'a>(&'a self, r: &mut Rules<'a, O>) {
         let Cumulative { src, dst, outer, axis_dim, inner, op, dtype, exclusive: _, reverse: _ } = self;
