@@ -1,6 +1,6 @@
-//! Spellings the parser still accepts for kinds that became part of a
-//! more general one: each is read as its general kind with fields renamed
-//! and fixed. The canonical printer writes the general kind, so a file
+//! Older spellings the parser accepts for operations a general kind
+//! covers: each is read as its general kind with fields renamed and
+//! fixed. The canonical printer writes the general kind, so a file
 //! that uses an alias reprints in the general spelling; the generated code
 //! and its bits are the same either way (`docs/sched-format.md`, "Kind
 //! aliases").
