@@ -89,6 +89,45 @@ impl<O> crate::thunk::BlockedConv2DHalf<O> {
     }
 }
 
+impl<O> crate::thunk::Resize<O> {
+    /// The resize's geometry and sampling rule, as its kernel takes them.
+    pub fn shape(&self) -> ResizeShape {
+        let crate::thunk::Resize {
+            outer,
+            in_len,
+            out_len,
+            inner,
+            scale,
+            by_size,
+            mode,
+            coord,
+            cubic_a,
+            exclude_outside,
+            antialias,
+            roi_start,
+            roi_end,
+            extrapolation,
+            ..
+        } = *self;
+        ResizeShape {
+            outer,
+            in_len,
+            out_len,
+            inner,
+            scale,
+            by_size,
+            mode,
+            coord,
+            cubic_a,
+            exclude_outside,
+            antialias,
+            roi_start,
+            roi_end,
+            extrapolation,
+        }
+    }
+}
+
 impl<O> crate::thunk::Attention<O> {
     /// The attention's geometry.
     pub fn shape(&self) -> AttentionShape {

@@ -9,7 +9,6 @@ use crate::operand::{Operand, Params};
 use crate::plan::{
     copy_parallel, narrow_parallel, parallel, resize_parallel, resize_scratch_bytes, transpose_path, TransposePath,
 };
-use crate::shapes::ResizeShape;
 use crate::thunk::{
     Concat, Copy, CopyF64, CopyI64, FromBlocked, Gather, GatherAxis, KvAppend, KvWrite, Narrow, Nop, Resize, ToBlocked,
     Transpose,
@@ -160,43 +159,10 @@ impl Lower for KvWrite<Operand> {
 
 impl Lower for Resize<Operand> {
     fn lower(&self, _: &Params) -> Option<K> {
-        let Resize {
-            src,
-            dst,
-            outer,
-            in_len,
-            out_len,
-            inner,
-            scale,
-            by_size,
-            mode,
-            coord,
-            cubic_a,
-            exclude_outside,
-            antialias,
-            roi_start,
-            roi_end,
-            extrapolation,
-        } = *self;
-        let shape = ResizeShape {
-            outer,
-            in_len,
-            out_len,
-            inner,
-            scale,
-            by_size,
-            mode,
-            coord,
-            cubic_a,
-            exclude_outside,
-            antialias,
-            roi_start,
-            roi_end,
-            extrapolation,
-        };
+        let shape = self.shape();
         let scratch = resize_scratch_bytes(&shape);
         let par = resize_parallel(&shape);
-        Some(K::ResizeF32 { src, dst, shape, scratch, par })
+        Some(K::ResizeF32 { src: self.src, dst: self.dst, shape, scratch, par })
     }
 }
 

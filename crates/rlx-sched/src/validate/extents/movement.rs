@@ -4,7 +4,6 @@
 
 use rlx_core::blocked::{channel_blocks, CHANNEL_BLOCK};
 use rlx_core::plan::{resize_axis_scale, resize_scratch_bytes_checked, resize_taps, resize_weighted};
-use rlx_core::shapes::ResizeShape;
 
 use super::{max_index, product, Extents, Rules};
 use crate::dtype::DType;
@@ -47,13 +46,12 @@ impl<O> Extents<O> for Resize<O> {
             scale,
             by_size,
             mode,
-            coord,
             cubic_a,
             exclude_outside,
             antialias,
             roi_start,
             roi_end,
-            extrapolation,
+            ..
         } = self;
         r.require(*by_size || (scale.is_finite() && *scale > 0.0), "scale", || {
             format!("`scale` is {scale}; it must be positive and finite (or `by_size: true`)")
@@ -67,22 +65,7 @@ impl<O> Extents<O> for Resize<O> {
         r.require(!*exclude_outside || linear_or_cubic, "exclude_outside", || {
             messages::resize_nearest_field("exclude_outside", *mode)
         });
-        let shape = ResizeShape {
-            outer: *outer,
-            in_len: *in_len,
-            out_len: *out_len,
-            inner: *inner,
-            scale: *scale,
-            by_size: *by_size,
-            mode: *mode,
-            coord: *coord,
-            cubic_a: *cubic_a,
-            exclude_outside: *exclude_outside,
-            antialias: *antialias,
-            roi_start: *roi_start,
-            roi_end: *roi_end,
-            extrapolation: *extrapolation,
-        };
+        let shape = self.shape();
         let scale_ok = *by_size || (scale.is_finite() && *scale > 0.0);
         if scale_ok && *out_len > 0 && *in_len > 0 && resize_weighted(*mode, *antialias) {
             let s = resize_axis_scale(*in_len, *out_len, *scale, *by_size);
