@@ -5,9 +5,7 @@
 //! at most 8 products of values <= ~1, so f32 rounding stays ~1e-6: 1e-5
 //! catches a wrong head, key or mask cell (off by > 1e-2).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rlx_onnx::proto::{data_type, TensorProto};
 use rlx_onnx::ImportOptions;
 
@@ -222,7 +220,7 @@ fn unsupported_outputs_and_inputs_are_errors_naming_the_node() {
 
 #[test]
 fn flex_attention_runs_its_modifier_subgraphs_with_grouped_heads() {
-    use common::typed::{f, run_model, T};
+    use crate::common::typed::{f, run_model, T};
     use rlx_onnx::proto::*;
     let (b, hq, hkv, s, kv, d) = (1usize, 4usize, 2usize, 3usize, 5usize, 4usize);
     let q = values(b * hq * s * d, 21);

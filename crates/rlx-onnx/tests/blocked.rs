@@ -2,9 +2,7 @@
 //! poolings and residual adds in it with conversions only at the chain's
 //! edges, and the model gives the bits of the NCHW import.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rlx_onnx::ImportOptions;
 
 /// `x` [1, 3, 8, 8] -> Conv 3x3 (16, ReLU) -> depthwise 3x3 -> + the ReLU

@@ -7,10 +7,8 @@
 //! moves, selects, integers and single IEEE operations; within a stated
 //! relative tolerance for transcendental functions.
 
-mod common;
-
-use common::typed::*;
-use common::*;
+use crate::common::typed::*;
+use crate::common::*;
 use rlx_onnx::proto::*;
 use rlx_onnx::ImportOptions;
 

@@ -4,10 +4,8 @@
 //! refusals (run-time trip counts and conditions, branches of different
 //! shapes, oversized unrolls), and nested control flow.
 
-mod common;
-
-use common::typed::*;
-use common::*;
+use crate::common::typed::*;
+use crate::common::*;
 use rlx_onnx::proto::*;
 
 fn graph_attr(name: &str, g: GraphProto) -> AttributeProto {

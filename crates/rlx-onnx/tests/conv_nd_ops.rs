@@ -6,9 +6,7 @@
 //! products of values below 1: 1e-5 leaves a margin without hiding a wrong
 //! tap (off by > 1e-2).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rlx_onnx::proto::*;
 use rlx_onnx::ImportOptions;
 

@@ -3,9 +3,7 @@
 //! sums at most 12 products of values <= ~2: 1e-5 catches a wrong tap,
 //! group or padding (off by > 1e-2).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rlx_onnx::proto::AttributeProto;
 use rlx_onnx::ImportOptions;
 

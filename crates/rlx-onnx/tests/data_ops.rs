@@ -9,10 +9,8 @@
 //! kernel computes the same IEEE operation, with a stated tolerance where
 //! it does not.
 
-mod common;
-
-use common::typed::*;
-use common::*;
+use crate::common::typed::*;
+use crate::common::*;
 use rlx_onnx::proto::*;
 use rlx_onnx::ImportOptions;
 

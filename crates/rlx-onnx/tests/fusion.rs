@@ -9,9 +9,7 @@
 //!
 //! Tolerances are stated where they are used, with the reason.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rlx_onnx::proto::{AttributeProto, ModelProto, NodeProto, TensorProto};
 use rlx_onnx::Imported;
 

@@ -3,9 +3,7 @@
 //! return an error or a schedule that validates — never panic, never emit
 //! an invalid schedule.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rlx_onnx::proto::*;
 use rlx_onnx::{ImportOptions, SUPPORTED_OPS};
 

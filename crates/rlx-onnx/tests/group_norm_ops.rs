@@ -4,9 +4,7 @@
 //! computation. Sums of at most 24 terms of magnitude <= ~4 in f32: 1e-5
 //! leaves a margin without hiding a wrong group or channel (off by > 1e-2).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rlx_onnx::ImportOptions;
 
 const TOL: f32 = 1e-5;

@@ -4,9 +4,7 @@
 //! outputs keep their type at the model's interface (`docs/onnx.md`,
 //! "2-byte floats").
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use half::{bf16, f16};
 use rlx_onnx::proto::*;
 use rlx_onnx::ImportOptions;

@@ -7,9 +7,7 @@
 //! leaves a margin without hiding a wrong element (wrong results are off
 //! by > 1e-2 here).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rlx_onnx::proto::{AttributeProto, AttributeType, DimensionValue};
 use rlx_onnx::{ImportError, ImportOptions};
 

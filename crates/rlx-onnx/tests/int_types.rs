@@ -4,10 +4,8 @@
 //! ONNX graph imported, validated and run in the interpreter, compared with
 //! the wrapping arithmetic of the narrow type written out here.
 
-mod common;
-
-use common::typed::*;
-use common::*;
+use crate::common::typed::*;
+use crate::common::*;
 use rlx_onnx::proto::*;
 use rlx_onnx::ImportOptions;
 use rlx_sched::DType;

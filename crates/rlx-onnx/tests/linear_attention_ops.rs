@@ -2,10 +2,8 @@
 //! spec's, written here step by step in f64, for every update rule, grouped
 //! query heads, per-head and per-dimension decay, and a past state.
 
-mod common;
-
-use common::typed::*;
-use common::*;
+use crate::common::typed::*;
+use crate::common::*;
 
 struct Case {
     b: usize,

@@ -7,10 +7,8 @@
 //! without hiding a wrong class or weight. Also the rule for targets out of
 //! range and the refusals.
 
-mod common;
-
-use common::typed::*;
-use common::*;
+use crate::common::typed::*;
+use crate::common::*;
 use rlx_onnx::proto::*;
 
 const TOL: f64 = 1e-5;

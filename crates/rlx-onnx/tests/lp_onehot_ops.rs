@@ -3,10 +3,8 @@
 //! written here (exactly for `OneHot`; within 1e-5 relative for the norms,
 //! sums of at most 27 terms below 1 computed in f64), and their refusals.
 
-mod common;
-
-use common::typed::*;
-use common::*;
+use crate::common::typed::*;
+use crate::common::*;
 use rlx_onnx::proto::*;
 
 /// `OneHot` as the spec words it: an index in `[-depth, depth)` (negative

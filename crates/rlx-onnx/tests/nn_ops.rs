@@ -10,9 +10,7 @@
 //! leaves a margin without hiding a wrong element (a wrong tap, pad or
 //! normalisation is off by > 1e-2 with these values).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rlx_onnx::proto::{AttributeProto, AttributeType};
 use rlx_onnx::ImportOptions;
 

@@ -7,11 +7,9 @@
 //! (k <= 16, values of magnitude <= ~4) the differences stay near 1e-6, so
 //! 1e-5 absolute catches any wrong element while allowing that.
 
-mod common;
-
 use std::path::Path;
 
-use common::{assert_close, run, WEIGHTS};
+use crate::common::{assert_close, run, WEIGHTS};
 use rlx_onnx::{import, ImportOptions};
 
 const TOL: f32 = 1e-5;
@@ -83,7 +81,7 @@ fn mutated_models_never_panic() {
         s ^= s << 17;
         (s % m as u64) as usize
     };
-    let dir = common::temp_dir("mutated");
+    let dir = crate::common::temp_dir("mutated");
     let mut errors = 0;
     for round in 0..3000 {
         let mut bytes = original.clone();

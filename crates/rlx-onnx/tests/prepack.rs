@@ -2,9 +2,7 @@
 //! into a `PackedGemm` over a weight it packs once, and the packed model
 //! computes what the unpacked one does.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rlx_onnx::ImportOptions;
 
 fn import_both(m: &rlx_onnx::proto::ModelProto) -> (rlx_onnx::Imported, rlx_onnx::Imported) {

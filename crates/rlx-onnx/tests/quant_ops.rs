@@ -2,10 +2,8 @@
 //! against the spec's formulas written out here: rounding half to even,
 //! saturation, per-tensor, per-axis and blocked scales.
 
-mod common;
-
-use common::typed::*;
-use common::*;
+use crate::common::typed::*;
+use crate::common::*;
 use rlx_onnx::ImportOptions;
 use rlx_sched::DType;
 

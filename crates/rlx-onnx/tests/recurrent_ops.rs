@@ -7,9 +7,7 @@
 //! measured error is below 1e-6), while a wrong gate order, bias or
 //! direction moves outputs by more than 1e-2.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rlx_onnx::proto::{AttributeProto, AttributeType, ModelProto};
 use rlx_onnx::ImportOptions;
 

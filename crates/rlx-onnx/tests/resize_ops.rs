@@ -5,9 +5,7 @@
 //! attribute. Linear blends two f32 values in f64 per axis: 1e-6 covers
 //! two roundings.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rlx_onnx::proto::{AttributeProto, AttributeType, TensorProto};
 use rlx_onnx::ImportOptions;
 

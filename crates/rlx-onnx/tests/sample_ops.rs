@@ -6,10 +6,8 @@
 //! 2-D and 3-D (run-time and constant `theta`), the two chained as a
 //! spatial transformer, and every refusal naming its attribute or shape.
 
-mod common;
-
-use common::typed::{f, i64s, run_graph_opset, In, T};
-use common::*;
+use crate::common::typed::{f, i64s, run_graph_opset, In, T};
+use crate::common::*;
 use rlx_onnx::ImportOptions;
 
 /// The 2x3 image `[[1, 2, 3], [4, 5, 6]]` as `[1, 1, 2, 3]`.

@@ -5,9 +5,7 @@
 //! (sequential updates, as the kernels apply them). Also the run-time
 //! policy for out-of-range indices, in-place scatters and the refusals.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rlx_onnx::proto::*;
 use rlx_onnx::ImportOptions;
 

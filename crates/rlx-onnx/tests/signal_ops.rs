@@ -4,10 +4,8 @@
 //! signal's magnitude), over lengths cut and padded, every axis, both
 //! directions and the one-sided forms.
 
-mod common;
-
-use common::typed::*;
-use common::*;
+use crate::common::typed::*;
+use crate::common::*;
 
 /// The DFT of the complex rows `x` (`[rows, len]` pairs), cut or padded
 /// to `n`, inverse scaled by `1/n`: `[rows, n]` pairs.

@@ -10,11 +10,9 @@
 //! approximations, which moves them by a few ulp (measured: below 1e-6);
 //! a wrong element would be off by far more.
 
-mod common;
-
 use std::path::Path;
 
-use common::{max_abs_diff, run_raw, WEIGHTS};
+use crate::common::{max_abs_diff, run_raw, WEIGHTS};
 use rlx_onnx::{import, ImportOptions, Imported};
 
 const TOL: f32 = 1e-5;
