@@ -24,6 +24,7 @@ mod lp_onehot_ops;
 mod nn_ops;
 mod onnxruntime;
 mod op_list;
+mod pad_fold;
 mod prepack;
 mod quant_ops;
 mod recurrent_ops;

@@ -5,7 +5,7 @@
 
 use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, ReduceOp};
 
-use super::build::R;
+use super::build::{pad_fold, R};
 use super::ops::{
     attention_op, compose, control, conv_nd, conv_transpose, einsum, elementwise, group_norm, index_compose, int_conv,
     linear_attention, loss, lp, matmul, movement, nn, norm, onehot, quant, recurrent, reduce, resize, rotary, sample,
@@ -244,6 +244,9 @@ pub fn const_inputs(op_type: &str) -> &'static [usize] {
 }
 
 pub(crate) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    if let Some(node) = pad_fold::absorb(lw, ctx)? {
+        return lower_node(lw, &NodeCtx { node: &node, label: ctx.label.clone() });
+    }
     if promote::lower_widened(lw, ctx)? {
         return Ok(());
     }

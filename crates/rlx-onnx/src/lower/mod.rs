@@ -303,6 +303,10 @@ pub(crate) struct Lowerer {
     /// The i64 copy of each narrow integer value already widened
     /// (`promote`): graph name -> the copy's value name.
     widened: BTreeMap<String, String>,
+    /// The readers of each top-level `Pad`, and the pads left to them
+    /// (`build::pad_fold`).
+    pad_readers: build::pad_fold::PadReaders,
+    folded_pads: BTreeMap<String, build::pad_fold::FoldedPad>,
 }
 
 impl Lowerer {
@@ -318,6 +322,8 @@ impl Lowerer {
             opset,
             graph_names: BTreeSet::new(),
             widened: BTreeMap::new(),
+            pad_readers: Default::default(),
+            folded_pads: BTreeMap::new(),
         }
     }
 
@@ -545,6 +551,7 @@ pub(crate) fn lower_graph(
         graph.output.iter().filter(|o| half_interface(o).is_none()).map(|o| o.name.clone()).collect();
     let mut lw = Lowerer::new(opset, outputs);
     lw.graph_names = graph.node.iter().flat_map(|n| n.output.iter().cloned()).collect();
+    lw.pad_readers = build::pad_fold::PadReaders::of(graph);
     for input in inputs {
         let id = lw.add_storage(&input.name, input.shape.clone(), Role::Input, input.dtype, None)?;
         let storage = match input.dtype {
@@ -571,8 +578,7 @@ pub(crate) fn lower_graph(
         lw.values.insert(name, Value::Const(c));
     }
     for (index, node) in graph.node.iter().enumerate() {
-        let label = if node.name.is_empty() { format!("#{index}") } else { node.name.clone() };
-        let ctx = NodeCtx { node, label };
+        let ctx = NodeCtx { node, label: build::pad_fold::node_label(index, &node.name) };
         dispatch::lower_node(&mut lw, &ctx)?;
     }
     for out in &graph.output {

@@ -4,6 +4,7 @@
 //! a sibling family.
 
 pub(crate) mod layout;
+pub(crate) mod pad_fold;
 pub(crate) mod pool_nd;
 pub(crate) mod quant;
 pub(crate) mod slice;

@@ -9,8 +9,8 @@ use crate::error::ImportError;
 use crate::lower::arith::fold;
 use crate::lower::arith::shape::{broadcast, normalize_axis, row_major_strides};
 use crate::lower::build::{
-    broadcast_thunk, concat_along, define_if_empty, numel, slice_value, strided_indices, value_shape, AxisSlice, Dest,
-    R,
+    broadcast_thunk, concat_along, define_if_empty, numel, pad_fold, slice_value, strided_indices, value_shape,
+    AxisSlice, Dest, R,
 };
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{data_type_name, dtype_of, read_tensor, ConstData, ConstTensor, CARRIED_TYPES};
@@ -243,6 +243,12 @@ pub(crate) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     });
     if value.data.dtype() != dtype || value.data.len() != 1 {
         return Err(ctx.err("constant_value must be one element of the input's type"));
+    }
+    if mode == "constant" {
+        let (source, _) = lw.input(ctx, 0)?;
+        if pad_fold::defer(lw, ctx, &source, &input, (&before, &after), &value) {
+            return Ok(());
+        }
     }
     let output = ctx.node.output.first().cloned().unwrap_or_default();
     let cropped = crop.iter().zip(&shape).any(|(p, &d)| p.count != d);
