@@ -10,6 +10,7 @@
 //! leaves a margin without hiding a wrong element (a wrong tap, pad or
 //! normalisation is off by > 1e-2 with these values).
 
+use crate::common::typed::{self, f, i32s, T};
 use crate::common::*;
 use rlx_onnx::proto::{AttributeProto, AttributeType};
 use rlx_onnx::ImportOptions;
@@ -175,6 +176,41 @@ fn pow_broadcasts_like_the_other_binaries() {
     // the bound used.
     for (i, (g, w)) in out[0].iter().zip(&want).enumerate() {
         assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "y[{i}]: got {g}, want {w}");
+    }
+}
+
+#[test]
+fn squares_and_cubes_are_products_bit_for_bit() {
+    // Exponents 2 and 3 of any numeric type and broadcast shape compute
+    // `x * x` and `(x * x) * x` (what onnxruntime computes for them), on
+    // every sign; any other exponent stays a `pow`.
+    let x: Vec<f32> = values(32, 313).iter().map(|v| v * 3.0).collect();
+    // The exponent, and what `y` must be (none: stays a `pow`).
+    type Case = (T, Option<fn(f32) -> f32>);
+    let cases: [Case; 5] = [
+        (f(&[], vec![2.0]), Some(|v| v * v)),
+        (f(&[1, 1], vec![3.0]), Some(|v| v * v * v)),
+        (typed::i64s(&[1], vec![2]), Some(|v| v * v)),
+        (i32s(&[], vec![3]), Some(|v| v * v * v)),
+        (f(&[], vec![2.5]), None),
+    ];
+    for (i, (e, want)) in cases.into_iter().enumerate() {
+        let m = model(
+            vec![node("Pow", "pow", &["x", "e"], &["y"], vec![])],
+            vec![e.proto("e")],
+            vec![vi("x", &[4, 8])],
+            vec![rlx_onnx::proto::ValueInfoProto { name: "y".into(), ..Default::default() }],
+            15,
+        );
+        let imported = import_model(&m, &opts()).expect("import");
+        assert_eq!(imported.sched_text.contains("op: pow"), want.is_none(), "case {i}:\n{}", imported.sched_text);
+        let Some(want) = want else { continue };
+        let out = run(&format!("pow_int{i}"), &imported, &[("x", &x)], &["y"]);
+        let want: Vec<f32> = x.iter().map(|&v| want(v)).collect();
+        assert_eq!(out[0].len(), want.len());
+        for (k, (g, w)) in out[0].iter().zip(&want).enumerate() {
+            assert_eq!(g.to_bits(), w.to_bits(), "case {i}, y[{k}]: got {g}, want {w}");
+        }
     }
 }
 

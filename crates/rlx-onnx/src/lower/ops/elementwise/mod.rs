@@ -57,8 +57,13 @@ pub(crate) fn arithmetic(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R
             return lw.define(ctx, 0, Value::Const(c));
         }
     }
-    if op == BinaryOp::Pow && input_dtype(lw, ctx, 0)? != input_dtype(lw, ctx, 1)? {
-        return mixed_pow(lw, ctx);
+    if op == BinaryOp::Pow {
+        if let Some(n) = small_integer_exponent(lw, ctx)? {
+            return integer_pow(lw, ctx, n);
+        }
+        if input_dtype(lw, ctx, 0)? != input_dtype(lw, ctx, 1)? {
+            return mixed_pow(lw, ctx);
+        }
     }
     let ((lhs, ls), (rhs, rs), dtype, out) = same_typed_pair(lw, ctx)?;
     if define_if_empty(lw, ctx, &out, dtype)? {
@@ -86,6 +91,52 @@ pub(crate) fn arithmetic(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: BinaryOp) -> R
         }
         other => Err(ctx.err(format!("{} operands are not supported; f32, i64 and i32 are", other.name()))),
     }
+}
+
+/// The exponent of an f32 `Pow` when it is the constant 2 or 3 (of any
+/// numeric type, one element).
+fn small_integer_exponent(lw: &Lowerer, ctx: &NodeCtx<'_>) -> Result<Option<u8>, ImportError> {
+    if input_dtype(lw, ctx, 0)? != DType::F32 {
+        return Ok(None);
+    }
+    let Some(e) = lw.const_input(ctx, 1)? else { return Ok(None) };
+    let value = match &e.data {
+        ConstData::F32(v) if v.len() == 1 => f64::from(v[0]),
+        ConstData::I64(v) if v.len() == 1 => v[0] as f64,
+        ConstData::I32(v) if v.len() == 1 => f64::from(v[0]),
+        ConstData::Int(_, v) if v.len() == 1 => v[0] as f64,
+        _ => return Ok(None),
+    };
+    Ok([2u8, 3].into_iter().find(|&n| value == f64::from(n)))
+}
+
+/// `Pow(x, 2)` as `Square` and `Pow(x, 3)` as `Square` then `Mul` by `x`:
+/// `x * x` and `(x * x) * x`, the products onnxruntime computes for these
+/// two exponents, on the vector kernels instead of a scalar `powf` per
+/// element.
+fn integer_pow(lw: &mut Lowerer, ctx: &NodeCtx<'_>, n: u8) -> R {
+    let (x, xs) = lw.data_input(ctx, 0)?;
+    let (_, e) = lw.input(ctx, 1)?;
+    let es = match &e {
+        Value::Const(c) => c.shape.clone(),
+        Value::Data { shape, .. } => shape.clone(),
+    };
+    let out = broadcast(&xs, &es).ok_or_else(|| ctx.err(format!("shapes {xs:?} and {es:?} do not broadcast")))?;
+    if define_if_empty(lw, ctx, &out, DType::F32)? {
+        return Ok(());
+    }
+    let len = numel(ctx, &out)?;
+    let dst = lw.output_storage(ctx, 0, out.clone())?;
+    if n == 2 {
+        lw.emit(ctx, Thunk::Activation(Activation { src: x, dst, len, act: ActKind::Square }));
+    } else {
+        let name = lw.internal_name(&ctx.node.output[0], "square");
+        let square = lw.scratch_storage(&name, out.clone(), DType::F32)?;
+        lw.emit(ctx, Thunk::Activation(Activation { src: x, dst: square, len, act: ActKind::Square }));
+        let thunk = binary_thunk(ctx, (square, &out), (x, &xs), dst, &out, BinaryOp::Mul, 4)?;
+        lw.emit(ctx, thunk);
+    }
+    lw.define(ctx, 0, Value::Data { storage: dst, shape: out })
 }
 
 /// `Sum`, `Mean`, `Max` and `Min` of one or more inputs (multidirectional
