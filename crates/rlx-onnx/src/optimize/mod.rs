@@ -1,9 +1,11 @@
 //! Passes over lowered thunks before memory planning, in this order (see
 //! `docs/onnx-fusion.md` for each pattern, its conditions and its effect):
 //!
-//! 1. **GELU** ([`gelu`]): the exporters' erf formula (`Div`/`Mul`, `Erf`,
-//!    `Add`, two `Mul`s) becomes one `Activation { act: gelu }`. First, so
-//!    that step 3 can fold it into the matrix product before it.
+//! 1. **activations by value** ([`recognise`]): the elementwise thunks
+//!    computed from one tensor are evaluated at probe points; those equal
+//!    to GELU (erf or tanh), SiLU, Mish, HardSwish, sigmoid, softplus or
+//!    tanh become one `Activation`, however the exporter spelled them.
+//!    First, so that step 3 can fold it into the product before it.
 //! 2. **attention** ([`attention`]): the BERT-style subgraph (head
 //!    transposes, `Q @ K^T`, scale, mask, softmax, `P @ V`, merge of the
 //!    heads) becomes one `Attention` reading the projections in place.
@@ -36,12 +38,12 @@
 mod attention;
 mod blocked;
 mod elementwise;
-mod gelu;
 mod in_place;
 mod pack;
 mod producers;
 mod qconv;
 mod qgemm;
+mod recognise;
 
 use rlx_sched::{BinaryOp, DType, Role, Thunk, ThunkKind};
 
@@ -87,7 +89,7 @@ pub(crate) fn block_channels(lowered: &mut Lowered, winograd: Winograd) {
 
 /// Runs the passes in place.
 pub(crate) fn optimize(lowered: &mut Lowered) {
-    gelu::fuse_gelu(lowered);
+    recognise::recognise_activations(lowered);
     attention::fuse_attention(lowered);
     producers::fuse_into_producers(lowered);
     elementwise::fuse_chains(lowered);
@@ -254,15 +256,6 @@ impl Binary {
     fn both_ways(&self) -> [(Side, Side); 2] {
         [(self.lhs, self.rhs), (self.rhs, self.lhs)]
     }
-
-    /// When one operand is the full-length storage `id` and the other a
-    /// constant: that constant.
-    fn const_with(&self, id: usize) -> Option<f32> {
-        self.both_ways().into_iter().find_map(|(this, other)| match (this.arg, other.arg) {
-            (Arg::Full, Arg::Const(c)) if this.id == id => Some(c),
-            _ => None,
-        })
-    }
 }
 
 /// `thunk` as an f32 `BinaryFull`, operands classified.
@@ -303,11 +296,6 @@ fn binary(lowered: &Lowered, thunk: &Thunk<usize>) -> Option<Binary> {
         dst: *dst,
         len: *len,
     })
-}
-
-/// Whether `v` is within one ulp of the positive constant `target`.
-fn near(v: f32, target: f32) -> bool {
-    v.is_finite() && v > 0.0 && v.to_bits().abs_diff(target.to_bits()) <= 1
 }
 
 /// Removes and inserts thunks by their index in the current list.
@@ -424,17 +412,6 @@ mod tests {
 
     fn storage(name: &str, role: Role, view: Option<(usize, usize)>) -> Storage {
         Storage { name: name.into(), shape: vec![4], dtype: DType::F32, role, data: None, view, viewed: false }
-    }
-
-    #[test]
-    fn near_accepts_one_ulp_either_way_and_nothing_else() {
-        let c = std::f32::consts::SQRT_2;
-        assert!(near(c, c));
-        assert!(near(f32::from_bits(c.to_bits() + 1), c));
-        assert!(near(f32::from_bits(c.to_bits() - 1), c));
-        assert!(!near(f32::from_bits(c.to_bits() + 2), c));
-        assert!(!near(-c, c));
-        assert!(!near(f32::NAN, c));
     }
 
     #[test]
