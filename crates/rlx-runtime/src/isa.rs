@@ -50,13 +50,43 @@ pub const fn compiled() -> Level {
     }
 }
 
-/// The level the kernels run at on this CPU (never below [`compiled`]).
+/// The cap `RLX_ISA` puts on the kernels' level, read once: `avx2` (no
+/// AVX-512, no AVX-VNNI) or `scalar` (the portable code only); unset,
+/// empty or `native`, none. Another value is ignored with one warning on
+/// stderr, at the first kernel call. OpenBLAS is capped as well, through
+/// its own `OPENBLAS_CORETYPE` (`docs/blas.md`).
+pub fn cap() -> Option<Level> {
+    static CAP: std::sync::OnceLock<Option<Level>> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| {
+        let value = std::env::var("RLX_ISA").unwrap_or_default();
+        parse_cap(&value).unwrap_or_else(|()| {
+            eprintln!("warning: RLX_ISA=`{value}` is not avx2, scalar or native; ignored");
+            None
+        })
+    })
+}
+
+/// An `RLX_ISA` value as a cap; `Err` for an unknown one.
+fn parse_cap(value: &str) -> Result<Option<Level>, ()> {
+    match value {
+        "" | "native" => Ok(None),
+        "avx2" => Ok(Some(Level::Avx2)),
+        "scalar" => Ok(Some(Level::Scalar)),
+        _ => Err(()),
+    }
+}
+
+/// The level the kernels run at on this CPU: never below [`compiled`],
+/// unless `RLX_ISA` caps it ([`cap`]).
 pub fn running() -> Level {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::is_x86_feature_detected as has;
-        if has!("avx2") && has!("fma") {
-            return if has!("avx512f") { Level::Avx512 } else { Level::Avx2 };
+        use crate::kernels::variants::cpu;
+        if cpu::avx2_fma() {
+            return if cpu::avx512f() { Level::Avx512 } else { Level::Avx2 };
+        }
+        if cap().is_some() {
+            return Level::Scalar;
         }
     }
     #[cfg(target_arch = "aarch64")]
@@ -69,7 +99,9 @@ pub fn running() -> Level {
 /// One line for `--info`: the level and who chose it.
 pub fn describe() -> String {
     let (run, built) = (running(), compiled());
-    if built == Level::Scalar {
+    if let Some(cap) = cap() {
+        format!("{run} (capped at {cap} by RLX_ISA)")
+    } else if built == Level::Scalar {
         format!("{run} (detected at load time)")
     } else if run == built {
         format!("{run} (chosen at compile time: the build's target features)")
@@ -85,8 +117,22 @@ mod tests {
     #[test]
     fn the_cpu_runs_at_least_what_the_build_guarantees() {
         // A build for a CPU feature the machine lacks would not start; the
-        // ordering is best first, so "at least" is `<=`.
-        assert!(running() <= compiled(), "running {} below compiled {}", running(), compiled());
+        // ordering is best first, so "at least" is `<=`. A cap lowers it.
+        if cap().is_none() {
+            assert!(running() <= compiled(), "running {} below compiled {}", running(), compiled());
+        } else {
+            assert!(running() >= cap().unwrap(), "running {} above the cap", running());
+        }
+    }
+
+    #[test]
+    fn isa_caps_are_read_by_name() {
+        assert_eq!(parse_cap(""), Ok(None));
+        assert_eq!(parse_cap("native"), Ok(None));
+        assert_eq!(parse_cap("avx2"), Ok(Some(Level::Avx2)));
+        assert_eq!(parse_cap("scalar"), Ok(Some(Level::Scalar)));
+        assert_eq!(parse_cap("AVX2"), Err(()));
+        assert_eq!(parse_cap("avx512"), Err(()));
     }
 
     #[test]

@@ -160,6 +160,19 @@ pub fn check_cli<M: GeneratedModel>(bin: &str, dir: &Path) {
     assert_eq!(code, 0);
     assert!(out.contains(M::INFO.name) && out.contains(first_out.name), "{out}");
 
+    // `RLX_ISA` caps the kernels: the run still succeeds on the portable
+    // code, and `--info` says who chose the level.
+    let refs: Vec<&str> = good.iter().map(String::as_str).collect();
+    let (code, _, err) = run_binary_env(bin, &refs, &[("RLX_ISA", "scalar")]);
+    assert_eq!(code, 0, "scalar run failed: {err}");
+    assert_eq!(npy::read_npy(&out_path).unwrap().shape, first_out.shape);
+    let (code, out, _) = run_binary_env(bin, &["--info"], &[("RLX_ISA", "scalar")]);
+    assert_eq!(code, 0);
+    assert!(out.contains("scalar (capped at scalar by RLX_ISA)"), "{out}");
+    let (code, _, err) = run_binary_env(bin, &["--info"], &[("RLX_ISA", "sse9")]);
+    assert_eq!(code, 0);
+    assert!(err.contains("RLX_ISA=`sse9` is not avx2, scalar or native; ignored"), "{err}");
+
     let one_line_exit_2 = |v: Vec<String>, needle: &str| {
         let (code, _, err) = call(&v);
         assert_eq!(code, 2, "expected exit 2 for {v:?}, stderr: {err}");

@@ -39,7 +39,13 @@ fn better_core(current: &str) -> Option<&'static str> {
     }
     #[cfg(target_arch = "x86_64")]
     {
+        use crate::isa::Level;
         use std::arch::is_x86_feature_detected as has;
+        match crate::isa::cap() {
+            Some(Level::Avx2) if has!("avx2") && has!("fma") => return Some("Haswell"),
+            Some(Level::Avx2) | Some(Level::Scalar) => return Some("Prescott"),
+            _ => {}
+        }
         let avx512 = has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl");
         if avx512 && !AVX512_CORES.contains(&current) {
             return Some("SkylakeX");
@@ -163,7 +169,7 @@ mod tests {
         unsafe { sgemm(false, false, 2, 2, 2, 1.0, a.as_ptr(), 2, b.as_ptr(), 2, 0.0, c.as_mut_ptr(), 2) };
         assert_eq!(c, [4.0; 4]);
         #[cfg(target_arch = "x86_64")]
-        if std::env::var_os("OPENBLAS_CORETYPE").is_none() {
+        if std::env::var_os("OPENBLAS_CORETYPE").is_none() && crate::isa::cap().is_none() {
             use std::arch::is_x86_feature_detected as has;
             if has!("avx2") {
                 assert_ne!(core_name(), "Prescott");

@@ -114,11 +114,15 @@ pub(crate) mod cpu {
 
     #[cfg(target_arch = "x86_64")]
     fn detect() -> Features {
+        use crate::isa::Level;
         use std::arch::is_x86_feature_detected as has;
-        let avx2 = has!("avx2");
+        // `RLX_ISA` caps what the kernels may use (an AVX2-only CPU's
+        // kernels, timed on an AVX-512 machine).
+        let cap = crate::isa::cap().unwrap_or(Level::Avx512);
+        let avx2 = has!("avx2") && cap <= Level::Avx2;
         // Every AVX-512F kernel may also run AVX2+FMA code (tails, shared
         // helpers); every AVX-512 CPU has both.
-        let avx512f = has!("avx512f") && avx2 && has!("fma");
+        let avx512f = has!("avx512f") && avx2 && has!("fma") && cap <= Level::Avx512;
         Features {
             avx2,
             avx2_fma: avx2 && has!("fma"),
@@ -126,7 +130,9 @@ pub(crate) mod cpu {
             avx512f,
             avx512vl: avx512f && has!("avx512vl"),
             avx512_vnni: avx512f && has!("avx512bw") && has!("avx512vl") && has!("avx512vnni"),
-            avx_vnni: avx2 && has!("avxvnni"),
+            // AVX-VNNI came with AVX-512-less Intel cores (Alder Lake);
+            // an AVX2 cap stands for the AVX2 CPUs before it.
+            avx_vnni: avx2 && has!("avxvnni") && cap < Level::Avx2,
         }
     }
 
