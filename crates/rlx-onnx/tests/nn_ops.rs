@@ -215,6 +215,27 @@ fn squares_and_cubes_are_products_bit_for_bit() {
 }
 
 #[test]
+fn clip_of_a_constant_folds() {
+    // TF-style "same" padding clamps shape arithmetic with `Clip`: it must
+    // stay constant so a `Pad` after it knows its pads at import.
+    let m = model(
+        vec![
+            node("Clip", "clip", &["c", "lo", "hi"], &["k"], vec![]),
+            node("Add", "add", &["x", "k"], &["y"], vec![]),
+        ],
+        vec![init_raw("c", &[4], &[-3.0, 2.5, 9.0, f32::NAN]), init_raw("lo", &[], &[0.0]), init_raw("hi", &[], &[6.0])],
+        vec![vi("x", &[4])],
+        vec![vi("y", &[4])],
+        13,
+    );
+    let imported = import_model(&m, &opts()).expect("import");
+    assert!(!imported.sched_text.contains("Activation {"), "{}", imported.sched_text);
+    let out = run("clip_const", &imported, &[("x", &[1.0, 1.0, 1.0, 1.0])], &["y"]);
+    assert_eq!(&out[0][..3], &[1.0, 3.5, 7.0]);
+    assert!(out[0][3].is_nan(), "a NaN passes through the clamp");
+}
+
+#[test]
 fn activation_attribute_errors() {
     let m = model(
         vec![node("Gelu", "g", &["x"], &["y"], vec![attr_s("approximate", "fast")])],

@@ -166,7 +166,8 @@ pub(crate) fn binary(op: BinaryOp, a: &ConstTensor, b: &ConstTensor) -> Option<C
 }
 
 /// Folds an f32 activation whose result IEEE 754 fixes exactly (square
-/// root is correctly rounded everywhere; sign operations are exact), so the constant equals what the kernel would compute. Integer
+/// root is correctly rounded everywhere; sign operations and clamps are
+/// exact), so the constant equals what the kernel would compute. Integer
 /// `Neg`/`Abs` fold too (wrapping). `None` for anything else.
 pub(crate) fn unary(act: ActKind, a: &ConstTensor) -> Option<ConstTensor> {
     let data = match &a.data {
@@ -176,6 +177,22 @@ pub(crate) fn unary(act: ActKind, a: &ConstTensor) -> Option<ConstTensor> {
             // differently under Relu) is left to the kernel.
             if act == ActKind::Relu && v.iter().any(|x| x.is_nan()) {
                 return None;
+            }
+            // Two comparisons, as the kernel makes them (a NaN passes
+            // through both).
+            if let ActKind::Clip { min, max } = act {
+                let clip = |x: f32| {
+                    let t = if x < min { min } else { x };
+                    if t > max {
+                        max
+                    } else {
+                        t
+                    }
+                };
+                return Some(ConstTensor {
+                    shape: a.shape.clone(),
+                    data: ConstData::F32(v.iter().map(|&x| clip(x)).collect()),
+                });
             }
             let f: fn(f32) -> f32 = match act {
                 ActKind::Sqrt => f32::sqrt,

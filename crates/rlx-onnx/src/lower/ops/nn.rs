@@ -42,7 +42,13 @@ pub(crate) fn clip(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         ctx.expect_arity(1, 1)?;
         (ctx.float_attr("min", f32::MIN)?, ctx.float_attr("max", f32::MAX)?)
     };
-    activation(lw, ctx, ActKind::Clip { min, max })
+    let act = ActKind::Clip { min, max };
+    // Shape arithmetic (TF-style "same" padding computed from the input
+    // size) clamps constants: fold them so what follows stays constant.
+    if let Some(folded) = lw.const_input(ctx, 0)?.and_then(|c| fold::unary(act, &c)) {
+        return lw.define(ctx, 0, Value::Const(folded));
+    }
+    activation(lw, ctx, act)
 }
 
 /// Whether input 0 holds integers (the narrow types arrive widened to i64).
