@@ -161,3 +161,58 @@ fn stride_one_3x3_convolutions_with_enough_tiles_run_by_winograd() {
     let worst = got[0].iter().zip(&want[0]).fold(0f32, |m, (g, w)| m.max((g - w).abs()));
     assert!(worst <= 1e-4 * scale, "largest difference {worst} against outputs up to {scale}");
 }
+
+/// A squeeze-and-excitation block over 20 channels (one full block and a
+/// partial one): `x` -> Conv 3x3 (20) -> `c`; `s = HardSigmoid(Conv 1x1
+/// (Relu (Conv 1x1 (GlobalAveragePool(c)))))`; `m = c * s`; then
+/// per-channel constants on either side, `a = (m * k) + b` and
+/// `d = b - a` (the per-channel operand on the left of a
+/// non-commutative op), then Conv 1x1 (8). Batch 2, so the computed
+/// scale differs per image.
+fn squeeze_excitation() -> rlx_onnx::proto::ModelProto {
+    let nodes = vec![
+        node("Conv", "c", &["x", "w1", "b1"], &["c"], vec![attr_ints("pads", &[1, 1, 1, 1])]),
+        node("GlobalAveragePool", "gap", &["c"], &["g"], vec![]),
+        node("Conv", "squeeze", &["g", "w2", "b2"], &["q"], vec![]),
+        node("Relu", "r", &["q"], &["rq"], vec![]),
+        node("Conv", "excite", &["rq", "w3", "b3"], &["e"], vec![]),
+        node("HardSigmoid", "hs", &["e"], &["s"], vec![]),
+        node("Mul", "scale", &["c", "s"], &["m"], vec![]),
+        node("Mul", "k", &["m", "k"], &["mk"], vec![]),
+        node("Add", "b", &["mk", "b"], &["a"], vec![]),
+        node("Sub", "sub", &["b", "a"], &["d"], vec![]),
+        node("Conv", "out", &["d", "w4"], &["y"], vec![]),
+    ];
+    let inits = vec![
+        init_raw("w1", &[20, 3, 3, 3], &values(20 * 27, 21)),
+        init_raw("b1", &[20], &values(20, 22)),
+        init_raw("w2", &[5, 20, 1, 1], &values(100, 23)),
+        init_raw("b2", &[5], &values(5, 24)),
+        init_raw("w3", &[20, 5, 1, 1], &values(100, 25)),
+        init_raw("b3", &[20], &values(20, 26)),
+        init_raw("k", &[1, 20, 1, 1], &values(20, 27)),
+        init_raw("b", &[20, 1, 1], &values(20, 28)),
+        init_raw("w4", &[8, 20, 1, 1], &values(160, 29)),
+    ];
+    model(nodes, inits, vec![vi("x", &[2, 3, 6, 5])], vec![vi("y", &[2, 8, 6, 5])], 17)
+}
+
+#[test]
+fn per_channel_scales_and_constants_stay_in_the_blocked_layout() {
+    let m = squeeze_excitation();
+    let blocked = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import, blocked");
+    let mut opts = ImportOptions::new(WEIGHTS);
+    opts.blocked = false;
+    let plain = import_model(&m, &opts).expect("import, NCHW");
+    let text = &blocked.sched_text;
+    // The computed scale and the per-channel constants are read blocked:
+    // the only conversion is the output's.
+    assert_eq!(count_kind(text, "ToBlocked"), 0, "{text}");
+    assert_eq!(count_kind(text, "FromBlocked"), 1, "{text}");
+    assert_eq!(text.matches("out_dims_bcast: [2, 2, 30, 16]").count(), 4, "n, cb, pixels, lanes: {text}");
+    let x = values(2 * 3 * 30, 30);
+    let got = run("blocked-se", &blocked, &[("x", &x)], &["y"]);
+    let want = run("blocked-se-nchw", &plain, &[("x", &x)], &["y"]);
+    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&got[0]), bits(&want[0]), "the blocked binaries give the NCHW bits");
+}

@@ -219,11 +219,12 @@ fn clip_of_a_constant_folds() {
     // TF-style "same" padding clamps shape arithmetic with `Clip`: it must
     // stay constant so a `Pad` after it knows its pads at import.
     let m = model(
+        vec![node("Clip", "clip", &["c", "lo", "hi"], &["k"], vec![]), node("Add", "add", &["x", "k"], &["y"], vec![])],
         vec![
-            node("Clip", "clip", &["c", "lo", "hi"], &["k"], vec![]),
-            node("Add", "add", &["x", "k"], &["y"], vec![]),
+            init_raw("c", &[4], &[-3.0, 2.5, 9.0, f32::NAN]),
+            init_raw("lo", &[], &[0.0]),
+            init_raw("hi", &[], &[6.0]),
         ],
-        vec![init_raw("c", &[4], &[-3.0, 2.5, 9.0, f32::NAN]), init_raw("lo", &[], &[0.0]), init_raw("hi", &[], &[6.0])],
         vec![vi("x", &[4])],
         vec![vi("y", &[4])],
         13,

@@ -5,7 +5,8 @@
 //! packed here, once. Each tensor then lives in one layout or both: a
 //! blocked convolution writes the blocked form only; a pooling or a
 //! same-length elementwise thunk whose inputs are all blocked runs on the
-//! blocked forms; any other reader gets the plain form, converted by a
+//! blocked forms, and so does a binary of such a tensor and one value per
+//! channel; any other reader gets the plain form, converted by a
 //! `FromBlocked` just before its first such reader, and a blocked
 //! convolution reading a plain tensor gets a `ToBlocked` first. A chain of
 //! convolutions, poolings and residual adds therefore never changes
@@ -183,7 +184,12 @@ fn residual_add(thunk: &Thunk<usize>, conv_out: usize) -> Option<(usize, ActKind
 
 impl Pass<'_> {
     fn thunk(&mut self, lt: LoweredThunk) {
-        if let Some(rewritten) = self.conv(&lt).or_else(|| self.pool(&lt)).or_else(|| self.elementwise(&lt)) {
+        if let Some(rewritten) = self
+            .conv(&lt)
+            .or_else(|| self.pool(&lt))
+            .or_else(|| self.elementwise(&lt))
+            .or_else(|| self.per_channel(&lt))
+        {
             self.out.push(rewritten);
             return;
         }
@@ -532,6 +538,108 @@ impl Pass<'_> {
             }),
             _ => unreachable!("matched above"),
         };
+        self.wrote_blocked(dst);
+        Some(LoweredThunk { thunk, comment: lt.comment.clone() })
+    }
+}
+
+impl Pass<'_> {
+    /// A binary of a blocked tensor `[n, c, h, w]` and one value per
+    /// channel (`[n, c, 1, 1]` computed, as squeeze-and-excitation scales
+    /// are; or a `[c]`-valued constant, as a per-channel affine has) runs
+    /// on the blocked forms: the per-channel operand blocked too
+    /// (`[n, cb, 1, 16]`, a constant padded once), read with stride 0
+    /// along the pixels. Element for element the same operation: same
+    /// bits.
+    fn per_channel(&mut self, lt: &LoweredThunk) -> Option<LoweredThunk> {
+        let Thunk::BinaryFull(BinaryFull {
+            lhs,
+            rhs,
+            dst,
+            len,
+            lhs_len,
+            rhs_len,
+            op,
+            ref out_dims_bcast,
+            ref bcast_lhs_strides,
+            ref bcast_rhs_strides,
+            elem_bytes: 4,
+        }) = lt.thunk
+        else {
+            return None;
+        };
+        use rlx_sched::plan::BinaryPath;
+        let path =
+            rlx_sched::plan::binary_path(len, lhs_len, rhs_len, out_dims_bcast, bcast_lhs_strides, bcast_rhs_strides);
+        // The per-channel operand's side, and whether it holds a value per
+        // image (`[n, c, 1, 1]`) or one shared by all (`[c, 1, 1]`, n > 1:
+        // the strided form reading it with stride 0 along the images).
+        let (chan_rhs, per_image) = match &path {
+            BinaryPath::ColRhs { .. } => (true, true),
+            BinaryPath::ColLhs { .. } => (false, true),
+            BinaryPath::Strided { dims, lhs_strides, rhs_strides } if dims.len() == 3 => {
+                let (c, hw) = (dims[1], dims[2]);
+                let full = [c * hw, hw, 1];
+                if lhs_strides == &full && rhs_strides == &[0, 1, 0] {
+                    (true, false)
+                } else if rhs_strides == &full && lhs_strides == &[0, 1, 0] {
+                    (false, false)
+                } else {
+                    return None;
+                }
+            }
+            _ => return None,
+        };
+        let (full, chan) = if chan_rhs { (lhs, rhs) } else { (rhs, lhs) };
+        let (full_b, dims) = self.current_blocked(full)?;
+        let (n, c, hw) = dims;
+        let chan_len = if chan_rhs { rhs_len } else { lhs_len };
+        let expected = match &path {
+            BinaryPath::ColRhs { row } | BinaryPath::ColLhs { row } => *row == hw && chan_len == n * c,
+            BinaryPath::Strided { dims, .. } => dims.as_slice() == [n, c, hw] && chan_len == c,
+            _ => false,
+        };
+        if !expected || len != n * c * hw || self.out_is_viewed(dst) || dst == chan {
+            return None;
+        }
+        let cb = channel_blocks(c);
+        let chan_b = match self.current_blocked(chan) {
+            Some((b, d)) if per_image && d == (n, c, 1) => b,
+            _ if (!per_image || n == 1) && f32_values(&self.lowered.storages[chan]).is_some() => {
+                self.packed_param(chan, Packing::Bias, pad_channels)
+            }
+            // A computed per-channel tensor: its blocked form is small.
+            _ if per_image && self.lowered.storages[chan].role != Role::Param => self.blocked_input(chan, (n, c, 1)),
+            _ => return None,
+        };
+        let dst_b = if dst == full { full_b } else { self.blocked_storage(dst, dims) };
+        let block = CHANNEL_BLOCK;
+        let blocked_len = n * cb * hw * block;
+        // `[n, cb, hw, 16]`; the per-channel operand is `[n or 1, cb, 1, 16]`.
+        let full_strides = vec![cb * hw * block, hw * block, block, 1];
+        let (chan_len_b, chan_strides) = if per_image {
+            (n * cb * block, vec![cb * block, block, 0, 1])
+        } else {
+            (cb * block, vec![0, block, 0, 1])
+        };
+        let (l, r, ll, rl, ls, rs) = if chan_rhs {
+            (full_b, chan_b, blocked_len, chan_len_b, full_strides, chan_strides)
+        } else {
+            (chan_b, full_b, chan_len_b, blocked_len, chan_strides, full_strides)
+        };
+        let thunk = Thunk::BinaryFull(BinaryFull {
+            lhs: l,
+            rhs: r,
+            dst: dst_b,
+            len: blocked_len,
+            lhs_len: ll,
+            rhs_len: rl,
+            op,
+            out_dims_bcast: vec![n, cb, hw, block],
+            bcast_lhs_strides: ls,
+            bcast_rhs_strides: rs,
+            elem_bytes: 4,
+        });
         self.wrote_blocked(dst);
         Some(LoweredThunk { thunk, comment: lt.comment.clone() })
     }
