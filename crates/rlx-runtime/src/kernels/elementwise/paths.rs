@@ -292,6 +292,65 @@ pub(crate) unsafe fn strided<K: Kernel2>(
     let last = dims.len() - 1;
     let (lsi, rsi) = (stride(lhs_strides, last), stride(rhs_strides, last));
     let p = Ptrs::<K>::new(l, r, o);
+    // One row: `m` elements from output `pos`, operands at `li` / `ri`.
+    let row = |pos: usize, li: usize, ri: usize, m: usize| {
+        // SAFETY: both callers pass the definition's indices `li` / `ri` for
+        // output `pos`, and the next `m` elements of the row (stride `lsi` /
+        // `rsi`) are the definition's indices for `pos..pos + m`, inside the
+        // operands by the caller's contract; `pos + m <= len`; chunks write
+        // disjoint ranges of `o`; an input overlapping `o` is read at index
+        // `i` for every `i`, i.e. with stride 1 at the same offset.
+        unsafe {
+            let (lp, rp, op) = (p.l.get().add(li), p.r.get().add(ri), p.o.get().add(pos));
+            match (lsi, rsi) {
+                (1, 1) => K::same(lp, rp, op, m),
+                (1, 0) => K::scalar_rhs(lp, *rp, op, m),
+                (0, 1) => K::scalar_lhs(*lp, rp, op, m),
+                _ => scalar::strided_row(lp, lsi, rp, rsi, op, m, K::f),
+            }
+        }
+    };
+    if outer_dims.len() <= MAX_ODOMETER_AXES {
+        // The row's coordinates are decomposed once per chunk, then stepped
+        // like an odometer: short rows (a blocked tensor's 16 lanes) would
+        // otherwise spend more on divisions than on the operation.
+        let mut ls = [0usize; MAX_ODOMETER_AXES];
+        let mut rs = [0usize; MAX_ODOMETER_AXES];
+        for ax in 0..outer_dims.len() {
+            (ls[ax], rs[ax]) = (stride(lhs_strides, ax), stride(rhs_strides, ax));
+        }
+        split(len, par, &|s, n| {
+            let mut coord = [0usize; MAX_ODOMETER_AXES];
+            let (mut q, mut j) = (s / inner, s % inner);
+            let (mut lrow, mut rrow) = (0, 0);
+            for (ax, &d) in outer_dims.iter().enumerate().rev() {
+                coord[ax] = q % d;
+                q /= d;
+                lrow += coord[ax] * ls[ax];
+                rrow += coord[ax] * rs[ax];
+            }
+            let mut pos = s;
+            while pos < s + n {
+                let m = (inner - j).min(s + n - pos);
+                row(pos, lrow + j * lsi, rrow + j * rsi, m);
+                pos += m;
+                j = 0;
+                // Next row; the top coordinate wraps like the others.
+                for ax in (0..outer_dims.len()).rev() {
+                    coord[ax] += 1;
+                    lrow += ls[ax];
+                    rrow += rs[ax];
+                    if coord[ax] < outer_dims[ax] {
+                        break;
+                    }
+                    coord[ax] = 0;
+                    lrow -= outer_dims[ax] * ls[ax];
+                    rrow -= outer_dims[ax] * rs[ax];
+                }
+            }
+        });
+        return;
+    }
     split(len, par, &|s, n| {
         let mut pos = s;
         while pos < s + n {
@@ -305,25 +364,15 @@ pub(crate) unsafe fn strided<K: Kernel2>(
                 ri += c * stride(rhs_strides, ax);
             }
             let m = (inner - j).min(s + n - pos);
-            // SAFETY: `li` / `ri` are the definition's indices for output `pos`, and
-            // the next `m` elements of the row (stride `lsi` / `rsi`) are the
-            // definition's indices for `pos..pos + m`, inside the operands by the
-            // caller's contract; `pos + m <= s + n <= len`; chunks write disjoint
-            // ranges of `o`; an input overlapping `o` is read at index `i` for every
-            // `i`, i.e. with stride 1 at the same offset.
-            unsafe {
-                let (lp, rp, op) = (p.l.get().add(li), p.r.get().add(ri), p.o.get().add(pos));
-                match (lsi, rsi) {
-                    (1, 1) => K::same(lp, rp, op, m),
-                    (1, 0) => K::scalar_rhs(lp, *rp, op, m),
-                    (0, 1) => K::scalar_lhs(*lp, rp, op, m),
-                    _ => scalar::strided_row(lp, lsi, rp, rsi, op, m, K::f),
-                }
-            }
+            row(pos, li, ri, m);
             pos += m;
         }
     });
 }
+
+/// Outer axes up to which [`strided`] steps its rows without divisions
+/// (the coalesced shapes of real graphs have at most 5 axes).
+const MAX_ODOMETER_AXES: usize = 8;
 
 /// Runs `path` (from `rlx_core::plan::binary_path` / `compare_path`): the
 /// interpreter's dispatch; generated code calls the path's entry directly.
