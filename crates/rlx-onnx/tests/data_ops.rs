@@ -402,6 +402,29 @@ fn constant_pad_with_negative_pads() {
 }
 
 #[test]
+fn one_constant_index_on_the_outer_axis_is_a_view() {
+    // A stacked projection's query/key/value: `x[k]` of `[3, 2, 4]` data
+    // (and `x[-1]`, and the index as `[1]`) is a view, no thunk.
+    let x = iota(24);
+    for (index, shape, k) in [(1, vec![], 1usize), (-1, vec![], 2), (0, vec![1], 0)] {
+        let nodes = vec![
+            node("Relu", "r", &["x"], &["rx"], vec![]),
+            node("Gather", "g", &["rx", "i"], &["y"], vec![]),
+            node("Neg", "n", &["y"], &["z"], vec![]),
+        ];
+        let dims: Vec<i64> = shape.iter().map(|&d: &usize| d as i64).collect();
+        let out: Vec<i64> = dims.iter().copied().chain([2, 4]).collect();
+        let m = model(nodes, vec![init_i64("i", &dims, &[index])], vec![vi("x", &[3, 2, 4])], vec![vi("z", &out)], 13);
+        let imported = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import");
+        assert_eq!(count_kind(&imported.sched_text, "Gather"), 0, "{}", imported.sched_text);
+        assert_eq!(count_kind(&imported.sched_text, "GatherAxis"), 0, "{}", imported.sched_text);
+        let got = run(&format!("gather-view{k}"), &imported, &[("x", &x)], &["z"]);
+        let want: Vec<f32> = x[k * 8..k * 8 + 8].iter().map(|v| -v.max(0.0)).collect();
+        assert_eq!(got[0], want, "index {index}");
+    }
+}
+
+#[test]
 fn gather_of_data_rows_and_axes() {
     // Embedding lookup: int64 ids (one negative) into an f32 table.
     let table = iota(5 * 3);

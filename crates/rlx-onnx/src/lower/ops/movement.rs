@@ -153,6 +153,26 @@ pub(crate) fn gather(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         let out_shape: Vec<usize> = shape[..a].iter().chain(&idx.shape).chain(&shape[a + 1..]).copied().collect();
         return lw.define(ctx, 0, Value::Const(ConstTensor { shape: out_shape, data: c.data.select(picks) }));
     }
+    // One constant index in range on an outermost axis (every axis before
+    // it of size 1) selects a contiguous run of the data: a view, no copy
+    // (the query, key and value parts of a stacked projection).
+    if let (Value::Data { .. }, Some(idx), 1) = (&data, lw.const_input(ctx, 1)?, outer) {
+        if let Some(&[i]) = idx.data.ints().as_deref() {
+            let j = if i < 0 { i + dim as i64 } else { i };
+            if (0..dim as i64).contains(&j) {
+                let mut parts: Vec<AxisSlice> =
+                    shape.iter().map(|&d| AxisSlice { start: 0, count: d, step: 1 }).collect();
+                parts[a] = AxisSlice { start: j, count: 1, step: 1 };
+                let out_shape: Vec<usize> =
+                    shape[..a].iter().chain(&idx.shape).chain(&shape[a + 1..]).copied().collect();
+                let picked = match slice_value(lw, ctx, &data, &parts, &Dest::Output(0))? {
+                    Value::Data { storage, .. } => Value::Data { storage, shape: out_shape },
+                    Value::Const(c) => Value::Const(ConstTensor { shape: out_shape, data: c.data }),
+                };
+                return lw.define(ctx, 0, picked);
+            }
+        }
+    }
     let (table, _, dtype) = lw.typed_input(ctx, 0)?;
     let (indices, idx_shape, index_dtype) = lw.typed_input(ctx, 1)?;
     if !matches!(index_dtype, DType::I64 | DType::I32) {
