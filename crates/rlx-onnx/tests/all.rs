@@ -33,3 +33,4 @@ mod sample_ops;
 mod scatter_ops;
 mod signal_ops;
 mod torch_exports;
+mod transposes;

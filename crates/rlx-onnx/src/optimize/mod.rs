@@ -1,6 +1,8 @@
 //! Passes over lowered thunks before memory planning, in this order (see
 //! `docs/onnx-fusion.md` for each pattern, its conditions and its effect):
 //!
+//! 0. **transposes of transposes** ([`transposes`]): a `Transpose` reading
+//!    another's output reads its source instead, when the strides compose.
 //! 1. **activations by value** ([`recognise`]): the elementwise thunks
 //!    computed from one tensor are evaluated at probe points; those equal
 //!    to GELU (erf or tanh), SiLU, Mish, HardSwish, sigmoid, softplus or
@@ -44,6 +46,7 @@ mod producers;
 mod qconv;
 mod qgemm;
 mod recognise;
+mod transposes;
 
 use rlx_sched::{BinaryOp, DType, Role, Thunk, ThunkKind};
 
@@ -89,6 +92,7 @@ pub(crate) fn block_channels(lowered: &mut Lowered, winograd: Winograd) {
 
 /// Runs the passes in place.
 pub(crate) fn optimize(lowered: &mut Lowered) {
+    transposes::compose_transposes(lowered);
     recognise::recognise_activations(lowered);
     attention::fuse_attention(lowered);
     producers::fuse_into_producers(lowered);

@@ -90,12 +90,14 @@ pub(super) fn fuse_into_producers(lowered: &mut Lowered) {
 
 /// Whether the output `dst` of thunk `t` may take over the storage `src`
 /// it reads: `src` is plain scratch read for the last time at `t`, `dst`
-/// a distinct plain scratch or output storage of the same size and type
-/// that no thunk before `t` names (thunks already passed are not renamed).
+/// a distinct scratch or output storage (not a view; views of it, such as
+/// the parts of a stacked projection, move with it: [`merge`]) of the same
+/// size and type that no thunk before `t` names (thunks already passed are
+/// not renamed).
 pub(super) fn mergeable(storages: &[Storage], live: &Liveness, t: usize, src: usize, dst: usize) -> bool {
     src != dst
         && storages[src].is_plain()
-        && storages[dst].is_plain()
+        && storages[dst].view.is_none()
         && storages[src].role == Role::Scratch
         && matches!(storages[dst].role, Role::Scratch | Role::Output)
         && live.last[src] == t
@@ -173,12 +175,25 @@ impl Liveness {
     }
 }
 
-/// Folds storage `dst` into `src`: later thunks naming `dst` name `src`.
+/// Folds storage `dst` into `src`: later thunks naming `dst` name `src`,
+/// and views of `dst` view `src`.
 pub(super) fn merge(lowered: &mut Lowered, alias: &mut [usize], live: &mut Liveness, src: usize, dst: usize) {
     for a in alias.iter_mut() {
         if *a == dst {
             *a = src;
         }
+    }
+    let mut viewed = false;
+    for s in &mut lowered.storages {
+        if let Some((base, _)) = &mut s.view {
+            if *base == dst {
+                *base = src;
+                viewed = true;
+            }
+        }
+    }
+    if viewed {
+        lowered.storages[src].viewed = true;
     }
     live.last[src] = live.last[dst];
     let (role, name, shape) = {
