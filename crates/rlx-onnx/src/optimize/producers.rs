@@ -12,7 +12,7 @@
 //!
 //! The first two merge the output's storage into the input's; the merged
 //! storage keeps the output's role, name and shape when the output is a
-//! graph output.
+//! graph output, and views of the output become views of it.
 
 use rlx_sched::{ActKind, BinaryOp, Role, Thunk};
 
