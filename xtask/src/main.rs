@@ -1,6 +1,7 @@
 //! `cargo xtask`: the project's developer commands. Thin: every verb parses
 //! its arguments here and calls library code; errors print as one line and
-//! exit with status 1.
+//! exit with status 1 (2 for `run`'s arguments that do not fit the
+//! schedule, as the model CLI).
 
 mod bench;
 mod bench_decode;
@@ -73,6 +74,10 @@ enum Command {
     /// Run a .sched through the reference interpreter.
     Run {
         path: PathBuf,
+        /// The entry point to run (default: the first; a schedule without
+        /// `entry` lines runs whole).
+        #[arg(long, value_name = "NAME")]
+        entry: Option<String>,
         /// An input as NAME=PATH.npy (repeatable).
         #[arg(long = "input", value_name = "NAME=PATH")]
         inputs: Vec<String>,
@@ -288,8 +293,14 @@ fn main() -> ExitCode {
             done(gen::gen(&root(), paths, *all, out.as_deref(), weights.policy()))
         }
         Command::Check => done(gen::check(&root())),
-        Command::Run { path, inputs, outputs, threads, weights } => {
-            let args = run::RunArgs { inputs, outputs, threads: threads.as_deref(), policy: weights.policy() };
+        Command::Run { path, entry, inputs, outputs, threads, weights } => {
+            let args = run::RunArgs {
+                entry: entry.as_deref(),
+                inputs,
+                outputs,
+                threads: threads.as_deref(),
+                policy: weights.policy(),
+            };
             done(run::run(&root(), path, &args))
         }
         Command::Demo => done(demo::demo(&root())),
@@ -350,7 +361,12 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "error: {}", error_chain(&e));
-            ExitCode::FAILURE
+            // Arguments that do not fit the schedule exit 2, as the model CLI.
+            if e.downcast_ref::<run::BadArg>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 use rlx_interp::Interpreter;
 use rlx_runtime::{npy, threads};
-use rlx_sched::Role;
+use rlx_sched::{Buffer, Entry, Role, Schedule};
 
 fn split(spec: &str) -> Result<(&str, PathBuf)> {
     match spec.split_once('=') {
@@ -37,9 +37,29 @@ pub fn load_with_weights_under(
     Ok((schedule, weights))
 }
 
+/// An argument that does not fit the schedule: an `--entry`, `--input` or
+/// `--output` name it does not have, or one of another entry. `main` exits
+/// with status 2 for it, as the model CLI does for bad arguments.
+#[derive(Debug)]
+pub struct BadArg(String);
+
+impl std::fmt::Display for BadArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadArg {}
+
+fn bad_arg(msg: String) -> anyhow::Error {
+    BadArg(msg).into()
+}
+
 /// What `cargo xtask run` was asked to do besides the schedule.
 #[derive(Debug)]
 pub struct RunArgs<'a> {
+    /// `--entry NAME`: the entry point to run (default: the first).
+    pub entry: Option<&'a str>,
     /// `--input NAME=PATH.npy` flags.
     pub inputs: &'a [String],
     /// `--output NAME=PATH.npy` flags.
@@ -47,6 +67,62 @@ pub struct RunArgs<'a> {
     /// `--threads N`.
     pub threads: Option<&'a str>,
     pub policy: rlx_sched::Policy,
+}
+
+/// The index of the entry point `--entry` names: the first without it (the
+/// whole schedule when it has no `entry` lines).
+fn pick_entry(schedule: &Schedule, name: Option<&str>) -> Result<usize> {
+    let Some(name) = name else { return Ok(0) };
+    let names: Vec<&str> = schedule.entries().iter().filter_map(|e| e.name.as_deref()).collect();
+    if names.is_empty() {
+        return Err(bad_arg(format!("no entry named `{name}`: the schedule has no `entry` lines")));
+    }
+    names
+        .iter()
+        .position(|&n| n == name)
+        .ok_or_else(|| bad_arg(format!("no entry named `{name}`; the schedule's entries are: {}", names.join(", "))))
+}
+
+/// The inputs (`role` input) or the outputs of `entry`.
+fn listed(entry: &Entry, role: Role) -> &[usize] {
+    if role == Role::Input {
+        &entry.inputs
+    } else {
+        &entry.outputs
+    }
+}
+
+/// The buffer an `--input` or `--output` (`role`) flag names, when `entry`
+/// reads or writes it: the name of another entry's is an error that names
+/// the entry to pass.
+fn find_buffer<'s>(schedule: &'s Schedule, entry: &Entry, role: Role, name: &str) -> Result<(usize, &'s Buffer)> {
+    let found = schedule.buffers().iter().enumerate().find(|(_, b)| b.name == name && b.role == role);
+    let what = role.name();
+    match found {
+        Some((i, b)) if listed(entry, role).contains(&i) => Ok((i, b)),
+        Some((i, _)) => {
+            let other = schedule.entries().iter().find(|e| listed(e, role).contains(&i));
+            let other = other.and_then(|e| e.name.as_deref()).unwrap_or_default();
+            let this = entry.name.as_deref().unwrap_or_default();
+            let verb = if role == Role::Input { "read" } else { "written" };
+            Err(bad_arg(format!(
+                "{what} `{name}` is {verb} by entry `{other}`, not by entry `{this}` (pass --entry {other})"
+            )))
+        }
+        None => {
+            let names: Vec<&str> = listed(entry, role).iter().map(|&i| schedule.buffers()[i].name.as_str()).collect();
+            let whose = match &entry.name {
+                Some(e) => format!("entry `{e}`"),
+                None => "the schedule".to_string(),
+            };
+            let have = if names.is_empty() {
+                format!("{whose} has no {what}s")
+            } else {
+                format!("the {what}s of {whose} are: {}", names.join(", "))
+            };
+            Err(bad_arg(format!("no {what} named `{name}`; {have}")))
+        }
+    }
 }
 
 pub fn run(root: &Path, sched: &Path, args: &RunArgs<'_>) -> Result<()> {
@@ -57,17 +133,15 @@ pub fn run(root: &Path, sched: &Path, args: &RunArgs<'_>) -> Result<()> {
         threads::set_num_threads(n)?;
     }
     let (schedule, weights) = load_with_weights_under(sched, root, args.policy)?;
-    let mut interp = Interpreter::new(schedule.clone(), &weights)?;
-    let mut given: Vec<String> = Vec::new();
+    let index = pick_entry(&schedule, args.entry)?;
+    let entry = &schedule.entries()[index];
+    // Every argument is checked before the arena is allocated.
+    let mut inputs: Vec<(usize, Vec<u8>)> = Vec::new();
     for spec in args.inputs {
         let (name, path) = split(spec)?;
-        let b = schedule
-            .buffers()
-            .iter()
-            .find(|b| b.name == name && b.role == Role::Input)
-            .ok_or_else(|| anyhow!("no input named `{name}`"))?;
-        if given.iter().any(|g| g == name) {
-            bail!("input `{name}` is given twice");
+        let (i, b) = find_buffer(&schedule, entry, Role::Input, name)?;
+        if inputs.iter().any(|(g, _)| *g == i) {
+            return Err(bad_arg(format!("input `{name}` is given twice")));
         }
         let arr = npy::read_npy(&path)?;
         if arr.dtype != b.dtype || arr.shape != b.shape {
@@ -80,21 +154,35 @@ pub fn run(root: &Path, sched: &Path, args: &RunArgs<'_>) -> Result<()> {
                 arr.shape
             );
         }
-        interp.set_bytes(name, &arr.bytes)?;
-        given.push(name.to_string());
+        inputs.push((i, arr.bytes));
     }
-    if let Some(missing) = schedule.inputs().find(|b| !given.contains(&b.name)) {
-        bail!("missing input `{}`: expected {}{:?}", missing.name, missing.dtype, missing.shape);
+    if let Some(&missing) = entry.inputs.iter().find(|&&i| !inputs.iter().any(|(g, _)| *g == i)) {
+        let b = &schedule.buffers()[missing];
+        return Err(bad_arg(format!(
+            "missing input `{}`: expected {}{:?} (pass --input {}=PATH.npy)",
+            b.name, b.dtype, b.shape, b.name
+        )));
     }
-    interp.run();
-    for spec in args.outputs {
-        let (name, path) = split(spec)?;
-        let b = schedule.outputs().find(|b| b.name == name).ok_or_else(|| anyhow!("no output named `{name}`"))?;
-        npy::write_npy(&path, b.dtype, &b.shape, interp.bytes(name)?)?;
+    let outputs = args
+        .outputs
+        .iter()
+        .map(|spec| {
+            let (name, path) = split(spec)?;
+            Ok((find_buffer(&schedule, entry, Role::Output, name)?.1, path))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut interp = Interpreter::new(schedule.clone(), &weights)?;
+    for (i, bytes) in &inputs {
+        interp.set_bytes(&schedule.buffers()[*i].name, bytes)?;
+    }
+    interp.run_entry(index);
+    for (b, path) in &outputs {
+        npy::write_npy(path, b.dtype, &b.shape, interp.bytes(&b.name)?)?;
         println!("wrote {}", path.display());
     }
-    if args.outputs.is_empty() {
-        for b in schedule.outputs() {
+    if outputs.is_empty() {
+        for &i in &entry.outputs {
+            let b = &schedule.buffers()[i];
             println!("{}: {}{:?} ({} bytes)", b.name, b.dtype, b.shape, b.bytes());
         }
     }

@@ -204,7 +204,9 @@ fn run_reports_bad_inputs_on_one_line() {
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         assert_eq!(text(&out.stderr), format!("error: {want}\n"), "{args:?} {env:?}");
     };
-    one_line(&["run", "m.sched", "--input", "x=x.npy", "--input", "x=x.npy"], &[], "input `x` is given twice");
+    // An argument that does not fit the schedule exits 2, as the model CLI.
+    let out = xtask(&dir, &["run", "m.sched", "--input", "x=x.npy", "--input", "x=x.npy"]);
+    assert_eq!((out.status.code(), text(&out.stderr)), (Some(2), "error: input `x` is given twice\n".to_string()));
     // The OS's reason once, not twice.
     let out = xtask(&dir, &["run", "m.sched", "--input", "x=missing.npy"]);
     let err = text(&out.stderr);

@@ -116,6 +116,17 @@ fn dtype_path(d: DType) -> TokenStream {
     quote!(::rlx_runtime::DType::#v)
 }
 
+/// `#[allow(non_snake_case)]` for a function named `name` when the lint
+/// would flag it (a schedule name with `_` at an end; `names::is_snake_case`),
+/// else nothing: the generated code builds without warnings.
+fn allow_non_snake(name: &proc_macro2::Ident) -> TokenStream {
+    if names::is_snake_case(&name.to_string()) {
+        TokenStream::new()
+    } else {
+        quote!(#[allow(non_snake_case)])
+    }
+}
+
 /// A comment marker, or nothing when markers are off (the proc-macro).
 fn comment(opts: &Options, text: &str) -> TokenStream {
     if opts.markers {

@@ -5,7 +5,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use rlx_sched::{Entry, Role, Schedule};
 
-use super::{dtype_path, rust_type, usize_lit, Gen};
+use super::{allow_non_snake, dtype_path, rust_type, usize_lit, Gen};
 
 impl Gen<'_> {
     /// `pub struct Model`: the arena, the scratch and (when mapped) the
@@ -46,11 +46,13 @@ impl Gen<'_> {
             let name = &self.accessor_names[i];
             if b.role == Role::Input {
                 let f = format_ident!("input_{name}");
+                let allow = allow_non_snake(&f);
                 let doc = format!(" Input `{}`: {}{:?}.", b.name, b.dtype, b.shape);
                 let safety =
                     self.comment("SAFETY: in bounds and aligned (asserted above); the arena is borrowed mutably.");
                 quote! {
                     #[doc = #doc]
+                    #allow
                     pub fn #f(&mut self) -> &mut [#ty; #n] {
                         #safety
                         unsafe { &mut *self.arena.as_mut_ptr().add(#off).cast::<[#ty; #n]>() }
@@ -58,10 +60,12 @@ impl Gen<'_> {
                 }
             } else {
                 let f = format_ident!("output_{name}");
+                let allow = allow_non_snake(&f);
                 let doc = format!(" Output `{}`: {}{:?}.", b.name, b.dtype, b.shape);
                 let safety = self.comment("SAFETY: in bounds and aligned (asserted above).");
                 quote! {
                     #[doc = #doc]
+                    #allow
                     pub fn #f(&self) -> &[#ty; #n] {
                         #safety
                         unsafe { &*self.arena.as_ptr().add(#off).cast::<[#ty; #n]>() }
@@ -81,12 +85,14 @@ impl Gen<'_> {
             .zip(run_bodies)
             .map(|((e, name), body)| {
                 let method = format_ident!("run_{name}");
+                let allow = allow_non_snake(&method);
                 let doc = format!(
                     " Runs entry point `{name}` (`{}:{}`) once. Allocates nothing.",
                     self.opts.sched_path, e.line
                 );
                 quote! {
                     #[doc = #doc]
+                    #allow
                     pub fn #method(&mut self) {
                         #body
                     }

@@ -5,7 +5,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use rlx_sched::{Entry, Node};
 
-use super::{call, usize_lit, Ctx, Gen};
+use super::{allow_non_snake, call, usize_lit, Ctx, Gen};
 
 /// Columns of a statement comment's text before it wraps: with the run
 /// parts' indentation and `// `, a line stays within 100 columns.
@@ -53,6 +53,7 @@ impl Gen<'_> {
         let first = chunk.first().map_or(0, |(i, _)| *i);
         let last = chunk.last().map_or(0, |(i, _)| *i);
         let doc = format!(" Thunks #{first} to #{last}.");
+        let allow = allow_non_snake(name);
         let stmts = chunk.iter().enumerate().map(|(j, (i, node))| {
             let gap = if j > 0 { self.blank() } else { TokenStream::new() };
             let thunk = self.thunk(ctx, *i, node);
@@ -66,6 +67,7 @@ impl Gen<'_> {
             /// `a` must point to the model's arena, `w` to the weights' data
             /// section and `s` to its scratch, as set up by `Model::new`.
             #[allow(unused_variables)]
+            #allow
             unsafe fn #name(a: *mut u8, w: *const u8, s: *mut u8) {
                 unsafe {
                     #(#stmts)*

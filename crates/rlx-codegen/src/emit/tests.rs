@@ -1,5 +1,6 @@
-//! The emitter's own names never collide with a buffer's constant, and
-//! `names::RESERVED` lists every module-level name the emitter defines.
+//! The emitter's own names never collide with a buffer's constant,
+//! `names::RESERVED` lists every module-level name the emitter defines, and
+//! no generated method shadows one of the `GeneratedModel` trait.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -132,5 +133,84 @@ fn wrapped_statements_keep_every_character_and_fit_where_they_can() {
                 assert!(line.len() <= width || !line.trim().trim_end_matches(',').contains(", "), "{line}");
             }
         }
+    }
+}
+
+/// The method names of the `GeneratedModel` trait, read from its source.
+fn trait_methods() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rlx-runtime/src/model.rs");
+    let file: syn::File = syn::parse_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let methods = file.items.iter().find_map(|item| match item {
+        syn::Item::Trait(t) if t.ident == "GeneratedModel" => Some(
+            t.items
+                .iter()
+                .filter_map(|i| match i {
+                    syn::TraitItem::Fn(f) => Some(f.sig.ident.to_string()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>(),
+        ),
+        _ => None,
+    });
+    methods.expect("model.rs defines the trait GeneratedModel")
+}
+
+/// The methods of `impl Model` (accessors and entry methods).
+fn inherent_methods(code: &str) -> Vec<String> {
+    let file: syn::File = syn::parse_str(code).expect("generated code parses");
+    let mut out = Vec::new();
+    for item in file.items {
+        if let syn::Item::Impl(imp) = item {
+            if imp.trait_.is_none() {
+                out.extend(imp.items.iter().filter_map(|i| match i {
+                    syn::ImplItem::Fn(f) => Some(f.sig.ident.to_string()),
+                    _ => None,
+                }));
+            }
+        }
+    }
+    out
+}
+
+/// The entry names the validator refuses are exactly those whose `run_NAME`
+/// is a trait method: nothing missing when the trait grows, nothing stale.
+#[test]
+fn reserved_entry_names_are_the_trait_methods_run_names() {
+    let mut from_trait: Vec<String> =
+        trait_methods().iter().filter_map(|m| m.strip_prefix("run_")).map(str::to_string).collect();
+    from_trait.sort();
+    let mut reserved: Vec<String> = rlx_sched::validate::RESERVED_ENTRY_NAMES.iter().map(|n| n.to_string()).collect();
+    reserved.sort();
+    assert_eq!(reserved, from_trait, "rlx_sched::validate::RESERVED_ENTRY_NAMES");
+    for name in reserved {
+        let text = format!(
+            "rlx-sched 1\nmodel t\narena 128 align 64\nmask_threshold 0.5\nmask_neg_inf -1000000000.0\n\
+             score_skip 0.0\n\ninput x: f32[4] @ arena+0\noutput y: f32[4] @ arena+64\n\n\
+             entry {name} {{ inputs: [x], outputs: [y] }}\nCopy {{ src: x, dst: y, len: 4 }}\n"
+        );
+        let Err(diags) = rlx_sched::check_source(&text, Path::new(".")) else { panic!("entry `{name}` is accepted") };
+        let rendered = diags.render("t.sched", &text);
+        assert!(rendered.contains(&format!("t.sched:11:7: error: entry `{name}` would generate")), "{rendered}");
+    }
+}
+
+/// No generated model's own method (accessor or entry method) has the
+/// name of a trait method, and no module-level name is defined twice, for
+/// every run case (`bias_add_keyword_names` has every keyword and every such
+/// name as a buffer and entry name) and bundled model.
+#[test]
+fn generated_names_never_collide() {
+    let trait_methods = trait_methods();
+    for sched in generated_schedules() {
+        let schedule = rlx_sched::load(&sched).unwrap_or_else(|e| panic!("{}: {e}", sched.display())).schedule;
+        let code = generate(&schedule, &Options::new("t.sched"));
+        let methods = inherent_methods(&code);
+        for m in &methods {
+            assert!(!trait_methods.contains(m), "{}: `Model::{m}` shadows the trait's", sched.display());
+        }
+        assert!(duplicates(&methods).is_empty(), "{}: {:?}", sched.display(), duplicates(&methods));
+        let (values, types) = item_names(&code);
+        assert!(duplicates(&values).is_empty(), "{}: {:?}", sched.display(), duplicates(&values));
+        assert!(duplicates(&types).is_empty(), "{}: {:?}", sched.display(), duplicates(&types));
     }
 }

@@ -21,6 +21,14 @@ fn is_entry_name(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
+/// Entry names whose method `run_NAME` the `GeneratedModel` trait of
+/// `rlx-runtime` defines (`run_entry(index)`): the generated inherent
+/// method would shadow it. Refused rather than renamed, because an entry
+/// name is also what callers look entries up by (`--entry NAME`,
+/// `ModelInfo::entry`); `tests/tests/codegen.rs` checks the list against
+/// the trait.
+pub const RESERVED_ENTRY_NAMES: &[&str] = &["entry"];
+
 /// Checks the `entry` lines and returns the entries (one implicit entry
 /// over every thunk when there are none).
 pub(crate) fn check(ast: &Ast, table: &Table, diags: &mut Vec<Diagnostic>) -> Vec<Entry> {
@@ -41,6 +49,11 @@ pub(crate) fn check(ast: &Ast, table: &Table, diags: &mut Vec<Diagnostic>) -> Ve
         if !is_entry_name(name) {
             diags.push(
                 Diagnostic::error(decl.name.span, messages::bad_entry_name(name)).with_hint(messages::ENTRY_NAME_HINT),
+            );
+        } else if RESERVED_ENTRY_NAMES.contains(&name.as_str()) {
+            diags.push(
+                Diagnostic::error(decl.name.span, messages::reserved_entry_name(name))
+                    .with_hint(messages::RESERVED_ENTRY_NAME_HINT),
             );
         }
         if let Some(&line) = first_line.get(name.as_str()) {

@@ -691,6 +691,12 @@ pub(super) fn bad_entry_name(name: &str) -> String {
 pub(super) const ENTRY_NAME_HINT: &str =
     "an entry name is lower-case letters, digits and `_`, not starting with a digit (it names the method `run_NAME`)";
 
+pub(super) fn reserved_entry_name(name: &str) -> String {
+    format!("entry `{name}` would generate the method `run_{name}`, which the model trait `GeneratedModel` defines")
+}
+pub(super) const RESERVED_ENTRY_NAME_HINT: &str =
+    "rename the entry: the trait's `run_entry(index)` runs an entry by its index";
+
 pub(super) fn duplicate_entry(name: &str) -> String {
     format!("entry `{name}` is declared twice")
 }

@@ -34,6 +34,7 @@ mod weights;
 #[cfg(test)]
 mod tests;
 
+pub use entries::RESERVED_ENTRY_NAMES;
 pub(crate) use weights::file_kind;
 
 use std::path::Path;
