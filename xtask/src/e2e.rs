@@ -420,7 +420,7 @@ fn run_verify_ort(root: &Path, onnx: &Path, out_dir: &Path, inputs: &[(String, P
 
 /// The largest `|got - want|` (f32 arrays of one shape); a NaN on either
 /// side counts as infinitely far.
-fn max_abs(got: &npy::NpyArray, want: &npy::NpyArray) -> Result<f64> {
+pub(crate) fn max_abs(got: &npy::NpyArray, want: &npy::NpyArray) -> Result<f64> {
     if got.dtype != DType::F32 || want.dtype != DType::F32 || got.shape != want.shape {
         bail!("cannot compare {} with {}", got.describe(), want.describe());
     }

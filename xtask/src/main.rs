@@ -5,6 +5,7 @@
 mod bench;
 mod bench_decode;
 mod bench_gen;
+mod bench_zoo;
 mod blas_setup;
 mod build_static;
 mod check_sched;
@@ -153,6 +154,7 @@ enum Command {
         root: Option<PathBuf>,
     },
     /// Generated code vs the interpreter on every bundled model.
+    #[command(group(clap::ArgGroup::new("suite").args(["vs_ort", "zoo"])))]
     Bench {
         /// Timed runs per measurement.
         #[arg(long, default_value_t = 300)]
@@ -162,9 +164,19 @@ enum Command {
         /// interleaved, at 1 and 2 threads (needs models/onnx/requirements.txt).
         #[arg(long)]
         vs_ort: bool,
-        /// With --vs-ort: only these models (lenet, minilm, minilm_int8, resnet, resnet_int8, resnet_f16, dwsep, dwsep_int8, unet, lstm).
-        #[arg(long = "model", requires = "vs_ort")]
+        /// Instead: the zoo of `models/onnx/export_zoo.py` (exported when
+        /// missing) as static binaries against onnxruntime and OpenVINO,
+        /// f32, interleaved, at 1 and 2 threads.
+        #[arg(long, conflicts_with = "vs_ort")]
+        zoo: bool,
+        /// With --vs-ort: only these models (lenet, minilm, minilm_int8, resnet, resnet_int8, resnet_f16, dwsep, dwsep_int8, unet, lstm);
+        /// with --zoo: only these zoo models (`python3 models/onnx/export_zoo.py --list`).
+        #[arg(long = "model", requires = "suite")]
         models: Vec<String>,
+        /// With --zoo: cap rlx's kernels to this instruction set (avx2:
+        /// RLX_ISA=avx2 and OPENBLAS_CORETYPE=Haswell for the binary).
+        #[arg(long, requires = "zoo", value_name = "ISA")]
+        isa: Option<String>,
         /// With --vs-ort: also time static binaries built with this CPU's
         /// target features (as `build --static --target-cpu`), a third column.
         #[arg(long, requires = "vs_ort", value_name = "CPU")]
@@ -173,7 +185,7 @@ enum Command {
         /// target/bench-decode/ when missing), rlx's decoder against
         /// onnxruntime's generate loop at 1 and 2 threads, with the weights'
         /// GB/s and the copy bandwidth (needs models/onnx/requirements.txt).
-        #[arg(long, conflicts_with = "vs_ort")]
+        #[arg(long, conflicts_with_all = ["vs_ort", "zoo"])]
         decode_vs_ort: bool,
     },
     /// Kernel throughput per family against memcpy and sgemm.
@@ -325,6 +337,9 @@ fn main() -> ExitCode {
         Command::Bench { decode_vs_ort: true, .. } => done(bench_decode::decode_vs_ort(&root())),
         Command::Bench { rounds, vs_ort: true, models, target_cpu, .. } => {
             done(bench::vs_ort(&root(), *rounds, models, target_cpu.as_deref()))
+        }
+        Command::Bench { rounds, zoo: true, models, isa, .. } => {
+            done(bench_zoo::zoo(&root(), *rounds, models, isa.as_deref()))
         }
         Command::Bench { rounds, vs_ort: false, .. } => done(bench::bench(&root(), *rounds)),
         Command::BenchKernels => done(bench::bench_kernels(&root())),
