@@ -19,6 +19,7 @@ Exits with 3 when OpenVINO or numpy cannot be imported, 2 on bad arguments,
 1 when the compiled model does not report the forced properties.
 """
 
+import os
 import statistics
 import sys
 import time
@@ -100,8 +101,6 @@ def main(argv):
         first = first or outputs
         print(f"threads {t} median_ms {ms:.4f}", flush=True)
     if expected is not None:
-        import os
-
         for names, value in first.items():
             for name in sorted(names):
                 path = os.path.join(expected, f"{name}.npy")

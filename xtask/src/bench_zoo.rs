@@ -172,7 +172,20 @@ struct Ready {
     onnx_inputs: Vec<(String, PathBuf)>,
     /// The same files under the schedule's input names.
     sched_inputs: Vec<(String, PathBuf)>,
+    /// Copied beside the binary before it runs (`e2e::mapped_weights`).
+    mapped_weights: Option<(PathBuf, PathBuf)>,
     diff: f64,
+}
+
+impl Ready {
+    /// Puts this model's side weights beside its binary: a model built
+    /// later may have written its own there.
+    fn place_weights(&self) -> Result<()> {
+        if let Some((from, to)) = &self.mapped_weights {
+            std::fs::copy(from, to).with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+        }
+        Ok(())
+    }
 }
 
 /// Imports and builds the static binary, runs it once on the saved inputs
@@ -218,7 +231,16 @@ fn prepare(root: &Path, dir: &Path, name: &str, env: &[(&str, &str)]) -> Result<
             .with_context(|| format!("onnxruntime's output `{}`", b.name))?;
         diff = diff.max(e2e::max_abs(&got, &want)?);
     }
-    Ok(Ready { name: name.to_string(), onnx, expected, exe: built.exe, onnx_inputs, sched_inputs, diff })
+    Ok(Ready {
+        name: name.to_string(),
+        onnx,
+        expected,
+        exe: built.exe,
+        onnx_inputs,
+        sched_inputs,
+        mapped_weights: built.mapped_weights,
+        diff,
+    })
 }
 
 /// Every `inputs/NAME.npy`, by name.
@@ -253,6 +275,7 @@ struct Outcome {
 /// Interleaved rounds: each times rlx, onnxruntime and OpenVINO once, so
 /// all three see the same machine load.
 fn time(root: &Path, m: &Ready, per_round: usize, env: &[(&str, &str)]) -> Result<Row> {
+    m.place_weights()?;
     let mut row = Row { rlx: [0.0; 2], ort: [0.0; 2], ov: [0.0; 2], diff: m.diff };
     for (i, threads) in THREADS.into_iter().enumerate() {
         let (mut rlx, mut ort, mut ov) = (Vec::new(), Vec::new(), Vec::new());
