@@ -154,7 +154,11 @@ enum Command {
         root: Option<PathBuf>,
     },
     /// Generated code vs the interpreter on every bundled model.
+    // `requires` names groups: a bool flag's default counts as present to
+    // `requires` of the flag itself, a group only when given.
     #[command(group(clap::ArgGroup::new("suite").args(["vs_ort", "zoo"])))]
+    #[command(group(clap::ArgGroup::new("vs_ort_suite").args(["vs_ort"])))]
+    #[command(group(clap::ArgGroup::new("zoo_suite").args(["zoo"])))]
     Bench {
         /// Timed runs per measurement.
         #[arg(long, default_value_t = 300)]
@@ -175,11 +179,11 @@ enum Command {
         models: Vec<String>,
         /// With --zoo: cap rlx's kernels to this instruction set (avx2:
         /// RLX_ISA=avx2 and OPENBLAS_CORETYPE=Haswell for the binary).
-        #[arg(long, requires = "zoo", value_name = "ISA")]
+        #[arg(long, requires = "zoo_suite", value_name = "ISA")]
         isa: Option<String>,
         /// With --vs-ort: also time static binaries built with this CPU's
         /// target features (as `build --static --target-cpu`), a third column.
-        #[arg(long, requires = "vs_ort", value_name = "CPU")]
+        #[arg(long, requires = "vs_ort_suite", value_name = "CPU")]
         target_cpu: Option<String>,
         /// Instead: decode tokens/s of a memory-bound Llama (written to
         /// target/bench-decode/ when missing), rlx's decoder against
@@ -391,7 +395,22 @@ fn error_chain(e: &anyhow::Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::error_chain;
+    use super::{error_chain, Cli};
+    use clap::Parser;
+
+    #[test]
+    fn bench_options_need_their_suite() {
+        let parses = |args: &[&str]| Cli::try_parse_from([&["cargo xtask", "bench"], args].concat()).is_ok();
+        assert!(parses(&["--zoo", "--model", "resnet18", "--isa", "avx2"]));
+        assert!(parses(&["--vs-ort", "--model", "resnet"]));
+        assert!(!parses(&["--model", "resnet"]));
+        assert!(!parses(&["--vs-ort", "--isa", "avx2"]));
+        assert!(!parses(&["--isa", "avx2"]));
+        assert!(parses(&["--vs-ort", "--target-cpu", "native"]));
+        assert!(!parses(&["--zoo", "--target-cpu", "native"]));
+        assert!(!parses(&["--zoo", "--vs-ort"]));
+        assert!(!parses(&["--zoo", "--decode-vs-ort"]));
+    }
 
     #[test]
     fn error_chains_do_not_repeat_causes() {
