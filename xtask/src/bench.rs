@@ -45,7 +45,7 @@ pub fn bench(root: &Path, rounds: usize) -> Result<()> {
 }
 
 /// Thread counts of the MiniLM row (the target machine has 2 cores).
-const THREADS: [usize; 2] = [1, 2];
+pub(crate) const THREADS: [usize; 2] = [1, 2];
 
 /// The MiniLM row: the generated binary (release, the default backend) and
 /// onnxruntime on the saved sentence, in the same run, median latency at
@@ -99,7 +99,7 @@ const VS_ORT: [&e2e::Spec; 10] = [
 /// Rounds per thread count: each times the static binary, the default
 /// build and onnxruntime once, in that order, so all three see the same
 /// machine load; the reported figure is the median of the round medians.
-const VS_ORT_ROUNDS: usize = 4;
+pub(crate) const VS_ORT_ROUNDS: usize = 4;
 
 /// `cargo xtask bench --vs-ort`: every model of [`VS_ORT`] (or those named
 /// in `only`) imported, built as the static binary users ship and as the
@@ -183,8 +183,20 @@ pub(crate) fn median(v: &mut [f64]) -> f64 {
 }
 
 /// The model CLI's `--bench` median at `threads`, in milliseconds.
-fn rlx_median_ms(exe: &Path, inputs: &[(String, PathBuf)], runs: usize, threads: usize) -> Result<f64> {
+pub(crate) fn rlx_median_ms(exe: &Path, inputs: &[(String, PathBuf)], runs: usize, threads: usize) -> Result<f64> {
+    rlx_median_ms_env(exe, inputs, runs, threads, &[])
+}
+
+/// [`rlx_median_ms`] with `env` set for the binary.
+pub(crate) fn rlx_median_ms_env(
+    exe: &Path,
+    inputs: &[(String, PathBuf)],
+    runs: usize,
+    threads: usize,
+    env: &[(&str, &str)],
+) -> Result<f64> {
     let mut cmd = Command::new(exe);
+    cmd.envs(env.iter().copied());
     for (name, path) in inputs {
         cmd.arg("--input").arg(format!("{name}={}", path.display()));
     }
@@ -207,21 +219,36 @@ fn parse_cli_median_us(text: &str) -> Option<f64> {
 
 /// `xtask/bench_ort.py`'s median at `threads`, in milliseconds.
 fn ort_median_ms(root: &Path, onnx: &Path, inputs: &[(String, PathBuf)], runs: usize, threads: usize) -> Result<f64> {
-    let mut cmd = Command::new("python3");
-    cmd.arg(root.join("xtask").join("bench_ort.py")).arg(onnx).arg(runs.to_string()).arg(threads.to_string());
-    for (name, path) in inputs {
-        cmd.arg(format!("{name}={}", path.display()));
-    }
-    let out = cmd.output().context("running python3 xtask/bench_ort.py")?;
-    if !out.status.success() {
-        bail!("onnxruntime benchmark failed: {}", String::from_utf8_lossy(&out.stderr).trim());
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = run_bench_script(root, "bench_ort.py", onnx, inputs, runs, threads, &[])?;
     parse_ort_median_ms(&text, threads).ok_or_else(|| anyhow!("bench_ort.py printed no median for {threads} thread(s)"))
 }
 
+/// Runs `xtask/<script>` (`bench_ort.py` or a script of its command line)
+/// at `threads` with `extra` arguments; its standard output.
+pub(crate) fn run_bench_script(
+    root: &Path,
+    script: &str,
+    onnx: &Path,
+    inputs: &[(String, PathBuf)],
+    runs: usize,
+    threads: usize,
+    extra: &[&str],
+) -> Result<String> {
+    let mut cmd = Command::new("python3");
+    cmd.arg(root.join("xtask").join(script)).arg(onnx).arg(runs.to_string()).arg(threads.to_string());
+    for (name, path) in inputs {
+        cmd.arg(format!("{name}={}", path.display()));
+    }
+    cmd.args(extra);
+    let out = cmd.output().with_context(|| format!("running python3 xtask/{script}"))?;
+    if !out.status.success() {
+        bail!("{script} failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// The median of the line `threads T median_ms X`.
-fn parse_ort_median_ms(text: &str, threads: usize) -> Option<f64> {
+pub(crate) fn parse_ort_median_ms(text: &str, threads: usize) -> Option<f64> {
     text.lines().find_map(|l| {
         let w: Vec<&str> = l.split_whitespace().collect();
         match w.as_slice() {

@@ -420,7 +420,7 @@ fn run_verify_ort(root: &Path, onnx: &Path, out_dir: &Path, inputs: &[(String, P
 
 /// The largest `|got - want|` (f32 arrays of one shape); a NaN on either
 /// side counts as infinitely far.
-fn max_abs(got: &npy::NpyArray, want: &npy::NpyArray) -> Result<f64> {
+pub(crate) fn max_abs(got: &npy::NpyArray, want: &npy::NpyArray) -> Result<f64> {
     if got.dtype != DType::F32 || want.dtype != DType::F32 || got.shape != want.shape {
         bail!("cannot compare {} with {}", got.describe(), want.describe());
     }
@@ -489,6 +489,8 @@ pub struct Built {
     pub report: rlx_onnx::ImportReport,
     pub inputs: Vec<Buffer>,
     pub outputs: Vec<Buffer>,
+    /// The weights file the binary maps beside itself (see [`mapped_weights`]).
+    pub mapped_weights: Option<(PathBuf, PathBuf)>,
 }
 
 /// Imports `onnx` into `work` (model.sched + weights.safetensors, rewritten
@@ -503,6 +505,7 @@ pub fn build_binary(root: &Path, onnx: &Path, work: &Path, name: &str, backend: 
     write_bytes_if_changed(&work.join("model.sched"), imported.sched_text.as_bytes())?;
     let (exe, schedule) = build_generated(root, work, name, backend, Binary::Model)?;
     Ok(Built {
+        mapped_weights: mapped_weights(root, work, &schedule, &exe),
         exe,
         report: imported.report,
         inputs: schedule.inputs().cloned().collect(),
@@ -578,14 +581,32 @@ pub fn build_generated(
         bail!("building {} failed", dir.display());
     }
     let schedule = rlx_codegen::load_checked(&sched, root).map_err(|e| anyhow!("{e}"))?;
-    if let Some(rlx_codegen::WeightsSource::Mmap { file_name }) =
-        rlx_codegen::options_for_file(&schedule, &sched, root, &out).weights
-    {
-        // Mapped weights are read from a side file next to the binary.
-        std::fs::copy(work.join(&file_name), bin_dir.join(&file_name))
-            .context("copying the weights next to the binary")?;
+    let exe = bin_dir.join(format!("{package}{}", std::env::consts::EXE_SUFFIX));
+    if let Some((from, to)) = mapped_weights(root, work, &schedule, &exe) {
+        std::fs::copy(from, to).context("copying the weights next to the binary")?;
     }
-    Ok((bin_dir.join(format!("{package}{}", std::env::consts::EXE_SUFFIX)), schedule))
+    Ok((exe, schedule))
+}
+
+/// The weights a model binary maps from a side file beside itself instead
+/// of embedding them (above the generator's size threshold): the imported
+/// file in `work` and its copy beside `exe`. The binaries of one backend
+/// share a directory and the side file's name, so the copy is the last
+/// built model's: a caller that builds several models before running them
+/// copies it again before each.
+pub(crate) fn mapped_weights(
+    root: &Path,
+    work: &Path,
+    schedule: &rlx_sched::Schedule,
+    exe: &Path,
+) -> Option<(PathBuf, PathBuf)> {
+    // The side file's name does not depend on where the code is generated.
+    match rlx_codegen::options_for_file(schedule, &work.join("model.sched"), root, exe).weights {
+        Some(rlx_codegen::WeightsSource::Mmap { file_name }) => {
+            Some((work.join(&file_name), exe.parent()?.join(&file_name)))
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 mod bench;
 mod bench_decode;
 mod bench_gen;
+mod bench_zoo;
 mod blas_setup;
 mod build_static;
 mod check_sched;
@@ -158,6 +159,11 @@ enum Command {
         root: Option<PathBuf>,
     },
     /// Generated code vs the interpreter on every bundled model.
+    // `requires` names groups: a bool flag's default counts as present to
+    // `requires` of the flag itself, a group only when given.
+    #[command(group(clap::ArgGroup::new("suite").args(["vs_ort", "zoo"])))]
+    #[command(group(clap::ArgGroup::new("vs_ort_suite").args(["vs_ort"])))]
+    #[command(group(clap::ArgGroup::new("zoo_suite").args(["zoo"])))]
     Bench {
         /// Timed runs per measurement.
         #[arg(long, default_value_t = 300)]
@@ -167,18 +173,28 @@ enum Command {
         /// interleaved, at 1 and 2 threads (needs models/onnx/requirements.txt).
         #[arg(long)]
         vs_ort: bool,
-        /// With --vs-ort: only these models (lenet, minilm, minilm_int8, resnet, resnet_int8, resnet_f16, dwsep, dwsep_int8, unet, lstm).
-        #[arg(long = "model", requires = "vs_ort")]
+        /// Instead: the zoo of `models/onnx/export_zoo.py` (exported when
+        /// missing) as static binaries against onnxruntime and OpenVINO,
+        /// f32, interleaved, at 1 and 2 threads.
+        #[arg(long, conflicts_with = "vs_ort")]
+        zoo: bool,
+        /// With --vs-ort: only these models (lenet, minilm, minilm_int8, resnet, resnet_int8, resnet_f16, dwsep, dwsep_int8, unet, lstm);
+        /// with --zoo: only these zoo models (`python3 models/onnx/export_zoo.py --list`).
+        #[arg(long = "model", requires = "suite")]
         models: Vec<String>,
+        /// With --zoo: cap rlx's kernels to this instruction set (avx2:
+        /// RLX_ISA=avx2 and OPENBLAS_CORETYPE=Haswell for the binary).
+        #[arg(long, requires = "zoo_suite", value_name = "ISA")]
+        isa: Option<String>,
         /// With --vs-ort: also time static binaries built with this CPU's
         /// target features (as `build --static --target-cpu`), a third column.
-        #[arg(long, requires = "vs_ort", value_name = "CPU")]
+        #[arg(long, requires = "vs_ort_suite", value_name = "CPU")]
         target_cpu: Option<String>,
         /// Instead: decode tokens/s of a memory-bound Llama (written to
         /// target/bench-decode/ when missing), rlx's decoder against
         /// onnxruntime's generate loop at 1 and 2 threads, with the weights'
         /// GB/s and the copy bandwidth (needs models/onnx/requirements.txt).
-        #[arg(long, conflicts_with = "vs_ort")]
+        #[arg(long, conflicts_with_all = ["vs_ort", "zoo"])]
         decode_vs_ort: bool,
     },
     /// Kernel throughput per family against memcpy and sgemm.
@@ -337,6 +353,9 @@ fn main() -> ExitCode {
         Command::Bench { rounds, vs_ort: true, models, target_cpu, .. } => {
             done(bench::vs_ort(&root(), *rounds, models, target_cpu.as_deref()))
         }
+        Command::Bench { rounds, zoo: true, models, isa, .. } => {
+            done(bench_zoo::zoo(&root(), *rounds, models, isa.as_deref()))
+        }
         Command::Bench { rounds, vs_ort: false, .. } => done(bench::bench(&root(), *rounds)),
         Command::BenchKernels => done(bench::bench_kernels(&root())),
         Command::BenchGen { thunks } => done(bench_gen::bench_gen(&root(), *thunks)),
@@ -392,7 +411,22 @@ fn error_chain(e: &anyhow::Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::error_chain;
+    use super::{error_chain, Cli};
+    use clap::Parser;
+
+    #[test]
+    fn bench_options_need_their_suite() {
+        let parses = |args: &[&str]| Cli::try_parse_from([&["cargo xtask", "bench"], args].concat()).is_ok();
+        assert!(parses(&["--zoo", "--model", "resnet18", "--isa", "avx2"]));
+        assert!(parses(&["--vs-ort", "--model", "resnet"]));
+        assert!(!parses(&["--model", "resnet"]));
+        assert!(!parses(&["--vs-ort", "--isa", "avx2"]));
+        assert!(!parses(&["--isa", "avx2"]));
+        assert!(parses(&["--vs-ort", "--target-cpu", "native"]));
+        assert!(!parses(&["--zoo", "--target-cpu", "native"]));
+        assert!(!parses(&["--zoo", "--vs-ort"]));
+        assert!(!parses(&["--zoo", "--decode-vs-ort"]));
+    }
 
     #[test]
     fn error_chains_do_not_repeat_causes() {
