@@ -216,3 +216,28 @@ fn per_channel_scales_and_constants_stay_in_the_blocked_layout() {
     let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&got[0]), bits(&want[0]), "the blocked binaries give the NCHW bits");
 }
+
+#[test]
+fn a_channel_half_read_by_a_convolution_converts_under_a_name_of_its_own() {
+    // ShuffleNet's channel split: the second half of the channels is a
+    // view (`x+offset`) that a blocked convolution reads.
+    let nodes = vec![
+        node("Relu", "r", &["x"], &["rx"], vec![]),
+        node("Split", "split", &["rx", "halves"], &["a", "b"], vec![attr_i("axis", 1)]),
+        node("Conv", "c", &["b", "w"], &["y"], vec![]),
+    ];
+    let inits = vec![init_i64("halves", &[2], &[16, 16]), init_raw("w", &[8, 16, 1, 1], &values(128, 41))];
+    let m =
+        model(nodes, inits, vec![vi("x", &[1, 32, 3, 3])], vec![vi("y", &[1, 8, 3, 3]), vi("a", &[1, 16, 3, 3])], 13);
+    let blocked = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import, blocked");
+    let mut opts = ImportOptions::new(WEIGHTS);
+    opts.blocked = false;
+    let plain = import_model(&m, &opts).expect("import, NCHW");
+    assert_eq!(count_kind(&blocked.sched_text, "BlockedConv2D"), 1, "{}", blocked.sched_text);
+    let x = values(32 * 9, 42);
+    let got = run("blocked-half", &blocked, &[("x", &x)], &["y", "a"]);
+    let want = run("blocked-half-nchw", &plain, &[("x", &x)], &["y", "a"]);
+    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&got[0]), bits(&want[0]));
+    assert_eq!(bits(&got[1]), bits(&want[1]));
+}

@@ -235,7 +235,8 @@ impl Pass<'_> {
         let (n, c, hw) = dims;
         let source = &self.lowered.storages[id];
         let storage = Storage {
-            name: format!("{}.blocked", source.name),
+            // A view is named `base+offset`, which only operands may spell.
+            name: format!("{}.blocked", source.name.replace('+', "_at")),
             shape: vec![n, channel_blocks(c), hw, CHANNEL_BLOCK],
             dtype: DType::F32,
             role: Role::Scratch,
