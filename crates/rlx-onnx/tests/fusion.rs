@@ -967,3 +967,71 @@ fn best_run_ms(test: &str, imported: &Imported, inputs: &[(&str, Vec<u8>)]) -> f
     let _ = std::fs::remove_dir_all(&dir);
     best
 }
+
+/// torch's `nn.MultiheadAttention` as the TorchScript exporter writes it
+/// (torchvision's ViT): seq-first `[seq, 1, embed]`, one stacked in-projection
+/// `[embed, 3 * embed]` + bias, unflattened to `[seq, 1, 3, embed]` and moved
+/// to `[3, seq, 1, 1, embed]`, q/k/v picked by `Gather`, each to `[heads,
+/// seq, dim]` (`[heads, dim, seq]` for k), both scaled by `dim^-1/4`, then
+/// the products, the softmax, and the heads merged back to `[seq, 1,
+/// embed]`. Seq 7, 3 heads of 4.
+fn multihead_attention_model() -> ModelProto {
+    let (s, h, d) = (7i64, 3i64, 4i64);
+    let e = h * d;
+    let c = (d as f32).powf(-0.25);
+    let n = |op: &str, ins: &[&str], out: &str| node(op, out, ins, &[out], vec![]);
+    let t = |ins: &str, out: &str, perm: &[i64]| node("Transpose", out, &[ins], &[out], vec![attr_ints("perm", perm)]);
+    let mut nodes = vec![
+        n("MatMul", &["x", "w_in"], "proj0"),
+        n("Add", &["proj0", "b_in"], "proj"),
+        n("Reshape", &["proj", "unflat"], "u4"),
+        n("Unsqueeze", &["u4", "ax0"], "u5"),
+        t("u5", "stacked", &[3, 1, 2, 0, 4]),
+        n("Squeeze", &["stacked", "ax3"], "qkv"),
+    ];
+    for (i, part) in ["q", "k", "v"].iter().enumerate() {
+        nodes.push(n("Gather", &["qkv", &format!("i{i}")], &format!("{part}0")));
+        nodes.push(n("Reshape", &[&format!("{part}0"), "heads"], &format!("{part}1")));
+    }
+    nodes.extend([
+        t("q1", "qh", &[1, 0, 2]),
+        t("k1", "kh", &[1, 2, 0]),
+        t("v1", "vh", &[1, 0, 2]),
+        n("Mul", &["qh", "c"], "qs"),
+        n("Mul", &["kh", "c"], "ks"),
+        n("MatMul", &["qs", "ks"], "scores"),
+        node("Softmax", "softmax", &["scores"], &["p"], vec![attr_i("axis", -1)]),
+        n("MatMul", &["p", "vh"], "ctx"),
+        t("ctx", "merged", &[1, 0, 2]),
+        n("Reshape", &["merged", "back"], "y"),
+    ]);
+    let inits = vec![
+        init_raw("w_in", &[e, 3 * e], &values((3 * e * e) as usize, 951)),
+        init_raw("b_in", &[3 * e], &values((3 * e) as usize, 952)),
+        init_i64("unflat", &[4], &[s, 1, 3, e]),
+        init_i64("ax0", &[1], &[0]),
+        init_i64("ax3", &[1], &[3]),
+        init_i64("i0", &[], &[0]),
+        init_i64("i1", &[], &[1]),
+        init_i64("i2", &[], &[2]),
+        init_i64("heads", &[3], &[s, h, d]),
+        scalar("c", c),
+        init_i64("back", &[3], &[s, 1, e]),
+    ];
+    model(nodes, inits, vec![vi("x", &[s, 1, e])], vec![vi("y", &[s, 1, e])], 17)
+}
+
+#[test]
+fn torch_multihead_attention_reads_its_stacked_projection_in_place() {
+    let m = multihead_attention_model();
+    let (fused, unfused) = import_fused_and_unfused(&m);
+    let text = &fused.sched_text;
+    assert_eq!(count_kind(text, "Attention"), 1, "{text}");
+    // q, k and v are rows of the projection, 3 * 12 floats apart.
+    assert!(text.contains("q_row_stride: 36, k_row_stride: 36, v_row_stride: 36"), "{text}");
+    assert_eq!(count_kind(text, "Transpose"), 0, "{text}");
+    let x = values(7 * 12, 953);
+    let [f, u] = run_both("mha", &fused, &unfused, &[("x", &x)], "y");
+    let diff = max_abs_diff(&f, &u);
+    assert!(diff <= ATTN_TOL, "fused vs unfused differ by {diff}");
+}

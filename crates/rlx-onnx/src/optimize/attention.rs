@@ -27,6 +27,14 @@
 //! scratch buffer, before the first attention that reads it, and shared
 //! by every attention reading the same mask the same way.
 //!
+//! One image (batch 1) may also come in the layout torch's
+//! `nn.MultiheadAttention` exports, once the transposes pass has composed
+//! its head splits: heads `[H, S, D]` (`[H, D, KV]` for the key) read from
+//! rows of any stride at least `H * D` (q, k and v parts of one stacked
+//! projection, rows `3 * H * D` apart), and the merged output `[S, H, Dv]`
+//! with its size-1 batch axis anywhere; axes of size 1 are ignored when
+//! the reads are compared, and the `Attention` gets each row stride.
+//!
 //! Any deviation leaves the graph as it is: another permutation, an
 //! intermediate read by another thunk (or a graph output), a softmax over
 //! another axis, the scale after the mask, a batch-broadcast product.
@@ -50,8 +58,10 @@ struct Dims {
     v_head_dim: usize,
     /// `batch * heads * seq * kv_seq`: the scores.
     scores: usize,
-    /// `heads * head_dim`: the row stride of q and k.
-    qk_row: usize,
+    /// The row strides of q and k (`heads * head_dim`, or wider when q,
+    /// k and v are parts of one stacked projection).
+    q_row: usize,
+    k_row: usize,
     /// `heads * v_head_dim`: the row stride of v.
     v_row: usize,
 }
@@ -135,6 +145,42 @@ fn head_transpose(thunk: &Thunk<usize>, dst: usize, dims: [usize; 4], strides: [
     (d == dst && out_dims.as_slice() == dims && Some(in_total) == prod(&dims) && same_read).then_some(src)
 }
 
+/// When `thunk` is the f32 `Transpose` writing `dst` whose axes longer
+/// than one are `axes` (size, stride) in order, `None` standing for one row
+/// stride of at least `min_row` shared by those axes (a row axis of size
+/// one takes any): its source and that row stride (0 when no axis has
+/// it). The source must hold every element the read reaches.
+fn strided_read(
+    thunk: &Thunk<usize>,
+    dst: usize,
+    axes: &[(usize, Option<usize>)],
+    min_row: usize,
+) -> Option<(usize, usize)> {
+    let Thunk::Transpose(Transpose { src, dst: d, in_total, ref out_dims, ref in_strides, elem_bytes: 4 }) = *thunk
+    else {
+        return None;
+    };
+    let read: Vec<(usize, usize)> =
+        out_dims.iter().zip(in_strides).filter(|(&n, _)| n != 1).map(|(&n, &s)| (n, s)).collect();
+    let want: Vec<&(usize, Option<usize>)> = axes.iter().filter(|(n, _)| *n != 1).collect();
+    if d != dst || read.len() != want.len() {
+        return None;
+    }
+    let mut row = None;
+    for (&(n, s), &&(wn, ws)) in read.iter().zip(&want) {
+        match ws {
+            _ if n != wn => return None,
+            Some(w) if w != s => return None,
+            Some(_) => {}
+            None if s < min_row || row.is_some_and(|r| r != s) => return None,
+            None => row = Some(s),
+        }
+    }
+    // The last element read, plus one.
+    let reach = read.iter().try_fold(1usize, |acc, &(n, s)| acc.checked_add((n - 1).checked_mul(s)?))?;
+    (reach <= in_total).then_some((src, row.unwrap_or(if want.iter().any(|a| a.1.is_none()) { min_row } else { 0 })))
+}
+
 /// Runs the pass.
 pub(super) fn fuse_attention(lowered: &mut Lowered) {
     let uses = Uses::new(lowered);
@@ -201,8 +247,8 @@ pub(super) fn fuse_attention(lowered: &mut Lowered) {
             mask_kind: if mask.is_some() { MaskKind::Bias } else { MaskKind::None },
             scale: site.scale,
             softcap: 0.0,
-            q_row_stride: d.qk_row,
-            k_row_stride: d.qk_row,
+            q_row_stride: d.q_row,
+            k_row_stride: d.k_row,
             v_row_stride: d.v_row,
             bhsd: false,
             kv_heads: d.heads,
@@ -266,22 +312,36 @@ fn match_at(l: &Lowered, u: &Uses, sm_at: usize) -> Option<Site> {
     let Thunk::Transpose(Transpose { src: o, dst: out, ref out_dims, .. }) = l.thunks[out_at].thunk else {
         return None;
     };
-    let &[batch, seq, heads, v_head_dim] = out_dims.as_slice() else { return None };
-    let merged = [prod(&[heads, seq, v_head_dim]), Some(v_head_dim), prod(&[seq, v_head_dim]), Some(1)];
-    let bsh = [batch, seq, heads, v_head_dim];
-    let shapes_agree = o == pv.c
-        && pv.n == v_head_dim
-        && pv.m == seq
-        && Some(pv.batch) == prod(&[batch, heads])
-        && Some(rows) == prod(&[batch, heads, seq]);
-    if !shapes_agree || head_transpose(&l.thunks[out_at].thunk, out, bsh, merged).is_none() {
+    // `[batch, seq, heads, dv]` (BSHD, 4-D), else one image whose axes of
+    // size 1 sit anywhere (torch's `nn.MultiheadAttention`: `[seq, 1,
+    // heads, dv]` from `[heads, seq, dv]`, heads of a stacked projection).
+    let (seq, v_head_dim) = (pv.m, pv.n);
+    let four_d = match *out_dims.as_slice() {
+        [batch, s, heads, dv] if s == seq && dv == v_head_dim && Some(pv.batch) == prod(&[batch, heads]) => {
+            let merged = [prod(&[heads, seq, dv]), Some(dv), prod(&[seq, dv]), Some(1)];
+            head_transpose(&l.thunks[out_at].thunk, out, [batch, seq, heads, dv], merged).map(|_| (batch, heads))
+        }
+        _ => None,
+    };
+    let one_image = || {
+        let heads = pv.batch;
+        let merged = [(seq, Some(v_head_dim)), (heads, prod(&[seq, v_head_dim])), (v_head_dim, Some(1))];
+        strided_read(&l.thunks[out_at].thunk, out, &merged, 0).filter(|&(_, row)| row == 0).map(|_| (1, heads))
+    };
+    let (batch, heads) = four_d.or_else(one_image)?;
+    if o != pv.c || Some(rows) != prod(&[batch, heads, seq]) {
         return None;
     }
     let vt_at = u.sole_writer(pv.b)?;
-    let v_dims = [batch, heads, kv_seq, v_head_dim];
-    let v_row = prod(&[heads, v_head_dim])?;
-    let v_strides = [prod(&[kv_seq, v_row]), Some(v_head_dim), Some(v_row), Some(1)];
-    let v = head_transpose(&l.thunks[vt_at].thunk, pv.b, v_dims, v_strides)?;
+    let v_row_min = prod(&[heads, v_head_dim])?;
+    let (v, v_row) = if four_d.is_some() {
+        let v_strides = [prod(&[kv_seq, v_row_min]), Some(v_head_dim), Some(v_row_min), Some(1)];
+        let v_dims = [batch, heads, kv_seq, v_head_dim];
+        (head_transpose(&l.thunks[vt_at].thunk, pv.b, v_dims, v_strides)?, v_row_min)
+    } else {
+        let axes = [(heads, Some(v_head_dim)), (kv_seq, None), (v_head_dim, Some(1))];
+        strided_read(&l.thunks[vt_at].thunk, pv.b, &axes, v_row_min)?
+    };
     // The scores, back from the softmax to Q @ K^T.
     let len = prod(&[rows, kv_seq])?;
     let path = trace_scores(l, u, scores, sm_at, len, true, true)?;
@@ -293,11 +353,21 @@ fn match_at(l: &Lowered, u: &Uses, sm_at: usize) -> Option<Site> {
     let (qt_at, q_scale, q_thunks) = trace_head(l, u, qk.a, path.qk_at, prod(&[batch, heads, seq, head_dim])?)?;
     let (kt_at, k_scale, k_thunks) = trace_head(l, u, qk.b, path.qk_at, prod(&[batch, heads, head_dim, kv_seq])?)?;
     let qk_row = prod(&[heads, head_dim])?;
-    let q_strides = [prod(&[seq, qk_row]), Some(head_dim), Some(qk_row), Some(1)];
-    let k_strides = [prod(&[kv_seq, qk_row]), Some(head_dim), Some(1), Some(qk_row)];
-    let q = head_transpose(&l.thunks[qt_at].thunk, transpose_dst(l, qt_at)?, [batch, heads, seq, head_dim], q_strides)?;
-    let k =
-        head_transpose(&l.thunks[kt_at].thunk, transpose_dst(l, kt_at)?, [batch, heads, head_dim, kv_seq], k_strides)?;
+    let (qt, kt) = (&l.thunks[qt_at].thunk, &l.thunks[kt_at].thunk);
+    let ((q, q_row), (k, k_row)) = if four_d.is_some() {
+        let q_strides = [prod(&[seq, qk_row]), Some(head_dim), Some(qk_row), Some(1)];
+        let k_strides = [prod(&[kv_seq, qk_row]), Some(head_dim), Some(1), Some(qk_row)];
+        let q = head_transpose(qt, transpose_dst(l, qt_at)?, [batch, heads, seq, head_dim], q_strides)?;
+        let k = head_transpose(kt, transpose_dst(l, kt_at)?, [batch, heads, head_dim, kv_seq], k_strides)?;
+        ((q, qk_row), (k, qk_row))
+    } else {
+        let q_axes = [(heads, Some(head_dim)), (seq, None), (head_dim, Some(1))];
+        let k_axes = [(heads, Some(head_dim)), (head_dim, Some(1)), (kv_seq, None)];
+        (
+            strided_read(qt, transpose_dst(l, qt_at)?, &q_axes, qk_row)?,
+            strided_read(kt, transpose_dst(l, kt_at)?, &k_axes, qk_row)?,
+        )
+    };
     let probs_reader = guard.map_or(pv_at, |g| g.where_at);
     let mut private = vec![(pv.c, pv_at, out_at), (pv.b, vt_at, pv_at)];
     match guard {
@@ -332,7 +402,7 @@ fn match_at(l: &Lowered, u: &Uses, sm_at: usize) -> Option<Site> {
     thunks.extend(q_thunks.into_iter().chain(k_thunks).chain(path.thunks));
     thunks.sort_unstable();
     thunks.dedup();
-    let dims = Dims { batch, heads, seq, kv_seq, head_dim, v_head_dim, scores: len, qk_row, v_row };
+    let dims = Dims { batch, heads, seq, kv_seq, head_dim, v_head_dim, scores: len, q_row, k_row, v_row };
     Some(Site { thunks, out_at, q, k, v, out, mask: path.mask, dims, scale })
 }
 
