@@ -100,3 +100,21 @@ fn reads_that_do_not_line_up_stay_two_copies() {
     assert_eq!((opt, plain), (2, 2));
     assert_same_bits(&got, &want);
 }
+
+#[test]
+fn moving_only_axes_of_size_one_is_a_view() {
+    // [1, 6, 4] -> [6, 1, 4] (a batch axis moved) is the same elements in
+    // the same order: no copy, before or after another op.
+    let nodes = vec![
+        node("Relu", "r", &["x"], &["rx"], vec![]),
+        node("Transpose", "t", &["rx"], &["t"], vec![attr_ints("perm", &[1, 0, 2])]),
+        node("Neg", "n", &["t"], &["y"], vec![]),
+    ];
+    let m = model(nodes, vec![], vec![vi("x", &[1, 6, 4])], vec![vi("y", &[6, 1, 4])], 13);
+    let x = values(24, 4);
+    let [(got, opt), (want, plain)] = both("size-one", &m, &x, "y");
+    assert_eq!((opt, plain), (0, 0));
+    assert_same_bits(&got, &want);
+    let expected: Vec<f32> = x.iter().map(|v| -v.max(0.0)).collect();
+    assert_same_bits(&got, &expected);
+}

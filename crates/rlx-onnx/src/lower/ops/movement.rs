@@ -74,6 +74,12 @@ pub(crate) fn transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let all = row_major_strides(&s);
     let out_dims: Vec<usize> = perm.iter().map(|&d| s[d]).collect();
     let in_strides: Vec<usize> = perm.iter().map(|&d| all[d]).collect();
+    // Moving only axes of size 1 changes the shape, not the order of the
+    // elements: a view, as a `Reshape` is (`[1, seq, e]` to `[seq, 1, e]`).
+    let moved: Vec<usize> = perm.iter().copied().filter(|&d| s[d] != 1).collect();
+    if let (Value::Data { storage, .. }, true) = (&input, moved.windows(2).all(|w| w[0] < w[1])) {
+        return lw.define(ctx, 0, Value::Data { storage: *storage, shape: out_dims });
+    }
     if let Value::Const(c) = input {
         let strides: Vec<i64> = in_strides.iter().map(|&x| x as i64).collect();
         let data = c.data.select(strided_indices(0, &out_dims, &strides));
