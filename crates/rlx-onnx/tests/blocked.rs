@@ -61,8 +61,7 @@ fn a_convolution_chain_changes_layout_only_at_its_edges() {
     let got = run("blocked-cnn", &blocked, &[("x", &x)], &outs);
     let want = run("blocked-cnn-nchw", &plain, &[("x", &x)], &outs);
     for (i, name) in outs.iter().enumerate() {
-        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&got[i]), bits(&want[i]), "{name}: the blocked kernels give the NCHW bits");
+        assert_identical_bits(&got[i], &want[i], &format!("{name}: the blocked kernels give the NCHW bits"));
     }
 }
 
@@ -111,8 +110,7 @@ fn residual_adds_and_their_activation_fold_into_the_convolution() {
     let got = run("blocked-residual", &blocked, &[("x", &x)], &outs);
     let want = run("blocked-residual-nchw", &plain, &[("x", &x)], &outs);
     for (i, name) in outs.iter().enumerate() {
-        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&got[i]), bits(&want[i]), "{name}: fused residuals give the NCHW bits");
+        assert_identical_bits(&got[i], &want[i], &format!("{name}: fused residuals give the NCHW bits"));
     }
 }
 
@@ -213,8 +211,7 @@ fn per_channel_scales_and_constants_stay_in_the_blocked_layout() {
     let x = values(2 * 3 * 30, 30);
     let got = run("blocked-se", &blocked, &[("x", &x)], &["y"]);
     let want = run("blocked-se-nchw", &plain, &[("x", &x)], &["y"]);
-    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-    assert_eq!(bits(&got[0]), bits(&want[0]), "the blocked binaries give the NCHW bits");
+    assert_identical_bits(&got[0], &want[0], "the blocked binaries give the NCHW bits");
 }
 
 #[test]
@@ -237,7 +234,6 @@ fn a_channel_half_read_by_a_convolution_converts_under_a_name_of_its_own() {
     let x = values(32 * 9, 42);
     let got = run("blocked-half", &blocked, &[("x", &x)], &["y", "a"]);
     let want = run("blocked-half-nchw", &plain, &[("x", &x)], &["y", "a"]);
-    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-    assert_eq!(bits(&got[0]), bits(&want[0]));
-    assert_eq!(bits(&got[1]), bits(&want[1]));
+    assert_identical_bits(&got[0], &want[0], "y");
+    assert_identical_bits(&got[1], &want[1], "a");
 }

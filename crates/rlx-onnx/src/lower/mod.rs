@@ -283,6 +283,31 @@ fn attr_type_name(t: AttributeType) -> &'static str {
     }
 }
 
+/// Adds a view of `shape` into the bytes of `storage` from `byte_offset`
+/// (which must lie inside it, with room for the view), named `base+offset`
+/// after the storage it ultimately views; returns its index.
+pub(crate) fn push_view(storages: &mut Vec<Storage>, storage: usize, byte_offset: usize, shape: Vec<usize>) -> usize {
+    let (base, base_offset) = storages[storage].view.unwrap_or((storage, 0));
+    let dtype = storages[storage].dtype;
+    debug_assert!(
+        byte_offset + shape.iter().product::<usize>() * dtype.size()
+            <= storages[storage].shape.iter().product::<usize>() * dtype.size()
+    );
+    storages[base].viewed = true;
+    let b = &storages[base];
+    let view = Storage {
+        name: format!("{}+{}", b.name, base_offset + byte_offset),
+        shape,
+        dtype,
+        role: b.role,
+        data: None,
+        view: Some((base, base_offset + byte_offset)),
+        viewed: false,
+    };
+    storages.push(view);
+    storages.len() - 1
+}
+
 /// Lowering state.
 pub(crate) struct Lowerer {
     pub storages: Vec<Storage>,
@@ -360,25 +385,7 @@ impl Lowerer {
     /// A view of `shape` into the bytes of `storage` from `byte_offset`
     /// (which must lie inside it, with room for the view).
     pub(crate) fn add_view(&mut self, storage: usize, byte_offset: usize, shape: Vec<usize>) -> usize {
-        let (base, base_offset) = self.storages[storage].view.unwrap_or((storage, 0));
-        let dtype = self.storages[storage].dtype;
-        debug_assert!(
-            byte_offset + shape.iter().product::<usize>() * dtype.size()
-                <= self.storages[storage].shape.iter().product::<usize>() * dtype.size()
-        );
-        self.storages[base].viewed = true;
-        let b = &self.storages[base];
-        let view = Storage {
-            name: format!("{}+{}", b.name, base_offset + byte_offset),
-            shape,
-            dtype,
-            role: b.role,
-            data: None,
-            view: Some((base, base_offset + byte_offset)),
-            viewed: false,
-        };
-        self.storages.push(view);
-        self.storages.len() - 1
+        push_view(&mut self.storages, storage, byte_offset, shape)
     }
 
     /// The value an input name refers to.

@@ -20,7 +20,7 @@
 use rlx_sched::{Role, Thunk};
 
 use super::{Rewrite, Uses};
-use crate::lower::{Lowered, Storage};
+use crate::lower::{push_view, Lowered};
 use rlx_sched::thunk::Transpose;
 
 /// Runs the pass.
@@ -81,12 +81,12 @@ fn composed(lowered: &mut Lowered, uses: &Uses, b: usize) -> Option<Transpose<us
     // A's source element under B's first element.
     let first: usize = base.iter().zip(&src_strides).map(|(c, &s)| c * s).sum();
     let in_total = ta.in_total.checked_sub(first)?;
-    let (src_root, src_offset) = lowered.storages[ta.src].view.unwrap_or((ta.src, 0));
+    let src_root = lowered.storages[ta.src].view.map_or(ta.src, |(base, _)| base);
     if lowered.storages[src_root].role == Role::Param {
         return None;
     }
     let (dst, elem_bytes, a_src) = (tb.dst, eb, ta.src);
-    let src = if first == 0 { a_src } else { view_of(lowered, src_root, src_offset + first * eb, in_total) };
+    let src = if first == 0 { a_src } else { push_view(&mut lowered.storages, a_src, first * eb, vec![in_total]) };
     Some(Transpose { src, dst, in_total, out_dims, in_strides, elem_bytes })
 }
 
@@ -143,23 +143,6 @@ impl<'a> AxesOf<'a> {
         }
         None
     }
-}
-
-/// A view of `root` from `byte_offset`, `len` elements long.
-fn view_of(lowered: &mut Lowered, root: usize, byte_offset: usize, len: usize) -> usize {
-    let base = &lowered.storages[root];
-    let view = Storage {
-        name: format!("{}+{byte_offset}", base.name),
-        shape: vec![len],
-        dtype: base.dtype,
-        role: base.role,
-        data: None,
-        view: Some((root, byte_offset)),
-        viewed: false,
-    };
-    lowered.storages[root].viewed = true;
-    lowered.storages.push(view);
-    lowered.storages.len() - 1
 }
 
 /// Drops the `Transpose`s into scratch that nothing reads any more.

@@ -288,3 +288,9 @@ pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
     };
     a.iter().zip(b).map(|(&x, &y)| diff(x, y)).fold(0.0, f32::max)
 }
+
+/// Asserts two f32 outputs are the same bits, NaN payloads included.
+pub fn assert_identical_bits(got: &[f32], want: &[f32], what: &str) {
+    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(got), bits(want), "{what}");
+}
