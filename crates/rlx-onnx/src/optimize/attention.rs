@@ -135,14 +135,16 @@ fn prod(xs: &[usize]) -> Option<usize> {
 
 /// When `thunk` is the f32 `Transpose` writing `dst` with output dims
 /// `dims` that reads its source with `strides` (on every axis longer than
-/// one; a size-1 axis never steps): its source.
+/// one; a size-1 axis never steps): its source. `None` strides (an
+/// overflowed size) match nothing.
 fn head_transpose(thunk: &Thunk<usize>, dst: usize, dims: [usize; 4], strides: [Option<usize>; 4]) -> Option<usize> {
-    let Thunk::Transpose(Transpose { src, dst: d, in_total, ref out_dims, ref in_strides, elem_bytes: 4 }) = *thunk
-    else {
-        return None;
-    };
-    let same_read = in_strides.len() == 4 && (0..4).all(|i| dims[i] == 1 || Some(in_strides[i]) == strides[i]);
-    (d == dst && out_dims.as_slice() == dims && Some(in_total) == prod(&dims) && same_read).then_some(src)
+    let mut axes = Vec::with_capacity(4);
+    for (&n, s) in dims.iter().zip(strides) {
+        if n != 1 {
+            axes.push((n, Some(s?)));
+        }
+    }
+    strided_read(thunk, dst, &axes, 0).map(|(src, _)| src)
 }
 
 /// When `thunk` is the f32 `Transpose` writing `dst` whose axes longer
