@@ -154,8 +154,11 @@ pub fn import_llama(
 pub fn read_llama(checkpoint: &Path, name: &str, opts: &rlx_onnx::llama::LlamaOptions) -> Result<rlx_onnx::Imported> {
     let config_path = checkpoint.join("config.json");
     let weights_path = checkpoint.join("model.safetensors");
-    let config = std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
-    let weights = std::fs::read(&weights_path).with_context(|| format!("reading {}", weights_path.display()))?;
+    let read =
+        |path: &Path| rlx_sched::read_regular_file(path).with_context(|| format!("cannot read {}", path.display()));
+    let config = String::from_utf8(read(&config_path)?)
+        .map_err(|_| anyhow!("cannot read {}: it is not UTF-8 text", config_path.display()))?;
+    let weights = read(&weights_path)?;
     rlx_onnx::llama::import_llama_with(&config, &weights, opts, name, "weights.safetensors")
         .map_err(|e| anyhow!("{}: {e}", checkpoint.display()))
 }

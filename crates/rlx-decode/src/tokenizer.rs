@@ -28,8 +28,42 @@ pub enum TokenizerError {
     NotByte { id: u32, token: String, ch: char },
     #[error("cannot encode the prompt: {0}")]
     Encode(String),
+    #[error("cannot load tokenizer.json: tokens `{first}` and `{second}` both have id {id}")]
+    DuplicateId { id: u64, first: String, second: String },
     #[error("token id {id} is outside the tokenizer's vocabulary of {vocab}")]
     UnknownId { id: i64, vocab: usize },
+}
+
+/// Every id of the vocabulary names one token, and every added token's id
+/// one content: `tokenizers` accepts a file where two tokens share an id,
+/// and decoding that id would then print one of them at random.
+fn check_ids_unique(json: &[u8]) -> Result<(), TokenizerError> {
+    let v: serde_json::Value = serde_json::from_slice(json).map_err(|e| TokenizerError::Load(e.to_string()))?;
+    let mut seen: HashMap<u64, &str> = HashMap::new();
+    let vocab = v.pointer("/model/vocab").and_then(serde_json::Value::as_object);
+    for (token, id) in vocab.into_iter().flatten() {
+        if let Some(id) = id.as_u64() {
+            if let Some(first) = seen.insert(id, token.as_str()) {
+                return Err(TokenizerError::DuplicateId { id, first: first.to_string(), second: token.to_string() });
+            }
+        }
+    }
+    let mut added: HashMap<u64, &str> = HashMap::new();
+    let added_tokens = v.get("added_tokens").and_then(serde_json::Value::as_array);
+    for t in added_tokens.into_iter().flatten() {
+        let (Some(id), Some(content)) =
+            (t.get("id").and_then(serde_json::Value::as_u64), t.get("content").and_then(serde_json::Value::as_str))
+        else {
+            continue;
+        };
+        match added.insert(id, content) {
+            Some(first) if first != content => {
+                return Err(TokenizerError::DuplicateId { id, first: first.to_string(), second: content.to_string() });
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// A byte-level BPE tokenizer: `tokenizers` for encoding, a byte table for
@@ -58,6 +92,7 @@ impl Tokenizer {
     /// crate).
     pub fn from_bytes(json: &[u8]) -> Result<Self, TokenizerError> {
         let inner = tokenizers::Tokenizer::from_bytes(json).map_err(|e| TokenizerError::Load(e.to_string()))?;
+        check_ids_unique(json)?;
         match inner.get_decoder() {
             Some(DecoderWrapper::ByteLevel(_)) => {}
             Some(other) => return Err(TokenizerError::NotByteLevel(decoder_name(other))),

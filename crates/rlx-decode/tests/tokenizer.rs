@@ -113,3 +113,18 @@ fn a_tokenizer_that_is_not_byte_level_is_refused() {
     let e = Tokenizer::from_bytes(b"{").unwrap_err();
     assert!(e.to_string().starts_with("cannot load tokenizer.json: "), "{e}");
 }
+
+/// Two tokens with one id would make decoding that id ambiguous: refused,
+/// naming both.
+#[test]
+fn a_vocabulary_with_a_duplicate_id_is_refused() {
+    let json: serde_json::Value = serde_json::from_slice(common::TOKENIZER_JSON).unwrap();
+    let vocab = json.pointer("/model/vocab").and_then(|v| v.as_object()).expect("a BPE vocabulary");
+    let (first, id) = vocab.iter().find(|(_, id)| id.as_u64() == Some(300)).expect("id 300");
+    let (second, _) = vocab.iter().find(|(_, id)| id.as_u64() == Some(301)).expect("id 301");
+    let mut edited = json.clone();
+    edited["model"]["vocab"][second.as_str()] = id.clone();
+    let e = Tokenizer::from_bytes(&serde_json::to_vec(&edited).unwrap()).unwrap_err().to_string();
+    let (a, b) = if first < second { (first, second) } else { (second, first) };
+    assert_eq!(e, format!("cannot load tokenizer.json: tokens `{a}` and `{b}` both have id 300"));
+}

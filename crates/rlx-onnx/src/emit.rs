@@ -127,13 +127,16 @@ fn write_weights(lowered: &Lowered) -> Result<(Vec<u8>, Vec<Option<usize>>), Imp
 }
 
 /// Builds the `.sched` text and the weights file.
-pub(crate) fn emit(
-    lowered: &Lowered,
-    model: &str,
-    weights_path: &str,
-) -> Result<(String, Vec<u8>, ImportReport), ImportError> {
+pub(crate) fn emit(lowered: &Lowered, model: &str, weights_path: &str) -> Result<Emitted, ImportError> {
     let origin = format!("imported from ONNX by rlx-onnx {}", env!("CARGO_PKG_VERSION"));
     emit_with(lowered, model, weights_path, &origin)
+}
+
+/// What an import writes: the `.sched` text and the weights file.
+pub(crate) struct Emitted {
+    pub sched_text: String,
+    pub weights: Vec<u8>,
+    pub report: ImportReport,
 }
 
 /// [`emit`] with the first comment line of the schedule (where it came from).
@@ -142,7 +145,7 @@ pub(crate) fn emit_with(
     model: &str,
     weights_path: &str,
     origin: &str,
-) -> Result<(String, Vec<u8>, ImportReport), ImportError> {
+) -> Result<Emitted, ImportError> {
     let (arena_offsets, mut arena_bytes, peak_live_bytes) = plan_arena(lowered);
     // Buffers with no elements still live in the arena, which the format
     // wants non-empty then.
@@ -179,7 +182,10 @@ pub(crate) fn emit_with(
                 Role::Param => (Segment::Weights, weight_offsets[i]),
                 _ => (Segment::Arena, arena_offsets[i]),
             };
-            let offset = offset.ok_or_else(|| ImportError::Invalid(format!("buffer `{}` was not placed", s.name)))?;
+            let offset = offset.ok_or_else(|| ImportError::Invalid {
+                pass: "memory planning",
+                report: format!("buffer `{}` was not placed", s.name),
+            })?;
             buffers.push(BufferDecl {
                 role,
                 name: spanned(s.name.clone()),
@@ -205,7 +211,7 @@ pub(crate) fn emit_with(
                     span: Span::default(),
                 })
             })
-            .map_err(|_| ImportError::Invalid("operand mapping failed".to_string()))?;
+            .map_err(|_| ImportError::Invalid { pass: "emit", report: "operand mapping failed".to_string() })?;
         thunks.push(ThunkDecl {
             thunk,
             span: Span::default(),
@@ -237,5 +243,5 @@ pub(crate) fn emit_with(
         })
         .collect();
     let ast = Ast { header, buffers, thunks, entries, trailing_comments: Vec::new() };
-    Ok((rlx_sched::print(&ast), weights, report))
+    Ok(Emitted { sched_text: rlx_sched::print(&ast), weights, report })
 }

@@ -31,8 +31,14 @@ pub enum ImportError {
     ArenaTooLarge(usize),
     #[error("cannot write the weights file: {0}")]
     Weights(String),
-    #[error("the emitted schedule does not validate (an importer bug): {0}")]
-    Invalid(String),
+    /// A checkpoint file (`config.json`, `model.safetensors`) the Llama
+    /// front end cannot use.
+    #[error("{file}: {message}")]
+    Checkpoint { file: &'static str, message: String },
+    /// The schedule an import would write does not pass the validator: an
+    /// importer bug, with the first pass whose output is invalid.
+    #[error("internal error: the importer's `{pass}` pass wrote a schedule that does not validate (an importer bug; please report it with the model):\n{report}")]
+    Invalid { pass: &'static str, report: String },
 }
 
 impl ImportError {

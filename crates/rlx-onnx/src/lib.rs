@@ -16,6 +16,7 @@ pub mod llama;
 mod lower;
 mod names;
 mod optimize;
+mod pipeline;
 pub mod planner;
 pub mod proto;
 mod qdq;
@@ -154,10 +155,22 @@ pub struct Imported {
 /// them.
 pub const NEWEST_OPSET: i64 = 21;
 
+/// The weights path a schedule's `weights` line will hold: relative, and
+/// printable there.
+pub(crate) fn check_weights_path(w: &str) -> Result<(), ImportError> {
+    if w.is_empty() || Path::new(w).is_absolute() || w.contains('"') || w.contains('\n') {
+        return Err(ImportError::Weights(format!(
+            "the weights path `{w}` must be a non-empty relative path without quotes"
+        )));
+    }
+    Ok(())
+}
+
 /// Imports the ONNX model at `path`; external data is read relative to
 /// its directory.
 pub fn import(path: &Path, opts: &ImportOptions) -> Result<Imported, ImportError> {
-    let bytes = std::fs::read(path).map_err(|source| ImportError::Io { path: path.to_path_buf(), source })?;
+    let bytes =
+        rlx_sched::read_regular_file(path).map_err(|source| ImportError::Io { path: path.to_path_buf(), source })?;
     let base = path.parent().unwrap_or(Path::new("."));
     let mut opts = opts.clone();
     if opts.model_name.is_none() {
@@ -175,11 +188,7 @@ pub fn import_bytes(bytes: &[u8], base_dir: &Path, opts: &ImportOptions) -> Resu
 /// Imports a decoded ONNX model; `base_dir` resolves external data.
 pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOptions) -> Result<Imported, ImportError> {
     let w = &opts.weights_file;
-    if w.is_empty() || Path::new(w).is_absolute() || w.contains('"') || w.contains('\n') {
-        return Err(ImportError::Weights(format!(
-            "the weights path `{w}` must be a non-empty relative path without quotes"
-        )));
-    }
+    check_weights_path(w)?;
     let graph = model.graph.as_ref().ok_or(ImportError::NoGraph)?;
     let opset = graph::default_opset(model);
     if opset < 1 {
@@ -195,18 +204,14 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
     if graph.output.is_empty() {
         warnings.push("the graph has no outputs: the schedule computes nothing a caller can read".to_string());
     }
-    let mut constants = graph::initializers(model, base_dir)?;
-    graph::bind_consts(model, &mut constants, &opts.consts)?;
-    let names: Vec<&str> = constants.iter().map(|(n, _)| n.as_str()).collect();
-    let inputs = graph::graph_inputs(model, &opts.shapes, &names)?;
-    let fused = qdq::fuse_conv(graph, &constants);
-    let mut lowered = lower::lower_graph(fused.as_ref().unwrap_or(graph), &inputs, constants, opset)?;
-    if opts.optimize {
-        optimize::optimize(&mut lowered);
-    }
-    if opts.prepack {
-        optimize::prepack(&mut lowered);
-    }
+    let lower = || {
+        let mut constants = graph::initializers(model, base_dir)?;
+        graph::bind_consts(model, &mut constants, &opts.consts)?;
+        let names: Vec<&str> = constants.iter().map(|(n, _)| n.as_str()).collect();
+        let inputs = graph::graph_inputs(model, &opts.shapes, &names)?;
+        let fused = qdq::fuse_conv(graph, &constants);
+        lower::lower_graph(fused.as_ref().unwrap_or(graph), &inputs, constants, opset)
+    };
     // A model stored in 2-byte floats keeps its product weights and
     // convolution filters in them (f32 compute): lossless, since those
     // values came from the file. Winograd's transformed filters are not
@@ -214,23 +219,31 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
     // a model runs Winograd only where that filter is small.
     let half = [proto::data_type::FLOAT16, proto::data_type::BFLOAT16];
     let half_weights = opts.prepack && graph.initializer.iter().any(|t| half.contains(&t.data_type));
+    let winograd = match (opts.winograd, half_weights) {
+        (false, _) => optimize::Winograd::Off,
+        (true, false) => optimize::Winograd::Pays,
+        (true, true) => optimize::Winograd::PaysSmall,
+    };
+    let mut passes = Vec::new();
+    if opts.optimize {
+        passes.push(pipeline::Pass::new("optimize", optimize::optimize));
+    }
+    if opts.prepack {
+        passes.push(pipeline::Pass::new("prepack", optimize::prepack));
+    }
     if opts.blocked {
-        let winograd = match (opts.winograd, half_weights) {
-            (false, _) => optimize::Winograd::Off,
-            (true, false) => optimize::Winograd::Pays,
-            (true, true) => optimize::Winograd::PaysSmall,
-        };
-        optimize::block_channels(&mut lowered, winograd);
+        passes.push(pipeline::Pass::new("blocked layout", move |l| optimize::block_channels(l, winograd)));
     }
     if opts.optimize {
-        optimize::work_in_place(&mut lowered);
+        passes.push(pipeline::Pass::new("in place", optimize::work_in_place));
     }
     if half_weights {
-        optimize::narrow_exact_packed_weights(&mut lowered);
+        passes.push(pipeline::Pass::new("2-byte weights", optimize::narrow_exact_packed_weights));
     }
     let raw_name = opts.model_name.clone().unwrap_or_else(|| graph.name.clone());
     let model_name = names::sanitize(if raw_name.is_empty() { "model" } else { &raw_name });
-    let (sched_text, weights, report) = emit::emit(&lowered, &model_name, w)?;
+    let emit::Emitted { sched_text, weights, report } =
+        pipeline::run(lower, &passes, |l| emit::emit(l, &model_name, w))?;
     let limit = rlx_sched::Policy::DEFAULT_MAX_ARENA;
     if report.arena_bytes > limit {
         warnings.push(format!(

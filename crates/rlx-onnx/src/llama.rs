@@ -19,6 +19,7 @@ use crate::emit;
 use crate::error::ImportError;
 use crate::lower::{Lowered, LoweredEntry, LoweredThunk, Storage};
 use crate::optimize;
+use crate::pipeline::{self, Pass};
 use crate::Imported;
 use rlx_sched::thunk::{CachedAttention, ElementwiseRegion, Gather, KvWrite, RmsNorm, RopeAt, Sgemm, SgemmT};
 
@@ -42,65 +43,114 @@ pub struct LlamaConfig {
 /// 1 GiB of f32 for cos and sin together, far above real models.
 const MAX_ROPE_TABLE: usize = 1 << 28;
 
+/// The `model_type`s whose step this importer builds.
+const MODEL_TYPES: &[&str] = &["llama"];
+
 fn config_err(message: impl Into<String>) -> ImportError {
-    ImportError::Weights(format!("config.json: {}", message.into()))
+    ImportError::Checkpoint { file: "config.json", message: message.into() }
+}
+
+fn tensor_err(message: impl Into<String>) -> ImportError {
+    ImportError::Checkpoint { file: "model.safetensors", message: message.into() }
+}
+
+/// A `config.json` field read by name, with errors that name it.
+struct Fields<'a>(&'a serde_json::Value);
+
+impl Fields<'_> {
+    /// A positive integer field.
+    fn positive(&self, k: &str) -> Result<usize, ImportError> {
+        self.0
+            .get(k)
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|x| usize::try_from(x).ok())
+            .filter(|&x| x > 0)
+            .ok_or_else(|| config_err(format!("`{k}` must be a positive integer")))
+    }
+
+    /// A number stored as f32: finite there (a value beyond f32's range
+    /// would become infinite) and, with `positive`, above zero there too
+    /// (a tiny value would become 0).
+    fn f32_number(
+        &self,
+        k: &str,
+        value: Option<&serde_json::Value>,
+        default: f32,
+        positive: bool,
+    ) -> Result<f32, ImportError> {
+        let Some(v) = value else { return Ok(default) };
+        let x = v.as_f64().ok_or_else(|| config_err(format!("`{k}` must be a number")))?;
+        let stored = x as f32;
+        let ok = stored.is_finite() && if positive { stored > 0.0 } else { stored >= 0.0 };
+        if !ok {
+            let want = if positive { "a positive" } else { "a non-negative" };
+            return Err(config_err(format!(
+                "`{k}` must be {want} number that f32 holds; it is {v} (stored as {stored})"
+            )));
+        }
+        Ok(stored)
+    }
+
+    /// A string field that must be one of `known` when present.
+    fn one_of(&self, k: &str, known: &[&str], required: bool) -> Result<(), ImportError> {
+        match self.0.get(k) {
+            None | Some(serde_json::Value::Null) if !required => Ok(()),
+            Some(serde_json::Value::String(s)) if known.contains(&s.as_str()) => Ok(()),
+            Some(serde_json::Value::String(s)) => {
+                Err(config_err(format!("`{k}` `{s}` is not supported; supported: {}", known.join(", "))))
+            }
+            None | Some(serde_json::Value::Null) => Err(config_err(format!("`{k}` is missing"))),
+            Some(other) => Err(config_err(format!("`{k}` must be a string, found {other}"))),
+        }
+    }
+
+    fn flag(&self, k: &str, default: bool) -> Result<bool, ImportError> {
+        match self.0.get(k) {
+            None | Some(serde_json::Value::Null) => Ok(default),
+            Some(v) => v.as_bool().ok_or_else(|| config_err(format!("`{k}` must be true or false"))),
+        }
+    }
 }
 
 impl LlamaConfig {
     /// Reads a Hugging Face `LlamaConfig` JSON; refuses what the step does
-    /// not compute (biases, another activation, rope scaling).
+    /// not compute (biases, another activation, rope scaling) and every
+    /// value outside what the architecture allows, before anything is
+    /// sized by it.
     pub fn from_json(text: &str) -> Result<Self, ImportError> {
         let v: serde_json::Value = serde_json::from_str(text).map_err(|e| config_err(e.to_string()))?;
-        let int = |k: &str| -> Result<usize, ImportError> {
-            v.get(k)
-                .and_then(serde_json::Value::as_u64)
-                .and_then(|x| usize::try_from(x).ok())
-                .filter(|&x| x > 0)
-                .ok_or_else(|| config_err(format!("`{k}` must be a positive integer")))
-        };
-        let float = |k: &str, default: f64| -> Result<f32, ImportError> {
-            match v.get(k) {
-                None => Ok(default as f32),
-                Some(x) => x.as_f64().map(|x| x as f32).ok_or_else(|| config_err(format!("`{k}` must be a number"))),
-            }
-        };
-        let flag = |k: &str, default: bool| v.get(k).and_then(serde_json::Value::as_bool).unwrap_or(default);
-        if flag("attention_bias", false) || flag("mlp_bias", false) {
+        if !v.is_object() {
+            return Err(config_err("must be a JSON object"));
+        }
+        let f = Fields(&v);
+        f.one_of("model_type", MODEL_TYPES, true)?;
+        if f.flag("attention_bias", false)? || f.flag("mlp_bias", false)? {
             return Err(config_err("biases in attention or MLP products are not supported"));
         }
-        if let Some(act) = v.get("hidden_act").and_then(serde_json::Value::as_str) {
-            if act != "silu" {
-                return Err(config_err(format!("`hidden_act` `{act}`: only `silu` (SwiGLU) is supported")));
-            }
-        }
+        f.one_of("hidden_act", &["silu"], false)
+            .map_err(|_| config_err(format!("`hidden_act` {}: only `silu` (SwiGLU) is supported", v["hidden_act"])))?;
         if v.get("rope_scaling").is_some_and(|s| !s.is_null()) {
             return Err(config_err("`rope_scaling` is not supported"));
         }
         // transformers 5 nests the rotary settings in `rope_parameters`;
         // 4.x wrote `rope_theta` at the top level.
         let rope = v.get("rope_parameters").filter(|r| !r.is_null());
-        if let Some(kind) = rope.and_then(|r| r.get("rope_type")).and_then(serde_json::Value::as_str) {
-            if kind != "default" {
-                return Err(config_err(format!(
-                    "`rope_type` `{kind}`: only `default` rotary embeddings are supported"
-                )));
+        if let Some(kind) = rope.and_then(|r| r.get("rope_type")) {
+            if kind.as_str() != Some("default") {
+                return Err(config_err(format!("`rope_type` {kind}: only `default` rotary embeddings are supported")));
             }
         }
-        let theta = match rope.and_then(|r| r.get("rope_theta")).or_else(|| v.get("rope_theta")) {
-            None => 10000.0,
-            Some(x) => {
-                x.as_f64().filter(|t| *t > 0.0).ok_or_else(|| config_err("`rope_theta` must be a positive number"))?
-                    as f32
-            }
-        };
-        let (hidden, heads) = (int("hidden_size")?, int("num_attention_heads")?);
+        let theta_field = rope.and_then(|r| r.get("rope_theta")).or_else(|| v.get("rope_theta"));
+        let rope_theta = f.f32_number("rope_theta", theta_field, 10000.0, true)?;
+        let rms_norm_eps = f.f32_number("rms_norm_eps", v.get("rms_norm_eps"), 1e-6, false)?;
+        let (hidden, heads) = (f.positive("hidden_size")?, f.positive("num_attention_heads")?);
         let head_dim = match v.get("head_dim") {
-            Some(_) => int("head_dim")?,
+            Some(_) => f.positive("head_dim")?,
             None if hidden % heads == 0 => hidden / heads,
             None => return Err(config_err("`hidden_size` is not a multiple of `num_attention_heads`")),
         };
         let kv_heads = match v.get("num_key_value_heads") {
-            Some(_) => int("num_key_value_heads")?,
+            Some(_) => f.positive("num_key_value_heads")?,
             None => heads,
         };
         if heads % kv_heads != 0 || head_dim % 2 != 0 {
@@ -109,32 +159,92 @@ impl LlamaConfig {
         // The rotary tables are built here, before any tensor bounds the
         // sizes: a hostile config must get an error, not an allocation
         // failure.
-        let max_len = int("max_position_embeddings")?;
+        let max_len = f.positive("max_position_embeddings")?;
         if max_len.checked_mul(head_dim).is_none_or(|n| n > MAX_ROPE_TABLE) {
             return Err(config_err(format!(
                 "`max_position_embeddings` {max_len} x `head_dim` {head_dim} is more than {MAX_ROPE_TABLE} table entries"
             )));
         }
-        Ok(LlamaConfig {
-            vocab_size: int("vocab_size")?,
+        let c = LlamaConfig {
+            vocab_size: f.positive("vocab_size")?,
             hidden_size: hidden,
-            intermediate_size: int("intermediate_size")?,
-            num_hidden_layers: int("num_hidden_layers")?,
+            intermediate_size: f.positive("intermediate_size")?,
+            num_hidden_layers: f.positive("num_hidden_layers")?,
             num_attention_heads: heads,
             num_key_value_heads: kv_heads,
             head_dim,
             max_position_embeddings: max_len,
-            rms_norm_eps: float("rms_norm_eps", 1e-6)?,
-            rope_theta: theta,
-            tie_word_embeddings: flag("tie_word_embeddings", false),
-        })
+            rms_norm_eps,
+            rope_theta,
+            tie_word_embeddings: f.flag("tie_word_embeddings", false)?,
+        };
+        // Every size a step is built from must be computable: the tensors
+        // bound each factor, not their products.
+        let sizes = [
+            ("num_attention_heads x head_dim", heads.checked_mul(head_dim)),
+            ("num_key_value_heads x head_dim", kv_heads.checked_mul(head_dim)),
+            ("the KV cache", c.cache_bytes()),
+        ];
+        if let Some((what, _)) = sizes.iter().find(|(_, n)| n.is_none_or(|n| n > isize::MAX as usize)) {
+            return Err(config_err(format!("{what} overflows the address space")));
+        }
+        Ok(c)
     }
+
+    /// Bytes of the keys and values of every layer over every position.
+    fn cache_bytes(&self) -> Option<usize> {
+        [self.num_key_value_heads, self.head_dim, self.max_position_embeddings, self.num_hidden_layers, 2]
+            .into_iter()
+            .try_fold(4usize, usize::checked_mul)
+    }
+
+    /// The checkpoint's tensors hold exactly `num_hidden_layers` layers
+    /// (`model.layers.{i}.`, `i` from 0): checked before anything is
+    /// sized by the count.
+    fn check_layers(&self, tensors: &SafeTensors<'_>) -> Result<(), ImportError> {
+        let mut present = std::collections::BTreeSet::new();
+        for name in tensors.names() {
+            let index = name.strip_prefix("model.layers.").and_then(|rest| rest.split('.').next());
+            if let Some(i) = index {
+                let i: usize =
+                    i.parse().map_err(|_| tensor_err(format!("tensor `{name}`: `{i}` is not a layer index")))?;
+                present.insert(i);
+            }
+        }
+        let expected = self.num_hidden_layers;
+        let contiguous = present.len() == expected && present.last().is_none_or(|&last| last + 1 == expected);
+        if !contiguous {
+            return Err(tensor_err(format!(
+                "config.json has `num_hidden_layers` {expected}, the tensors hold layers {}",
+                describe_layers(&present)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// `0..=29`, `0..=3, 5` or `none`: the layer indices a checkpoint holds.
+fn describe_layers(present: &std::collections::BTreeSet<usize>) -> String {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &i in present {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == i => *end = i,
+            _ => runs.push((i, i)),
+        }
+    }
+    if runs.is_empty() {
+        return "none".to_string();
+    }
+    let shown: Vec<String> =
+        runs.iter().take(4).map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}..={b}") }).collect();
+    let more = if runs.len() > 4 { ", ..." } else { "" };
+    format!("{}{more}", shown.join(", "))
 }
 
 /// The rotary tables `[max_len, head_dim / 2]` as transformers computes
 /// them in f32: `inv_freq[i] = 1 / theta^(2i / head_dim)`, angle `pos *
 /// inv_freq[i]`.
-fn rope_tables(c: &LlamaConfig) -> (Vec<f32>, Vec<f32>) {
+fn rope_tables(c: &LlamaConfig) -> Result<(Vec<f32>, Vec<f32>), ImportError> {
     let half = c.head_dim / 2;
     let inv: Vec<f32> = (0..half).map(|i| 1.0 / c.rope_theta.powf((2 * i) as f32 / c.head_dim as f32)).collect();
     let mut cos = Vec::with_capacity(c.max_position_embeddings * half);
@@ -146,7 +256,15 @@ fn rope_tables(c: &LlamaConfig) -> (Vec<f32>, Vec<f32>) {
             sin.push(angle.sin());
         }
     }
-    (cos, sin)
+    // A finite theta can still give infinite angles (theta near 0 makes
+    // the inverse frequencies huge): the tables would hold NaN.
+    if cos.iter().chain(&sin).any(|x| !x.is_finite()) {
+        return Err(config_err(format!(
+            "`rope_theta` {} makes the rotary angles overflow f32 over {} positions",
+            c.rope_theta, c.max_position_embeddings
+        )));
+    }
+    Ok((cos, sin))
 }
 
 /// Builds the step's storages and thunks.
@@ -183,9 +301,9 @@ impl Builder<'_> {
     /// Checkpoint tensor `name` as f32 (f16 and bf16 widened), checked
     /// against `shape`.
     fn tensor(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, ImportError> {
-        let t = self.tensors.tensor(name).map_err(|_| ImportError::Weights(format!("tensor `{name}` is missing")))?;
+        let t = self.tensors.tensor(name).map_err(|_| tensor_err(format!("tensor `{name}` is missing")))?;
         if t.shape() != shape {
-            return Err(ImportError::Weights(format!("tensor `{name}`: shape {:?}, expected {shape:?}", t.shape())));
+            return Err(tensor_err(format!("tensor `{name}`: shape {:?}, expected {shape:?}", t.shape())));
         }
         let data = t.data();
         let values = match t.dtype() {
@@ -198,7 +316,7 @@ impl Builder<'_> {
             safetensors::Dtype::BF16 => {
                 data.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect()
             }
-            other => return Err(ImportError::Weights(format!("tensor `{name}`: dtype {other:?} is not a float"))),
+            other => return Err(tensor_err(format!("tensor `{name}`: dtype {other:?} is not a float"))),
         };
         Ok(values)
     }
@@ -333,6 +451,7 @@ pub fn import_llama_with(
     weights_file: &str,
 ) -> Result<Imported, ImportError> {
     let prefill = opts.prefill;
+    crate::check_weights_path(weights_file)?;
     let c = LlamaConfig::from_json(config_json)?;
     if prefill == 0 || prefill > c.max_position_embeddings {
         return Err(config_err(format!(
@@ -340,31 +459,11 @@ pub fn import_llama_with(
             c.max_position_embeddings
         )));
     }
-    let tensors = SafeTensors::deserialize(safetensors_bytes).map_err(|e| ImportError::Weights(e.to_string()))?;
-    let mut b = Builder {
-        lowered: Lowered { storages: Vec::new(), thunks: Vec::new(), entries: Vec::new() },
-        tensors: &tensors,
-        ids: HashMap::new(),
-    };
-    let shared = shared_params(&mut b, &c)?;
-    if prefill == 1 {
-        step(&mut b, &c, &shared, 1, "");
-    } else {
-        for (name, seq, prefix) in [("decode", 1, ""), ("prefill", prefill, "prefill.")] {
-            let first_thunk = b.lowered.thunks.len();
-            let (tokens, logits) = step(&mut b, &c, &shared, seq, prefix);
-            let names = |ids: &[usize]| ids.iter().map(|&i| b.lowered.storages[i].name.clone()).collect();
-            let entry = LoweredEntry {
-                name: name.to_string(),
-                inputs: names(&[tokens, shared.pos]),
-                outputs: names(&[logits]),
-                first_thunk,
-            };
-            b.lowered.entries.push(entry);
-        }
-    }
-    let mut lowered = b.lowered;
-    optimize::prepack(&mut lowered);
+    let tensors = SafeTensors::deserialize(safetensors_bytes).map_err(|e| tensor_err(e.to_string()))?;
+    c.check_layers(&tensors)?;
+    let model_name = crate::names::sanitize(if model_name.is_empty() { "model" } else { model_name });
+    let model_name = model_name.as_str();
+    let lower = || build_steps(&c, &tensors, prefill);
     let narrow = match opts.weights {
         WeightFormat::F32 => None,
         WeightFormat::F16 => Some(DType::F16),
@@ -375,19 +474,49 @@ pub fn import_llama_with(
             _ => None,
         },
     };
+    let mut passes = vec![Pass::new("prepack", optimize::prepack)];
     if let Some(dtype) = narrow {
-        optimize::narrow_packed_weights(&mut lowered, dtype);
+        passes.push(Pass::new("2-byte weights", move |l| optimize::narrow_packed_weights(l, dtype)));
     }
-    let (sched_text, weights, report) =
-        emit::emit_with(&lowered, model_name, weights_file, "imported from a Llama checkpoint by rlx-onnx")?;
+    let origin = "imported from a Llama checkpoint by rlx-onnx";
+    let emit::Emitted { sched_text, weights, report } =
+        pipeline::run(lower, &passes, |l| emit::emit_with(l, model_name, weights_file, origin))?;
     Ok(Imported { sched_text, weights, report, warnings: Vec::new() })
+}
+
+/// The decode step (and, with `prefill` above 1, the prefill chunk as a
+/// second entry) over the checkpoint's tensors.
+fn build_steps(c: &LlamaConfig, tensors: &SafeTensors<'_>, prefill: usize) -> Result<Lowered, ImportError> {
+    let mut b = Builder {
+        lowered: Lowered { storages: Vec::new(), thunks: Vec::new(), entries: Vec::new() },
+        tensors,
+        ids: HashMap::new(),
+    };
+    let shared = shared_params(&mut b, c)?;
+    if prefill == 1 {
+        step(&mut b, c, &shared, 1, "");
+    } else {
+        for (name, seq, prefix) in [("decode", 1, ""), ("prefill", prefill, "prefill.")] {
+            let first_thunk = b.lowered.thunks.len();
+            let (tokens, logits) = step(&mut b, c, &shared, seq, prefix);
+            let names = |ids: &[usize]| ids.iter().map(|&i| b.lowered.storages[i].name.clone()).collect();
+            let entry = LoweredEntry {
+                name: name.to_string(),
+                inputs: names(&[tokens, shared.pos]),
+                outputs: names(&[logits]),
+                first_thunk,
+            };
+            b.lowered.entries.push(entry);
+        }
+    }
+    Ok(b.lowered)
 }
 
 /// The weights, the rotary tables, the position input and the caches.
 fn shared_params(b: &mut Builder<'_>, c: &LlamaConfig) -> Result<Shared, ImportError> {
     let Dims { h, hd, inter, vocab, max_len, q_w, kv_w, .. } = Dims::of(c);
     let embed = b.param("embed", "model.embed_tokens.weight", &[vocab, h], false)?;
-    let (cos, sin) = rope_tables(c);
+    let (cos, sin) = rope_tables(c)?;
     let cos = b.storage("rope.cos", vec![max_len, hd / 2], Role::Param, DType::F32, Some(f32_bytes(&cos)));
     let sin = b.storage("rope.sin", vec![max_len, hd / 2], Role::Param, DType::F32, Some(f32_bytes(&sin)));
     let pos = b.storage("pos", vec![1], Role::Input, DType::I64, None);

@@ -298,19 +298,42 @@ fn read_external(t: &TensorProto, base_dir: &Path) -> Result<Vec<u8>, ImportErro
         ));
     }
     let path = base_dir.join(rel);
-    let bytes = std::fs::read(&path).map_err(|source| ImportError::Io { path: path.clone(), source })?;
-    let start = usize::try_from(offset).map_err(|_| ImportError::tensor(name, "external data offset too large"))?;
+    let io = |source| ImportError::Io { path: path.clone(), source };
+    let (mut file, file_len) = open_regular(&path).map_err(io)?;
+    let start = offset;
     let end = match length {
-        Some(l) => usize::try_from(l).ok().and_then(|l| start.checked_add(l)),
-        None => Some(bytes.len()),
+        Some(l) => start.checked_add(l),
+        None => Some(file_len),
     };
-    match end {
-        Some(end) if start <= end && end <= bytes.len() => Ok(bytes[start..end].to_vec()),
-        _ => Err(ImportError::tensor(
+    let range = match end {
+        Some(end) if start <= end && end <= file_len => usize::try_from(end - start).ok().map(|n| (start, n)),
+        _ => None,
+    };
+    let Some((start, len)) = range else {
+        return Err(ImportError::tensor(
             name,
-            format!("external data {}+{:?} lies outside `{location}` ({} bytes)", offset, length, bytes.len()),
-        )),
-    }
+            format!("external data {offset}+{length:?} lies outside `{location}` ({file_len} bytes)"),
+        ));
+    };
+    // Only the tensor's range is read: a model's tensors usually share one
+    // external file.
+    use std::io::{Read, Seek, SeekFrom};
+    let mut bytes = vec![0u8; len];
+    file.seek(SeekFrom::Start(start)).and_then(|_| file.read_exact(&mut bytes)).map_err(io)?;
+    Ok(bytes)
+}
+
+/// The regular file at `path`, opened, and its length; anything else
+/// (a FIFO, a device) is refused before it is opened.
+fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
+    let regular = |meta: std::fs::Metadata| match meta.is_file() {
+        true => Ok(meta.len()),
+        false => Err(std::io::Error::other("it is not a regular file")),
+    };
+    regular(std::fs::metadata(path)?)?;
+    let file = std::fs::File::open(path)?;
+    let len = regular(file.metadata()?)?;
+    Ok((file, len))
 }
 
 fn from_le<const N: usize, T>(
@@ -365,12 +388,16 @@ pub fn read_tensor(t: &TensorProto, base_dir: &Path) -> Result<ConstTensor, Impo
         }
         (data_type::FLOAT16, None) => ConstData::F32(check_count(
             name,
-            t.int32_data.iter().map(|&v| f16::from_bits(v as u16).to_f32()).collect(),
+            stored_in_range(name, "int32_data", "float16 bits", &t.int32_data, 0, 0xffff)?
+                .map(|v| f16::from_bits(v as u16).to_f32())
+                .collect(),
             count,
         )?),
         (data_type::BFLOAT16, None) => ConstData::F32(check_count(
             name,
-            t.int32_data.iter().map(|&v| bf16::from_bits(v as u16).to_f32()).collect(),
+            stored_in_range(name, "int32_data", "bfloat16 bits", &t.int32_data, 0, 0xffff)?
+                .map(|v| bf16::from_bits(v as u16).to_f32())
+                .collect(),
             count,
         )?),
         (data_type::DOUBLE, Some(b)) => ConstData::F32(from_le(name, &b, count, |c| f64::from_le_bytes(c) as f32)?),
@@ -391,16 +418,24 @@ pub fn read_tensor(t: &TensorProto, base_dir: &Path) -> Result<ConstTensor, Impo
         // `int32_data` entry and UINT32/UINT64 in `uint64_data`.
         (data_type::INT8 | data_type::UINT8 | data_type::INT16 | data_type::UINT16, None) => {
             let d = dtype_of(t.data_type).expect("an integer type");
-            int(d, check_count(name, t.int32_data.iter().map(|&v| wrap_int(d, i64::from(v))).collect(), count)?)
+            let (lo, hi) = int_range(d);
+            let values = stored_in_range(name, "int32_data", &d.to_string(), &t.int32_data, lo, hi)?;
+            int(d, check_count(name, values.map(i64::from).collect(), count)?)
         }
-        (data_type::UINT32 | data_type::UINT64, None) => {
-            let d = dtype_of(t.data_type).expect("an integer type");
-            int(d, check_count(name, t.uint64_data.iter().map(|&v| wrap_int(d, v as i64)).collect(), count)?)
+        (data_type::UINT32, None) => {
+            let values = stored_in_range(name, "uint64_data", "uint32", &t.uint64_data, 0, u64::from(u32::MAX))?;
+            int(DType::U32, check_count(name, values.map(|v| v as i64).collect(), count)?)
+        }
+        // A uint64 is held as its bits.
+        (data_type::UINT64, None) => {
+            int(DType::U64, check_count(name, t.uint64_data.iter().map(|&v| v as i64).collect(), count)?)
         }
         // Bools without raw data are stored one per `int32_data` entry.
-        (data_type::BOOL, None) => {
-            ConstData::Bool(check_count(name, t.int32_data.iter().map(|&v| v != 0).collect(), count)?)
-        }
+        (data_type::BOOL, None) => ConstData::Bool(check_count(
+            name,
+            stored_in_range(name, "int32_data", "bool", &t.int32_data, 0, 1)?.map(|v| v != 0).collect(),
+            count,
+        )?),
         (other, _) => {
             return Err(ImportError::tensor(
                 name,
@@ -409,6 +444,36 @@ pub fn read_tensor(t: &TensorProto, base_dir: &Path) -> Result<ConstTensor, Impo
         }
     };
     Ok(ConstTensor { shape, data })
+}
+
+/// The values of a typed-data field holding a narrower type, each within
+/// `lo..=hi`: a value outside is an error naming the tensor, never wrapped
+/// into the type.
+fn stored_in_range<'a, T: Copy + PartialOrd + std::fmt::Display>(
+    name: &str,
+    field: &str,
+    what: &str,
+    values: &'a [T],
+    lo: T,
+    hi: T,
+) -> Result<impl Iterator<Item = T> + 'a, ImportError> {
+    if let Some((i, v)) = values.iter().enumerate().find(|(_, &v)| v < lo || v > hi) {
+        return Err(ImportError::tensor(
+            name,
+            format!("`{field}` holds {v} at index {i}, outside {what}'s range {lo}..={hi}"),
+        ));
+    }
+    Ok(values.iter().copied())
+}
+
+/// The range of an 8- or 16-bit integer type, as `int32_data` holds it.
+fn int_range(d: DType) -> (i32, i32) {
+    match d {
+        DType::I8 => (i8::MIN.into(), i8::MAX.into()),
+        DType::U8 => (0, u8::MAX.into()),
+        DType::I16 => (i16::MIN.into(), i16::MAX.into()),
+        _ => (0, u16::MAX.into()),
+    }
 }
 
 fn int(d: DType, v: Vec<i64>) -> ConstData {

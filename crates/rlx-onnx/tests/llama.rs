@@ -86,6 +86,74 @@ fn what_the_step_cannot_compute_is_refused() {
     assert_eq!(LlamaConfig::from_json(&old).unwrap().rope_theta, 500000.0);
 }
 
+/// Every `config.json` value is checked against what the architecture
+/// allows and against the tensors present before anything is sized by
+/// it: hostile sizes get an error, not an allocation failure, and values
+/// that f32 cannot hold are refused rather than written as inf or 0.
+#[test]
+fn a_hostile_config_is_refused_before_anything_is_sized_by_it() {
+    let (config, weights) = checkpoint();
+    let edit = |from: &str, to: &str| {
+        assert!(config.contains(from), "fixture lacks {from}");
+        config.replacen(from, to, 1)
+    };
+    let layers = |n: &str| edit("\"num_hidden_layers\": 2", &format!("\"num_hidden_layers\": {n}"));
+    let cases = [
+        (
+            layers("1000000000"),
+            "model.safetensors: config.json has `num_hidden_layers` 1000000000, the tensors hold layers 0..=1",
+        ),
+        (layers("1152921504606846976"), "config.json: the KV cache overflows the address space"),
+        (layers("3"), "the tensors hold layers 0..=1"),
+        (
+            edit("\"rms_norm_eps\": 1e-05", "\"rms_norm_eps\": -1e-05"),
+            "`rms_norm_eps` must be a non-negative number that f32 holds; it is -0.00001",
+        ),
+        (edit("\"rms_norm_eps\": 1e-05", "\"rms_norm_eps\": 1e39"), "(stored as inf)"),
+        (
+            edit("\"rope_theta\": 10000.0", "\"rope_theta\": 1e-50"),
+            "`rope_theta` must be a positive number that f32 holds; it is 9.999999999999999e-51 (stored as 0)",
+        ),
+        (edit("\"rope_theta\": 10000.0", "\"rope_theta\": 1e-45"), "rotary angles overflow f32"),
+        (edit("\"hidden_act\": \"silu\"", "\"hidden_act\": 5"), "only `silu`"),
+        (
+            edit("\"model_type\": \"llama\"", "\"model_type\": \"mistral\""),
+            "`model_type` `mistral` is not supported; supported: llama",
+        ),
+        (edit("\"model_type\": \"llama\",", ""), "`model_type` is missing"),
+        (
+            edit("\"tie_word_embeddings\": true", "\"tie_word_embeddings\": \"yes\""),
+            "`tie_word_embeddings` must be true or false",
+        ),
+        ("[1, 2]".to_string(), "config.json: must be a JSON object"),
+    ];
+    for (text, want) in cases {
+        let e = import_llama(&text, &weights, 1, "m", "w.safetensors").unwrap_err().to_string();
+        assert!(e.contains(want), "want `{want}` in: {e}");
+    }
+    let e = import_llama(&config, &weights, 1, "m", "/abs/w.safetensors").unwrap_err().to_string();
+    assert!(e.contains("must be a non-empty relative path"), "{e}");
+    let e = import_llama(&config, b"not a safetensors file", 1, "m", "w.safetensors").unwrap_err().to_string();
+    assert!(e.starts_with("model.safetensors: "), "{e}");
+}
+
+/// A model name is made a `.sched` identifier exactly as the ONNX
+/// importer makes one, so every name gives a schedule that validates.
+#[test]
+fn any_model_name_gives_a_valid_schedule() {
+    let (config, weights) = checkpoint();
+    for (name, want) in
+        [("my model", "my_model"), ("", "model"), ("a\nmodel x: 1", "a_model_x__1"), ("modèle", "mod_le")]
+    {
+        let imported = import_llama(&config, &weights, 1, name, "weights.safetensors").unwrap();
+        assert!(
+            imported.sched_text.contains(&format!("\nmodel {want}\n")),
+            "{name:?}: {}",
+            &imported.sched_text[..200]
+        );
+    }
+}
+
 /// The bundled checkpoint imported with f16 and with bf16 product weights
 /// (`PackedGemmHalf`), run by the interpreter through a whole greedy
 /// generation (the prompt through the `prefill` entry, then decode

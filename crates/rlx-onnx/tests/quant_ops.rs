@@ -471,3 +471,89 @@ fn chained_qlinear_convs_keep_their_activation_channels_last() {
         assert!(a[0].iter().any(|&v| v != a[0][0]), "a constant output proves little");
     }
 }
+
+/// Imports one node over `inputs` and returns the import error.
+fn import_error(op: &str, inputs: Vec<In>, attrs: Vec<rlx_onnx::proto::AttributeProto>) -> String {
+    let names: Vec<&str> = inputs
+        .iter()
+        .map(|i| match i {
+            In::Data(n, _) | In::Init(n, _) => *n,
+        })
+        .collect();
+    let (mut infos, mut inits) = (Vec::new(), Vec::new());
+    for i in &inputs {
+        match i {
+            In::Data(n, t) => infos.push(t.info(n)),
+            In::Init(n, t) => inits.push(t.proto(n)),
+        }
+    }
+    let outs = vec![rlx_onnx::proto::ValueInfoProto { name: "out".to_string(), ..Default::default() }];
+    let m = model(vec![node(op, "q", &names, &["out"], attrs)], inits, infos, outs, 21);
+    match import_model(&m, &ImportOptions::new("w.safetensors")) {
+        Ok(_) => panic!("{op} imported"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Scales known at import time must be finite and above 0; a zero point
+/// and `output_dtype` must agree: each refused with the tensor named,
+/// never imported into a division by zero or a NaN multiplier.
+#[test]
+fn quantization_parameters_outside_the_spec_are_refused() {
+    let x = || In::Data("x", f(&[4], vec![1.0, 2.0, 3.0, 4.0]));
+    let xq = || In::Data("x", ints(DType::U8, &[4], vec![1, 2, 3, 4]));
+    let zp = || In::Init("zp", ints(DType::U8, &[], vec![3]));
+    for bad in [0.0, -1.0, f32::NAN, f32::INFINITY] {
+        for (op, input) in [("QuantizeLinear", x()), ("DequantizeLinear", xq())] {
+            let e = import_error(op, vec![input, In::Init("s", f(&[], vec![bad])), zp()], vec![]);
+            assert!(
+                e.contains(&format!(
+                    "scale `s` (input 1) holds {bad} at index 0; a quantization scale must be finite and above 0"
+                )),
+                "{op} {bad}: {e}"
+            );
+        }
+    }
+    // Per channel: the bad element is named.
+    let e = import_error(
+        "DequantizeLinear",
+        vec![In::Data("x", ints(DType::I8, &[2, 3], vec![0; 6])), In::Init("s", f(&[3], vec![0.5, 0.0, 1.0]))],
+        vec![attr_i("axis", 1)],
+    );
+    assert!(e.contains("holds 0 at index 1"), "{e}");
+    let e = import_error(
+        "QuantizeLinear",
+        vec![x(), In::Init("s", f(&[], vec![0.5])), zp()],
+        vec![attr_i("output_dtype", 3)],
+    );
+    assert!(e.contains("attribute `output_dtype` is i8, but y_zero_point is u8; they must agree"), "{e}");
+}
+
+/// Without raw data, ONNX stores 8- and 16-bit integers, 2-byte floats'
+/// bits and bools one per `int32_data` entry: a value outside the type is
+/// an error naming the tensor, never wrapped into it.
+#[test]
+fn typed_data_outside_its_element_type_is_refused() {
+    use rlx_onnx::proto::{data_type, TensorProto};
+    let cases = [
+        (data_type::UINT8, 300, "`int32_data` holds 300 at index 0, outside u8's range 0..=255"),
+        (data_type::UINT8, -5, "holds -5 at index 0, outside u8's range 0..=255"),
+        (data_type::INT8, 128, "outside i8's range -128..=127"),
+        (data_type::UINT16, 70000, "outside u16's range 0..=65535"),
+        (data_type::FLOAT16, 70000, "outside float16 bits's range 0..=65535"),
+        (data_type::BOOL, 2, "outside bool's range 0..=1"),
+    ];
+    for (dtype, value, want) in cases {
+        let zp = TensorProto { name: "c".to_string(), data_type: dtype, int32_data: vec![value], ..Default::default() };
+        let m = model(
+            vec![node("Identity", "id", &["c"], &["out"], vec![])],
+            vec![zp],
+            vec![],
+            vec![rlx_onnx::proto::ValueInfoProto { name: "out".to_string(), ..Default::default() }],
+            18,
+        );
+        let Err(e) = import_model(&m, &ImportOptions::new("w.safetensors")) else { panic!("{dtype} {value} imported") };
+        let e = e.to_string();
+        assert!(e.contains("tensor `c`") && e.contains(want), "{dtype} {value}: {e}");
+    }
+}

@@ -48,7 +48,7 @@ macro_rules! reexport_field_enums {
 rlx_core::field_enum_table!(reexport_field_enums);
 pub use schedule::{Buffer, Entry, Node, Role, Schedule, WeightsFile};
 pub use span::Span;
-pub use validate::{scratch_bound, validate, Checked, Policy, ValidateOptions};
+pub use validate::{scratch_bound, validate, Checked, Policy, ValidateOptions, WeightsSource};
 
 /// Lower-case hex sha256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -78,6 +78,31 @@ pub enum LoadError {
     Invalid { path: PathBuf, text: String, diagnostics: Diagnostics },
 }
 
+/// The bytes of the regular file at `path`. Anything else is an error
+/// before it is opened for reading: opening a FIFO blocks until a writer
+/// comes, and a device (`/dev/zero`) never ends. Every front end reads
+/// its inputs (schedules, ONNX models, checkpoints) through this.
+pub fn read_regular_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let not_regular = |meta: &std::fs::Metadata| {
+        let kind = validate::file_kind(&meta.file_type());
+        std::io::Error::other(format!("it is {kind}, not a regular file"))
+    };
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    let mut file = std::fs::File::open(path)?;
+    // Replaced between the two calls: still only a regular file.
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Reads, parses and validates a `.sched` file.
 pub fn load(path: &Path) -> Result<Checked, LoadError> {
     load_with(path, Policy::default())
@@ -90,12 +115,11 @@ pub fn load(path: &Path) -> Result<Checked, LoadError> {
 /// anything is opened.
 pub fn load_with(path: &Path, policy: Policy) -> Result<Checked, LoadError> {
     let io = |source| LoadError::Io { path: path.to_path_buf(), source };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if !meta.is_file() {
-        let kind = validate::file_kind(&meta.file_type());
-        return Err(io(std::io::Error::other(format!("it is {kind}, not a regular file"))));
-    }
-    let text = std::fs::read_to_string(path).map_err(io)?;
+    let bytes = read_regular_file(path).map_err(io)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        io(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("it is not UTF-8 text (byte {at})")))
+    })?;
     let base = path.parent().unwrap_or(Path::new("."));
     check_source_with(&text, base, policy).map_err(|diagnostics| LoadError::Invalid {
         path: path.to_path_buf(),

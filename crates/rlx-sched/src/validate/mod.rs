@@ -36,6 +36,7 @@ mod tests;
 
 pub use entries::RESERVED_ENTRY_NAMES;
 pub(crate) use weights::file_kind;
+pub use weights::WeightsSource;
 
 use std::path::Path;
 
@@ -49,15 +50,24 @@ use crate::schedule::{Node, Params, Schedule};
 pub struct ValidateOptions<'a> {
     /// Lower-case hex sha256 of the `.sched` text, recorded in the schedule.
     pub source_sha256: String,
-    /// Directory the weights path is relative to (the `.sched` file's).
-    pub base_dir: &'a Path,
+    /// Where the weights are: a directory the weights path is relative
+    /// to (the `.sched` file's), or the bytes a front end is about to write.
+    pub weights: WeightsSource<'a>,
     /// The choices front ends expose as flags.
     pub policy: Policy,
 }
 
 impl<'a> ValidateOptions<'a> {
     pub fn new(source_sha256: String, base_dir: &'a Path) -> Self {
-        ValidateOptions { source_sha256, base_dir, policy: Policy::default() }
+        ValidateOptions { source_sha256, weights: WeightsSource::Dir(base_dir), policy: Policy::default() }
+    }
+
+    /// Validates against these weights bytes instead of the file the
+    /// schedule names: what a front end writes is checked before it is
+    /// written.
+    pub fn with_weights_bytes(mut self, bytes: &'a [u8]) -> Self {
+        self.weights = WeightsSource::Bytes(bytes);
+        self
     }
 
     pub fn with_policy(mut self, policy: Policy) -> Self {
@@ -128,7 +138,7 @@ pub fn validate(ast: &Ast, opts: &ValidateOptions<'_>) -> Result<Checked, Diagno
     let weights = header
         .weights
         .as_ref()
-        .and_then(|w| weights::read(w, opts.base_dir, opts.policy.allow_parent_weights, &mut diags));
+        .and_then(|w| weights::read(w, opts.weights, opts.policy.allow_parent_weights, &mut diags));
     if let Some(w) = &weights {
         weights::check_params(ast, w, &table.suggest, &mut diags);
     }

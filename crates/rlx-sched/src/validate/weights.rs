@@ -145,7 +145,7 @@ fn sha256_stream(reader: &mut impl Read) -> std::io::Result<String> {
 /// checked before it is opened.
 pub(crate) fn read(
     decl: &WeightsDecl,
-    base_dir: &Path,
+    source: WeightsSource<'_>,
     allow_parent: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Weights> {
@@ -164,6 +164,13 @@ pub(crate) fn read(
         );
         return None;
     }
+    let base_dir = match source {
+        WeightsSource::Dir(dir) => dir,
+        WeightsSource::Bytes(bytes) => {
+            let len = bytes.len() as u64;
+            return from_reader(decl, &mut std::io::Cursor::new(bytes), len, diags);
+        }
+    };
     let path = base_dir.join(written);
     let cannot_read = |e: &std::io::Error| {
         Diagnostic::error(decl.path.span, messages::weights_unreadable(written, &messages::io_reason(e)))
@@ -201,8 +208,34 @@ pub(crate) fn read(
             return None;
         }
     };
-    let header = parse_header(&mut file, len);
-    let sha = file.seek(SeekFrom::Start(0)).and_then(|_| sha256_stream(&mut file));
+    from_reader(decl, &mut file, len, diags)
+}
+
+/// Where the validator finds the weights a `weights` line names.
+#[derive(Clone, Copy, Debug)]
+pub enum WeightsSource<'a> {
+    /// A file, at the line's path relative to this directory (the
+    /// `.sched` file's).
+    Dir(&'a Path),
+    /// These bytes, as the file will hold them: a front end checks the
+    /// schedule it is about to write together with its weights.
+    Bytes(&'a [u8]),
+}
+
+/// The sha256 and header of the weights in `reader` (`len` bytes).
+fn from_reader(
+    decl: &WeightsDecl,
+    reader: &mut (impl Read + Seek),
+    len: u64,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Weights> {
+    let written = &decl.path.value;
+    let cannot_read = |e: &std::io::Error| {
+        Diagnostic::error(decl.path.span, messages::weights_unreadable(written, &messages::io_reason(e)))
+            .with_hint(messages::WEIGHTS_PATH_HINT)
+    };
+    let header = parse_header(reader, len);
+    let sha = reader.seek(SeekFrom::Start(0)).and_then(|_| sha256_stream(reader));
     let sha = match sha {
         Ok(sha) => sha,
         Err(e) => {

@@ -60,6 +60,26 @@ pub(crate) fn zero_point(
     Ok(Some((id, len)))
 }
 
+/// Checks the scale inputs `indices` of a quantizing op that are known at
+/// import time: every value finite and above 0, as the spec's arithmetic
+/// needs (a zero scale divides by zero, a NaN or infinite one makes every
+/// output NaN, saturated or zero).
+pub(crate) fn check_scales(lw: &Lowerer, ctx: &NodeCtx<'_>, indices: &[usize]) -> R {
+    for &i in indices {
+        let Some(scale) = lw.const_input(ctx, i)? else { continue };
+        let ConstData::F32(values) = &scale.data else {
+            return Err(ctx.err(format!("scale input {i} is {}; a scale is a float", scale.data.dtype())));
+        };
+        if let Some((at, v)) = values.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v > 0.0)) {
+            let name = ctx.input_name(i).unwrap_or_default();
+            return Err(ctx.err(format!(
+                "scale `{name}` (input {i}) holds {v} at index {at}; a quantization scale must be finite and above 0"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The range an integer type saturates to, as f32 (exact for these).
 pub(crate) fn saturation_range(d: DType) -> Option<(f32, f32)> {
     Some(match d {

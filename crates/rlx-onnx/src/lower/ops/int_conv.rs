@@ -8,7 +8,7 @@
 use rlx_sched::{DType, Thunk};
 
 use crate::lower::build::quant::{
-    cast, optional_input, output, requantize, saturation_range, value_dtype, view, zero_point,
+    cast, check_scales, optional_input, output, requantize, saturation_range, value_dtype, view, zero_point,
 };
 use crate::lower::build::window::{conv_geometry, ConvGeometry};
 use crate::lower::build::R;
@@ -83,6 +83,7 @@ pub(crate) fn qlinear_conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp) =
         (input(0), input(1), input(2), input(3), input(4), input(5), input(6), input(7));
     let out = output(ctx, 0)?;
+    check_scales(lw, ctx, &[1, 4, 6])?;
     let acc = lw.internal_name(&out, "acc");
     lw.lower_part(ctx, "ConvInteger", &[x, w, x_zp, w_zp], &[&acc], ctx.node.attribute.clone())?;
     let acc_shape = match lw.value(ctx, &acc)? {

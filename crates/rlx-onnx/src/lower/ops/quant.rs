@@ -22,7 +22,7 @@ use rlx_sched::{DType, Thunk};
 
 use crate::lower::arith::shape::normalize_axis;
 use crate::lower::build::quant::{
-    cast, int_attr, optional_input, output, requantize, saturation_range, value_dtype, view, zero_point,
+    cast, check_scales, int_attr, optional_input, output, requantize, saturation_range, value_dtype, view, zero_point,
 };
 use crate::lower::build::R;
 use crate::lower::{ImportError, Lowerer, NodeCtx, Value};
@@ -40,6 +40,7 @@ pub(crate) fn dequantize(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             ctx.bad_attr("output_dtype", format!("is {output_dtype}; only FLOAT (1) or the scale's type is supported"))
         );
     }
+    check_scales(lw, ctx, &[1])?;
     let (x, x_shape, x_dtype) = input_info(lw, ctx, 0)?;
     if !matches!(x_dtype, DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::I32) {
         return Err(ctx.err(format!("input `x` is {x_dtype}; supported: int8, uint8, int16, uint16, int32")));
@@ -81,13 +82,23 @@ pub(crate) fn dequantize(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 pub(crate) fn quantize(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     ctx.expect_arity(2, 3)?;
     let out = output(ctx, 0)?;
+    check_scales(lw, ctx, &[1])?;
     let zero_point = optional_input(ctx, 2);
-    let to = match zero_point {
-        Some(zp) => value_dtype(lw, ctx, zp)?,
-        None => match ctx.int_attr("output_dtype", 0)? {
-            0 => DType::U8,
-            t => onnx_dtype(t).ok_or_else(|| ctx.bad_attr("output_dtype", format!("is {t}, not a carried type")))?,
-        },
+    let output_dtype = match ctx.int_attr("output_dtype", 0)? {
+        0 => None,
+        t => Some(onnx_dtype(t).ok_or_else(|| ctx.bad_attr("output_dtype", format!("is {t}, not a carried type")))?),
+    };
+    let to = match (zero_point, output_dtype) {
+        (Some(zp), declared) => {
+            let zp_dtype = value_dtype(lw, ctx, zp)?;
+            if let Some(d) = declared.filter(|&d| d != zp_dtype) {
+                return Err(
+                    ctx.bad_attr("output_dtype", format!("is {d}, but y_zero_point is {zp_dtype}; they must agree"))
+                );
+            }
+            zp_dtype
+        }
+        (None, declared) => declared.unwrap_or(DType::U8),
     };
     let (lo, hi) = saturation_range(to)
         .ok_or_else(|| ctx.err(format!("quantizing to {to} is not supported; int8, uint8, int16 and uint16 are")))?;
@@ -168,6 +179,7 @@ pub(crate) fn qlinear_matmul(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let inputs: Vec<&str> = ctx.node.input.iter().map(String::as_str).collect();
     let [a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp] = inputs[..] else { unreachable!("arity checked") };
     let out = output(ctx, 0)?;
+    check_scales(lw, ctx, &[1, 4, 6])?;
     let acc = lw.internal_name(&out, "acc");
     lw.lower_part(ctx, "MatMulInteger", &[a, b, a_zp, b_zp], &[&acc], Vec::new())?;
     let accf = lw.internal_name(&out, "acc_f32");

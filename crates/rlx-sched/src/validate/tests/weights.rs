@@ -125,6 +125,50 @@ fn weights_must_be_a_regular_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A front end validates what it is about to write against the weights
+/// bytes it holds: the same checks as against the file, no file needed.
+#[test]
+fn weights_bytes_in_memory_are_checked_as_the_file_would_be() {
+    let bytes = safetensors(&fixture_tensors(), 64);
+    let sha = crate::sha256_hex(&bytes);
+    let src =
+        header(4096).replace("mask_threshold", &format!("weights \"w.safetensors\" sha256 \"{sha}\"\nmask_threshold"));
+    let body = "param emb: f32[4, 5] @ weights+256\n";
+    let text = format!("{src}\n{body}");
+    let ast = crate::parse(&text).expect("parses");
+    let nowhere = Path::new("/nonexistent-dir-for-rlx-tests");
+    let in_memory = |bytes: &[u8]| {
+        let opts = ValidateOptions::new(crate::sha256_hex(text.as_bytes()), nowhere).with_weights_bytes(bytes);
+        validate(&ast, &opts).map(drop).map_err(|d| d.0.iter().map(|d| d.message.clone()).collect::<Vec<_>>())
+    };
+    assert_eq!(
+        in_memory(&bytes).unwrap_err(),
+        ["buffer `emb` has shape [4, 5], but the weights file's tensor has [5, 4]"]
+    );
+    let mut other = bytes.clone();
+    *other.last_mut().unwrap() ^= 1;
+    let errors = in_memory(&other).unwrap_err();
+    assert!(errors[0].starts_with("the sha256 of weights file `w.safetensors` does not match"), "{errors:?}");
+}
+
+#[test]
+fn only_regular_files_are_read() {
+    let dir = temp_dir("regular");
+    std::fs::write(dir.join("a"), b"abc").expect("write");
+    assert_eq!(crate::read_regular_file(&dir.join("a")).expect("a file"), b"abc");
+    let refused = |p: &Path| crate::read_regular_file(p).expect_err("refused").to_string();
+    assert_eq!(refused(&dir), "it is a directory, not a regular file");
+    #[cfg(unix)]
+    {
+        assert_eq!(refused(Path::new("/dev/zero")), "it is a character device, not a regular file");
+        let fifo = dir.join("fifo");
+        if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+            assert_eq!(refused(&fifo), "it is a FIFO, not a regular file");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn params_are_checked_against_their_tensors() {
     let bytes = safetensors(&fixture_tensors(), 64);
