@@ -29,7 +29,7 @@ use prost::Message as _;
 pub use emit::ImportReport;
 pub use error::ImportError;
 pub use graph::parse_shape_override;
-pub use lower::{const_inputs, SUPPORTED_OPS};
+pub use lower::{const_inputs, op_attributes, SUPPORTED_OPS};
 
 /// How to import. Built by [`ImportOptions::new`] (or `Default`, which
 /// names the weights file `weights.safetensors`) and the `with_*` setters;

@@ -49,7 +49,16 @@ fn constant(rng: &mut Rng, name: &str, dims: &[i64], elem: i32) -> TensorProto {
     t
 }
 
-fn attrs(rng: &mut Rng) -> Vec<AttributeProto> {
+/// Random attributes for `op` at `opset`: mostly ones its schema defines,
+/// now and then one it does not (which must be refused).
+fn attrs(rng: &mut Rng, op: &str, opset: i64) -> Vec<AttributeProto> {
+    let defined = rlx_onnx::op_attributes(op, opset).map_or(&[][..], |(_, names)| names);
+    let mut out = random_attrs(rng);
+    out.retain(|a| defined.contains(&a.name.as_str()) || rng.below(20) == 0);
+    out
+}
+
+fn random_attrs(rng: &mut Rng) -> Vec<AttributeProto> {
     let mut out = Vec::new();
     for name in [
         "axis",
@@ -184,12 +193,13 @@ fn random_single_node_graphs_import_or_fail_cleanly() {
         let outs: Vec<String> = (0..1 + if extra { rng.below(3) } else { 0 }).map(|o| format!("out{o}_")).collect();
         let out_refs: Vec<&str> = outs.iter().map(String::as_str).collect();
         let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let opset = [11, 13, 17, 18][rng.below(4) as usize];
         let m = model(
-            vec![node(op, "n", &name_refs, &out_refs, attrs(&mut rng))],
+            vec![node(op, "n", &name_refs, &out_refs, attrs(&mut rng, op, opset))],
             inits,
             inputs,
             outs.iter().map(|o| ValueInfoProto { name: o.clone(), ..Default::default() }).collect(),
-            [11, 13, 17, 18][rng.below(4) as usize],
+            opset,
         );
         let result = std::panic::catch_unwind(|| import_model(&m, &ImportOptions::new(WEIGHTS)));
         let Ok(result) = result else { panic!("case {case}: {op} panicked on {m:?}") };

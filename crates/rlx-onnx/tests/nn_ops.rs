@@ -819,3 +819,41 @@ fn arg_max_and_min_write_int64_indices() {
     let msg = import_model(&m, &opts()).unwrap_err().to_string();
     assert_eq!(msg, "ONNX op `Relu` (node `r`): input `i` is i64 data; this op supports f32 data only");
 }
+
+/// An attribute the op's schema does not define at the model's opset is
+/// an error naming it and the schema's attributes, never ignored; one the
+/// schema defines at that opset imports.
+#[test]
+fn an_attribute_the_op_does_not_have_is_refused() {
+    let relu = |attrs, opset| {
+        let m = model(
+            vec![node("Relu", "r", &["x"], &["y"], attrs)],
+            vec![],
+            vec![vi("x", &[4])],
+            vec![vi("y", &[4])],
+            opset,
+        );
+        import_model(&m, &opts()).map(drop).map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        relu(vec![attr_f("alpha", 0.1)], 17).unwrap_err(),
+        "ONNX op `Relu` (node `r`): attribute `alpha` is not an attribute of Relu at opset 17 (its schema since opset 14 defines: none)"
+    );
+    let softmax = |opset| {
+        let m = model(
+            vec![node("Softmax", "s", &["x"], &["y"], vec![attr_i("axis", -1), attr_i("keepdims", 1)])],
+            vec![],
+            vec![vi("x", &[2, 4])],
+            vec![vi("y", &[2, 4])],
+            opset,
+        );
+        import_model(&m, &opts()).map(drop).map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        softmax(13).unwrap_err(),
+        "ONNX op `Softmax` (node `s`): attribute `keepdims` is not an attribute of Softmax at opset 13 (its schema since opset 13 defines: axis)"
+    );
+    // `consumed_inputs` was an attribute of opset 1's Relu only.
+    assert!(relu(vec![attr_ints("consumed_inputs", &[])], 1).is_ok());
+    assert!(relu(vec![attr_ints("consumed_inputs", &[])], 6).unwrap_err().contains("since opset 6 defines: none"));
+}

@@ -60,7 +60,8 @@ fn per_axis_and_blocked_scales_reach_the_right_elements() {
     assert_eq!(got, ints(DType::U8, &[2, 3], want));
     // Blocks of 2 along axis 1 of [1, 5]: 3 blocks, the last one short.
     let xb: Vec<i64> = vec![10, 20, 30, 40, 50];
-    let got = one(
+    // `block_size` is an attribute since opset 21.
+    let got = one_at(
         "dq-blocked",
         "DequantizeLinear",
         vec![
@@ -69,6 +70,7 @@ fn per_axis_and_blocked_scales_reach_the_right_elements() {
             In::Init("zp", ints(DType::U8, &[1, 3], vec![1, 2, 3])),
         ],
         vec![attr_i("axis", 1), attr_i("block_size", 2)],
+        21,
     );
     let (s, z) = ([1.0f32, 0.5, 0.25], [1i64, 2, 3]);
     let want = (0..5).map(|i| (xb[i] - z[i / 2]) as f32 * s[i / 2]).collect();

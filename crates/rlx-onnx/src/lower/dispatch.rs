@@ -5,6 +5,7 @@
 
 use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, ReduceOp};
 
+use super::attributes::ATTRIBUTES;
 use super::build::{pad_fold, R};
 use super::ops::{
     attention_op, compose, control, conv_nd, conv_transpose, einsum, elementwise, group_norm, index_compose, int_conv,
@@ -263,7 +264,39 @@ pub(crate) fn lower_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     if !(node.domain.is_empty() || node.domain == "ai.onnx") {
         return Err(unsupported(ctx, &format!("{}:{}", node.domain, node.op_type)));
     }
-    lower_by_table(lw, ctx, &node.op_type).unwrap_or_else(|| Err(unsupported(ctx, &node.op_type)))
+    lower_by_table(lw, ctx, &node.op_type).unwrap_or_else(|| Err(unsupported(ctx, &node.op_type)))?;
+    // After the op's own checks, whose messages say more about an
+    // attribute the op reads (`min` of `Clip` became an input, say).
+    check_attributes(ctx, lw.opset)
+}
+
+/// The schema version of `op` in force at `opset` (the first version for
+/// an op defined after it) and the attributes it defines; `None` for an
+/// op the importer does not lower.
+pub fn op_attributes(op: &str, opset: i64) -> Option<(i64, &'static [&'static str])> {
+    let at = ATTRIBUTES.binary_search_by(|(name, _)| (*name).cmp(op)).ok()?;
+    let versions = ATTRIBUTES[at].1;
+    versions.iter().rev().find(|(since, _)| *since <= opset).or(versions.first()).copied()
+}
+
+/// Every attribute of the node is one its op's schema defines at the
+/// model's opset: an attribute the op does not have is an error, as the
+/// ONNX checker and onnxruntime make it, never ignored.
+fn check_attributes(ctx: &NodeCtx<'_>, opset: i64) -> R {
+    let op = ctx.node.op_type.as_str();
+    let Some((since, defined)) = op_attributes(op, opset) else { return Ok(()) };
+    match ctx.node.attribute.iter().find(|a| !defined.contains(&a.name.as_str())) {
+        None => Ok(()),
+        Some(a) => {
+            let list = if defined.is_empty() { "none".to_string() } else { defined.join(", ") };
+            Err(ctx.bad_attr(
+                &a.name,
+                format!(
+                    "is not an attribute of {op} at opset {opset} (its schema since opset {since} defines: {list})"
+                ),
+            ))
+        }
+    }
 }
 
 fn unsupported(ctx: &NodeCtx<'_>, op: &str) -> ImportError {
@@ -305,6 +338,17 @@ fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every lowered op has its schema's attributes, in the op list's
+    /// order (`python3 xtask/onnx_attributes.py` regenerates them).
+    #[test]
+    fn every_lowered_op_has_its_schemas_attributes() {
+        let ops: Vec<&str> = ATTRIBUTES.iter().map(|(op, _)| *op).collect();
+        assert_eq!(ops, SUPPORTED_OPS, "run python3 xtask/onnx_attributes.py");
+        for (op, versions) in ATTRIBUTES {
+            assert!(!versions.is_empty() && versions.windows(2).all(|w| w[0].0 < w[1].0), "{op}");
+        }
+    }
 
     #[test]
     fn the_op_list_is_sorted_without_repeats() {

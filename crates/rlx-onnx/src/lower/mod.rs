@@ -26,6 +26,7 @@
 //!   widens narrow integer inputs before it.
 
 mod arith;
+mod attributes;
 mod build;
 mod dispatch;
 mod ops;
@@ -40,7 +41,7 @@ use crate::names::NameTable;
 use crate::proto::{AttributeProto, AttributeType, GraphProto, NodeProto};
 use crate::tensor::ConstTensor;
 
-pub use dispatch::{const_inputs, SUPPORTED_OPS};
+pub use dispatch::{const_inputs, op_attributes, SUPPORTED_OPS};
 
 /// A future `.sched` buffer, or a view into one.
 #[derive(Clone, Debug)]

@@ -164,13 +164,18 @@ pub fn run_model(test: &str, m: &ModelProto, feeds: &[(&str, Vec<u8>)], outputs:
 
 /// One node `op` over `inputs` (named in order), output `out`.
 pub fn one(test: &str, op: &str, inputs: Vec<In>, attrs: Vec<AttributeProto>) -> T {
+    one_at(test, op, inputs, attrs, 18)
+}
+
+/// As [`one`], at default-domain opset `opset`.
+pub fn one_at(test: &str, op: &str, inputs: Vec<In>, attrs: Vec<AttributeProto>, opset: i64) -> T {
     let names: Vec<&str> = inputs
         .iter()
         .map(|i| match i {
             In::Data(n, _) | In::Init(n, _) => *n,
         })
         .collect();
-    run_graph(test, vec![node(op, "n", &names, &["out"], attrs)], inputs, &["out"]).remove(0)
+    run_graph_opset(test, vec![node(op, "n", &names, &["out"], attrs)], inputs, &["out"], opset).remove(0)
 }
 
 /// The numpy broadcast index of output element `i` into an operand.
