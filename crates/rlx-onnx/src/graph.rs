@@ -110,7 +110,13 @@ pub(crate) fn graph_inputs(
     // Symbolic dims bound so far: name -> (value, the override binding it).
     let mut symbols: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut out = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     for info in &graph.input {
+        // Two inputs of one name would be renamed apart and the wrong one
+        // fed: the graph is not SSA, which the ONNX checker refuses too.
+        if !seen.insert(info.name.as_str()) {
+            return Err(ImportError::tensor(&info.name, "is declared twice among the graph inputs"));
+        }
         if initializer_names.contains(&info.name.as_str()) {
             continue;
         }

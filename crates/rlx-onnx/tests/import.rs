@@ -688,3 +688,19 @@ fn huge_shapes_are_errors_not_panics() {
     let msg = import_model(&m, &opts()).unwrap_err().to_string();
     assert!(msg.starts_with("tensor `x`: shape [576460752303423488, 64] is too large"), "{msg}");
 }
+
+/// Two graph inputs of one name would be renamed apart and the caller's
+/// value fed to only one of them: refused, as the ONNX checker refuses a
+/// graph that is not in SSA form.
+#[test]
+fn a_graph_input_declared_twice_is_refused() {
+    let m = model(
+        vec![node("Add", "a", &["x", "x"], &["y"], vec![])],
+        vec![],
+        vec![vi("x", &[2]), vi("x", &[2])],
+        vec![vi("y", &[2])],
+        17,
+    );
+    let Err(e) = import_model(&m, &opts()) else { panic!("imported") };
+    assert_eq!(e.to_string(), "tensor `x`: is declared twice among the graph inputs");
+}
