@@ -262,14 +262,13 @@ pub(crate) fn decoder_main_rs(name: &str, tokenizer: &Path) -> String {
         "//! The `{name}` decoder binary: `{name} --prompt TEXT [--max-tokens N] ...` (rlx_decode::cli).\n\n\
          fn main() -> std::process::ExitCode {{\n    \
          use {krate}::GeneratedModel;\n    \
-         let step = match rlx_decode::GeneratedStep::new({krate}::Model::new()) {{\n        \
-         Ok(step) => step,\n        \
-         Err(e) => {{\n            \
-         eprintln!(\"{name}: {{e}}\");\n            \
-         return std::process::ExitCode::from(1);\n        \
-         }}\n    \
+         // Built once the arguments are good: `--help` needs no weights, and\n    \
+         // missing weights are one line, exit code 2.\n    \
+         let make = || {{\n        \
+         let model = {krate}::Model::try_new().map_err(|e| e.to_string())?;\n        \
+         rlx_decode::GeneratedStep::new(model).map_err(|e| e.to_string())\n    \
          }};\n    \
-         rlx_decode::cli::main(step, include_bytes!({:?}))\n}}\n",
+         rlx_decode::cli::main_with(make, include_bytes!({:?}))\n}}\n",
         tokenizer.display().to_string()
     )
 }

@@ -75,14 +75,26 @@ fn usage(msg: impl Into<String>) -> Fail {
 
 /// Runs the CLI over the process arguments, stdout and stderr.
 pub fn main<M: StepModel>(model: M, tokenizer_json: &'static [u8]) -> ExitCode {
-    let (mut out, mut err) = (io::stdout().lock(), io::stderr().lock());
-    main_from(model, tokenizer_json, std::env::args_os(), &mut out, &mut err)
+    main_with(|| Ok(model), tokenizer_json)
 }
 
-/// [`main`] over the given arguments (the first is the program name) and
-/// writers.
-pub fn main_from<M, I, T>(
-    mut model: M,
+/// [`main`] with the model built by `make` only once the arguments are
+/// good: `--help` and a usage error never need the weights, and a model
+/// that cannot be built (its weights file missing, say) is one error line
+/// and exit code 2, never a panic. What a generated decoder's `main` calls.
+pub fn main_with<M, F>(make: F, tokenizer_json: &'static [u8]) -> ExitCode
+where
+    M: StepModel,
+    F: FnOnce() -> Result<M, String>,
+{
+    let (mut out, mut err) = (io::stdout().lock(), io::stderr().lock());
+    main_from(make, tokenizer_json, std::env::args_os(), &mut out, &mut err)
+}
+
+/// [`main_with`] over the given arguments (the first is the program name)
+/// and writers.
+pub fn main_from<M, F, I, T>(
+    make: F,
     tokenizer_json: &[u8],
     argv: I,
     out: &mut dyn Write,
@@ -90,6 +102,7 @@ pub fn main_from<M, I, T>(
 ) -> ExitCode
 where
     M: StepModel,
+    F: FnOnce() -> Result<M, String>,
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
@@ -114,7 +127,7 @@ where
             return ExitCode::from(2);
         }
     };
-    match run(&mut model, tokenizer_json, &args, out, err) {
+    match run(make, tokenizer_json, &args, out, err) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             let _ = writeln!(err, "{prog}: error: {}", f.msg);
@@ -141,7 +154,7 @@ fn sampler_config(args: &Args) -> Result<SamplerConfig, Fail> {
 }
 
 fn run<M: StepModel>(
-    model: &mut M,
+    make: impl FnOnce() -> Result<M, String>,
     tokenizer_json: &[u8],
     args: &Args,
     out: &mut dyn Write,
@@ -152,6 +165,8 @@ fn run<M: StepModel>(
     }
     let config = sampler_config(args)?;
     rlx_runtime::threads::configure_threads(args.threads.as_deref()).map_err(|e| usage(e.to_string()))?;
+    let mut model = make().map_err(|msg| Fail { code: 2, msg })?;
+    let model = &mut model;
     let tokenizer = Tokenizer::from_bytes(tokenizer_json).map_err(|e| Fail { code: 1, msg: e.to_string() })?;
     let prompt: Vec<i64> = match (&args.prompt, &args.prompt_ids) {
         (Some(text), _) => {

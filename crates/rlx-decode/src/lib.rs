@@ -3,12 +3,17 @@
 //!
 //! A decoder's generated code implements [`StepModel`] (a transformer with
 //! a KV cache, driven one prefill chunk or one token at a time); its
-//! `main.rs` is one line:
+//! `main.rs` builds it once the arguments are good (so `--help` needs no
+//! weights and missing weights are one error line, exit code 2):
 //!
 //! ```ignore
 //! fn main() -> std::process::ExitCode {
-//!     let step = rlx_decode::GeneratedStep::new(llama_tiny::Model::new()).expect("a decoder step");
-//!     rlx_decode::cli::main(step, include_bytes!("../tokenizer.json"))
+//!     use llama_tiny::GeneratedModel;
+//!     let make = || {
+//!         let model = llama_tiny::Model::try_new().map_err(|e| e.to_string())?;
+//!         rlx_decode::GeneratedStep::new(model).map_err(|e| e.to_string())
+//!     };
+//!     rlx_decode::cli::main_with(make, include_bytes!("../tokenizer.json"))
 //! }
 //! ```
 //!

@@ -19,7 +19,8 @@ fn cli(args: &[&str]) -> (ExitCode, String, String) {
 fn cli_vocab(vocab: usize, args: &[&str]) -> (ExitCode, String, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let argv = std::iter::once(PROG).chain(args.iter().copied());
-    let code = rlx_decode::cli::main_from(Bigram::new(vocab, 4, 64), common::TOKENIZER_JSON, argv, &mut out, &mut err);
+    let code =
+        rlx_decode::cli::main_from(|| Ok(Bigram::new(vocab, 4, 64)), common::TOKENIZER_JSON, argv, &mut out, &mut err);
     (code, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
 }
 
@@ -201,4 +202,28 @@ fn the_binary_streams_to_stdout_and_reports_on_stderr() {
         String::from_utf8(o.stderr).unwrap(),
         "rlx-decode-mock: error: --top-p `2` is not allowed: give a value in (0, 1]\n"
     );
+}
+
+/// A model that cannot be built (its weights file missing) is one error
+/// line and exit code 2, never a panic; `--help` and usage errors never
+/// build it.
+#[test]
+fn a_model_that_cannot_be_built_is_one_line_and_help_never_builds_it() {
+    let run = |args: &[&str]| {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let argv = std::iter::once(PROG).chain(args.iter().copied());
+        let missing = || -> Result<Bigram, String> { Err("cannot open weights file /x/w.safetensors: gone".into()) };
+        let code = rlx_decode::cli::main_from(missing, common::TOKENIZER_JSON, argv, &mut out, &mut err);
+        (code, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+    };
+    let (code, out, err) = run(&["--prompt", "hi"]);
+    assert_eq!(code, ExitCode::from(2));
+    assert_eq!(err, format!("{PROG}: error: cannot open weights file /x/w.safetensors: gone\n"));
+    assert!(out.is_empty());
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, ExitCode::SUCCESS);
+    assert!(out.contains("--prompt"), "{out}");
+    let (code, _, err) = run(&["--temperature", "-1", "--prompt", "hi"]);
+    assert_eq!(code, ExitCode::from(2));
+    assert!(err.contains("--temperature"), "a usage error before the model: {err}");
 }

@@ -58,6 +58,14 @@ macro_rules! include_aligned {
 pub enum WeightsError {
     #[error("cannot open weights file {}: {source}", path.display())]
     Open { path: PathBuf, source: std::io::Error },
+    /// The side file of a generated model, looked for beside the
+    /// executable or in `$RLX_WEIGHTS_DIR`.
+    #[error(
+        "cannot open weights file {}: {source} (a model looks for it beside its executable, \
+         or in the directory RLX_WEIGHTS_DIR names when that is set)",
+        path.display()
+    )]
+    NotBesideExe { path: PathBuf, source: std::io::Error },
     /// A FIFO, a device or a directory: never opened, as reading one may
     /// never end.
     #[error("cannot open weights file {}: not a regular file", path.display())]
@@ -122,7 +130,10 @@ impl Weights {
                 .and_then(|p| p.parent().map(Path::to_path_buf))
                 .unwrap_or_else(|| PathBuf::from(".")),
         };
-        Weights::open(&dir.join(file_name), data_offset, data_len)
+        Weights::open(&dir.join(file_name), data_offset, data_len).map_err(|e| match e {
+            WeightsError::Open { path, source } => WeightsError::NotBesideExe { path, source },
+            other => other,
+        })
     }
 
     /// An empty segment, for schedules without weights.
@@ -244,6 +255,21 @@ mod tests {
         let e = Weights::open(&missing, 0, 0).unwrap_err();
         assert!(e.to_string().starts_with(&format!("cannot open weights file {}", missing.display())), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A generated model's missing side file names where it was looked
+    /// for and how to point elsewhere.
+    #[test]
+    fn a_missing_side_file_names_where_it_was_looked_for() {
+        let e = Weights::open_beside_exe("no-such-weights-file.safetensors", 0, 0).unwrap_err().to_string();
+        assert!(e.starts_with("cannot open weights file "), "{e}");
+        assert!(e.contains("no-such-weights-file.safetensors"), "{e}");
+        assert!(
+            e.ends_with(
+                "(a model looks for it beside its executable, or in the directory RLX_WEIGHTS_DIR names when that is set)"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

@@ -4,12 +4,11 @@
 
 fn main() -> std::process::ExitCode {
     use llama_tiny::GeneratedModel;
-    let step = match rlx_decode::GeneratedStep::new(llama_tiny::Model::new()) {
-        Ok(step) => step,
-        Err(e) => {
-            eprintln!("llama_tiny: {e}");
-            return std::process::ExitCode::from(1);
-        }
+    // Built once the arguments are good: `--help` needs no weights, and
+    // missing weights are one line, exit code 2.
+    let make = || {
+        let model = llama_tiny::Model::try_new().map_err(|e| e.to_string())?;
+        rlx_decode::GeneratedStep::new(model).map_err(|e| e.to_string())
     };
-    rlx_decode::cli::main(step, include_bytes!("../tokenizer.json"))
+    rlx_decode::cli::main_with(make, include_bytes!("../tokenizer.json"))
 }
