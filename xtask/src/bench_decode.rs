@@ -53,7 +53,7 @@ pub fn decode_vs_ort(root: &Path) -> Result<()> {
     // entry), with the checkpoint's f32 weights, and again with the
     // products' weights in f16 (`--weights f16`).
     let import = |dir: &Path, name: &str, weights: WeightFormat| -> Result<()> {
-        let imported = import::read_llama(&hf, name, &LlamaOptions { prefill: 16, weights })?;
+        let imported = import::read_llama(&hf, name, &LlamaOptions { prefill: 16, weights, max_len: None })?;
         // Rewritten only when the bytes change: a new mtime would rebuild
         // the crates, which embed the weights.
         verify::write_bytes_if_changed(&dir.join("weights.safetensors"), &imported.weights)?;

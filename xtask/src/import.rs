@@ -136,8 +136,9 @@ pub fn import_llama(
     name: &str,
     prefill: usize,
     weights: LlamaWeights,
+    max_len: Option<usize>,
 ) -> Result<()> {
-    let opts = rlx_onnx::llama::LlamaOptions { prefill, weights: weights.format() };
+    let opts = rlx_onnx::llama::LlamaOptions { prefill, weights: weights.format(), max_len };
     let imported = read_llama(checkpoint, name, &opts)?;
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let sched = out_dir.join("model.sched");

@@ -115,6 +115,10 @@ enum Command {
         /// (f16 / bf16 stay 2 bytes, else f32), or converted.
         #[arg(long, value_enum, default_value_t = import::LlamaWeights::Stored)]
         weights: import::LlamaWeights,
+        /// Positions the KV cache holds, prompt and generated tokens
+        /// together (default: the model's context, at most 4096).
+        #[arg(long, value_name = "N")]
+        max_len: Option<usize>,
     },
     /// Import an ONNX model: writes model.sched and weights.safetensors.
     Import {
@@ -346,8 +350,8 @@ fn main() -> ExitCode {
             };
             done(import::import(&root_dir.clone().unwrap_or_else(root), &args))
         }
-        Command::ImportLlama { checkpoint, out_dir, name, prefill, weights } => {
-            done(import::import_llama(checkpoint, out_dir, name, *prefill, *weights))
+        Command::ImportLlama { checkpoint, out_dir, name, prefill, weights, max_len } => {
+            done(import::import_llama(checkpoint, out_dir, name, *prefill, *weights, *max_len))
         }
         Command::Bench { decode_vs_ort: true, .. } => done(bench_decode::decode_vs_ort(&root())),
         Command::Bench { rounds, vs_ort: true, models, target_cpu, .. } => {

@@ -14,7 +14,7 @@ pub enum GenerateError {
     #[error("the prompt is empty: give at least one token")]
     EmptyPrompt,
     #[error(
-        "prompt of {prompt} tokens + max-tokens {max_tokens} = {} exceeds the model's context of {max_len} positions",
+        "prompt of {prompt} tokens + max-tokens {max_tokens} = {} exceeds the {max_len} positions of the model's KV cache (`import-llama --max-len` sets them)",
         prompt.saturating_add(*max_tokens)
     )]
     TooLong { prompt: usize, max_tokens: usize, max_len: usize },

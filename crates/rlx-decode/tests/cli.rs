@@ -159,7 +159,7 @@ fn bad_arguments_are_one_line_and_exit_code_2() {
         (&["--prompt", "x", "--bogus"], "error: unexpected argument '--bogus' found"),
         (
             &["--prompt", "x y", "--max-tokens", "63"],
-            "error: prompt of 3 tokens + max-tokens 63 = 66 exceeds the model's context of 64 positions",
+            "error: prompt of 3 tokens + max-tokens 63 = 66 exceeds the 64 positions of the model's KV cache (`import-llama --max-len` sets them)",
         ),
     ];
     for (args, want) in cases {

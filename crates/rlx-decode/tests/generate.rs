@@ -136,10 +136,10 @@ fn bad_requests_are_errors_before_the_model_runs() {
     let mut m = Bigram::new(16, CHUNK, 8);
     let cases: [(&[i64], usize, &str); 5] = [
         (&[], 4, "the prompt is empty: give at least one token"),
-        (&[1, 2, 3], 6, "prompt of 3 tokens + max-tokens 6 = 9 exceeds the model's context of 8 positions"),
+        (&[1, 2, 3], 6, "prompt of 3 tokens + max-tokens 6 = 9 exceeds the 8 positions of the model's KV cache (`import-llama --max-len` sets them)"),
         (&[1, 16], 1, "prompt token 1 has id 16, outside the model's vocabulary of 16"),
         (&[-1], 1, "prompt token 0 has id -1, outside the model's vocabulary of 16"),
-        (&[1], usize::MAX, "prompt of 1 tokens + max-tokens 18446744073709551615 = 18446744073709551615 exceeds the model's context of 8 positions"),
+        (&[1], usize::MAX, "prompt of 1 tokens + max-tokens 18446744073709551615 = 18446744073709551615 exceeds the 8 positions of the model's KV cache (`import-llama --max-len` sets them)"),
     ];
     for (prompt, max_tokens, msg) in cases {
         assert_eq!(error(&mut m, prompt, max_tokens).to_string(), msg);

@@ -35,6 +35,9 @@ pub enum ImportError {
     /// front end cannot use.
     #[error("{file}: {message}")]
     Checkpoint { file: &'static str, message: String },
+    /// An import option outside what the model allows.
+    #[error("{option}: {message}")]
+    BadOption { option: &'static str, message: String },
     /// The schedule an import would write does not pass the validator: an
     /// importer bug, with the first pass whose output is invalid.
     #[error("internal error: the importer's `{pass}` pass wrote a schedule that does not validate (an importer bug; please report it with the model):\n{report}")]

@@ -416,12 +416,21 @@ pub enum WeightFormat {
     Bf16,
 }
 
+/// The KV cache length a step gets when none is asked for and the model's
+/// context is longer: a 131k-context model would otherwise need gigabytes
+/// of cache before its first token.
+pub const DEFAULT_CACHE_LEN: usize = 4096;
+
 /// What [`import_llama_with`] makes of a checkpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LlamaOptions {
     /// Tokens of the `prefill` entry; 1 imports a decode step alone.
     pub prefill: usize,
     pub weights: WeightFormat,
+    /// Positions the KV cache holds (`--max-len`): prompt and generated
+    /// tokens together. `None`: the model's context, at most
+    /// [`DEFAULT_CACHE_LEN`].
+    pub max_len: Option<usize>,
 }
 
 /// [`import_llama_with`] with the weights as the checkpoint stores them.
@@ -432,7 +441,7 @@ pub fn import_llama(
     model_name: &str,
     weights_file: &str,
 ) -> Result<Imported, ImportError> {
-    let opts = LlamaOptions { prefill, weights: WeightFormat::AsStored };
+    let opts = LlamaOptions { prefill, weights: WeightFormat::AsStored, max_len: None };
     import_llama_with(config_json, safetensors_bytes, &opts, model_name, weights_file)
 }
 
@@ -452,7 +461,23 @@ pub fn import_llama_with(
 ) -> Result<Imported, ImportError> {
     let prefill = opts.prefill;
     crate::check_weights_path(weights_file)?;
-    let c = LlamaConfig::from_json(config_json)?;
+    let parsed = LlamaConfig::from_json(config_json)?;
+    let context = parsed.max_position_embeddings;
+    let cache_len = match opts.max_len {
+        None => context.min(DEFAULT_CACHE_LEN),
+        Some(n) if (1..=context).contains(&n) => n,
+        Some(n) => {
+            return Err(ImportError::BadOption {
+                option: "--max-len",
+                message: format!(
+                    "{n} positions: give 1 to the model's context of {context} (`max_position_embeddings`)"
+                ),
+            })
+        }
+    };
+    // The step sees the cache's positions: its rotary tables and KV caches
+    // are sized by them, not by the context the model was trained for.
+    let c = LlamaConfig { max_position_embeddings: cache_len, ..parsed };
     if prefill == 0 || prefill > c.max_position_embeddings {
         return Err(config_err(format!(
             "a prefill chunk of {prefill} tokens does not fit {} positions",

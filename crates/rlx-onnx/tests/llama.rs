@@ -177,7 +177,7 @@ fn narrow_weights_match_transformers_with_the_same_rounding() {
         let want = f32s(&expected(reference).bytes);
         let dir = std::env::temp_dir().join(format!("rlx-llama-{format:?}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let opts = LlamaOptions { prefill: 16, weights: format };
+        let opts = LlamaOptions { prefill: 16, weights: format, max_len: None };
         let imported = import_llama_with(&config, &weights, &opts, "llama_tiny", "weights.safetensors").unwrap();
         assert!(imported.sched_text.contains("PackedGemmHalf"));
         assert!(!imported.sched_text.contains("PackedGemm {"), "every product narrowed");
@@ -213,4 +213,32 @@ fn narrow_weights_match_transformers_with_the_same_rounding() {
         eprintln!("{format:?} weights: worst logit error {worst:e} vs the same rounding, {from_f32:e} vs f32 weights");
         assert!(worst <= 1e-4, "{format:?}: worst logit error {worst} against transformers with the same weights");
     }
+}
+
+/// `--max-len` sizes the KV cache and the rotary tables (default: the
+/// context, at most `DEFAULT_CACHE_LEN`); it must lie within the context.
+#[test]
+fn the_cache_length_is_chosen_at_import() {
+    use rlx_onnx::llama::{import_llama_with, LlamaOptions, WeightFormat};
+    let (config, weights) = checkpoint();
+    let import = |max_len, prefill| {
+        let opts = LlamaOptions { prefill, weights: WeightFormat::F32, max_len };
+        import_llama_with(&config, &weights, &opts, "m", "w.safetensors").map_err(|e| e.to_string())
+    };
+    let short = import(Some(32), 16).unwrap();
+    // kv_heads 2 x head_dim 16 = 32 columns per cache row.
+    assert!(short.sched_text.contains("layer0.k_cache: f32[32, 32]"), "{}", short.sched_text);
+    assert!(short.sched_text.contains("rope.cos: f32[32, 8]"));
+    let full = import(None, 16).unwrap();
+    assert!(full.sched_text.contains("layer0.k_cache: f32[128, 32]"));
+    assert!(short.report.arena_bytes < full.report.arena_bytes);
+    assert_eq!(
+        import(Some(129), 16).unwrap_err(),
+        "--max-len: 129 positions: give 1 to the model's context of 128 (`max_position_embeddings`)"
+    );
+    assert_eq!(
+        import(Some(0), 1).unwrap_err(),
+        "--max-len: 0 positions: give 1 to the model's context of 128 (`max_position_embeddings`)"
+    );
+    assert!(import(Some(8), 16).unwrap_err().contains("a prefill chunk of 16 tokens does not fit 8 positions"));
 }
