@@ -219,6 +219,7 @@ pub(crate) fn emit_with(
             field_spans: Vec::new(),
             line: 0,
             leading_comments: vec![lt.comment.clone()],
+            alias: None,
         });
     }
     let report = ImportReport {

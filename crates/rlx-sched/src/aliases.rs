@@ -80,7 +80,20 @@ pub fn find(name: &str) -> Option<&'static Alias> {
     all().find(|a| a.name == name)
 }
 
+/// Aliases are equal when they are the same spelling.
+impl PartialEq for Alias {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
 impl Alias {
+    /// The name a field of the general kind is written with in this
+    /// spelling (the first written field that feeds it).
+    pub fn written_field(&self, general: &'static str) -> &'static str {
+        self.renames.iter().find(|(_, to)| *to == general).map_or(general, |(from, _)| *from)
+    }
+
     /// The fields the alias is written with, in the general kind's order.
     pub fn fields(&self) -> Vec<&'static str> {
         let mut out: Vec<&'static str> = Vec::new();

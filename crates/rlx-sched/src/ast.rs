@@ -128,6 +128,9 @@ pub struct ThunkDecl {
     /// 1-based line number of the kind name.
     pub line: u32,
     pub leading_comments: Vec<String>,
+    /// The older spelling the thunk was written in, if any: the
+    /// validator's messages use its kind and field names.
+    pub alias: Option<&'static crate::aliases::Alias>,
 }
 
 impl ThunkDecl {

@@ -144,6 +144,7 @@ fn thunk_of(kind: ThunkKind) -> BoxedStrategy<ThunkDecl> {
                 field_spans: Vec::new(),
                 line: 0,
                 leading_comments,
+                alias: None,
             }
         })
         .boxed()

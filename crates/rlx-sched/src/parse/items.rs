@@ -154,7 +154,7 @@ pub(super) fn parse_thunk(
         .iter()
         .filter_map(|f| fields.iter().find(|(n, _, _)| n == f.name).map(|(_, _, v)| (f.name, v.span)))
         .collect();
-    Ok(ThunkDecl { thunk, span, kind_span, field_spans, line, leading_comments: Vec::new() })
+    Ok(ThunkDecl { thunk, span, kind_span, field_spans, line, leading_comments: Vec::new(), alias })
 }
 
 fn unknown_kind(name: &str, span: Span, memo: &mut suggest::Memo) -> Diagnostic {

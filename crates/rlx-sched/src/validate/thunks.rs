@@ -71,8 +71,14 @@ pub(crate) fn check(
             return None;
         }
     };
-    let kind = resolved.kind().name();
-    let rules = extents::rules(&resolved);
+    // Messages speak the spelling the line is written in.
+    let kind = decl.alias.map_or(resolved.kind().name(), |a| a.name);
+    let mut rules = extents::rules(&resolved);
+    if let Some(alias) = decl.alias {
+        for a in &mut rules.accesses {
+            a.field = alias.written_field(a.field);
+        }
+    }
     report_issues(decl, &rules.issues, diags);
     // The absolute byte range of each access, `None` when out of bounds.
     let ranges: Vec<Option<(usize, usize)>> =
