@@ -115,6 +115,12 @@ macro_rules! field_enum_table {
         /// (`border`), or the sample mirrored at the edges (`reflection`).
         GridSamplePadding as "grid sample padding" { Zeros = "zeros", Border = "border", Reflection = "reflection" }
 
+        /// What `Pad` writes outside its source along an axis: the thunk's
+        /// value (`constant`), the nearest edge element (`edge`), the source
+        /// mirrored about its first and last elements, which are not repeated
+        /// (`reflect`), or the source repeated as on a torus (`wrap`).
+        PadMode as "pad mode" { Constant = "constant", Edge = "edge", Reflect = "reflect", Wrap = "wrap" }
+
         /// How `ScatterElements` and `ScatterNd` combine an update with the
         /// element it lands on: `none` replaces it, the others reduce.
         ScatterReduction as "scatter reduction" { None = "none", Add = "add", Mul = "mul", Max = "max", Min = "min" }

@@ -25,8 +25,8 @@
 
 use crate::dtype::DType;
 use crate::ops::{
-    ActKind, ArgOp, BinaryOp, CmpOp, GridSampleMode, GridSamplePadding, MaskKind, RecurrentCell, ReduceOp, ResizeCoord,
-    ResizeMode, ScatterReduction, Step,
+    ActKind, ArgOp, BinaryOp, CmpOp, GridSampleMode, GridSamplePadding, MaskKind, PadMode, RecurrentCell, ReduceOp,
+    ResizeCoord, ResizeMode, ScatterReduction, Step,
 };
 
 /// One field of a kind, for hints and generated documentation.
@@ -375,6 +375,17 @@ macro_rules! thunk_table {
     /// the inputs' rows back to back; input `j` contributes `inner[j]`
     /// elements per row.
     Concat in movement { inputs: Ops<O>, dst: Op<O>, outer: usize, inner: Dims, elem_bytes: usize }
+    /// ONNX `Pad` with pads of 0 or more: `src` (`dims`, row-major, rank 1
+    /// to `plan::PAD_MAX_RANK`) sits at offset `before[d]` of every axis of
+    /// `dst` (`dims[d] + before[d] + after[d]`); the positions around it
+    /// take, per `mode`, `value` (one element, zero bits when `none`;
+    /// `constant` only), the nearest edge element, the mirror image
+    /// (`reflect`: pads below the axis length) or the source repeated
+    /// (`wrap`). Elements of `elem_bytes` (1, 2, 4, 8 or 16), moved as bits.
+    Pad in movement {
+        src: Op<O>, value: OptOp<O>, dst: Op<O>, dims: Dims, before: Dims, after: Dims, mode: PadMode,
+        elem_bytes: usize,
+    }
     /// Embedding lookup: `dst[i, :] = table[indices[i], :]` with rows of
     /// `row_len` f32 from a `[vocab, row_len]` table. Indices are of
     /// `index_dtype` (i64, i32 or f32); negative ones count from the end;

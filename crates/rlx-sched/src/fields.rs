@@ -4,8 +4,8 @@
 
 use rlx_core::thunk::{self as kinds, Dims, Op, Ops, OptOp, Steps};
 use rlx_core::{
-    ActKind, ArgOp, BinaryOp, CmpOp, DType, GridSampleMode, GridSamplePadding, MaskKind, RecurrentCell, ReduceOp,
-    ResizeCoord, ResizeMode, ScatterReduction, Thunk, ThunkKind,
+    ActKind, ArgOp, BinaryOp, CmpOp, DType, GridSampleMode, GridSamplePadding, MaskKind, PadMode, RecurrentCell,
+    ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Thunk, ThunkKind,
 };
 
 use crate::span::Span;

@@ -8,8 +8,8 @@
 
 use crate::dtype::DType;
 use crate::ops::{
-    ActKind, ArgOp, BinaryOp, CmpOp, GridSampleMode, GridSamplePadding, MaskKind, RecurrentCell, ReduceOp, ResizeCoord,
-    ResizeMode, ScatterReduction, Step, StepArg,
+    ActKind, ArgOp, BinaryOp, CmpOp, GridSampleMode, GridSamplePadding, MaskKind, PadMode, RecurrentCell, ReduceOp,
+    ResizeCoord, ResizeMode, ScatterReduction, Step, StepArg,
 };
 use crate::span::Span;
 

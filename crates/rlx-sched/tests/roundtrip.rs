@@ -12,8 +12,8 @@ use rlx_sched::parse::is_reserved;
 use rlx_sched::thunk::LayerNorm;
 use rlx_sched::value::{format_f32, parse_f32, Value, ValueKind};
 use rlx_sched::{
-    parse, print, ActKind, ArgOp, BinaryOp, CmpOp, DType, GridSampleMode, GridSamplePadding, RecurrentCell, ReduceOp,
-    ResizeCoord, ResizeMode, Role, ScatterReduction, Segment, Span, Thunk, ThunkKind,
+    parse, print, ActKind, ArgOp, BinaryOp, CmpOp, DType, GridSampleMode, GridSamplePadding, PadMode, RecurrentCell,
+    ReduceOp, ResizeCoord, ResizeMode, Role, ScatterReduction, Segment, Span, Thunk, ThunkKind,
 };
 
 fn num(s: impl Into<String>) -> Value {
@@ -117,6 +117,7 @@ fn field_value(ty: &str) -> BoxedStrategy<Value> {
         "ResizeCoord" => names(ResizeCoord::names()),
         "GridSampleMode" => names(GridSampleMode::names()),
         "GridSamplePadding" => names(GridSamplePadding::names()),
+        "PadMode" => names(PadMode::names()),
         "ScatterReduction" => names(ScatterReduction::names()),
         "RecurrentCell" => names(RecurrentCell::names()),
         "DType" => names(DType::ALL.iter().map(|d| d.name()).collect()),

@@ -44,7 +44,7 @@ pub use types::{
 };
 
 use crate::operand::Operand;
-use crate::ops::{ActKind, ArgOp, GridSampleMode, GridSamplePadding, ReduceOp, ScatterReduction, Step};
+use crate::ops::{ActKind, ArgOp, GridSampleMode, GridSamplePadding, PadMode, ReduceOp, ScatterReduction, Step};
 use crate::shapes::{
     AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,
     RecurrentShape, ResizeShape,
@@ -163,6 +163,8 @@ macro_rules! kernel_call_table {
             TransposeRank2 = movement::transpose_rank2 <elem: T = MoveElem> (src: In<T>, dst: Out<T>, rows: usize, cols: usize, s0: usize, s1: usize, par: bool);
             TransposeGeneral = movement::transpose_general <elem: T = MoveElem> (src: In<T>, dst: Out<T>, dims: Dims, strides: Dims, par: bool);
             Concat = movement::concat <> (inputs: Ins<u8>, dst: Out<u8>, outer: usize, inner: Dims, elem_bytes: usize, par: bool);
+            /// `Pad` in the canonical form of `plan::canonical_pad`.
+            Pad = movement::pad <elem: T = MoveElem> (src: In<T>, value: NullIn<T>, dst: Out<T>, dims: Dims, before: Dims, after: Dims, unit: usize, mode: Val<PadMode>, par: bool);
             GatherF32 = movement::gather_f32 <index: I = IndexElem> (table: In<f32>, indices: In<I>, dst: Out<f32>, num_indices: usize, row_len: usize, vocab: usize, par: bool);
             GatherAxis = movement::gather_axis <index: I = IndexElem> (src: In<u8>, indices: In<I>, dst: Out<u8>, outer: usize, axis_dim: usize, inner: usize, num_indices: usize, elem_bytes: usize, par: bool);
             KvAppend = movement::kv_append <> (src: In<u8>, cache: Out<u8>, batch: usize, new_len: usize, max_len: usize, row: usize, pos: usize, elem_bytes: usize, par: bool);

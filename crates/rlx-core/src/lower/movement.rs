@@ -1,5 +1,6 @@
 //! Movement family: copies, `Narrow`, `Transpose` (path from
-//! `plan::transpose_path`), `Concat`, gathers, cache writes, `Resize`, the
+//! `plan::transpose_path`), `Concat`, `Pad` (canonical form from
+//! `plan::canonical_pad`), gathers, cache writes, `Resize`, the
 //! conversions into and out of the blocked layout, and `Nop`.
 
 use super::Lower;
@@ -7,11 +8,12 @@ use crate::call::{IndexElem, KernelCall as K, MoveElem};
 use crate::dtype::DType;
 use crate::operand::{Operand, Params};
 use crate::plan::{
-    copy_parallel, narrow_parallel, parallel, resize_parallel, resize_scratch_bytes, transpose_path, TransposePath,
+    canonical_pad, copy_parallel, narrow_parallel, pad_out_dims, parallel, resize_parallel, resize_scratch_bytes,
+    transpose_path, PadPlan, TransposePath,
 };
 use crate::thunk::{
-    Concat, Copy, CopyF64, CopyI64, FromBlocked, Gather, GatherAxis, KvAppend, KvWrite, Narrow, Nop, Resize, ToBlocked,
-    Transpose,
+    Concat, Copy, CopyF64, CopyI64, FromBlocked, Gather, GatherAxis, KvAppend, KvWrite, Narrow, Nop, Pad, Resize,
+    ToBlocked, Transpose,
 };
 
 /// A `Nop` does nothing: no call.
@@ -95,6 +97,32 @@ impl Lower for Concat<Operand> {
             inner: inner.clone(),
             elem_bytes: *elem_bytes,
             par: parallel(outer * inner.iter().sum::<usize>()),
+        })
+    }
+}
+
+/// An empty output needs no call; otherwise the kernel walks the
+/// canonical form, split over threads by output rows when the output is
+/// large enough.
+impl Lower for Pad<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let Pad { src, value, dst, dims, before, after, mode, elem_bytes } = self;
+        let out_dims = pad_out_dims(dims, before, after).expect("validated: ranks agree, dims fit");
+        if out_dims.contains(&0) {
+            return None;
+        }
+        let PadPlan { dims, before, after, unit } = canonical_pad(dims, before, after);
+        Some(K::Pad {
+            elem: move_elem(*elem_bytes),
+            src: *src,
+            value: *value,
+            dst: *dst,
+            dims,
+            before,
+            after,
+            unit,
+            mode: *mode,
+            par: parallel(out_dims.iter().product()),
         })
     }
 }

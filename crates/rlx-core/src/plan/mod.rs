@@ -9,6 +9,7 @@
 
 mod binary;
 mod gemm;
+mod pad;
 mod paths;
 mod resize;
 mod transpose;
@@ -19,6 +20,7 @@ pub use gemm::{
     int_gemm_packed_row_terms_bytes, int_gemm_packed_scratch_bytes, int_gemm_packed_scratch_bytes_checked,
     int_gemm_scratch_bytes, int_gemm_scratch_bytes_checked, HALF_WEIGHT_DIRECT_MAX_M,
 };
+pub use pad::*;
 pub use paths::*;
 pub use resize::*;
 pub use transpose::*;

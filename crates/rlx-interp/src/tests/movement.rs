@@ -1,9 +1,10 @@
 //! Every movement arm through `exec_thunk` against naive computations.
 
+use rlx_runtime::kernels::movement::pad::scalar;
 use rlx_sched::thunk::{
-    self as kinds, Concat, CopyF64, CopyI64, Gather, GatherAxis, KvAppend, KvWrite, Narrow, Transpose,
+    self as kinds, Concat, CopyF64, CopyI64, Gather, GatherAxis, KvAppend, KvWrite, Narrow, Pad, Transpose,
 };
-use rlx_sched::{DType, Operand, Params, Segment, Thunk};
+use rlx_sched::{DType, Operand, PadMode, Params, Segment, Thunk};
 
 /// An 8-byte aligned arena of `n` bytes.
 struct Arena(Vec<u64>);
@@ -138,6 +139,63 @@ fn concat_rows() {
     }));
     let want: Vec<u8> = [&x[..12], &y[..8], &x[12..], &y[8..]].concat();
     assert_eq!(a.get(64, 40), want);
+}
+
+/// `Pad` of every mode through the lowering: f32 with a value in the
+/// arena (constant) against the kernel's reference, i64 with the zero
+/// default, and an output past the parallel threshold.
+#[test]
+fn pad_every_mode_against_the_reference() {
+    let (dims, before, after) = (vec![2, 3, 5], vec![1, 0, 2], vec![0, 2, 1]);
+    let out = 3 * 5 * 8;
+    let x: Vec<f32> = (0..30).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let ids: Vec<i64> = (0..30).map(|i| (i - 15) << 40).collect();
+    for mode in PadMode::ALL.iter().copied() {
+        let constant = mode == PadMode::Constant;
+        let pad = |src, value: Option<usize>, dst, elem_bytes| {
+            Thunk::Pad(Pad {
+                src: at(src),
+                value: value.map(at),
+                dst: at(dst),
+                dims: dims.clone(),
+                before: before.clone(),
+                after: after.clone(),
+                mode,
+                elem_bytes,
+            })
+        };
+        let mut a = Arena::new(4096);
+        a.put(0, &f32_bytes(&x));
+        a.put(128, &f32_bytes(&[7.5]));
+        a.run(&pad(0, constant.then_some(128), 256, 4));
+        let want = scalar::pad(&x, if constant { 7.5 } else { 0.0 }, &dims, &before, &after, mode);
+        assert_eq!(a.get(256, out * 4), f32_bytes(&want), "f32 {mode:?}");
+        a.put(1024, &i64_bytes(&ids));
+        a.run(&pad(1024, None, 2048, 8));
+        let want = scalar::pad(&ids, 0, &dims, &before, &after, mode);
+        assert_eq!(a.get(2048, out * 8), i64_bytes(&want), "i64 {mode:?}");
+    }
+    // 8 x 66 x 66 outputs: split over threads by rows.
+    let (dims, before, after) = (vec![8, 64, 64], vec![0, 1, 1], vec![0, 1, 1]);
+    let big: Vec<f32> = (0..8 * 64 * 64).map(|i| i as f32).collect();
+    let thunk = Thunk::Pad(Pad {
+        src: at(0),
+        value: None,
+        dst: at(big.len() * 4),
+        dims: dims.clone(),
+        before: before.clone(),
+        after: after.clone(),
+        mode: PadMode::Reflect,
+        elem_bytes: 4,
+    });
+    let call =
+        rlx_sched::lower(&thunk, &Params { mask_threshold: 0.5, mask_neg_inf: -1e9, score_skip: 0.0 }).expect("a call");
+    assert!(call.name() == "Pad" && call.parallel(), "{call:?}");
+    let mut a = Arena::new(big.len() * 4 + 8 * 66 * 66 * 4);
+    a.put(0, &f32_bytes(&big));
+    a.run(&thunk);
+    let want = scalar::pad(&big, 0.0, &dims, &before, &after, PadMode::Reflect);
+    assert_eq!(a.get(big.len() * 4, want.len() * 4), f32_bytes(&want));
 }
 
 #[test]

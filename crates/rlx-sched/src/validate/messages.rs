@@ -406,6 +406,26 @@ pub(super) fn empty_sampled_axis(axis: usize) -> String {
     format!("`in_dims[{axis}]` is 0: the output has samples to read, the input none")
 }
 
+pub(super) fn pad_rank(rank: usize) -> String {
+    format!("`dims` has {rank} entries; Pad takes 1 to {} axes", rlx_core::plan::PAD_MAX_RANK)
+}
+
+pub(super) fn pad_value_unused(mode: crate::ops::PadMode) -> String {
+    format!("`value` is read in `constant` mode only, and the mode is `{}`", mode.name())
+}
+
+pub(super) fn pad_value_hint() -> String {
+    "write `value: none`".to_string()
+}
+
+pub(super) fn pad_empty_source(d: usize, mode: crate::ops::PadMode) -> String {
+    format!("`dims[{d}]` is 0: `{}` pads copy elements of the source, which has none", mode.name())
+}
+
+pub(super) fn pad_reflect_too_wide(field: &str, d: usize, pad: usize, len: usize) -> String {
+    format!("`{field}[{d}]` is {pad}: `reflect` pads must stay below the axis length {len}")
+}
+
 pub(super) fn reduction_dtype(dtype: DType) -> String {
     format!("`reduction` needs f32, f64, i32, i64 or bool data; {dtype} data takes `reduction: none` only")
 }

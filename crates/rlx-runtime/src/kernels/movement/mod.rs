@@ -1,5 +1,5 @@
-//! Data movement: copies, row slices (`Narrow`), concatenation, gathers,
-//! KV-cache appends and transposes.
+//! Data movement: copies, row slices (`Narrow`), concatenation, padding
+//! (`Pad`), gathers, KV-cache appends and transposes.
 //!
 //! Everything here moves bits without arithmetic, so every path is exact
 //! and the parallel and serial forms give identical bytes. Transposes take
@@ -12,6 +12,7 @@
 
 mod copy;
 mod gather;
+pub mod pad;
 mod reorder;
 mod resize;
 mod scalar;
@@ -26,6 +27,7 @@ mod tests;
 
 pub use copy::{concat, copy_bytes, copy_f32, copy_f64, copy_i64, kv_append, kv_write, narrow};
 pub use gather::{gather_axis, gather_f32, GatherIndex};
+pub use pad::pad;
 pub use reorder::{blocked_to_nchw_f32, nchw_to_blocked_f32};
 pub use resize::{resize_f32, ResizeShape};
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rlx_core::plan::{transpose_path, TransposePath};
+use rlx_core::PadMode;
 
 use super::*;
 
@@ -391,4 +392,218 @@ fn walks_agree_with_index_decomposition_at_any_rank() {
             .collect();
         assert_eq!(seen, want, "rank {rank}");
     }
+}
+
+/// The reference's answer as source indices: `Some(i)` copies element
+/// `i`, `None` is the value.
+fn pad_indices(dims: &[usize], before: &[usize], after: &[usize], mode: PadMode) -> Vec<Option<usize>> {
+    let ids: Vec<Option<usize>> = (0..dims.iter().product()).map(Some).collect();
+    pad::scalar::pad(&ids, None, dims, before, after, mode)
+}
+
+/// Runs the kernel on the canonical form for element type `T`, with both
+/// buffers `skew` bytes past an allocation (misaligned when odd).
+fn run_pad<T: Elem + Default>(
+    input: &[u8],
+    value: Option<&[u8]>,
+    dims: &[usize],
+    before: &[usize],
+    after: &[usize],
+    mode: PadMode,
+    par: bool,
+    skew: usize,
+) -> Vec<u8> {
+    let eb = size_of::<T>();
+    let out: usize = (0..dims.len()).map(|d| dims[d] + before[d] + after[d]).product();
+    let mut src = vec![0u8; input.len() + skew];
+    src[skew..].copy_from_slice(input);
+    let mut val = vec![0u8; eb + skew];
+    let value_ptr = value.map_or(std::ptr::null(), |v| {
+        val[skew..].copy_from_slice(v);
+        val[skew..].as_ptr().cast::<T>()
+    });
+    let mut dst = vec![0xA5u8; out * eb + skew];
+    if out > 0 {
+        let plan = rlx_core::plan::canonical_pad(dims, before, after);
+        // SAFETY: buffers sized for the pad; the callers only pass pads
+        // whose reads stay inside the source (`plan::pad_source`).
+        unsafe {
+            pad::pad::<T>(
+                src[skew..].as_ptr().cast(),
+                value_ptr,
+                dst[skew..].as_mut_ptr().cast(),
+                &plan.dims,
+                &plan.before,
+                &plan.after,
+                plan.unit,
+                mode,
+                par,
+            )
+        };
+    }
+    dst.split_off(skew)
+}
+
+/// Every element size, aligned and not, serial and parallel, with and
+/// without a value, against the reference.
+fn check_pad(dims: &[usize], before: &[usize], after: &[usize], mode: PadMode, seed: u64) {
+    let want = pad_indices(dims, before, after, mode);
+    let n: usize = dims.iter().product();
+    for (eb, skew) in [(1, 0), (2, 1), (4, 0), (4, 3), (8, 0), (8, 5), (16, 0), (16, 4)] {
+        let input = random_bytes(n * eb, seed ^ eb as u64);
+        let value = random_bytes(eb, !seed);
+        let values: &[Option<&[u8]>] = if mode == PadMode::Constant { &[None, Some(&value)] } else { &[None] };
+        for &v in values {
+            let fill = v.map_or(vec![0u8; eb], <[u8]>::to_vec);
+            let expected: Vec<u8> =
+                want.iter().flat_map(|i| i.map_or(fill.clone(), |i| input[i * eb..(i + 1) * eb].to_vec())).collect();
+            for par in [false, true] {
+                let got = match eb {
+                    1 => run_pad::<u8>(&input, v, dims, before, after, mode, par, skew),
+                    2 => run_pad::<u16>(&input, v, dims, before, after, mode, par, skew),
+                    4 => run_pad::<u32>(&input, v, dims, before, after, mode, par, skew),
+                    8 => run_pad::<u64>(&input, v, dims, before, after, mode, par, skew),
+                    _ => run_pad::<[u64; 2]>(&input, v, dims, before, after, mode, par, skew),
+                };
+                assert!(
+                    got == expected,
+                    "{mode:?} dims {dims:?} before {before:?} after {after:?} eb {eb} skew {skew} par {par} value {}",
+                    v.is_some()
+                );
+            }
+        }
+    }
+}
+
+const PAD_MODES: [PadMode; 4] = [PadMode::Constant, PadMode::Edge, PadMode::Reflect, PadMode::Wrap];
+
+/// Whether the validator admits `mode` for this pad (the kernel's
+/// contract): `reflect` pads below their axis, and a source to copy from
+/// whenever a copying mode has output to write.
+fn pad_admitted(dims: &[usize], before: &[usize], after: &[usize], mode: PadMode) -> bool {
+    let out_empty = (0..dims.len()).any(|d| dims[d] + before[d] + after[d] == 0);
+    let reflect_ok =
+        (0..dims.len()).all(|d| (before[d] == 0 && after[d] == 0) || (before[d] < dims[d] && after[d] < dims[d]));
+    match mode {
+        PadMode::Constant => true,
+        _ if out_empty => mode != PadMode::Reflect || reflect_ok,
+        _ if dims.contains(&0) => false,
+        PadMode::Reflect => reflect_ok,
+        _ => true,
+    }
+}
+
+#[test]
+fn pad_matches_the_reference_on_awkward_shapes() {
+    let cases: Vec<(Vec<usize>, Vec<usize>, Vec<usize>)> = vec![
+        // Rank 1: one element, both sides, one side, pads past the axis.
+        (vec![1], vec![3], vec![2]),
+        (vec![5], vec![2], vec![4]),
+        (vec![5], vec![0], vec![1]),
+        (vec![3], vec![7], vec![8]),
+        // Zero pads everywhere: a copy.
+        (vec![3, 4], vec![0, 0], vec![0, 0]),
+        // Empty source axes, with and without output.
+        (vec![0, 3], vec![1, 0], vec![2, 0]),
+        (vec![0, 3], vec![0, 1], vec![0, 1]),
+        (vec![2, 0], vec![0, 1], vec![0, 0]),
+        // Size-1 axes between padded ones.
+        (vec![1, 3, 1, 4], vec![1, 0, 0, 2], vec![0, 0, 2, 1]),
+        // NCHW spatial "same" padding, asymmetric (TF style).
+        (vec![2, 3, 7, 7], vec![0, 0, 0, 0], vec![0, 0, 1, 1]),
+        (vec![1, 5, 6, 9], vec![0, 0, 2, 3], vec![0, 0, 1, 2]),
+        // Only the outer axis: rows of whole planes.
+        (vec![2, 3, 5], vec![1, 0, 0], vec![1, 0, 0]),
+        // Every axis, rank 5, as the blocked view pads h and w.
+        (vec![2, 2, 3, 4, 2], vec![1, 0, 2, 1, 1], vec![0, 1, 1, 3, 0]),
+        (vec![1, 2, 5, 6, 16], vec![0, 0, 1, 1, 0], vec![0, 0, 2, 2, 0]),
+        // Rank 8.
+        (vec![2, 1, 2, 1, 2, 1, 2, 3], vec![1, 0, 0, 1, 1, 0, 0, 2], vec![0, 1, 1, 0, 1, 0, 1, 1]),
+        // Long rows and many rows: past the parallel split.
+        (vec![3, 4097], vec![0, 5], vec![1, 3]),
+        (vec![64, 33, 17], vec![1, 2, 3], vec![2, 1, 1]),
+        (vec![40000], vec![2], vec![1]),
+    ];
+    for (i, (dims, before, after)) in cases.iter().enumerate() {
+        for mode in PAD_MODES {
+            if pad_admitted(dims, before, after, mode) {
+                check_pad(dims, before, after, mode, i as u64);
+            }
+        }
+    }
+}
+
+#[test]
+fn reflect_pads_reach_one_below_the_axis() {
+    // The largest reflect pads ONNX allows, on a 2-element axis (1) and a
+    // longer one; a 1-element axis reflects only without pads.
+    check_pad(&[3, 2], &[0, 1], &[2, 1], PadMode::Reflect, 1);
+    check_pad(&[6, 1], &[5, 0], &[5, 0], PadMode::Reflect, 2);
+    assert!(!pad_admitted(&[3, 2], &[0, 2], &[0, 0], PadMode::Reflect));
+}
+
+/// A random pad: rank 1 to 5, small dims (0 now and then), pads 0 to 5.
+fn pad_case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<usize>, PadMode)> {
+    (1usize..=5).prop_flat_map(|rank| {
+        (
+            proptest::collection::vec(0usize..=5, rank),
+            proptest::collection::vec(0usize..=5, rank),
+            proptest::collection::vec(0usize..=5, rank),
+            proptest::sample::select(PAD_MODES.to_vec()),
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn pad_matches_the_reference((dims, before, after, mode) in pad_case(), seed in any::<u64>()) {
+        prop_assume!(pad_admitted(&dims, &before, &after, mode));
+        check_pad(&dims, &before, &after, mode, seed);
+    }
+}
+
+#[test]
+fn the_reference_pads_as_the_onnx_examples() {
+    // ONNX's Pad examples on [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]
+    // padded (0, 1) before and (2, 3) after.
+    let x: Vec<i32> = (1..=12).collect();
+    let run = |mode| pad::scalar::pad(&x, 0, &[3, 4], &[0, 1], &[2, 3], mode);
+    #[rustfmt::skip]
+    let edge = [
+        1, 1, 2, 3, 4, 4, 4, 4,
+        5, 5, 6, 7, 8, 8, 8, 8,
+        9, 9, 10, 11, 12, 12, 12, 12,
+        9, 9, 10, 11, 12, 12, 12, 12,
+        9, 9, 10, 11, 12, 12, 12, 12,
+    ];
+    assert_eq!(run(PadMode::Edge), edge);
+    #[rustfmt::skip]
+    let reflect = [
+        2, 1, 2, 3, 4, 3, 2, 1,
+        6, 5, 6, 7, 8, 7, 6, 5,
+        10, 9, 10, 11, 12, 11, 10, 9,
+        6, 5, 6, 7, 8, 7, 6, 5,
+        2, 1, 2, 3, 4, 3, 2, 1,
+    ];
+    assert_eq!(run(PadMode::Reflect), reflect);
+    #[rustfmt::skip]
+    let constant = [
+        0, 1, 2, 3, 4, 0, 0, 0,
+        0, 5, 6, 7, 8, 0, 0, 0,
+        0, 9, 10, 11, 12, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0,
+    ];
+    assert_eq!(run(PadMode::Constant), constant);
+    #[rustfmt::skip]
+    let wrap = [
+        4, 1, 2, 3, 4, 1, 2, 3,
+        8, 5, 6, 7, 8, 5, 6, 7,
+        12, 9, 10, 11, 12, 9, 10, 11,
+        4, 1, 2, 3, 4, 1, 2, 3,
+        8, 5, 6, 7, 8, 5, 6, 7,
+    ];
+    assert_eq!(run(PadMode::Wrap), wrap);
 }

@@ -1,16 +1,18 @@
 //! Kinds that move bytes: copies, row copies, permutations, concatenation,
-//! gathers, the KV-cache writes, `Resize` and the conversions into and out
-//! of the blocked channel layout.
+//! padding, gathers, the KV-cache writes, `Resize` and the conversions into
+//! and out of the blocked channel layout.
 
 use rlx_core::blocked::{channel_blocks, CHANNEL_BLOCK};
-use rlx_core::plan::{resize_axis_scale, resize_scratch_bytes_checked, resize_taps, resize_weighted};
+use rlx_core::plan::{
+    pad_out_dims, resize_axis_scale, resize_scratch_bytes_checked, resize_taps, resize_weighted, PAD_MAX_RANK,
+};
 
 use super::{max_index, product, Extents, Rules};
 use crate::dtype::DType;
-use crate::ops::ResizeMode;
+use crate::ops::{PadMode, ResizeMode};
 use crate::thunk::{
-    Concat, Copy, CopyF64, CopyI64, FromBlocked, Gather, GatherAxis, KvAppend, KvWrite, Narrow, Nop, Resize, ToBlocked,
-    Transpose,
+    Concat, Copy, CopyF64, CopyI64, FromBlocked, Gather, GatherAxis, KvAppend, KvWrite, Narrow, Nop, Pad, Resize,
+    ToBlocked, Transpose,
 };
 use crate::validate::access::{Alias, Dir, Elem, Pattern, F32, I64};
 use crate::validate::messages;
@@ -137,6 +139,54 @@ impl<O> Extents<O> for Concat<O> {
             r.read_item(Alias::No, "inputs", i, input, elem, &[*outer, *n], "outer*inner[i]");
         }
         r.write("dst", dst, elem, &[*outer, row], "outer*sum(inner)");
+    }
+}
+
+/// `Pad`: 1 to `PAD_MAX_RANK` axes with a pad pair each, `value` only in
+/// `constant` mode, a source to copy from whenever another mode has output
+/// to write, `reflect` pads below their axis (ONNX's rule, which also
+/// keeps each mirror image inside the source), the extents.
+impl<O> Extents<O> for Pad<O> {
+    fn rules<'a>(&'a self, r: &mut Rules<'a, O>) {
+        let Pad { src, value, dst, dims, before, after, mode, elem_bytes } = self;
+        let rank = dims.len();
+        r.require(rank > 0, "dims", || messages::empty_rank("dims"));
+        r.require(rank <= PAD_MAX_RANK, "dims", || messages::pad_rank(rank));
+        r.require(before.len() == rank, "before", || messages::rank_mismatch("before", before.len(), "dims", rank));
+        r.require(after.len() == rank, "after", || messages::rank_mismatch("after", after.len(), "dims", rank));
+        r.require_hint(
+            value.is_none() || *mode == PadMode::Constant,
+            "value",
+            || messages::pad_value_unused(*mode),
+            messages::pad_value_hint,
+        );
+        let elem = r.byte_elem("elem_bytes", *elem_bytes);
+        if before.len() != rank || after.len() != rank {
+            return;
+        }
+        let Some(out_dims) = pad_out_dims(dims, before, after) else {
+            return r.issue("after", messages::field_overflow("after"), None);
+        };
+        let out_empty = out_dims.contains(&0);
+        if *mode != PadMode::Constant && !out_empty {
+            if let Some(d) = dims.iter().position(|&n| n == 0) {
+                r.issue("dims", messages::pad_empty_source(d, *mode), None);
+            }
+        }
+        if *mode == PadMode::Reflect {
+            for (d, &len) in dims.iter().enumerate() {
+                for (field, pads) in [("before", before), ("after", after)] {
+                    let wide = pads[d] > 0 && pads[d] >= len;
+                    r.require(!wide, field, || messages::pad_reflect_too_wide(field, d, pads[d], len));
+                }
+            }
+        }
+        let Some(elem) = elem else { return };
+        // An empty output reads nothing.
+        let read: &[usize] = if out_empty { &[0] } else { dims };
+        r.read("src", src, elem, read, "product(dims)");
+        r.read_opt("value", value, elem, &[1], "1");
+        r.write("dst", dst, elem, &out_dims, "product(dims + before + after)");
     }
 }
 

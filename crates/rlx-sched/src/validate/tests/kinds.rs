@@ -395,6 +395,54 @@ fn grid_sample_shapes_are_consistent() {
 }
 
 #[test]
+fn pad_shapes_and_modes_are_consistent() {
+    let pad = |fields: &str| format!("Pad {{ src: a, value: none, dst: c, {fields}, elem_bytes: 4 }}");
+    clean(&pad("dims: [2, 3, 4], before: [0, 1, 2], after: [0, 1, 2], mode: reflect"));
+    clean(&pad("dims: [4], before: [9], after: [30], mode: wrap"));
+    clean(&pad("dims: [1, 2], before: [0, 40], after: [3, 0], mode: edge"));
+    clean("Pad { src: a, value: b+4, dst: c, dims: [8, 8], before: [1, 0], after: [2, 3], mode: constant, elem_bytes: 4 }");
+    one_error(&pad("dims: [], before: [], after: [], mode: edge"), &["`dims` is empty"]);
+    one_error(
+        &pad("dims: [1, 1, 1, 1, 1, 1, 1, 1, 2], before: [0, 0, 0, 0, 0, 0, 0, 0, 1], after: [0, 0, 0, 0, 0, 0, 0, 0, 1], mode: edge"),
+        &["`dims` has 9 entries; Pad takes 1 to 8 axes"],
+    );
+    one_error(
+        &pad("dims: [2, 3], before: [1], after: [0, 0], mode: edge"),
+        &["`before` has 1 entries, but `dims` has 2"],
+    );
+    one_error(
+        &pad("dims: [2, 3], before: [1, 0], after: [0], mode: edge"),
+        &["`after` has 1 entries, but `dims` has 2"],
+    );
+    one_error(
+        "Pad { src: a, value: b, dst: c, dims: [4], before: [1], after: [1], mode: edge, elem_bytes: 4 }",
+        &["`value` is read in `constant` mode only, and the mode is `edge`"],
+    );
+    one_error(&pad("dims: [0, 3], before: [1, 0], after: [0, 0], mode: edge"), &["`dims[0]` is 0: `edge` pads copy"]);
+    // The constant mode fills an empty source's padding; an empty output reads nothing.
+    clean(&pad("dims: [0, 3], before: [1, 0], after: [0, 0], mode: constant"));
+    clean(&pad("dims: [0, 3], before: [0, 1], after: [0, 0], mode: wrap"));
+    one_error(
+        &pad("dims: [2, 3], before: [0, 3], after: [0, 0], mode: reflect"),
+        &["`before[1]` is 3: `reflect` pads"],
+    );
+    one_error(&pad("dims: [2, 3], before: [0, 0], after: [2, 0], mode: reflect"), &["`after[0]` is 2: `reflect` pads"]);
+    // Pads overrunning the destination, or the source: 4 * 65 f32 > 256.
+    some_error(&pad("dims: [4, 64], before: [0, 0], after: [0, 1], mode: constant"), &["`dst`", "buffer `c`"]);
+    some_error(&pad("dims: [4, 65], before: [0, 0], after: [0, 0], mode: edge"), &["`src`", "buffer `a`"]);
+    one_error(
+        &pad("dims: [2], before: [18446744073709551615], after: [1], mode: wrap"),
+        &["computing with `after` overflows"],
+    );
+    one_error(&pad("dims: [2], before: [1], after: [1], mode: wrap").replace("elem_bytes: 4", "elem_bytes: 3"), &["3"]);
+    // The output never overlaps the source.
+    some_error(
+        "Pad { src: c, value: none, dst: c, dims: [4], before: [1], after: [1], mode: constant, elem_bytes: 4 }",
+        &["overlap"],
+    );
+}
+
+#[test]
 fn field_rules_are_reported_even_when_an_operand_does_not_resolve() {
     let errs = errors(&body(
         "Rope { x: nope, cos: b, sin: b, out: c, batch: 1, seq: 2, heads: 2, head_dim: 3, interleaved: false }",
