@@ -401,6 +401,100 @@ fn constant_pad_with_negative_pads() {
     assert_eq!(err, "ONNX op `Pad` (node `p`): attribute `mode` is `mirror`; expected constant, edge, reflect or wrap");
 }
 
+/// numpy's `pad` of `x` (`shape`), one element at a time: `value` outside
+/// in `constant` mode, else the edge, the mirror image or the wrapped
+/// element.
+fn naive_pad(x: &[f32], shape: &[usize], before: &[usize], after: &[usize], mode: &str, value: f32) -> Vec<f32> {
+    let out: Vec<usize> = (0..shape.len()).map(|d| shape[d] + before[d] + after[d]).collect();
+    let total: usize = out.iter().product();
+    (0..total)
+        .map(|i| {
+            let (mut rem, mut at) = (i, Some(0usize));
+            let mut coords = vec![0usize; out.len()];
+            for d in (0..out.len()).rev() {
+                coords[d] = rem % out[d];
+                rem /= out[d];
+            }
+            for d in 0..out.len() {
+                let (t, n) = (coords[d] as i64 - before[d] as i64, shape[d] as i64);
+                let s = match mode {
+                    _ if (0..n).contains(&t) => Some(t),
+                    "edge" => Some(t.clamp(0, n - 1)),
+                    "reflect" => Some(if t < 0 { -t } else { 2 * (n - 1) - t }),
+                    "wrap" => Some(t.rem_euclid(n)),
+                    _ => None,
+                };
+                at = at.zip(s).map(|(a, s)| a * shape[d] + s as usize);
+            }
+            at.map_or(value, |a| x[a])
+        })
+        .collect()
+}
+
+#[test]
+fn pad_is_one_thunk_of_any_rank_and_folds_on_constants() {
+    let pads_of = |b: &[usize], a: &[usize]| -> Vec<i64> { b.iter().chain(a).map(|&p| p as i64).collect() };
+    // Rank 3, reflect on two axes: one `Pad` thunk, no concatenation.
+    let (shape, before, after) = ([2usize, 3, 4], [0usize, 1, 2], [0usize, 2, 1]);
+    let m = model(
+        vec![node("Pad", "p", &["x", "pads"], &["y"], vec![attr_s("mode", "reflect")])],
+        vec![init_i64("pads", &[6], &pads_of(&before, &after))],
+        vec![vi("x", &[2, 3, 4])],
+        vec![vi("y", &[2, 6, 7])],
+        18,
+    );
+    let imported = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import");
+    let text = &imported.sched_text;
+    assert_eq!((count_kind(text, "Pad"), count_kind(text, "Concat")), (1, 0), "{text}");
+    let x = iota(24);
+    let got = run("pad-reflect-one", &imported, &[("x", &x)], &["y"]);
+    assert_eq!(got[0], naive_pad(&x, &shape, &before, &after, "reflect", 0.0));
+    // Nine axes, five padded (edge): two thunks, three axes and two.
+    let shape = [2usize, 1, 2, 1, 2, 1, 2, 1, 3];
+    let (before, after) = ([1usize, 0, 0, 0, 2, 0, 1, 0, 0], [0usize, 0, 1, 0, 0, 0, 1, 0, 2]);
+    let out: Vec<i64> = (0..9).map(|d| (shape[d] + before[d] + after[d]) as i64).collect();
+    let m = model(
+        vec![node("Pad", "p", &["x", "pads"], &["y"], vec![attr_s("mode", "edge")])],
+        vec![init_i64("pads", &[18], &pads_of(&before, &after))],
+        vec![vi("x", &shape.map(|d| d as i64))],
+        vec![vi("y", &out)],
+        18,
+    );
+    let imported = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import");
+    let text = &imported.sched_text;
+    assert_eq!((count_kind(text, "Pad"), count_kind(text, "Concat")), (2, 0), "{text}");
+    let x = iota(48);
+    let got = run("pad-edge-rank9", &imported, &[("x", &x)], &["y"]);
+    assert_eq!(got[0], naive_pad(&x, &shape, &before, &after, "edge", 0.0));
+    // A value other than zero bits (here -0.0) is a one-element param; a
+    // pad of a constant folds (no thunk for `w`'s pad).
+    let m = model(
+        vec![
+            node("Pad", "p", &["x", "pads", "v"], &["y"], vec![]),
+            node("Pad", "pw", &["w", "pads"], &["wp"], vec![attr_s("mode", "wrap")]),
+            node("Add", "add", &["y", "wp"], &["z"], vec![]),
+        ],
+        vec![init_i64("pads", &[4], &[1, 0, 0, 2]), init_raw("v", &[], &[-0.0]), init_raw("w", &[2, 3], &iota(6))],
+        vec![vi("x", &[2, 3])],
+        vec![vi("z", &[3, 5])],
+        18,
+    );
+    let imported = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import");
+    let text = &imported.sched_text;
+    assert_eq!(count_kind(text, "Pad"), 1, "{text}");
+    assert!(text.contains("param   y.value: f32[] @"), "{text}");
+    assert!(text.contains("Pad { src: x, value: y.value, dst: "), "{text}");
+    assert!(text.contains("dims: [2, 3], before: [1, 0], after: [0, 2], mode: constant"), "{text}");
+    let x: Vec<f32> = iota(6).iter().map(|v| v + 10.0).collect();
+    let got = run("pad-value-fold", &imported, &[("x", &x)], &["z"]);
+    let (y, wp) = (
+        naive_pad(&x, &[2, 3], &[1, 0], &[0, 2], "constant", -0.0),
+        naive_pad(&iota(6), &[2, 3], &[1, 0], &[0, 2], "wrap", 0.0),
+    );
+    let want: Vec<f32> = y.iter().zip(&wp).map(|(a, b)| a + b).collect();
+    assert_eq!(got[0], want);
+}
+
 #[test]
 fn one_constant_index_on_the_outer_axis_is_a_view() {
     // A stacked projection's query/key/value: `x[k]` of `[3, 2, 4]` data

@@ -113,7 +113,7 @@ fn import(m: &ModelProto) -> rlx_onnx::Imported {
 
 /// Whether the schedule copies the padded tensor (the unfolded `Pad`).
 fn pads_copied(sched: &str) -> bool {
-    count_kind(sched, "Concat") > 0
+    count_kind(sched, "Pad") > 0
 }
 
 #[test]

@@ -9,9 +9,10 @@
 //! selects, casts to and from integers): everything transcendental runs
 //! in the kernels, so a folded constant never differs from a computed one.
 
-use rlx_sched::{ActKind, BinaryOp, CmpOp, DType};
+use rlx_sched::plan::{pad_out_dims, pad_source};
+use rlx_sched::{ActKind, BinaryOp, CmpOp, DType, PadMode};
 
-use super::shape::{broadcast, broadcast_strides};
+use super::shape::{broadcast, broadcast_strides, row_major_strides};
 use crate::tensor::{float_to_int, is_carried_int, ConstData, ConstTensor};
 
 /// The most elements a folded constant may have (2^22: a 2048 x 2048
@@ -300,6 +301,41 @@ pub(crate) fn cast(a: &ConstTensor, to: DType) -> Option<ConstTensor> {
 pub(crate) fn fill(shape: &[usize], value: &ConstData) -> ConstTensor {
     let n: usize = shape.iter().product();
     ConstTensor { shape: shape.to_vec(), data: value.select(std::iter::repeat_n(0, n)) }
+}
+
+/// `Pad` of a constant, the rule the kernel follows: each output element
+/// is the source element `plan::pad_source` names on every axis, or
+/// `value` (one element of `a`'s type). `None` when the pads do not match
+/// the rank or a copying mode would read an empty source.
+pub(crate) fn pad(
+    a: &ConstTensor,
+    before: &[usize],
+    after: &[usize],
+    mode: PadMode,
+    value: &ConstData,
+) -> Option<ConstTensor> {
+    let out = pad_out_dims(&a.shape, before, after)?;
+    let total: usize = out.iter().product();
+    let n = a.data.len();
+    if n == 0 && total > 0 && mode != PadMode::Constant {
+        return None;
+    }
+    // The value as element `n`, read wherever no source element is.
+    let extended = ConstData::from_le_bytes(a.data.dtype(), &[a.data.to_le_bytes(), value.to_le_bytes()].concat())?;
+    let strides = row_major_strides(&a.shape);
+    let mut coord = vec![0usize; out.len()];
+    let indices = (0..total).map(|i| {
+        let mut rem = i;
+        for d in (0..out.len()).rev() {
+            coord[d] = rem % out[d];
+            rem /= out[d];
+        }
+        (0..out.len())
+            .try_fold(0, |at, d| Some(at + pad_source(mode, coord[d], before[d], a.shape[d])? * strides[d]))
+            .unwrap_or(n)
+    });
+    let data = extended.select(indices.collect::<Vec<_>>());
+    Some(ConstTensor { shape: out, data })
 }
 
 /// An empty tensor of `shape` (a zero dim) and `dtype`: known at import

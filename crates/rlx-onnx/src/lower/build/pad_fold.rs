@@ -1,9 +1,8 @@
 //! A constant `Pad` in front of a sliding window is the window's own
 //! padding. TF-style "same" padding and `F.pad` before a convolution export
 //! as an explicit `Pad` node; lowered as it stands that is a copy of the
-//! whole tensor (a `Concat` per padded axis) and, in the blocked layout, a
-//! layout round trip around it. When every reader of the padded tensor is a
-//! window op whose implicit padding has the pad's value, the `Pad` is not
+//! whole tensor (one `Pad` thunk). When every reader of the padded tensor
+//! is a window op whose implicit padding has the pad's value, the `Pad` is not
 //! lowered at all: each reader reads the unpadded tensor with the pad added
 //! to its `pads` attribute, so the fold reaches every path that reader
 //! takes (NCHW, blocked, Winograd, depthwise, 1-D and N-d).

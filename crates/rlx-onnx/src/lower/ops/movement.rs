@@ -3,18 +3,18 @@
 //! always-constant `ConstantOfShape` and `Range` (`Slice` and `Split`:
 //! [`crate::lower::build::slice`]). On constants everything folds.
 
-use rlx_sched::{DType, Thunk};
+use rlx_sched::plan::{canonical_pad, pad_out_dims, PAD_MAX_RANK};
+use rlx_sched::{DType, PadMode, Thunk};
 
-use crate::error::ImportError;
 use crate::lower::arith::fold;
 use crate::lower::arith::shape::{broadcast, normalize_axis, row_major_strides};
 use crate::lower::build::{
-    broadcast_thunk, concat_along, define_if_empty, numel, pad_fold, slice_value, strided_indices, value_shape,
-    AxisSlice, Dest, R,
+    broadcast_thunk, concat_along, define_if_empty, dest_storage, numel, pad_fold, slice_value, strided_indices,
+    value_shape, AxisSlice, Dest, R,
 };
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::tensor::{data_type_name, dtype_of, read_tensor, ConstData, ConstTensor, CARRIED_TYPES};
-use rlx_sched::thunk::{Gather, GatherAxis, Transpose};
+use rlx_sched::thunk::{Gather, GatherAxis, Pad, Transpose};
 
 /// `Expand`: numpy broadcast of the input with the shape input (either
 /// side may have the 1s); the same shape is a view.
@@ -209,13 +209,16 @@ pub(crate) fn gather(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     lw.define(ctx, 0, Value::Data { storage: dst, shape: out_shape })
 }
 
-/// `Pad` in `constant` mode: each padded axis is one `Concat` of a block of
-/// the pad value, the tensor, and another block; negative pads crop first.
+/// `Pad`, every mode: negative pads crop first (a view or a slice), then
+/// one `Pad` thunk writes the padded tensor (`rlx_sched::plan::PAD_MAX_RANK`
+/// axes at most: a higher rank pads its axes in groups, one thunk each);
+/// on a constant it folds. A constant pad whose readers are all windows
+/// becomes their padding instead (`pad_fold`).
 pub(crate) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
-    let mode = ctx.string_attr("mode")?.unwrap_or_else(|| "constant".to_string());
-    if !matches!(mode.as_str(), "constant" | "edge" | "reflect" | "wrap") {
-        return Err(ctx.bad_attr("mode", format!("is `{mode}`; expected constant, edge, reflect or wrap")));
-    }
+    let mode_name = ctx.string_attr("mode")?.unwrap_or_else(|| "constant".to_string());
+    let Some(mode) = PadMode::from_name(&mode_name) else {
+        return Err(ctx.bad_attr("mode", format!("is `{mode_name}`; expected constant, edge, reflect or wrap")));
+    };
     let (_, input) = lw.input(ctx, 0)?;
     let shape = value_shape(&input);
     let rank = shape.len();
@@ -270,7 +273,7 @@ pub(crate) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     if value.data.dtype() != dtype || value.data.len() != 1 {
         return Err(ctx.err("constant_value must be one element of the input's type"));
     }
-    if mode == "constant" {
+    if mode == PadMode::Constant {
         let (source, _) = lw.input(ctx, 0)?;
         if pad_fold::defer(lw, ctx, &source, &input, (&before, &after), &value) {
             return Ok(());
@@ -278,59 +281,79 @@ pub(crate) fn pad(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     }
     let output = ctx.node.output.first().cloned().unwrap_or_default();
     let cropped = crop.iter().zip(&shape).any(|(p, &d)| p.count != d);
-    let mut cur =
+    let cur =
         if cropped { slice_value(lw, ctx, &input, &crop, &Dest::Scratch(format!("{output}.cropped")))? } else { input };
-    let mut cur_shape = value_shape(&cur);
-    let padded: Vec<usize> = (0..rank).filter(|&d| before[d] > 0 || after[d] > 0).collect();
-    for (k, &d) in padded.iter().enumerate() {
-        let (b, e) = (before[d].max(0) as usize, after[d].max(0) as usize);
-        let len = cur_shape[d];
-        let mut padded_shape = cur_shape.clone();
-        padded_shape[d] = len.saturating_add(b).saturating_add(e);
-        fold::check_size(ctx, &padded_shape, dtype)?;
-        // The source index of each padded position along `d`, for the
-        // modes that copy the tensor's own elements.
-        let sources: Option<(Vec<usize>, Vec<usize>)> = match mode.as_str() {
-            "constant" => None,
-            _ if len == 0 => return Err(ctx.err(format!("cannot pad an empty axis in `{mode}` mode"))),
-            "edge" => Some((vec![0; b], vec![len - 1; e])),
-            "reflect" if b >= len || e >= len => {
-                return Err(ctx.err(format!("reflect pads ({b}, {e}) must be below the axis size {len}")))
-            }
-            "reflect" => Some(((1..=b).rev().collect(), (0..e).map(|i| len - 2 - i).collect())),
-            _ => Some(((0..b).map(|i| (len - b % len + i) % len).collect(), (0..e).map(|i| i % len).collect())),
-        };
-        let mut pieces: Vec<Value> = Vec::new();
-        match &sources {
-            None => {
-                let mut block = cur_shape.clone();
-                block[d] = b;
-                pieces.push(Value::Const(fold::fill(&block, &value.data)));
-                pieces.push(cur.clone());
-                block[d] = e;
-                pieces.push(Value::Const(fold::fill(&block, &value.data)));
-            }
-            Some((lo, hi)) => {
-                let one = |lw: &mut Lowerer, i: usize| -> Result<Value, ImportError> {
-                    let mut parts: Vec<AxisSlice> =
-                        cur_shape.iter().map(|&n| AxisSlice { start: 0, count: n, step: 1 }).collect();
-                    parts[d] = AxisSlice { start: i as i64, count: 1, step: 1 };
-                    slice_value(lw, ctx, &cur, &parts, &Dest::Scratch(format!("{output}.pad{d}.at{i}")))
-                };
-                for &i in lo {
-                    pieces.push(one(lw, i)?);
-                }
-                pieces.push(cur.clone());
-                for &i in hi {
-                    pieces.push(one(lw, i)?);
-                }
-            }
+    let cur_shape = value_shape(&cur);
+    let before: Vec<usize> = before.iter().map(|&p| p.max(0) as usize).collect();
+    let after: Vec<usize> = after.iter().map(|&p| p.max(0) as usize).collect();
+    for d in (0..rank).filter(|&d| before[d] > 0 || after[d] > 0) {
+        let (b, e, len) = (before[d], after[d], cur_shape[d]);
+        if mode != PadMode::Constant && len == 0 {
+            return Err(ctx.err(format!("cannot pad an empty axis in `{mode_name}` mode")));
         }
-        let dest = if k + 1 == padded.len() { Dest::Output(0) } else { Dest::Scratch(format!("{output}.pad{d}")) };
-        cur = concat_along(lw, ctx, &pieces, d, &dest)?;
-        cur_shape = value_shape(&cur);
+        if mode == PadMode::Reflect && (b >= len || e >= len) {
+            return Err(ctx.err(format!("reflect pads ({b}, {e}) must be below the axis size {len}")));
+        }
     }
-    lw.define(ctx, 0, cur)
+    let out_shape = pad_out_dims(&cur_shape, &before, &after)
+        .ok_or_else(|| ctx.err(format!("pads {before:?} and {after:?} overflow the shape {cur_shape:?}")))?;
+    if before.iter().chain(&after).all(|&p| p == 0) {
+        return lw.define(ctx, 0, cur);
+    }
+    if define_if_empty(lw, ctx, &out_shape, dtype)? {
+        return Ok(());
+    }
+    let storage = match cur {
+        Value::Const(c) => {
+            fold::check_size(ctx, &out_shape, dtype)?;
+            let padded = fold::pad(&c, &before, &after, mode, &value.data).expect("pads checked above");
+            return lw.define(ctx, 0, Value::Const(padded));
+        }
+        Value::Data { storage, .. } => storage,
+    };
+    // Zero bits are the kernel's default value; another one is a weight.
+    let value = if mode == PadMode::Constant && value.data.to_le_bytes().iter().any(|&b| b != 0) {
+        Some(lw.add_param(&format!("{output}.value"), &value)?)
+    } else {
+        None
+    };
+    let groups = pad_groups(&before, &after);
+    let (mut src, mut src_shape) = (storage, cur_shape);
+    for (k, axes) in groups.iter().enumerate() {
+        let keep =
+            |pads: &[usize]| -> Vec<usize> { (0..rank).map(|d| if axes.contains(&d) { pads[d] } else { 0 }).collect() };
+        let (b, a) = (keep(&before), keep(&after));
+        let shape = pad_out_dims(&src_shape, &b, &a).expect("within the output's dims");
+        let dest = if k + 1 == groups.len() { Dest::Output(0) } else { Dest::Scratch(format!("{output}.pad{k}")) };
+        let dst = dest_storage(lw, ctx, &dest, shape.clone(), dtype)?;
+        // Past `PAD_MAX_RANK` axes the thunk names the canonical ones.
+        let (dims, b, a) = if rank <= PAD_MAX_RANK {
+            (src_shape.clone(), b, a)
+        } else {
+            let plan = canonical_pad(&src_shape, &b, &a);
+            let with_unit = |mut v: Vec<usize>, unit: usize| {
+                v.push(unit);
+                v
+            };
+            (with_unit(plan.dims, plan.unit), with_unit(plan.before, 0), with_unit(plan.after, 0))
+        };
+        let thunk = Pad { src, value, dst, dims, before: b, after: a, mode, elem_bytes: dtype.size() };
+        lw.emit(ctx, Thunk::Pad(thunk));
+        (src, src_shape) = (dst, shape);
+    }
+    lw.define(ctx, 0, Value::Data { storage: src, shape: src_shape })
+}
+
+/// The padded axes in the groups one `Pad` thunk each takes: all of them
+/// up to `PAD_MAX_RANK` axes, else three at a time (in canonical form a
+/// group's thunk has its 3 padded axes, a run of unpadded ones before
+/// each, and the unit: at most 7 axes).
+fn pad_groups(before: &[usize], after: &[usize]) -> Vec<Vec<usize>> {
+    let padded: Vec<usize> = (0..before.len()).filter(|&d| before[d] > 0 || after[d] > 0).collect();
+    if before.len() <= PAD_MAX_RANK {
+        return vec![padded];
+    }
+    padded.chunks(3).map(<[usize]>::to_vec).collect()
 }
 
 /// `ConstantOfShape`: always a constant.
