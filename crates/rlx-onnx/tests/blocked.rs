@@ -237,3 +237,96 @@ fn a_channel_half_read_by_a_convolution_converts_under_a_name_of_its_own() {
     assert_identical_bits(&got[0], &want[0], "y");
     assert_identical_bits(&got[1], &want[1], "a");
 }
+
+/// EfficientNet-Lite's TF-style "same" padding where the pad cannot fold
+/// into the convolution after it: `x` [1, 3, 12, 12] -> Conv 3x3 (20,
+/// ReLU) -> Pad reflect (0, 0) before, (1, 1) after -> depthwise 3x3
+/// stride 2 -> Pad zero (0, 1) on the width, read by a 3x3 stride-2
+/// Conv (8) and by an `Add` of it to itself -> Conv 1x1 (8). 20 channels:
+/// one full block and four lanes of a second.
+fn unfoldable_pads() -> rlx_onnx::proto::ModelProto {
+    let nodes = vec![
+        node("Conv", "c1", &["x", "w1", "b1"], &["c1"], vec![attr_ints("pads", &[1, 1, 1, 1])]),
+        node("Relu", "r1", &["c1"], &["r1"], vec![]),
+        node("Pad", "same1", &["r1", "pads1"], &["p1"], vec![attr_s("mode", "reflect")]),
+        node("Conv", "dw", &["p1", "w2", "b2"], &["d"], vec![attr_i("group", 20), attr_ints("strides", &[2, 2])]),
+        node("Pad", "same2", &["d", "pads2"], &["p2"], vec![]),
+        node("Conv", "c3", &["p2", "w3"], &["y"], vec![attr_ints("strides", &[2, 2])]),
+        node("Add", "twice", &["p2", "p2"], &["a"], vec![]),
+        node("Conv", "c4", &["a", "w4"], &["z"], vec![]),
+    ];
+    let inits = vec![
+        init_raw("w1", &[20, 3, 3, 3], &values(20 * 27, 51)),
+        init_raw("b1", &[20], &values(20, 52)),
+        init_i64("pads1", &[8], &[0, 0, 0, 0, 0, 0, 1, 1]),
+        init_raw("w2", &[20, 1, 3, 3], &values(20 * 9, 53)),
+        init_raw("b2", &[20], &values(20, 54)),
+        init_i64("pads2", &[8], &[0, 0, 0, 0, 0, 0, 0, 1]),
+        init_raw("w3", &[8, 20, 3, 3], &values(8 * 180, 55)),
+        init_raw("w4", &[8, 20, 1, 1], &values(160, 56)),
+    ];
+    let outputs = vec![vi("y", &[1, 8, 2, 3]), vi("z", &[1, 8, 6, 7])];
+    model(nodes, inits, vec![vi("x", &[1, 3, 12, 12])], outputs, 17)
+}
+
+#[test]
+fn spatial_pads_of_blocked_tensors_stay_blocked() {
+    let m = unfoldable_pads();
+    let blocked = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import, blocked");
+    let mut opts = ImportOptions::new(WEIGHTS);
+    opts.blocked = false;
+    let plain = import_model(&m, &opts).expect("import, NCHW");
+    let text = &blocked.sched_text;
+    assert_eq!(count_kind(text, "BlockedConv2D"), 4, "{text}");
+    assert_eq!(count_kind(text, "Concat"), 0, "{text}");
+    // Both pads run on the blocked forms `[1, 2, h, w, 16]`; the only
+    // conversions are the two outputs'.
+    assert_eq!(count_kind(text, "Pad"), 2, "{text}");
+    assert!(
+        text.contains("dims: [1, 2, 12, 12, 16], before: [0, 0, 0, 0, 0], after: [0, 0, 1, 1, 0], mode: reflect"),
+        "{text}"
+    );
+    assert!(
+        text.contains("dims: [1, 2, 6, 6, 16], before: [0, 0, 0, 0, 0], after: [0, 0, 0, 1, 0], mode: constant"),
+        "{text}"
+    );
+    assert_eq!(count_kind(text, "ToBlocked"), 0, "{text}");
+    assert_eq!(count_kind(text, "FromBlocked"), 2, "{text}");
+    assert_eq!(count_kind(&plain.sched_text, "Pad"), 2, "{}", plain.sched_text);
+    let x = values(3 * 144, 57);
+    let outs = ["y", "z"];
+    let got = run("blocked-pads", &blocked, &[("x", &x)], &outs);
+    let want = run("blocked-pads-nchw", &plain, &[("x", &x)], &outs);
+    for (i, name) in outs.iter().enumerate() {
+        assert_identical_bits(&got[i], &want[i], &format!("{name}: a blocked pad gives the NCHW bits"));
+    }
+}
+
+#[test]
+fn a_pad_of_the_channels_reads_the_nchw_form() {
+    // Conv (16) -> Pad 4 zero channels after -> Conv 1x1: the pad cannot
+    // run on blocks, so the tensor converts out before it and back after.
+    let nodes = vec![
+        node("Conv", "c1", &["x", "w1"], &["c1"], vec![attr_ints("pads", &[1, 1, 1, 1])]),
+        node("Pad", "grow", &["c1", "pads"], &["p"], vec![]),
+        node("Conv", "c2", &["p", "w2"], &["y"], vec![]),
+    ];
+    let inits = vec![
+        init_raw("w1", &[16, 3, 3, 3], &values(16 * 27, 61)),
+        init_i64("pads", &[8], &[0, 0, 0, 0, 0, 4, 0, 0]),
+        init_raw("w2", &[8, 20, 1, 1], &values(160, 62)),
+    ];
+    let m = model(nodes, inits, vec![vi("x", &[1, 3, 5, 5])], vec![vi("y", &[1, 8, 5, 5])], 17);
+    let blocked = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import, blocked");
+    let text = &blocked.sched_text;
+    assert!(text.contains("dims: [1, 16, 5, 5], before: [0, 0, 0, 0], after: [0, 4, 0, 0], mode: constant"), "{text}");
+    assert_eq!(count_kind(text, "ToBlocked"), 1, "{text}");
+    assert_eq!(count_kind(text, "FromBlocked"), 2, "{text}");
+    let mut opts = ImportOptions::new(WEIGHTS);
+    opts.blocked = false;
+    let plain = import_model(&m, &opts).expect("import, NCHW");
+    let x = values(75, 63);
+    let got = run("blocked-channel-pad", &blocked, &[("x", &x)], &["y"]);
+    let want = run("blocked-channel-pad-nchw", &plain, &[("x", &x)], &["y"]);
+    assert_identical_bits(&got[0], &want[0], "a channel pad gives the NCHW bits");
+}

@@ -13,6 +13,14 @@
 //! layout between its layers: conversions sit only at its edges. A thunk
 //! that writes a tensor in one layout makes the other form stale.
 //!
+//! A `Pad` of a blocked tensor on its spatial axes only (batch and
+//! channels unpadded) stays blocked too: it pads the spatial axes of the
+//! blocked form `[n, cb, spatial..., 16]`, so a pad between convolutions
+//! that their padding cannot take (another reader, a mode other than
+//! `constant`) costs no conversion. The pad's value lands in the padded
+//! lanes as well, which no kernel lets reach a real lane
+//! (`rlx_core::blocked`). A pad of the channels reads the plain form.
+//!
 //! A one-group convolution with fewer than 16 input channels whose input
 //! is current only in NCHW (a network's image) reads that input directly
 //! (`x_nchw`), so the first layer needs no conversion at all.
@@ -35,9 +43,10 @@ use rlx_sched::{ActKind, BinaryOp, DType, Role, Step, StepArg, Thunk};
 
 use super::{written, Rewrite, Uses};
 use crate::lower::{Lowered, LoweredThunk, Storage};
+use rlx_sched::plan::PAD_MAX_RANK;
 use rlx_sched::thunk::{
-    Activation, BinaryFull, BlockedConv2D, BlockedPool2D, Conv2D, ElementwiseRegion, FromBlocked, Pool2D, ToBlocked,
-    WinogradConv2D,
+    Activation, BinaryFull, BlockedConv2D, BlockedPool2D, Conv2D, ElementwiseRegion, FromBlocked, Pad, Pool2D,
+    ToBlocked, WinogradConv2D,
 };
 
 /// How a constant is rewritten for the blocked kernels.
@@ -187,6 +196,7 @@ impl Pass<'_> {
         if let Some(rewritten) = self
             .conv(&lt)
             .or_else(|| self.pool(&lt))
+            .or_else(|| self.pad(&lt))
             .or_else(|| self.elementwise(&lt))
             .or_else(|| self.per_channel(&lt))
         {
@@ -468,6 +478,45 @@ impl Pass<'_> {
             pw,
             kind,
             count_include_pad,
+        });
+        Some(LoweredThunk { thunk, comment: lt.comment.clone() })
+    }
+
+    /// A `Pad` of `[n, c, spatial...]` with the batch and channels
+    /// unpadded whose source is current blocked pads the blocked form,
+    /// viewed as `[n, cb, spatial..., 16]` (the lanes unpadded), into the
+    /// output's blocked form.
+    fn pad(&mut self, lt: &LoweredThunk) -> Option<LoweredThunk> {
+        let Thunk::Pad(Pad { src, value, dst, ref dims, ref before, ref after, mode, elem_bytes: 4 }) = lt.thunk else {
+            return None;
+        };
+        let spatial_only = (0..2).all(|d| before.get(d) == Some(&0) && after.get(d) == Some(&0));
+        if dims.len() < 3 || dims.len() + 1 > PAD_MAX_RANK || !spatial_only {
+            return None;
+        }
+        let (n, c) = (dims[0], dims[1]);
+        let (src_b, src_dims) = self.current_blocked(src)?;
+        if src_dims != (n, c, dims[2..].iter().product()) || self.out_is_viewed(dst) {
+            return None;
+        }
+        let out_pixels = (2..dims.len()).map(|d| dims[d] + before[d] + after[d]).product();
+        let dst_b = self.blocked_storage(dst, (n, c, out_pixels));
+        self.wrote_blocked(dst);
+        let blocked = |v: &[usize], outer: [usize; 2], lanes: usize| {
+            let mut out = outer.to_vec();
+            out.extend_from_slice(&v[2..]);
+            out.push(lanes);
+            out
+        };
+        let thunk = Thunk::Pad(Pad {
+            src: src_b,
+            value,
+            dst: dst_b,
+            dims: blocked(dims, [n, channel_blocks(c)], CHANNEL_BLOCK),
+            before: blocked(before, [0, 0], 0),
+            after: blocked(after, [0, 0], 0),
+            mode,
+            elem_bytes: 4,
         });
         Some(LoweredThunk { thunk, comment: lt.comment.clone() })
     }
