@@ -99,6 +99,42 @@ fn main() {
     mem("transpose 2048x2048 f32", 2 * 4 * n, d);
     let d = time(|| unsafe { reduce::reduce_f32(src.as_ptr(), dst.as_mut_ptr(), rows, cols, 1, ReduceOp::Sum, par) });
     mem("reduce sum rows of 1024", 4 * n, d);
+    // TF "same" padding of a blocked 64-channel 112x112 tensor: one more
+    // row and column, the lanes moved as 16-element units.
+    let (dims, before, after) = ([1, 4, 112, 112, 16], [0, 0, 0, 0, 0], [0, 0, 1, 1, 0]);
+    let plan = rlx_sched::plan::canonical_pad(&dims, &before, &after);
+    let (pad_in, pad_out) = (4 * 112 * 112 * 16, 4 * 113 * 113 * 16);
+    let ppar = rlx_sched::plan::parallel(pad_out);
+    let d = time(|| unsafe {
+        movement::pad::<u32>(
+            src.as_ptr().cast(),
+            std::ptr::null(),
+            dst.as_mut_ptr().cast(),
+            &plan.dims,
+            &plan.before,
+            &plan.after,
+            plan.unit,
+            rlx_sched::PadMode::Constant,
+            ppar,
+        )
+    });
+    mem("pad blocked 64ch 112x112 (+1, +1)", 4 * (pad_in + pad_out), d);
+    let (dims, before, after) = ([1, 64, 112, 112], [0, 0, 0, 0], [0, 0, 1, 1]);
+    let plan = rlx_sched::plan::canonical_pad(&dims, &before, &after);
+    let d = time(|| unsafe {
+        movement::pad::<u32>(
+            src.as_ptr().cast(),
+            std::ptr::null(),
+            dst.as_mut_ptr().cast(),
+            &plan.dims,
+            &plan.before,
+            &plan.after,
+            plan.unit,
+            rlx_sched::PadMode::Constant,
+            ppar,
+        )
+    });
+    mem("pad NCHW 64ch 112x112 (+1, +1)", 4 * (pad_in + pad_out), d);
 
     let shape = attention::AttentionShape {
         batch: 1,

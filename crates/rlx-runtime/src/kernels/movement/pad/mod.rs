@@ -162,7 +162,12 @@ unsafe fn write_row<T: Elem>(rows: &Rows<'_>, from: *const T, out: *mut T, fill:
         for p in 0..left {
             border(p);
         }
-        copy_bytes(from.cast(), out.add(left * unit).cast(), len * unit * size_of::<T>(), par);
+        let (row, to) = (len * unit * size_of::<T>(), out.add(left * unit).cast::<u8>());
+        if par {
+            copy_bytes(from.cast(), to, row, true);
+        } else {
+            ptr::copy_nonoverlapping(from.cast::<u8>(), to, row);
+        }
         for p in left + len..left + len + right {
             border(p);
         }
