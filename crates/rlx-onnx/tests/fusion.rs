@@ -372,6 +372,50 @@ fn elementwise_chain_becomes_one_region_with_the_same_bits() {
     assert_same_bits(&f, &u, "y");
 }
 
+/// Nodes in [`a_long_chain_fuses_into_one_region`]: enough that a pass
+/// quadratic in the graph's length would take minutes (each pass is linear
+/// or `n log n`; `docs/onnx-fusion.md`).
+const LONG_CHAIN: usize = 200_000;
+
+#[test]
+fn a_long_chain_fuses_into_one_region() {
+    // y = relu((relu((x + 1) * 0.5) + 1) * 0.5 ...): Add, Mul and Relu in
+    // turn, each reading the one before.
+    let nodes: Vec<NodeProto> = (0..LONG_CHAIN)
+        .map(|i| {
+            let input = if i == 0 { "x".to_string() } else { format!("v{}", i - 1) };
+            let output = if i + 1 == LONG_CHAIN { "y".to_string() } else { format!("v{i}") };
+            let name = format!("n{i}");
+            match i % 3 {
+                0 => node("Add", &name, &[&input, "one"], &[&output], vec![]),
+                1 => node("Mul", &name, &[&input, "half"], &[&output], vec![]),
+                _ => node("Relu", &name, &[&input], &[&output], vec![]),
+            }
+        })
+        .collect();
+    let m = model(nodes, vec![scalar("one", 1.0), scalar("half", 0.5)], vec![vi("x", &[5])], vec![vi("y", &[5])], 17);
+    let mut opts = rlx_onnx::ImportOptions::new(WEIGHTS);
+    opts.prepack = false;
+    let fused = import_model(&m, &opts).expect("import");
+    assert_eq!(fused.report.thunks, 1, "one region");
+    assert_eq!(count_kind(&fused.sched_text, "ElementwiseRegion"), 1);
+    let x = [-3.0f32, -1.0, 0.0, 0.25, 7.0];
+    let want: Vec<f32> = x
+        .iter()
+        .map(|&v| {
+            (0..LONG_CHAIN).fold(v, |acc, i| match i % 3 {
+                0 => acc + 1.0,
+                1 => acc * 0.5,
+                _ => acc.max(0.0),
+            })
+        })
+        .collect();
+    let got = run("long-chain", &fused, &[("x", &x)], &["y"]).remove(0);
+    // Adding 1, halving and clamping at 0 are exact in f32 at these
+    // magnitudes, in the region as here.
+    assert_same_bits(&got, &want, "y");
+}
+
 #[test]
 fn chains_end_at_shared_values_broadcasts_and_two_sided_reads() {
     // a = x + z (also an output) ; b = exp(a) ; c = b * row (a broadcast

@@ -92,7 +92,7 @@ pub(crate) struct Lowered {
     /// Entry points (`entry` lines), in order; empty for one implicit
     /// entry. Only the Llama front end makes them, and only
     /// [`crate::optimize::prepack`] runs on them, which removes thunks
-    /// through [`Lowered::remove_thunk`] so the boundaries stay right.
+    /// through [`Lowered::remove_thunks`] so the boundaries stay right.
     pub entries: Vec<LoweredEntry>,
 }
 
@@ -107,14 +107,18 @@ pub(crate) struct LoweredEntry {
 }
 
 impl Lowered {
-    /// Removes thunk `t`, keeping every entry's first thunk in place.
-    pub(crate) fn remove_thunk(&mut self, t: usize) -> LoweredThunk {
+    /// Removes every thunk `removed` marks, in one pass, keeping every
+    /// entry's first thunk in place.
+    pub(crate) fn remove_thunks(&mut self, removed: &[bool]) {
+        let before = |t: usize| removed[..t].iter().filter(|&&r| r).count();
         for e in &mut self.entries {
-            if e.first_thunk > t {
-                e.first_thunk -= 1;
-            }
+            e.first_thunk -= before(e.first_thunk.min(removed.len()));
         }
-        self.thunks.remove(t)
+        let mut t = 0;
+        self.thunks.retain(|_| {
+            t += 1;
+            !removed[t - 1]
+        });
     }
 }
 

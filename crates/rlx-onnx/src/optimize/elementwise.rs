@@ -16,42 +16,61 @@
 //! only `gelu`, whose `Activation` kernel is a vectorised approximation
 //! within a few ulp, can round differently.
 
-use rlx_sched::{BinaryOp, DType, Step, StepArg, Thunk};
+use std::collections::BTreeMap;
 
-use super::{binary, fused_comment, is_private, Arg, Rewrite, Uses};
+use rlx_sched::{ActKind, BinaryOp, DType, Step, StepArg, Thunk};
+
+use super::{binary, fused_comment, is_private, Arg, Rewrite, Side, Uses};
 use crate::lower::{Lowered, LoweredThunk};
 use rlx_sched::thunk::{Activation, ElementwiseRegion};
 
-/// A chain being grown.
+/// A chain being grown. Growing it by one thunk costs a constant (or
+/// logarithmic) amount of work, so the pass is linear in the thunks.
 #[derive(Clone, Debug)]
 struct Chain {
     thunks: Vec<usize>,
     inputs: Vec<usize>,
+    /// Each input's index in `inputs`.
+    input_index: BTreeMap<usize, usize>,
     steps: Vec<Step>,
     /// The storage holding the chain's value after its last step.
     value: usize,
     len: usize,
-    /// Each input read by the chain with the thunk that read it.
-    reads: Vec<(usize, usize)>,
+    /// The first thunk, at or after a step reading an input, that writes
+    /// that input (`usize::MAX` for none): the region, which reads every
+    /// input at the chain's last thunk, must end before it.
+    stable_before: usize,
 }
 
 impl Chain {
-    /// The region's argument for reading storage `id`: an existing input
-    /// or a new one.
-    fn input(&mut self, id: usize, at: usize) -> StepArg {
-        self.reads.push((id, at));
-        let k = self.inputs.iter().position(|&i| i == id).unwrap_or_else(|| {
+    fn new(t: usize, len: usize, value: usize) -> Self {
+        Chain {
+            thunks: vec![t],
+            inputs: Vec::new(),
+            input_index: BTreeMap::new(),
+            steps: Vec::new(),
+            value,
+            len,
+            stable_before: usize::MAX,
+        }
+    }
+
+    /// The region's argument for reading storage `id` at thunk `at`: an
+    /// existing input or a new one.
+    fn input(&mut self, uses: &Uses, id: usize, at: usize) -> StepArg {
+        self.stable_before = self.stable_before.min(uses.next_write(id, at).unwrap_or(usize::MAX));
+        let next = self.inputs.len();
+        let k = *self.input_index.entry(id).or_insert(next);
+        if k == next {
             self.inputs.push(id);
-            self.inputs.len() - 1
-        });
+        }
         StepArg::Input(k)
     }
 
     /// Whether every input read by a step is still the same at the
     /// chain's last thunk, where the region will read it.
-    fn inputs_stable(&self, uses: &Uses) -> bool {
-        let last = *self.thunks.last().expect("a chain has a thunk");
-        self.reads.iter().all(|&(id, at)| !uses.written_within(id, at, last))
+    fn inputs_stable(&self) -> bool {
+        self.thunks.last().is_some_and(|&last| last < self.stable_before)
     }
 }
 
@@ -65,13 +84,11 @@ pub(super) fn fuse_chains(lowered: &mut Lowered) {
         if !rewrite.free(&[t]) {
             continue;
         }
-        let Some(mut chain) = start(lowered, t) else { continue };
+        let Some(mut chain) = start(lowered, &uses, t) else { continue };
         // Two chains can meet at a binary reading both their values: the
         // first one takes it, the other ends before it.
-        while let Some(longer) = extend(lowered, &uses, &chain).filter(|c| rewrite.free(&c.thunks)) {
-            chain = longer;
-        }
-        if chain.thunks.len() < 2 || !chain.inputs_stable(&uses) {
+        while extend(lowered, &uses, &rewrite, &mut chain) {}
+        if chain.thunks.len() < 2 || !chain.inputs_stable() {
             continue;
         }
         let last = *chain.thunks.last().expect("checked length");
@@ -104,34 +121,32 @@ fn reversed(op: BinaryOp, value_on_right: bool) -> Option<bool> {
 }
 
 /// The one-step chain of thunk `t`, when it can be a step.
-fn start(l: &Lowered, t: usize) -> Option<Chain> {
-    let chain =
-        |len, value| Chain { thunks: vec![t], inputs: Vec::new(), steps: Vec::new(), value, len, reads: vec![] };
+fn start(l: &Lowered, uses: &Uses, t: usize) -> Option<Chain> {
     match l.thunks[t].thunk {
         Thunk::Activation(Activation { src, dst, len, act }) => {
             let f32s = l.storages[src].dtype == DType::F32 && l.storages[dst].dtype == DType::F32;
             if !f32s {
                 return None;
             }
-            let mut c = chain(len, dst);
-            c.input(src, t);
+            let mut c = Chain::new(t, len, dst);
+            c.input(uses, src, t);
             c.steps.push(Step::Act(act));
             Some(c)
         }
         ref thunk @ Thunk::BinaryFull { .. } => {
             let b = binary(l, thunk)?;
-            let mut c = chain(b.len, b.dst);
+            let mut c = Chain::new(t, b.len, b.dst);
             let step = match (b.lhs.arg, b.rhs.arg) {
                 (Arg::Full, Arg::Full) => {
-                    c.input(b.lhs.id, t);
-                    Step::Binary { op: b.op, arg: c.input(b.rhs.id, t), reversed: false }
+                    c.input(uses, b.lhs.id, t);
+                    Step::Binary { op: b.op, arg: c.input(uses, b.rhs.id, t), reversed: false }
                 }
                 (Arg::Full, Arg::Const(k)) => {
-                    c.input(b.lhs.id, t);
+                    c.input(uses, b.lhs.id, t);
                     Step::Binary { op: b.op, arg: StepArg::Const(k), reversed: false }
                 }
                 (Arg::Const(k), Arg::Full) => {
-                    c.input(b.rhs.id, t);
+                    c.input(uses, b.rhs.id, t);
                     Step::Binary { op: b.op, arg: StepArg::Const(k), reversed: reversed(b.op, true)? }
                 }
                 _ => return None,
@@ -143,47 +158,74 @@ fn start(l: &Lowered, t: usize) -> Option<Chain> {
     }
 }
 
-/// `chain` with the thunk reading its value as one more step, when that
-/// thunk can be a step and the value is private to the two.
-fn extend(l: &Lowered, uses: &Uses, chain: &Chain) -> Option<Chain> {
-    let prev = *chain.thunks.last()?;
+/// The step a thunk adds to a chain, before its input is taken.
+enum NextStep {
+    Act(ActKind),
+    /// The op, its other operand (full or a constant) and `reversed`.
+    Binary(BinaryOp, Side, bool),
+}
+
+/// Grows `chain` by the thunk reading its value, when that thunk is free
+/// in `rewrite`, can be a step, the value is private to the two and the
+/// inputs stay stable; returns whether it did (`chain` is unchanged when
+/// not).
+fn extend(l: &Lowered, uses: &Uses, rewrite: &Rewrite, chain: &mut Chain) -> bool {
+    let Some(&prev) = chain.thunks.last() else { return false };
     let value = chain.value;
-    let next = uses.sole_reader(value, prev)?;
-    if !is_private(l, uses, value, prev, next) {
-        return None;
+    let Some(next) = uses.sole_reader(value, prev) else { return false };
+    if !rewrite.free(&[next]) || !is_private(l, uses, value, prev, next) {
+        return false;
     }
-    let mut c = chain.clone();
-    c.thunks.push(next);
-    match l.thunks[next].thunk {
+    // What the step applies, and the storage it writes.
+    let (next_step, dst) = match l.thunks[next].thunk {
         Thunk::Activation(Activation { src, dst, len, act }) if src == value && len == chain.len => {
             if l.storages[dst].dtype != DType::F32 {
-                return None;
+                return false;
             }
-            c.steps.push(Step::Act(act));
-            c.value = dst;
+            (NextStep::Act(act), dst)
         }
         ref thunk @ Thunk::BinaryFull { .. } => {
-            let b = binary(l, thunk).filter(|b| b.len == chain.len)?;
+            let Some(b) = binary(l, thunk).filter(|b| b.len == chain.len) else { return false };
             // `value op value` would need the accumulator twice.
             if b.lhs.id == value && b.rhs.id == value {
-                return None;
+                return false;
             }
             let (other, flipped) = if b.lhs.id == value && b.lhs.arg == Arg::Full {
-                (b.rhs, reversed(b.op, false)?)
+                (b.rhs, reversed(b.op, false))
             } else if b.rhs.id == value && b.rhs.arg == Arg::Full {
-                (b.lhs, reversed(b.op, true)?)
+                (b.lhs, reversed(b.op, true))
             } else {
-                return None;
+                return false;
             };
-            let arg = match other.arg {
-                Arg::Full => c.input(other.id, next),
-                Arg::Const(k) => StepArg::Const(k),
-                Arg::Other => return None,
-            };
-            c.steps.push(Step::Binary { op: b.op, arg, reversed: flipped });
-            c.value = b.dst;
+            let Some(flipped) = flipped else { return false };
+            if other.arg == Arg::Other {
+                return false;
+            }
+            (NextStep::Binary(b.op, other, flipped), b.dst)
         }
-        _ => return None,
+        _ => return false,
+    };
+    let stable_before = match next_step {
+        NextStep::Binary(_, Side { id, arg: Arg::Full }, _) => {
+            chain.stable_before.min(uses.next_write(id, next).unwrap_or(usize::MAX))
+        }
+        _ => chain.stable_before,
+    };
+    if next >= stable_before {
+        return false;
     }
-    c.inputs_stable(uses).then_some(c)
+    let step = match next_step {
+        NextStep::Act(act) => Step::Act(act),
+        NextStep::Binary(op, other, reversed) => {
+            let arg = match other.arg {
+                Arg::Const(k) => StepArg::Const(k),
+                _ => chain.input(uses, other.id, next),
+            };
+            Step::Binary { op, arg, reversed }
+        }
+    };
+    chain.thunks.push(next);
+    chain.steps.push(step);
+    chain.value = dst;
+    true
 }

@@ -7,7 +7,7 @@
 
 use rlx_sched::Thunk;
 
-use super::producers::{merge, mergeable, Liveness};
+use super::producers::{merge, mergeable, Aliases, Liveness};
 use super::{compact, remap};
 use crate::lower::Lowered;
 use rlx_sched::thunk::{Activation, BinaryFull, ElementwiseRegion, Nop, ScatterElements, ScatterNd, Softmax};
@@ -15,12 +15,12 @@ use rlx_sched::thunk::{Activation, BinaryFull, ElementwiseRegion, Nop, ScatterEl
 /// Runs the pass.
 pub(super) fn work_in_place(lowered: &mut Lowered) {
     let n = lowered.storages.len();
-    let mut alias: Vec<usize> = (0..n).collect();
+    let mut aliases = Aliases::new(&lowered.storages);
     let mut live = Liveness::new(&lowered.thunks, n);
     let mut thunks = std::mem::take(&mut lowered.thunks);
     for (t, lt) in thunks.iter_mut().enumerate() {
         let thunk = std::mem::replace(&mut lt.thunk, Thunk::Nop(Nop {}));
-        lt.thunk = remap(thunk, &alias);
+        lt.thunk = remap(thunk, &aliases.of);
         let ok = |src: usize, dst: usize| mergeable(&lowered.storages, &live, t, src, dst);
         let in_place = match &lt.thunk {
             Thunk::Activation(Activation { src, dst, .. }) | Thunk::Softmax(Softmax { src, dst, .. }) => {
@@ -65,12 +65,12 @@ pub(super) fn work_in_place(lowered: &mut Lowered) {
         };
         if let Some((src, dst)) = in_place {
             if ok(src, dst) {
-                merge(lowered, &mut alias, &mut live, src, dst);
+                merge(lowered, &mut aliases, &mut live, src, dst);
                 let thunk = std::mem::replace(&mut lt.thunk, Thunk::Nop(Nop {}));
-                lt.thunk = remap(thunk, &alias);
+                lt.thunk = remap(thunk, &aliases.of);
             }
         }
     }
     lowered.thunks = thunks;
-    compact(lowered, &alias);
+    compact(lowered, &aliases.of);
 }

@@ -187,7 +187,14 @@ impl Uses {
     /// Whether some thunk with index in `from..=to` writes the bytes of
     /// `id` (through any view of the same base).
     fn written_within(&self, id: usize, from: usize, to: usize) -> bool {
-        self.root_writers[self.roots[id]].iter().any(|&w| (from..=to).contains(&w))
+        self.next_write(id, from).is_some_and(|w| w <= to)
+    }
+
+    /// The first thunk with index `from` or later writing the bytes of
+    /// `id` (through any view of the same base).
+    fn next_write(&self, id: usize, from: usize) -> Option<usize> {
+        let writers = &self.root_writers[self.roots[id]];
+        writers.get(writers.partition_point(|&w| w < from)).copied()
     }
 }
 

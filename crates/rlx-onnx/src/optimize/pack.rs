@@ -23,25 +23,72 @@ type Packed = HashMap<(usize, bool), usize>;
 /// Rewrites the products in place.
 pub(crate) fn pack_weights(lowered: &mut Lowered) {
     let mut packed = Packed::new();
+    let mut touches = Touches::new(lowered);
     let mut t = 0;
-    // Not a `for`: packing may merge the next thunk into thunk `t`.
+    // Not a `for`: packing may take the thunks after thunk `t`.
     while t < lowered.thunks.len() {
-        pack_product(lowered, t, &mut packed);
-        t += 1;
+        t = pack_product(lowered, t, &mut packed, &mut touches);
+    }
+    lowered.remove_thunks(&touches.removed);
+}
+
+/// The thunks that may name each storage, kept as products are rewritten,
+/// and the thunks taken into a product (removed at the end, so indices
+/// stay put and each step costs no more than the thunks it looks at).
+struct Touches {
+    /// For each storage, every thunk that named it at the start or was
+    /// rewritten to name it since (some may not any more).
+    maybe: Vec<Vec<usize>>,
+    removed: Vec<bool>,
+}
+
+impl Touches {
+    fn new(lowered: &Lowered) -> Self {
+        let mut maybe = vec![Vec::new(); lowered.storages.len()];
+        for (t, lt) in lowered.thunks.iter().enumerate() {
+            for (_, &id) in lt.thunk.operands() {
+                maybe[id].push(t);
+            }
+        }
+        Touches { maybe, removed: vec![false; lowered.thunks.len()] }
+    }
+
+    /// Records that thunk `t` now names the operands it has.
+    fn rewritten(&mut self, lowered: &Lowered, t: usize) {
+        for (_, &id) in lowered.thunks[t].thunk.operands() {
+            if self.maybe.len() <= id {
+                self.maybe.resize(id + 1, Vec::new());
+            }
+            self.maybe[id].push(t);
+        }
+    }
+
+    /// Whether no thunk left but `t` and `next` names storage `id`.
+    fn named_only_by(&self, lowered: &Lowered, id: usize, t: usize, next: usize) -> bool {
+        self.maybe.get(id).is_none_or(|ts| {
+            ts.iter().all(|&i| {
+                i == t
+                    || i == next
+                    || self.removed[i]
+                    || lowered.thunks[i].thunk.operands().iter().all(|(_, &o)| o != id)
+            })
+        })
     }
 }
 
-/// Packs thunk `t` when it is a product with a weight.
-fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
+/// Packs thunk `t` when it is a product with a weight; returns the index
+/// of the first thunk it did not take.
+fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed, touches: &mut Touches) -> usize {
+    let mut next = t + 1;
     let (a, b, bias, c, m, k, n, act, transposed) = match lowered.thunks[t].thunk {
         Thunk::Sgemm(Sgemm { a, b, c, m, k, n }) => (a, b, None, c, m, k, n, ActKind::Identity, false),
         Thunk::SgemmT(SgemmT { a, b, c, m, k, n, ta: false, tb }) => (a, b, None, c, m, k, n, ActKind::Identity, tb),
         Thunk::FusedMmBiasAct(FusedMmBiasAct { a, w, bias, c, m, k, n, act }) => {
             (a, w, Some(bias), c, m, k, n, act, false)
         }
-        _ => return,
+        _ => return next,
     };
-    let Some(data) = weight_f32(&lowered.storages[b], k * n) else { return };
+    let Some(data) = weight_f32(&lowered.storages[b], k * n) else { return next };
     let w = *packed.entry((b, transposed)).or_insert_with(|| {
         let bytes: Vec<u8> =
             rlx_sched::pack::pack_b(&data, k, n, transposed).into_iter().flat_map(f32::to_le_bytes).collect();
@@ -61,13 +108,12 @@ fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
     let mut bias = bias;
     // A product without a bias followed by an in-place bias add of
     // its output (a `Gemm` with `transB` lowers so) takes the add.
-    if let (None, ActKind::Identity, Some(next)) = (bias, act, lowered.thunks.get(t + 1)) {
-        if let Thunk::BiasAdd(BiasAdd { src, bias: add, dst, rows, cols }) = next.thunk {
+    if let (None, ActKind::Identity, Some(after)) = (bias, act, lowered.thunks.get(next)) {
+        if let Thunk::BiasAdd(BiasAdd { src, bias: add, dst, rows, cols }) = after.thunk {
             if src == c && dst == c && rows == m && cols == n {
                 bias = Some(add);
-                let next_comment = lowered.remove_thunk(t + 1).comment;
-                let lt = &mut lowered.thunks[t];
-                lt.comment = format!("{} + {}", lt.comment, next_comment);
+                take_comment(lowered, t, next, touches);
+                next += 1;
             }
         }
     }
@@ -76,24 +122,34 @@ fn pack_product(lowered: &mut Lowered, t: usize, packed: &mut Packed) {
     // bias came in just above) runs in the product's epilogue when nothing
     // else reads the pre-activation values: in place, or into a new tensor
     // from a private intermediate (the product then writes that tensor).
-    if let (ActKind::Identity, Some(next)) = (act, lowered.thunks.get(t + 1)) {
-        let fused = match next.thunk {
+    if let (ActKind::Identity, Some(after)) = (act, lowered.thunks.get(next)) {
+        let fused = match after.thunk {
             // The product may not write over one of its own inputs.
             Thunk::Activation(Activation { src, dst, len, act })
                 if src == c && len == m * n && dst != a && Some(dst) != bias =>
             {
-                (dst == c || private_to(lowered, c, t)).then_some((act, dst))
+                (dst == c || private_to(lowered, touches, c, t, next)).then_some((act, dst))
             }
             _ => None,
         };
         if let Some((next_act, dst)) = fused {
             (act, c) = (next_act, dst);
-            let next_comment = lowered.remove_thunk(t + 1).comment;
-            let lt = &mut lowered.thunks[t];
-            lt.comment = format!("{} + {}", lt.comment, next_comment);
+            take_comment(lowered, t, next, touches);
+            next += 1;
         }
     }
     lowered.thunks[t].thunk = Thunk::PackedGemm(PackedGemm { a, w, bias, c, m, k, n, act });
+    touches.rewritten(lowered, t);
+    next
+}
+
+/// Takes thunk `next` into thunk `t`: its comment joins `t`'s, and it is
+/// removed.
+fn take_comment(lowered: &mut Lowered, t: usize, next: usize, touches: &mut Touches) {
+    touches.removed[next] = true;
+    let next_comment = std::mem::take(&mut lowered.thunks[next].comment);
+    let lt = &mut lowered.thunks[t];
+    lt.comment = format!("{} + {}", lt.comment, next_comment);
 }
 
 /// Stores the prepacked weight of each `PackedGemm` (making it a
@@ -204,17 +260,10 @@ pub(crate) fn exact_half_type(values: &[f32]) -> Option<DType> {
 }
 
 /// Whether storage `id` is a plain f32 intermediate that only thunks `t`
-/// and `t + 1` name.
-fn private_to(lowered: &Lowered, id: usize, t: usize) -> bool {
+/// and `next` name.
+fn private_to(lowered: &Lowered, touches: &Touches, id: usize, t: usize, next: usize) -> bool {
     let s = &lowered.storages[id];
-    s.role == Role::Scratch
-        && s.is_plain()
-        && s.dtype == DType::F32
-        && lowered
-            .thunks
-            .iter()
-            .enumerate()
-            .all(|(i, lt)| i == t || i == t + 1 || lt.thunk.operands().iter().all(|(_, &o)| o != id))
+    s.role == Role::Scratch && s.is_plain() && s.dtype == DType::F32 && touches.named_only_by(lowered, id, t, next)
 }
 
 /// The `len` values of an f32 weight of its own (not a view).

@@ -23,12 +23,11 @@ use rlx_sched::thunk::{Activation, BinaryFull, Conv2D, FusedMmBiasAct, FusedResi
 /// Runs the three fusions in one sweep.
 pub(super) fn fuse_into_producers(lowered: &mut Lowered) {
     let n = lowered.storages.len();
-    // Where each storage went: `alias[i] == i` while it is its own.
-    let mut alias: Vec<usize> = (0..n).collect();
+    let mut aliases = Aliases::new(&lowered.storages);
     let mut live = Liveness::new(&lowered.thunks, n);
     let mut kept: Vec<LoweredThunk> = Vec::with_capacity(lowered.thunks.len());
     for (t, mut lt) in std::mem::take(&mut lowered.thunks).into_iter().enumerate() {
-        lt.thunk = remap(lt.thunk, &alias);
+        lt.thunk = remap(lt.thunk, &aliases.of);
         if let (Thunk::Activation(Activation { src, dst, act, .. }), Some(prev)) = (&lt.thunk, kept.last_mut()) {
             let produced = match &mut prev.thunk {
                 Thunk::FusedMmBiasAct(FusedMmBiasAct { c, act: prev_act @ ActKind::Identity, .. }) => {
@@ -41,7 +40,7 @@ pub(super) fn fuse_into_producers(lowered: &mut Lowered) {
                 if c == *src && mergeable(&lowered.storages, &live, t, *src, *dst) {
                     *prev_act = *act;
                     prev.comment = format!("{} + {}", prev.comment, lt.comment);
-                    merge(lowered, &mut alias, &mut live, *src, *dst);
+                    merge(lowered, &mut aliases, &mut live, *src, *dst);
                     continue;
                 }
             }
@@ -55,7 +54,7 @@ pub(super) fn fuse_into_producers(lowered: &mut Lowered) {
                     prev.thunk =
                         Thunk::FusedMmBiasAct(FusedMmBiasAct { a, w: b, bias, c, m, k, n, act: ActKind::Identity });
                     prev.comment = format!("{} + {}", prev.comment, lt.comment);
-                    merge(lowered, &mut alias, &mut live, c, dst);
+                    merge(lowered, &mut aliases, &mut live, c, dst);
                     continue;
                 }
             }
@@ -85,7 +84,7 @@ pub(super) fn fuse_into_producers(lowered: &mut Lowered) {
         kept.push(lt);
     }
     lowered.thunks = kept;
-    compact(lowered, &alias);
+    compact(lowered, &aliases.of);
 }
 
 /// Whether the output `dst` of thunk `t` may take over the storage `src`
@@ -175,26 +174,47 @@ impl Liveness {
     }
 }
 
-/// Folds storage `dst` into `src`: later thunks naming `dst` name `src`,
-/// and views of `dst` view `src`.
-pub(super) fn merge(lowered: &mut Lowered, alias: &mut [usize], live: &mut Liveness, src: usize, dst: usize) {
-    for a in alias.iter_mut() {
-        if *a == dst {
-            *a = src;
-        }
-    }
-    let mut viewed = false;
-    for s in &mut lowered.storages {
-        if let Some((base, _)) = &mut s.view {
-            if *base == dst {
-                *base = src;
-                viewed = true;
+/// Where each storage went as storages are merged, with what it takes to
+/// merge in time independent of the number of storages.
+pub(super) struct Aliases {
+    /// `of[i] == i` while storage `i` is its own.
+    pub of: Vec<usize>,
+    /// The storages `of` sends to each storage (itself included).
+    members: Vec<Vec<usize>>,
+    /// The views of each base storage.
+    views: Vec<Vec<usize>>,
+}
+
+impl Aliases {
+    pub(super) fn new(storages: &[Storage]) -> Self {
+        let n = storages.len();
+        let mut views = vec![Vec::new(); n];
+        for (i, s) in storages.iter().enumerate() {
+            if let Some((base, _)) = s.view {
+                views[base].push(i);
             }
         }
+        Aliases { of: (0..n).collect(), members: (0..n).map(|i| vec![i]).collect(), views }
     }
-    if viewed {
+}
+
+/// Folds storage `dst` into `src`: later thunks naming `dst` name `src`,
+/// and views of `dst` view `src`.
+pub(super) fn merge(lowered: &mut Lowered, aliases: &mut Aliases, live: &mut Liveness, src: usize, dst: usize) {
+    for i in std::mem::take(&mut aliases.members[dst]) {
+        aliases.of[i] = src;
+        aliases.members[src].push(i);
+    }
+    let views = std::mem::take(&mut aliases.views[dst]);
+    for &v in &views {
+        if let Some((base, _)) = &mut lowered.storages[v].view {
+            *base = src;
+        }
+    }
+    if !views.is_empty() {
         lowered.storages[src].viewed = true;
     }
+    aliases.views[src].extend(views);
     live.last[src] = live.last[dst];
     let (role, name, shape) = {
         let d = &lowered.storages[dst];

@@ -22,6 +22,13 @@
 //! pass can fold it into the product or convolution before it. A cone
 //! that matches nothing is left to the elementwise chains.
 //!
+//! Linear in the graph: a cone stops at [`MAX_CONE`] thunks (an
+//! activation is a handful of ops, and a long elementwise chain would
+//! otherwise make every tensor's cone the rest of the chain), and each cone
+//! is first evaluated at a few of the probes ([`SCREEN`]): only a
+//! cone with a value that matches a candidate there is evaluated at all of
+//! them. The candidates' values at the probes are computed once.
+//!
 //! Probing decides equality of smooth functions beyond doubt (two
 //! different compositions of these ops that agree at ~1,000 points
 //! spread over the whole f32 range do not occur in exported graphs); a
@@ -52,10 +59,19 @@ const CANDIDATES: [ActKind; 8] = [
 /// ops of one activation sit together in every exported graph.
 const LOOKAHEAD: usize = 32;
 
+/// The most thunks a cone holds: more than any spelling of an activation
+/// takes, and a bound on the work per tensor.
+const MAX_CONE: usize = 64;
+
+/// The screening probes: a few of the probes, where the candidates are far
+/// from each other and from the ops' simple compositions.
+const SCREEN: [f64; 6] = [-3.0, -1.0, -0.25, 0.5, 1.5, 2.75];
+
 /// Runs the pass.
 pub(super) fn recognise_activations(lowered: &mut Lowered) {
     let uses = Uses::new(lowered);
-    let probes = probes();
+    let all = Probes::new(probes());
+    let screen = Probes::new(SCREEN.to_vec());
     let mut rewrite = Rewrite::new(lowered.thunks.len());
     let mut tried = vec![false; lowered.storages.len()];
     for t in 0..lowered.thunks.len() {
@@ -63,8 +79,13 @@ pub(super) fn recognise_activations(lowered: &mut Lowered) {
             if std::mem::replace(&mut tried[x], true) {
                 continue;
             }
-            let cone = Cone::grow(lowered, &uses, x, t, &probes);
-            if let Some((members, y, act)) = cone.recognised(lowered, &uses, &rewrite) {
+            // A value matching a candidate at every probe matches it at
+            // the screening ones: a cone failing there has no match.
+            if !Cone::grow(lowered, &uses, x, t, &screen.points).may_match(&screen) {
+                continue;
+            }
+            let cone = Cone::grow(lowered, &uses, x, t, &all.points);
+            if let Some((members, y, act)) = cone.recognised(lowered, &uses, &rewrite, &all) {
                 let comment = fused_comment(act.name(), &lowered.thunks, &members);
                 rewrite.remove(&members);
                 let thunk = Thunk::Activation(Activation { src: x, dst: y, len: cone.len, act });
@@ -80,6 +101,33 @@ fn probes() -> Vec<f64> {
     let grid = (-384..=384).map(|i| f64::from(i) / 32.0);
     let powers = (4..=127).flat_map(|k| [2f64.powi(k), -(2f64.powi(k))]);
     grid.chain(powers).collect()
+}
+
+/// Probe points with every candidate's value at each, computed once.
+struct Probes {
+    points: Vec<f64>,
+    /// `candidates[c][i]`: `CANDIDATES[c]` at `points[i]`.
+    candidates: Vec<Vec<f64>>,
+}
+
+impl Probes {
+    fn new(points: Vec<f64>) -> Self {
+        let candidates = CANDIDATES
+            .iter()
+            .map(|&act| points.iter().map(|&x| f64_act(act, x).expect("candidates evaluate")).collect())
+            .collect();
+        Probes { points, candidates }
+    }
+
+    /// The first candidate `ys` (values at the points) equals.
+    fn matching(&self, ys: &[f64]) -> Option<ActKind> {
+        let xs = &self.points;
+        CANDIDATES
+            .into_iter()
+            .zip(&self.candidates)
+            .find(|(_, a)| xs.iter().zip(ys).zip(a.iter()).all(|((&x, &y), &a)| close(y, a, x)))
+            .map(|(act, _)| act)
+    }
 }
 
 /// The full-length f32 storages thunk `t` reads, if it is an elementwise
@@ -99,28 +147,45 @@ struct Cone {
     len: usize,
     /// Thunk indices, ascending, with the storage each writes.
     thunks: Vec<(usize, usize)>,
-    /// Storage -> its value at each probe (`x` included).
-    values: std::collections::BTreeMap<usize, Vec<f64>>,
+    /// Probes per value.
+    points: usize,
+    /// Storage -> its slot in `values` (`x` included).
+    slots: std::collections::BTreeMap<usize, usize>,
+    /// Each slot's value at every probe, slot after slot.
+    values: Vec<f64>,
+}
+
+/// How a cone thunk computes its value from the cone's slots.
+enum Eval {
+    Act(ActKind, usize),
+    Binary(BinaryOp, Operand, Operand),
 }
 
 impl Cone {
     /// Grows the cone of `x` from its first reader `first`.
     fn grow(l: &Lowered, uses: &Uses, x: usize, first: usize, probes: &[f64]) -> Cone {
-        let mut cone = Cone { x, len: 0, thunks: Vec::new(), values: Default::default() };
-        cone.values.insert(x, probes.to_vec());
+        let mut cone = Cone {
+            x,
+            len: 0,
+            thunks: Vec::new(),
+            points: probes.len(),
+            slots: Default::default(),
+            values: probes.to_vec(),
+        };
+        cone.slots.insert(x, 0);
         let mut last_join = first;
         let mut t = first;
-        while t < l.thunks.len() && t <= last_join + LOOKAHEAD {
+        while t < l.thunks.len() && t <= last_join + LOOKAHEAD && cone.thunks.len() < MAX_CONE {
             // `x` changing would change what the cone computes.
             if uses.written_within(x, t, t) {
                 break;
             }
-            if let Some((dst, len, value)) = cone.evaluate(l, uses, t) {
+            if let Some((dst, len, eval)) = cone.joins(l, uses, t) {
                 if cone.thunks.is_empty() {
                     cone.len = len;
                 }
                 if len == cone.len {
-                    cone.values.insert(dst, value);
+                    cone.evaluate(dst, eval);
                     cone.thunks.push((t, dst));
                     last_join = t;
                 }
@@ -130,42 +195,74 @@ impl Cone {
         cone
     }
 
-    /// Thunk `t`'s output and its value at every probe, when `t` is an
+    /// The value of storage `id` at every probe, when it is in the cone.
+    fn value(&self, id: usize) -> Option<&[f64]> {
+        self.slots.get(&id).map(|&s| &self.values[s * self.points..(s + 1) * self.points])
+    }
+
+    /// Thunk `t`'s output, length and computation, when `t` is an
     /// elementwise thunk reading only the cone and constants and writing a
     /// storage nothing else writes.
-    fn evaluate(&self, l: &Lowered, uses: &Uses, t: usize) -> Option<(usize, usize, Vec<f64>)> {
-        let (dst, len, value) = match &l.thunks[t].thunk {
+    fn joins(&self, l: &Lowered, uses: &Uses, t: usize) -> Option<(usize, usize, Eval)> {
+        let slot = |id: usize| self.slots.get(&id).copied();
+        let (dst, len, eval) = match &l.thunks[t].thunk {
             Thunk::Activation(a) => {
-                let src = self.values.get(&a.src)?;
-                let value = src.iter().map(|&v| f64_act(a.act, v)).collect::<Option<Vec<f64>>>()?;
-                (a.dst, a.len, value)
+                f64_act(a.act, 0.5)?;
+                (a.dst, a.len, Eval::Act(a.act, slot(a.src)?))
             }
             thunk => {
                 let b = binary(l, thunk)?;
+                f64_binary(b.op, 0.5, 0.5)?;
                 let side = |s: super::Side| match s.arg {
-                    Arg::Full => self.values.get(&s.id).map(Operand::Values),
+                    Arg::Full => slot(s.id).map(Operand::Slot),
                     Arg::Const(c) => Some(Operand::Const(f64::from(c))),
                     Arg::Other => None,
                 };
-                let (lhs, rhs) = (side(b.lhs)?, side(b.rhs)?);
-                let n = self.values[&self.x].len();
-                let value = (0..n).map(|i| f64_binary(b.op, lhs.at(i), rhs.at(i))).collect::<Option<Vec<f64>>>()?;
-                (b.dst, b.len, value)
+                (b.dst, b.len, Eval::Binary(b.op, side(b.lhs)?, side(b.rhs)?))
             }
         };
-        let fresh = uses.writers[dst] == [t] && !self.values.contains_key(&dst);
-        fresh.then_some((dst, len, value))
+        let fresh = uses.writers[dst] == [t] && !self.slots.contains_key(&dst);
+        fresh.then_some((dst, len, eval))
     }
 
-    /// The largest recognised activation of the cone: the thunks computing
-    /// it (ascending), its storage and the activation.
-    fn recognised(&self, l: &Lowered, uses: &Uses, rewrite: &Rewrite) -> Option<(Vec<usize>, usize, ActKind)> {
-        let xs = &self.values[&self.x];
+    /// Appends the value of `dst`, computed by `eval`, at every probe.
+    fn evaluate(&mut self, dst: usize, eval: Eval) {
+        let n = self.points;
+        let at = |values: &[f64], o: &Operand, i: usize| match *o {
+            Operand::Slot(s) => values[s * n + i],
+            Operand::Const(c) => c,
+        };
+        self.slots.insert(dst, self.values.len() / n);
+        self.values.reserve(n);
+        for i in 0..n {
+            let v = match &eval {
+                Eval::Act(act, s) => f64_act(*act, self.values[s * n + i]),
+                Eval::Binary(op, a, b) => f64_binary(*op, at(&self.values, a, i), at(&self.values, b, i)),
+            };
+            // Whether an op or activation evaluates does not depend on
+            // the value: `joins` checked it.
+            self.values.push(v.expect("checked by joins"));
+        }
+    }
+
+    /// Whether some value of the cone equals a candidate at `probes`
+    /// (the points it was grown at).
+    fn may_match(&self, probes: &Probes) -> bool {
+        self.thunks.iter().any(|(_, y)| self.value(*y).and_then(|v| probes.matching(v)).is_some())
+    }
+
+    /// The largest recognised activation of the cone (grown at `probes`'
+    /// points): the thunks computing it (ascending), its storage and the
+    /// activation.
+    fn recognised(
+        &self,
+        l: &Lowered,
+        uses: &Uses,
+        rewrite: &Rewrite,
+        probes: &Probes,
+    ) -> Option<(Vec<usize>, usize, ActKind)> {
         for &(t, y) in self.thunks.iter().rev() {
-            let ys = &self.values[&y];
-            let Some(act) = CANDIDATES.into_iter().find(|&act| {
-                xs.iter().zip(ys).all(|(&x, &y)| close(y, f64_act(act, x).expect("candidates evaluate"), x))
-            }) else {
+            let Some(act) = self.value(y).and_then(|v| probes.matching(v)) else {
                 continue;
             };
             let members = self.members(l, t);
@@ -213,19 +310,10 @@ impl Cone {
     }
 }
 
-/// A binary's operand at the probes.
-enum Operand<'a> {
-    Values(&'a Vec<f64>),
+/// A binary's operand: a slot of the cone or a constant.
+enum Operand {
+    Slot(usize),
     Const(f64),
-}
-
-impl Operand<'_> {
-    fn at(&self, i: usize) -> f64 {
-        match self {
-            Operand::Values(v) => v[i],
-            Operand::Const(c) => *c,
-        }
-    }
 }
 
 /// Whether the cone's `y` and an activation's `a` at probe `x` agree as
@@ -344,6 +432,13 @@ mod tests {
         }
         assert_eq!(erf(0.0), 0.0);
         assert_eq!(erf(40.0), 1.0);
+    }
+
+    #[test]
+    fn the_screening_probes_are_probes() {
+        // A cone that matches at every probe must match at these.
+        let probes = probes();
+        assert!(SCREEN.iter().all(|x| probes.contains(x)));
     }
 
     #[test]
