@@ -29,6 +29,8 @@ pub struct ImportArgs<'a> {
     pub blocked: bool,
     /// Winograd where it pays (not `--no-winograd`).
     pub winograd: bool,
+    /// `--import-limit nodes=N,bytes=N`.
+    pub import_limit: Option<&'a str>,
     /// `--new-model NAME`: scaffold `models/NAME` instead of writing to `out_dir`.
     pub new_model: Option<&'a str>,
 }
@@ -78,6 +80,9 @@ pub fn import(root: &Path, args: &ImportArgs<'_>) -> Result<()> {
     opts.prepack = args.prepack;
     opts.blocked = args.blocked;
     opts.winograd = args.winograd;
+    if let Some(spec) = args.import_limit {
+        opts.limits = spec.parse().map_err(|e| anyhow!("--import-limit `{spec}`: {e}"))?;
+    }
     let imported = rlx_onnx::import(args.onnx, &opts).map_err(|e| anyhow!("{e}"))?;
     print_warnings(&imported);
     if let Some(target) = target {

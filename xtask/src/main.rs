@@ -154,6 +154,13 @@ enum Command {
         /// default).
         #[arg(long)]
         no_winograd: bool,
+        /// The import budget, `nodes=N,bytes=N` (either may be left out):
+        /// the most nodes the import lowers, every unrolled step of
+        /// `Scan`/`Loop`/`If` included (default 1,000,000), and bytes of
+        /// constants and tables it makes (default 4,294,967,296). A model
+        /// past them is refused, naming the node and the figure.
+        #[arg(long, value_name = "nodes=N,bytes=N")]
+        import_limit: Option<String>,
         /// Scaffold a model crate models/NAME (model.sched, weights,
         /// generated code) and add it to the workspace.
         #[arg(long, value_name = "NAME", conflicts_with = "out_dir")]
@@ -334,6 +341,7 @@ fn main() -> ExitCode {
             no_prepack,
             no_blocked,
             no_winograd,
+            import_limit,
             new_model,
             root: root_dir,
         } => {
@@ -346,6 +354,7 @@ fn main() -> ExitCode {
                 prepack: !*no_prepack,
                 blocked: !*no_blocked,
                 winograd: !*no_winograd,
+                import_limit: import_limit.as_deref(),
                 new_model: new_model.as_deref(),
             };
             done(import::import(&root_dir.clone().unwrap_or_else(root), &args))

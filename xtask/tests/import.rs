@@ -314,3 +314,27 @@ fn unusual_graphs_import_with_warnings() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn import_limits_refuse_a_model_past_them_and_can_be_raised() {
+    let dir = temp_dir("import_limit");
+    let model = write_reshape_model(&dir);
+    let m = s(&model);
+    let shape = dir.join("shape.npy");
+    write_i64(&shape, &[2], &[3, 4]);
+    let c = format!("shape={}", s(&shape));
+    let out_dir = dir.join("out");
+    let o = s(&out_dir);
+
+    // Reshape and Add: the Add is the second node.
+    let e = import_error(&[m, "--out-dir", o, "--const", &c, "--import-limit", "nodes=1"]);
+    assert_eq!(
+        e,
+        "node `Add_y` (Add): it is node 2 of the import; the import budget allows 1 node in all, 0 left \
+         (raise it with --import-limit nodes=N)"
+    );
+    let e = import_error(&[m, "--out-dir", o, "--const", &c, "--import-limit", "nodes=1,steps=9"]);
+    assert_eq!(e, "--import-limit `nodes=1,steps=9`: unknown limit `steps`; the limits are `nodes` and `bytes`");
+    let out = xtask(&["import", m, "--out-dir", o, "--const", &c, "--import-limit", "nodes=2,bytes=0"]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
+}

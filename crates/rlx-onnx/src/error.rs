@@ -19,6 +19,10 @@ pub enum ImportError {
     BadAttribute { op: String, node: String, attr: String, message: String },
     #[error("ONNX op `{op}` (node `{node}`): {message}")]
     Node { op: String, node: String, message: String },
+    /// Past the import budget (`ImportLimits`): the message says what
+    /// needed how much, the limit and how to raise it.
+    #[error("node `{node}` ({op}): {message}")]
+    Budget { op: String, node: String, message: String },
     #[error("tensor `{name}`: {message}")]
     Tensor { name: String, message: String },
     #[error("--shape `{0}`: no graph input has this name")]

@@ -9,6 +9,7 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod budget;
 mod emit;
 pub mod error;
 mod graph;
@@ -26,6 +27,7 @@ use std::path::Path;
 
 use prost::Message as _;
 
+pub use budget::ImportLimits;
 pub use emit::ImportReport;
 pub use error::ImportError;
 pub use graph::parse_shape_override;
@@ -66,6 +68,10 @@ pub struct ImportOptions {
     /// (`WinogradConv2D`; default). Off, they stay `BlockedConv2D`, whose
     /// bits are those of the NCHW kernels.
     pub winograd: bool,
+    /// The import budget: the most nodes the import lowers (unrolled
+    /// control flow included) and bytes of constants and tables it makes
+    /// (`docs/onnx.md`, "The import budget"; `--import-limit`).
+    pub limits: ImportLimits,
 }
 
 impl ImportOptions {
@@ -80,6 +86,7 @@ impl ImportOptions {
             prepack: true,
             blocked: true,
             winograd: true,
+            limits: ImportLimits::default(),
         }
     }
 
@@ -122,6 +129,12 @@ impl ImportOptions {
     /// Takes Winograd for the 3x3 convolutions where it pays or not.
     pub fn with_winograd(mut self, on: bool) -> Self {
         self.winograd = on;
+        self
+    }
+
+    /// Sets the import budget.
+    pub fn with_limits(mut self, limits: ImportLimits) -> Self {
+        self.limits = limits;
         self
     }
 }
@@ -210,7 +223,7 @@ pub fn import_model(model: &proto::ModelProto, base_dir: &Path, opts: &ImportOpt
         let names: Vec<&str> = constants.iter().map(|(n, _)| n.as_str()).collect();
         let inputs = graph::graph_inputs(model, &opts.shapes, &names)?;
         let fused = qdq::fuse_conv(graph, &constants);
-        lower::lower_graph(fused.as_ref().unwrap_or(graph), &inputs, constants, opset)
+        lower::lower_graph(fused.as_ref().unwrap_or(graph), &inputs, constants, opset, opts.limits)
     };
     // A model stored in 2-byte floats keeps its product weights and
     // convolution filters in them (f32 compute): lossless, since those

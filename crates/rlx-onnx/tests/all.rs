@@ -15,6 +15,7 @@ mod fuzz_regressions;
 mod group_norm_ops;
 mod half_weights;
 mod import;
+mod import_budget;
 mod int_types;
 mod linear_attention_ops;
 mod llama;

@@ -340,5 +340,6 @@ fn nested_control_flow_reads_the_enclosing_body_and_oversized_unrolls_are_refuse
         &["y_final", "ys"],
         18,
     );
-    assert!(e.contains("exceeds 100000 nodes"), "{e}");
+    assert!(e.contains("node `loop` (Loop): unrolling needs 1,000,000 steps of at least 5 nodes each"), "{e}");
+    assert!(e.contains("the import budget allows 1,000,000 nodes in all"), "{e}");
 }

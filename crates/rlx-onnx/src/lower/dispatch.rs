@@ -244,9 +244,17 @@ pub fn const_inputs(op_type: &str) -> &'static [usize] {
     }
 }
 
+/// Lowers one node, counted against the import budget (its constants
+/// too, once it is lowered).
 pub(crate) fn lower_node(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
+    lw.budget.node(ctx)?;
+    lower_counted(lw, ctx)?;
+    lw.budget.check_bytes(ctx)
+}
+
+fn lower_counted(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     if let Some(node) = pad_fold::absorb(lw, ctx)? {
-        return lower_node(lw, &NodeCtx { node: &node, label: ctx.label.clone() });
+        return lower_counted(lw, &NodeCtx { node: &node, label: ctx.label.clone() });
     }
     if promote::lower_widened(lw, ctx)? {
         return Ok(());

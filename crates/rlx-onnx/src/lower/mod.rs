@@ -36,6 +36,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rlx_sched::{DType, Role, Thunk};
 
+use crate::budget::{ImportBudget, ImportLimits};
 use crate::error::ImportError;
 use crate::names::NameTable;
 use crate::proto::{AttributeProto, AttributeType, GraphProto, NodeProto};
@@ -337,10 +338,15 @@ pub(crate) struct Lowerer {
     /// (`build::pad_fold`).
     pad_readers: build::pad_fold::PadReaders,
     folded_pads: BTreeMap<String, build::pad_fold::FoldedPad>,
+    /// What the import has spent of its limits (`crate::budget`).
+    pub budget: ImportBudget,
+    /// How many control-flow bodies the node being lowered sits in (0: a
+    /// node of the graph itself).
+    pub depth: usize,
 }
 
 impl Lowerer {
-    fn new(opset: i64, graph_outputs: BTreeSet<String>) -> Self {
+    fn new(opset: i64, graph_outputs: BTreeSet<String>, limits: ImportLimits) -> Self {
         Lowerer {
             storages: Vec::new(),
             thunks: Vec::new(),
@@ -354,6 +360,8 @@ impl Lowerer {
             widened: BTreeMap::new(),
             pad_readers: Default::default(),
             folded_pads: BTreeMap::new(),
+            budget: ImportBudget::new(limits),
+            depth: 0,
         }
     }
 
@@ -505,9 +513,16 @@ impl Lowerer {
         Ok(id)
     }
 
-    /// Binds output `i` of the node to a value.
+    /// Binds output `i` of the node to a value. A constant counts against
+    /// the import budget, unless it is a `Constant` node of the graph
+    /// itself (the model's own data).
     pub(crate) fn define(&mut self, ctx: &NodeCtx<'_>, i: usize, value: Value) -> Result<(), ImportError> {
         let name = ctx.node.output.get(i).ok_or_else(|| ctx.err(format!("output {i} is missing")))?;
+        if let Value::Const(c) = &value {
+            if !(ctx.node.op_type == "Constant" && self.depth == 0) {
+                self.budget.add_bytes(const_bytes(c));
+            }
+        }
         if self.values.insert(name.clone(), value).is_some() {
             return Err(ctx.err(format!("output `{name}` is produced twice")));
         }
@@ -515,8 +530,12 @@ impl Lowerer {
     }
 
     /// Defines a constant under a fresh internal name (`base.what`) for a
-    /// composed op's parts to read; returns the name.
+    /// composed op's parts to read; returns the name. It counts against
+    /// the import budget (the dispatcher reports going past it after the
+    /// node; a large table is checked before it is built:
+    /// [`Lowerer::reserve_table`]).
     pub(crate) fn constant(&mut self, base: &str, what: &str, c: ConstTensor) -> String {
+        self.budget.add_bytes(const_bytes(&c));
         let name = self.internal_name(base, what);
         self.values.insert(name.clone(), Value::Const(c));
         name
@@ -544,6 +563,20 @@ impl Lowerer {
         dispatch::lower_node(self, &NodeCtx { node: &node, label: ctx.label.clone() })
     }
 
+    /// Checks, before it is built, that a table of `dims` elements of
+    /// `elem_bytes` each fits the import budget; `what` names it
+    /// ("the twiddle matrix").
+    pub(crate) fn reserve_table(
+        &self,
+        ctx: &NodeCtx<'_>,
+        what: &str,
+        dims: &[usize],
+        elem_bytes: usize,
+    ) -> Result<(), ImportError> {
+        let bytes = crate::budget::product(dims).and_then(|n| n.checked_mul(elem_bytes));
+        self.budget.reserve_bytes(ctx, &format!("{what} ({dims:?}, {elem_bytes} bytes each)"), bytes)
+    }
+
     pub(crate) fn emit(&mut self, ctx: &NodeCtx<'_>, thunk: Thunk<usize>) {
         let comment = format!("{} `{}`", ctx.node.op_type, ctx.label);
         self.thunks.push(LoweredThunk { thunk, comment });
@@ -556,12 +589,13 @@ pub(crate) fn lower_graph(
     inputs: &[GraphInput],
     constants: Vec<(String, ConstTensor)>,
     opset: i64,
+    limits: ImportLimits,
 ) -> Result<Lowered, ImportError> {
     // A 2-byte float output is narrowed from its f32 value at the end
     // (`bind_graph_output`), so no producer writes it directly.
     let outputs: BTreeSet<String> =
         graph.output.iter().filter(|o| half_interface(o).is_none()).map(|o| o.name.clone()).collect();
-    let mut lw = Lowerer::new(opset, outputs);
+    let mut lw = Lowerer::new(opset, outputs, limits);
     lw.graph_names = graph.node.iter().flat_map(|n| n.output.iter().cloned()).collect();
     lw.pad_readers = build::pad_fold::PadReaders::of(graph);
     for input in inputs {
@@ -597,6 +631,11 @@ pub(crate) fn lower_graph(
         bind_graph_output(&mut lw, &out.name, out)?;
     }
     Ok(Lowered { storages: lw.storages, thunks: lw.thunks, entries: Vec::new() })
+}
+
+/// The bytes a constant holds in memory.
+fn const_bytes(c: &ConstTensor) -> usize {
+    c.data.len().saturating_mul(c.data.dtype().size())
 }
 
 /// The float type other than f32 (computed in f32) a graph input or output

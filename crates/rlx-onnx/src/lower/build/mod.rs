@@ -10,6 +10,7 @@ pub(crate) mod quant;
 pub(crate) mod slice;
 pub(crate) mod subgraph;
 pub(crate) mod transposed;
+pub(crate) mod unroll;
 pub(crate) mod window;
 
 use rlx_sched::{ActKind, BinaryOp, CmpOp, DType, ReduceOp, Thunk};

@@ -12,6 +12,7 @@
 
 use rlx_sched::{BinaryOp, DType, ReduceOp};
 
+use crate::budget::Grouped;
 use crate::lower::build::{
     binary_thunk, broadcast_into_scratch, concat_along, copy_thunk, numel, slice_value, AxisSlice, Dest, R,
 };
@@ -60,8 +61,11 @@ pub(crate) fn pool_nd(
     let padded_shape = match &cur {
         Value::Data { shape, .. } | Value::Const(ConstTensor { shape, .. }) => shape.clone(),
     };
-    // Every window offset: one strided read, folded into the output.
-    let offsets: usize = windows.iter().map(|w| w.kernel).product();
+    // Every window offset: one strided read, folded into the output; each
+    // counts as a node of the import budget.
+    let offsets = numel(ctx, &windows.iter().map(|w| w.kernel).collect::<Vec<_>>())?;
+    let needs = format!("pooling needs {} window offsets of one strided read each", Grouped(offsets as u128));
+    lw.budget.reserve_nodes(ctx, &needs, Some(offsets))?;
     let acc = lw.output_storage(ctx, 0, out_shape.clone())?;
     let mut indices = match ctx.node.output.get(1) {
         Some(o) if !o.is_empty() && kind == ReduceOp::Max => Some((
@@ -72,6 +76,7 @@ pub(crate) fn pool_nd(
     };
     let op = if kind == ReduceOp::Max { BinaryOp::Max } else { BinaryOp::Add };
     for flat in 0..offsets {
+        lw.budget.node(ctx)?;
         let mut rem = flat;
         let mut parts: Vec<AxisSlice> =
             padded_shape.iter().map(|&n| AxisSlice { start: 0, count: n, step: 1 }).collect();
@@ -191,8 +196,9 @@ pub(crate) fn pad_for_windows(
     let mut scalar = None;
     for (i, w) in windows.iter().enumerate() {
         let d = i + 2;
-        let needed = (w.output - 1) * w.stride + (w.kernel - 1) * w.dilation + 1;
-        let after = needed.saturating_sub(w.pads.0 + w.input);
+        let reach = (w.kernel - 1).saturating_mul(w.dilation);
+        let needed = (w.output - 1).saturating_mul(w.stride).saturating_add(reach).saturating_add(1);
+        let after = needed.saturating_sub(w.pads.0.saturating_add(w.input));
         if w.pads.0 == 0 && after == 0 {
             continue;
         }

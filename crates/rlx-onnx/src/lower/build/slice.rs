@@ -23,7 +23,8 @@ pub(crate) struct AxisSlice {
 fn slice_layout(shape: &[usize], parts: &[AxisSlice]) -> (i64, Vec<i64>) {
     let strides = row_major_strides(shape);
     let base = parts.iter().zip(&strides).map(|(p, &s)| p.start * s as i64).sum();
-    let steps = parts.iter().zip(&strides).map(|(p, &s)| p.step * s as i64).collect();
+    // A step past the axis keeps one element, so its stride is unused.
+    let steps = parts.iter().zip(&strides).map(|(p, &s)| p.step.saturating_mul(s as i64)).collect();
     (base, steps)
 }
 
@@ -140,6 +141,8 @@ fn reversed_slice(
     for (k, &d) in backward.iter().enumerate() {
         let cur_shape = value_shape(&cur);
         let p = parts[d];
+        lw.reserve_table(ctx, "the reversed slice's indices", &[p.count], 8)?;
+        lw.budget.add_bytes(p.count * 8);
         let indices: Vec<i64> = (0..p.count as i64).map(|i| p.start + i * p.step).collect();
         let idx = lw.add_param(
             &format!("{name}.reversed{d}"),

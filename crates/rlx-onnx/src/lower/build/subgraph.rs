@@ -27,6 +27,20 @@ pub(crate) fn inline_graph(
             bound.len()
         )));
     }
+    lw.depth += 1;
+    let outputs = inline_nodes(lw, ctx, body, prefix, bound);
+    lw.depth -= 1;
+    outputs
+}
+
+/// [`inline_graph`] past its checks.
+fn inline_nodes(
+    lw: &mut Lowerer,
+    ctx: &NodeCtx<'_>,
+    body: &GraphProto,
+    prefix: &str,
+    bound: &[String],
+) -> Result<Vec<String>, ImportError> {
     let mut renamed: BTreeMap<String, String> =
         body.input.iter().zip(bound).map(|(i, b)| (i.name.clone(), b.clone())).collect();
     for init in &body.initializer {

@@ -16,9 +16,14 @@ pub(crate) struct Axis {
 
 impl Axis {
     /// The output size with no padding: `stride * (in - 1) + output_padding
-    /// + (kernel - 1) * dilation + 1`.
-    pub(crate) fn full(&self) -> usize {
-        self.stride * (self.input - 1) + self.output_padding + (self.kernel - 1) * self.dilation + 1
+    /// + (kernel - 1) * dilation + 1`; `None` past `usize`.
+    pub(crate) fn full(&self) -> Option<usize> {
+        let reach = (self.kernel.checked_sub(1)?).checked_mul(self.dilation)?;
+        self.stride
+            .checked_mul(self.input.checked_sub(1)?)?
+            .checked_add(self.output_padding)?
+            .checked_add(reach)?
+            .checked_add(1)
     }
 }
 
@@ -42,6 +47,11 @@ pub(crate) fn pads4(ctx: &NodeCtx<'_>) -> Result<[usize; 4], ImportError> {
 pub(crate) fn geometry(ctx: &NodeCtx<'_>, axes: &[Axis]) -> Result<Vec<(usize, usize)>, ImportError> {
     let k = axes.len();
     let auto = ctx.string_attr("auto_pad")?.unwrap_or_else(|| "NOTSET".to_string());
+    let full: Vec<usize> = axes
+        .iter()
+        .enumerate()
+        .map(|(d, a)| a.full().ok_or_else(|| ctx.err(format!("the output size along axis {d} is out of range"))))
+        .collect::<Result<_, _>>()?;
     // The leading part of `total` padding, split as the spec's SAME_UPPER
     // (more at the end) or otherwise (more at the start), halving with
     // floor division as its reference does: a negative total (an
@@ -49,8 +59,10 @@ pub(crate) fn geometry(ctx: &NodeCtx<'_>, axes: &[Axis]) -> Result<Vec<(usize, u
     let split = |total: i64, upper: bool| if upper { total.div_euclid(2) } else { total - total.div_euclid(2) };
     let from_out = |out: &[usize], upper: bool| -> Result<Vec<(usize, usize)>, ImportError> {
         let mut g = Vec::with_capacity(k);
-        for (d, a) in axes.iter().enumerate() {
-            let total = a.full() as i64 - out[d] as i64;
+        for d in 0..k {
+            // Both sizes fit `usize`, so their difference fits `i128`.
+            let total = i64::try_from(full[d] as i128 - out[d] as i128)
+                .map_err(|_| ctx.err(format!("the padding along axis {d} overflows")))?;
             let begin = split(total, upper);
             if begin < 0 {
                 return Err(ctx.err(format!(
@@ -73,23 +85,28 @@ pub(crate) fn geometry(ctx: &NodeCtx<'_>, axes: &[Axis]) -> Result<Vec<(usize, u
     match auto.as_str() {
         "NOTSET" => {
             let pads = pads_n(ctx, k)?;
-            axes.iter()
-                .enumerate()
-                .map(|(d, a)| {
+            (0..k)
+                .map(|d| {
                     let (begin, end) = (pads[d], pads[d + k]);
-                    let out = a.full().checked_sub(begin + end).filter(|&o| o > 0).ok_or_else(|| {
-                        ctx.bad_attr(
-                            "pads",
-                            format!("{pads:?} leave no output along axis {d} (full size {})", a.full()),
-                        )
-                    })?;
+                    let out =
+                        begin.checked_add(end).and_then(|p| full[d].checked_sub(p)).filter(|&o| o > 0).ok_or_else(
+                            || {
+                                ctx.bad_attr(
+                                    "pads",
+                                    format!("{pads:?} leave no output along axis {d} (full size {})", full[d]),
+                                )
+                            },
+                        )?;
                     Ok((begin, out))
                 })
                 .collect()
         }
-        "VALID" => Ok(axes.iter().map(|a| (0, a.full())).collect()),
+        "VALID" => Ok(full.iter().map(|&f| (0, f)).collect()),
         "SAME_UPPER" | "SAME_LOWER" => {
-            let out: Vec<usize> = axes.iter().map(|a| a.input * a.stride).collect();
+            let out: Vec<usize> = axes
+                .iter()
+                .map(|a| a.input.checked_mul(a.stride).ok_or_else(|| ctx.err("the output size overflows")))
+                .collect::<Result<_, _>>()?;
             from_out(&out, auto == "SAME_UPPER")
         }
         other => {

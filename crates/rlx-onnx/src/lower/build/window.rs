@@ -50,7 +50,8 @@ pub(crate) fn pads(ctx: &NodeCtx<'_>, axes: &[Axis]) -> Result<Vec<(usize, usize
                 .iter()
                 .map(|a| {
                     let out = a.input.div_ceil(a.stride);
-                    let total = ((out.max(1) - 1) * a.stride + a.span()).saturating_sub(a.input);
+                    // At most `input + stride`: the window can reach past it.
+                    let total = ((out.max(1) - 1) * a.stride).saturating_add(a.span()).saturating_sub(a.input);
                     let small = total / 2;
                     if auto == "SAME_UPPER" {
                         (small, total - small)
@@ -83,7 +84,7 @@ pub(crate) fn out_size(
     }
     let room = padded - a.span();
     let mut out = if ceil { room.div_ceil(a.stride) + 1 } else { room / a.stride + 1 };
-    if ceil && (out - 1) * a.stride >= a.input.saturating_add(begin) {
+    if ceil && (out - 1).saturating_mul(a.stride) >= a.input.saturating_add(begin) {
         out -= 1;
     }
     Ok(out)

@@ -248,6 +248,7 @@ fn qk_matmul_output(lw: &mut Lowerer, ctx: &NodeCtx<'_>, d: &Dims, p: QkParts, o
     let bias = match (p.mask_kind, p.mask) {
         (MaskKind::Bias, Some(m)) => Some(named(lw, "bias", m, vec![d.batch, d.heads, d.seq, kv])),
         (MaskKind::Causal, _) => {
+            lw.reserve_table(ctx, "the causal mask", &[d.seq, kv], 4)?;
             let c: Vec<f32> =
                 (0..d.seq * kv).map(|at| if at % kv <= at / kv + d.past { 0.0 } else { f32::NEG_INFINITY }).collect();
             Some(lw.constant(out, "causal", ConstTensor { shape: vec![d.seq, kv], data: ConstData::F32(c) }))
@@ -366,6 +367,10 @@ fn mask(
     }
     if user_mask.is_none() && native_causal {
         return Ok((MaskKind::Causal, None));
+    }
+    if is_causal {
+        lw.reserve_table(ctx, "the causal mask", &[d.seq, kv], 4)?;
+        lw.budget.add_bytes(d.seq * kv * 4);
     }
     let causal = is_causal.then(|| {
         let bias: Vec<f32> =

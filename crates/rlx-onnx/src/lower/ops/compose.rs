@@ -32,7 +32,13 @@ pub(crate) fn tile(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         .iter()
         .map(|&r| usize::try_from(r).map_err(|_| ctx.err(format!("repeats {repeats:?} has a negative entry"))))
         .collect::<Result<_, _>>()?;
-    let out: Vec<usize> = shape.iter().zip(&repeats).map(|(&d, &r)| d * r).collect();
+    let out: Vec<usize> = shape
+        .iter()
+        .zip(&repeats)
+        .map(|(&d, &r)| {
+            d.checked_mul(r).ok_or_else(|| ctx.err(format!("repeating {shape:?} by {repeats:?} overflows")))
+        })
+        .collect::<Result<_, _>>()?;
     let dtype = match &input {
         Value::Data { storage, .. } => lw.storages[*storage].dtype,
         Value::Const(c) => c.data.dtype(),
@@ -129,6 +135,7 @@ pub(crate) fn window(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: Window) -> R {
         Window::Hamming => &[25.0 / 46.0, -21.0 / 46.0],
         Window::Blackman => &[0.42, -0.5, 0.08],
     };
+    lw.reserve_table(ctx, "the window", &[size], 4)?;
     let period = if periodic { size as f64 } else { size as f64 - 1.0 };
     let values: Vec<f32> = (0..size)
         .map(|n| {

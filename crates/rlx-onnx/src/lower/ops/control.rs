@@ -11,23 +11,29 @@
 //! values under their new names ([`crate::lower::build::subgraph`]) and unroll in turn.
 //!
 //! Limits (each refused with its reason): a `Loop` whose condition is computed at run time or whose
-//! trip count is not a constant, an `If` on a run-time condition whose
-//! branches' outputs differ in shape or type, and unrolls larger than
-//! [`MAX_UNROLLED_NODES`].
+//! trip count is not a constant or is negative, an `If` on a run-time
+//! condition whose branches' outputs differ in shape or type, and unrolls
+//! past the import budget (`crate::budget`). Before it unrolls, a `Scan`
+//! or `Loop` checks that its steps fit: each step counts one node, plus
+//! at least [`min_nodes`] for its body (nested unrolls the model fixes
+//! included), and its copy of the body counts its encoded bytes. A `Loop`
+//! counts its whole trip count, even when its condition would end it
+//! sooner (which is known only while unrolling).
 
+use std::collections::BTreeMap;
+
+use prost::Message as _;
 use rlx_sched::DType;
 
+use crate::budget::Grouped;
 use crate::error::ImportError;
 use crate::lower::arith::shape::normalize_axis;
 use crate::lower::build::subgraph::inline_graph;
+use crate::lower::build::unroll::{min_nodes, Known};
 use crate::lower::build::{numel, R};
 use crate::lower::{Lowerer, NodeCtx, Value};
 use crate::proto::{AttributeProto, AttributeType, GraphProto};
 use crate::tensor::{ConstData, ConstTensor};
-
-/// The most body nodes one control-flow node may unroll to: a guard
-/// against a schedule of millions of thunks from a long sequence.
-pub(crate) const MAX_UNROLLED_NODES: usize = 100_000;
 
 /// The shape and element type of a named value.
 fn value_info(lw: &Lowerer, ctx: &NodeCtx<'_>, name: &str) -> Result<(Vec<usize>, DType), ImportError> {
@@ -91,14 +97,33 @@ fn body<'a>(ctx: &'a NodeCtx<'_>, name: &str) -> Result<&'a GraphProto, ImportEr
     ctx.graph_attr(name)?.ok_or_else(|| ctx.bad_attr(name, "is missing"))
 }
 
-fn check_unroll(ctx: &NodeCtx<'_>, body: &GraphProto, steps: usize) -> R {
-    if body.node.len().saturating_mul(steps) > MAX_UNROLLED_NODES {
-        return Err(ctx.err(format!(
-            "unrolling {steps} steps of a {}-node body exceeds {MAX_UNROLLED_NODES} nodes",
-            body.node.len()
-        )));
-    }
+/// Checks that `steps` unrolled steps of `body` fit the import budget,
+/// before any is unrolled: each step counts one node and at least
+/// [`min_nodes`] of the body (its inputs of `shapes`), and the step's copy
+/// of the body its encoded bytes, which are counted here.
+fn reserve_unroll(lw: &mut Lowerer, ctx: &NodeCtx<'_>, body: &GraphProto, steps: usize, shapes: Shapes<'_>) -> R {
+    let per_step = min_nodes(body, &Known::body(lw, body, shapes), lw.opset).saturating_add(1);
+    let nodes = (steps as u128).checked_mul(per_step).and_then(|n| usize::try_from(n).ok());
+    let each = if per_step == 1 { "node" } else { "nodes" };
+    let needs =
+        format!("unrolling needs {} steps of at least {} {each} each", Grouped(steps as u128), Grouped(per_step));
+    lw.budget.reserve_nodes(ctx, &needs, nodes)?;
+    let bytes = body.encoded_len().checked_mul(steps);
+    lw.budget.reserve_bytes(
+        ctx,
+        &format!("copying its {}-byte body for {} steps", Grouped(body.encoded_len() as u128), Grouped(steps as u128)),
+        bytes,
+    )?;
+    lw.budget.add_bytes(bytes.unwrap_or(usize::MAX));
     Ok(())
+}
+
+/// The shapes of a body's inputs, by name, where known.
+type Shapes<'a> = BTreeMap<&'a str, Vec<usize>>;
+
+/// `body`'s inputs bound to `values`, with their shapes where known.
+fn bound_shapes<'g>(lw: &Lowerer, ctx: &NodeCtx<'_>, body: &'g GraphProto, values: &[String]) -> Shapes<'g> {
+    body.input.iter().zip(values).filter_map(|(i, v)| Some((i.name.as_str(), value_info(lw, ctx, v).ok()?.0))).collect()
 }
 
 /// A per-input list attribute (`scan_input_axes`, ...): `count` zeros when
@@ -214,11 +239,18 @@ fn scan_steps(
     if steps == 0 {
         return Err(ctx.err("a scan of 0 steps (its outputs' shapes come from the body) is not supported"));
     }
-    check_unroll(ctx, graph, steps)?;
+    let mut shapes = bound_shapes(lw, ctx, graph, &inputs[..n]);
+    for ((j, x), body_input) in inputs[n..].iter().enumerate().zip(graph.input.iter().skip(n)) {
+        let mut shape = value_info(lw, ctx, x)?.0;
+        shape.remove(axes[j]);
+        shapes.insert(body_input.name.as_str(), shape);
+    }
+    reserve_unroll(lw, ctx, graph, steps, shapes)?;
     let base = outputs.iter().find(|o| !o.is_empty()).cloned().unwrap_or_else(|| ctx.label.clone());
     let mut states: Vec<String> = inputs[..n].to_vec();
     let mut pieces: Vec<Vec<String>> = vec![Vec::with_capacity(steps); graph.output.len() - n];
     for t in 0..steps {
+        lw.budget.node(ctx)?;
         let prefix = lw.internal_name(&base, &format!("step{t}"));
         let mut bound = states.clone();
         for (j, x) in inputs[n..].iter().enumerate() {
@@ -282,8 +314,12 @@ fn scan_batched(
     let (shape, _) = value_info(lw, ctx, inputs[0])?;
     let batch = *shape.first().ok_or_else(|| ctx.err(format!("input `{}` has no batch axis", inputs[0])))?;
     let base = outputs.iter().find(|o| !o.is_empty()).map_or(ctx.label.clone(), |o| o.to_string());
+    // Each batch element counts a node, and its scan the rest.
+    let needs = format!("unrolling needs {} batch elements of at least 1 node each", Grouped(batch as u128));
+    lw.budget.reserve_nodes(ctx, &needs, Some(batch))?;
     let mut per_output: Vec<Vec<String>> = vec![Vec::with_capacity(batch); n + k];
     for b in 0..batch {
+        lw.budget.node(ctx)?;
         let prefix = lw.internal_name(&base, &format!("batch{b}"));
         let mut row_inputs = Vec::with_capacity(inputs.len());
         for (i, x) in inputs.iter().enumerate() {
@@ -380,7 +416,13 @@ pub(crate) fn loop_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         Some(_) => {
             let (_, v) = lw.const_ints(ctx, 0)?;
             match v[..] {
-                [t] => Some(usize::try_from(t).unwrap_or(0)),
+                [t] if t < 0 => {
+                    return Err(ctx.err(format!(
+                        "the trip count is {t}; a negative count is refused (ONNX's `for (i = 0; i < M; ++i)` \
+                         would run no iteration, where an exporter may have meant no limit): give 0 or more"
+                    )))
+                }
+                [t] => Some(usize::try_from(t).map_err(|_| ctx.err(format!("the trip count {t} is too large")))?),
                 _ => return Err(ctx.err(format!("the trip count {v:?} must be one integer"))),
             }
         }
@@ -398,7 +440,6 @@ pub(crate) fn loop_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     };
     let trip =
         trip.ok_or_else(|| ctx.err("a Loop without a trip count ends on a run-time condition: not supported"))?;
-    check_unroll(ctx, graph, trip)?;
     let carried = ctx.node.input.len() - 2;
     let scans = graph.output.len().checked_sub(1 + carried).ok_or_else(|| {
         ctx.err(format!("the body has {} outputs for {carried} loop-carried values", graph.output.len()))
@@ -409,11 +450,20 @@ pub(crate) fn loop_op(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             ctx.node.output.len()
         )));
     }
+    if running {
+        let mut shapes = bound_shapes(lw, ctx, graph, &ctx.node.input);
+        // The iteration number and the condition: scalars.
+        for i in graph.input.iter().take(2) {
+            shapes.insert(i.name.as_str(), Vec::new());
+        }
+        reserve_unroll(lw, ctx, graph, trip, shapes)?;
+    }
     let base = ctx.node.output.iter().find(|o| !o.is_empty()).cloned().unwrap_or_else(|| ctx.label.clone());
     let mut values: Vec<String> = ctx.node.input[2..].to_vec();
     let mut pieces: Vec<Vec<String>> = vec![Vec::new(); scans];
     let mut i = 0;
     while running && i < trip {
+        lw.budget.node(ctx)?;
         let prefix = lw.internal_name(&base, &format!("iter{i}"));
         let iteration = lw.constant(&prefix, "iteration", int_const(vec![], vec![i as i64]));
         let cond = lw.constant(&prefix, "cond", ConstTensor { shape: vec![], data: ConstData::Bool(vec![true]) });

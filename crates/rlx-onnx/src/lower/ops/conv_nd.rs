@@ -104,9 +104,11 @@ fn conv_core(
         let mut out_dims = vec![n, c_in];
         let mut in_strides = vec![st[0], st[1]];
         out_dims.extend(&kernel);
-        in_strides.extend((0..k).map(|d| windows[d].dilation * st[d + 2]));
+        // A dilation or stride can exceed the tensor only on an axis
+        // read once (a window of 1, an output of 1), where it is unused.
+        in_strides.extend((0..k).map(|d| windows[d].dilation.saturating_mul(st[d + 2])));
         out_dims.extend(windows.iter().map(|w| w.output));
-        in_strides.extend((0..k).map(|d| windows[d].stride * st[d + 2]));
+        in_strides.extend((0..k).map(|d| windows[d].stride.saturating_mul(st[d + 2])));
         let cols = lw.scratch_storage(&format!("{name}.cols"), cols_shape, DType::F32)?;
         let in_total = numel(ctx, &ps)?;
         lw.emit(
@@ -231,7 +233,9 @@ pub(crate) fn conv_transpose_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let mut windows = Vec::with_capacity(k);
     for (d, a) in axes.iter().enumerate() {
         let (begin, output) = geo[d];
-        let reach = (a.kernel - 1) * a.dilation;
+        let reach = (a.kernel - 1)
+            .checked_mul(a.dilation)
+            .ok_or_else(|| ctx.err(format!("the dilated window of axis {d} overflows")))?;
         let lead = reach.checked_sub(begin).ok_or_else(|| {
             ctx.bad_attr(
                 "pads",
@@ -240,13 +244,14 @@ pub(crate) fn conv_transpose_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
                 ),
             )
         })?;
-        let spread = a.input * a.stride;
+        let spread =
+            a.input.checked_mul(a.stride).ok_or_else(|| ctx.err(format!("the spread input of axis {d} overflows")))?;
         windows.push(Window {
             input: spread,
             kernel: a.kernel,
             stride: 1,
             dilation: a.dilation,
-            pads: (lead, (output + reach).saturating_sub(lead + spread)),
+            pads: (lead, output.saturating_add(reach).saturating_sub(lead.saturating_add(spread))),
             output,
         });
     }

@@ -181,18 +181,19 @@ pub(crate) fn col2im(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let pads = pads4(ctx)?;
     // Blocks per axis: (image + pads - dilated window) / stride + 1.
     let blocks = |size: usize, begin: usize, end: usize, k: usize, s: usize, d: usize| {
-        (size + begin + end).checked_sub((k - 1) * d + 1).map(|r| r / s + 1)
+        let padded = size.checked_add(begin)?.checked_add(end)?;
+        padded.checked_sub((k - 1).checked_mul(d)?.checked_add(1)?).map(|r| r / s + 1)
     };
     let (Some(h_cols), Some(w_cols)) =
         (blocks(h, pads[0], pads[2], kh, sh, dh), blocks(w, pads[1], pads[3], kw, sw, dw))
     else {
-        return Err(ctx.err("the window is larger than the padded image"));
+        return Err(ctx.err("the window is larger than the padded image (or a size overflows)"));
     };
-    let per = kh * kw;
-    if ss.len() != 3 || ss[1] % per != 0 || ss[2] != h_cols * w_cols {
-        return Err(
-            ctx.err(format!("input has shape {ss:?}; expected [N, C * {per}, {}] for these blocks", h_cols * w_cols))
-        );
+    let (Some(per), Some(blocks)) = (kh.checked_mul(kw), h_cols.checked_mul(w_cols)) else {
+        return Err(ctx.err(format!("block_shape {block:?} or the number of blocks overflows")));
+    };
+    if ss.len() != 3 || ss[1] % per != 0 || ss[2] != blocks {
+        return Err(ctx.err(format!("input has shape {ss:?}; expected [N, C * {per}, {blocks}] for these blocks")));
     }
     let (n, c) = (ss[0], ss[1] / per);
     let shape = vec![n, c, h, w];

@@ -102,7 +102,13 @@ pub(crate) fn max_unpool(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     // reference places it.
     let mut inferred = xs[..2].to_vec();
     for a in 0..spatial {
-        let d = (xs[2 + a] as i64 - 1) * strides[a] + kernel[a] - pads[a] - pads[spatial + a];
+        let d = i64::try_from(xs[2 + a])
+            .ok()
+            .and_then(|x| (x - 1).checked_mul(strides[a]))
+            .and_then(|d| d.checked_add(kernel[a]))
+            .and_then(|d| d.checked_sub(pads[a]))
+            .and_then(|d| d.checked_sub(pads[spatial + a]))
+            .ok_or_else(|| ctx.err(format!("the unpooled size of spatial axis {a} overflows int64")))?;
         inferred.push(usize::try_from(d).map_err(|_| ctx.err(format!("spatial axis {a} unpools to {d}")))?);
     }
     let out_shape: Vec<usize> = match ctx.input_name(2) {
@@ -121,6 +127,7 @@ pub(crate) fn max_unpool(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     }
     let out = ctx.node.output[0].clone();
     let total = numel(ctx, &inferred)?;
+    lw.reserve_table(ctx, "the zero tensor it scatters into", &[total], 4)?;
     let flat = lw.constant(&out, "flat", i64s(vec![1], vec![-1]));
     let zeros = lw.constant(&out, "zeros", ConstTensor { shape: vec![total], data: ConstData::F32(vec![0.0; total]) });
     let values = step(lw, ctx, "Reshape", &[&ctx.node.input[0], &flat], "values", Vec::new())?;

@@ -8,6 +8,7 @@
 //! handful of small products (`MatMul`) and elementwise ops; `chunk_size`
 //! is a tuning hint without effect on the result and is ignored.
 
+use crate::budget::Grouped;
 use crate::error::ImportError;
 use crate::lower::build::R;
 use crate::lower::{Lowerer, NodeCtx, Value};
@@ -163,10 +164,15 @@ pub(crate) fn linear_attention(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             p.to_string()
         }
         None => {
+            s.lw.reserve_table(ctx, "the zero initial state", &state_shape, 4)?;
             let zeros = ConstTensor { shape: state_shape.to_vec(), data: ConstData::F32(vec![0.0; b * hkv * dk * dv]) };
             s.lw.constant(&out, "state0", zeros)
         }
     };
+    // Each step lowers at least the 8 nodes every variant has (4 reshapes,
+    // the outer product, its sum, the read and its scale).
+    let needs = format!("unrolling the recurrence needs {} steps of at least 8 nodes each", Grouped(t as u128));
+    s.lw.budget.reserve_nodes(ctx, &needs, t.checked_mul(8))?;
     let scale = s.lw.constant(&out, "scale", ConstTensor { shape: vec![], data: ConstData::F32(vec![scale]) });
     let mut steps = Vec::with_capacity(t);
     for i in 0..t {

@@ -171,6 +171,7 @@ pub(crate) fn affine_grid(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     }
     let points = numel(ctx, &dims)?;
     numel(ctx, &out_shape)?;
+    lw.reserve_table(ctx, "its base grid", &[points, rank + 1], 4)?;
     let output = ctx.node.output[0].clone();
     let base = ConstTensor { shape: vec![points, rank + 1], data: ConstData::F32(base_grid(&dims, align_corners)) };
     let base = lw.constant(&output, "base_grid", base);

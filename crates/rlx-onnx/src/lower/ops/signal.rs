@@ -41,6 +41,13 @@ impl Transform {
         }
     }
 
+    /// The matrix's `[rows, columns]`; checked against the import budget
+    /// before anything else is sized by `N`.
+    fn matrix_dims(&self) -> [usize; 2] {
+        let (bins, out_ch) = self.output();
+        [self.len_in * self.channels, bins.saturating_mul(out_ch)]
+    }
+
     /// The `[len_in * channels, bins * out_channels]` matrix, row `k *
     /// channels + c` (input sample `k`, real or imaginary part `c`),
     /// column `j * out_channels + d`.
@@ -116,12 +123,14 @@ fn const_scalar(lw: &Lowerer, ctx: &NodeCtx<'_>, i: usize) -> Result<Option<i64>
 fn transform_last(lw: &mut Lowerer, ctx: &NodeCtx<'_>, x: &str, t: Transform, out: &str) -> R {
     let shape = shape_of(lw, ctx, x)?;
     let lead = &shape[..shape.len() - 2];
+    let [rows, cols] = t.matrix_dims();
+    lw.reserve_table(ctx, "its twiddle matrix", &[rows, cols], 4)?;
     let (bins, out_ch) = t.output();
-    let flat_shape = lead.iter().map(|&d| d as i64).chain([(t.len_in * t.channels) as i64]).collect();
+    let flat_shape = lead.iter().map(|&d| d as i64).chain([rows as i64]).collect();
     let flat_shape = lw.constant(out, "flat_shape", ints(flat_shape));
     let flat = lw.internal_name(out, "flat");
     lw.lower_part(ctx, "Reshape", &[x, &flat_shape], &[&flat], Vec::new())?;
-    let matrix = ConstTensor { shape: vec![t.len_in * t.channels, bins * out_ch], data: ConstData::F32(t.matrix()) };
+    let matrix = ConstTensor { shape: vec![rows, cols], data: ConstData::F32(t.matrix()) };
     let matrix = lw.constant(out, "twiddles", matrix);
     let product = lw.internal_name(out, "product");
     lw.lower_part(ctx, "MatMul", &[&flat, &matrix], &[&product], Vec::new())?;
@@ -155,7 +164,7 @@ pub(crate) fn dft(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             .ok()
             .filter(|&n| n > 0)
             .ok_or_else(|| ctx.err(format!("dft_length {n} is not positive")))?,
-        None if inverse && onesided => 2 * len_in.saturating_sub(1),
+        None if inverse && onesided => len_in.saturating_sub(1).saturating_mul(2),
         None => len_in,
     };
     if n == 0 {
@@ -225,6 +234,7 @@ pub(crate) fn stft(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         return Err(ctx.bad_attr("onesided", "is 1 on a complex signal; a one-sided transform takes a real one"));
     }
     let frames = (length - frame_len) / step + 1;
+    lw.reserve_table(ctx, "its table of frame samples", &[frames, frame_len], 8)?;
     let out = ctx.node.output[0].clone();
     let picks: Vec<i64> = (0..frames).flat_map(|t| (0..frame_len).map(move |k| (t * step + k) as i64)).collect();
     let picks =

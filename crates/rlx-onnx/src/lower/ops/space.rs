@@ -64,10 +64,10 @@ fn permuted(
 pub(crate) fn depth_to_space(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
     let (src, [n, c, h, w], dtype) = nchw(lw, ctx)?;
     let b = block_size(ctx)?;
-    if c % (b * b) != 0 {
-        return Err(ctx.err(format!("channels {c} are not a multiple of blocksize^2 = {}", b * b)));
-    }
-    let cb = c / (b * b);
+    let bb = b.checked_mul(b).filter(|&bb| c % bb == 0).ok_or_else(|| {
+        ctx.err(format!("channels {c} are not a multiple of blocksize^2 = {}", b as u128 * b as u128))
+    })?;
+    let cb = c / bb;
     let (view, perm) = match ctx.string_attr("mode")?.as_deref() {
         None | Some("DCR") => (vec![n, b, b, cb, h, w], [0, 3, 4, 1, 5, 2]),
         Some("CRD") => (vec![n, cb, b, b, h, w], [0, 1, 4, 2, 5, 3]),
