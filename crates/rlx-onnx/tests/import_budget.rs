@@ -341,3 +341,31 @@ fn sizes_past_usize_are_errors_not_overflows() {
     );
     assert_has(&refused(&transposed), &["(node `up`): the output size along axis 0 is out of range"]);
 }
+
+#[test]
+fn tables_sized_by_declared_shapes_are_checked_too() {
+    // The input itself is only an arena size (a warning); the importer's
+    // own tables for it are allocated at import.
+    let trilu = model(
+        vec![node("Trilu", "tri", &["x"], &["y"], vec![])],
+        vec![],
+        vec![vi("x", &[1 << 20, 1 << 20])],
+        vec![info("y")],
+        18,
+    );
+    assert_has(
+        &refused(&trilu),
+        &["node `tri` (Trilu): the mask ([1048576, 1048576], 1 bytes each) needs 1,099,511,627,776 bytes"],
+    );
+    let hardmax = model(
+        vec![node("Hardmax", "hm", &["x"], &["y"], vec![])],
+        vec![],
+        vec![vi("x", &[1, 1 << 40])],
+        vec![info("y")],
+        18,
+    );
+    assert_has(
+        &refused(&hardmax),
+        &["node `hm` (Hardmax): the positions along the axis ([1099511627776], 8 bytes each)"],
+    );
+}

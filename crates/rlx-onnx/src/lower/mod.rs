@@ -577,6 +577,20 @@ impl Lowerer {
         self.budget.reserve_bytes(ctx, &format!("{what} ({dims:?}, {elem_bytes} bytes each)"), bytes)
     }
 
+    /// As [`Lowerer::reserve_table`], and counts the table: for one that
+    /// becomes a `param` (an [`Lowerer::add_param`] is not counted).
+    pub(crate) fn count_table(
+        &mut self,
+        ctx: &NodeCtx<'_>,
+        what: &str,
+        dims: &[usize],
+        elem_bytes: usize,
+    ) -> Result<(), ImportError> {
+        self.reserve_table(ctx, what, dims, elem_bytes)?;
+        self.budget.add_bytes(dims.iter().product::<usize>() * elem_bytes);
+        Ok(())
+    }
+
     pub(crate) fn emit(&mut self, ctx: &NodeCtx<'_>, thunk: Thunk<usize>) {
         let comment = format!("{} `{}`", ctx.node.op_type, ctx.label);
         self.thunks.push(LoweredThunk { thunk, comment });

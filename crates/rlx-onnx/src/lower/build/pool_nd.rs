@@ -146,7 +146,9 @@ pub(crate) fn pool_nd(
     if kind == ReduceOp::Mean {
         // Elements per output position: a product over the axes, counted in
         // the input (or in the input plus its padding).
-        let counts: Vec<f32> = (0..numel(ctx, &out_shape[2..])?)
+        let positions = numel(ctx, &out_shape[2..])?;
+        lw.count_table(ctx, "the window sizes", &[positions], 4)?;
+        let counts: Vec<f32> = (0..positions)
             .map(|flat| {
                 let mut rem = flat;
                 let mut n = 1usize;
@@ -258,6 +260,7 @@ fn tap_indices(
         rem /= windows[i].kernel;
     }
     let total = numel(ctx, out_shape)?;
+    lw.count_table(ctx, "the indices of a window offset", &[total], 8)?;
     let mut values = Vec::with_capacity(total);
     for o in 0..total {
         let mut rem = o;

@@ -141,8 +141,7 @@ fn reversed_slice(
     for (k, &d) in backward.iter().enumerate() {
         let cur_shape = value_shape(&cur);
         let p = parts[d];
-        lw.reserve_table(ctx, "the reversed slice's indices", &[p.count], 8)?;
-        lw.budget.add_bytes(p.count * 8);
+        lw.count_table(ctx, "the reversed slice's indices", &[p.count], 8)?;
         let indices: Vec<i64> = (0..p.count as i64).map(|i| p.start + i * p.step).collect();
         let idx = lw.add_param(
             &format!("{name}.reversed{d}"),

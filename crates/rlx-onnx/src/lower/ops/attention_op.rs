@@ -369,8 +369,7 @@ fn mask(
         return Ok((MaskKind::Causal, None));
     }
     if is_causal {
-        lw.reserve_table(ctx, "the causal mask", &[d.seq, kv], 4)?;
-        lw.budget.add_bytes(d.seq * kv * 4);
+        lw.count_table(ctx, "the causal mask", &[d.seq, kv], 4)?;
     }
     let causal = is_causal.then(|| {
         let bias: Vec<f32> =

@@ -277,6 +277,7 @@ pub(crate) fn conv_transpose_nd(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
         None => {
             let (w, _) = lw.data_input(ctx, 1)?;
             let rows = c_in * c_out_g;
+            lw.count_table(ctx, "the reversed taps", &[taps], 8)?;
             let order = ConstTensor { shape: vec![taps], data: ConstData::I64((0..taps as i64).rev().collect()) };
             let order = lw.add_param(&format!("{name}.taps_reversed"), &order)?;
             let rev = lw.scratch_storage(&format!("{name}.filter_rev"), vec![rows, taps], DType::F32)?;

@@ -66,6 +66,7 @@ fn grouped(lw: &mut Lowerer, ctx: &NodeCtx<'_>, groups: Groups, per_group_affine
     let h = (c / g) * hw;
     let rows = n * g;
     let constant = |lw: &mut Lowerer, what: &str, len: usize, v: f32| {
+        lw.count_table(ctx, what, &[len], 4)?;
         lw.add_param(&format!("{name}.{what}"), &ConstTensor { shape: vec![len], data: ConstData::F32(vec![v; len]) })
     };
     let ones = constant(lw, "unit_scale", h, 1.0)?;

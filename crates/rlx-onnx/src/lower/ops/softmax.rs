@@ -114,6 +114,7 @@ pub(crate) fn hardmax(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             indices_i64: true,
         }),
     );
+    lw.count_table(ctx, "the positions along the axis", &[axis_dim], 8)?;
     let positions = ConstTensor { shape: vec![1, axis_dim, 1], data: ConstData::I64((0..axis_dim as i64).collect()) };
     let positions = lw.add_param(&format!("{name}.positions"), &positions)?;
     let hot = lw.scratch_storage(&format!("{name}.hot"), full.to_vec(), DType::Bool)?;

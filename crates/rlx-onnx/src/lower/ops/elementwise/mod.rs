@@ -600,8 +600,7 @@ pub(crate) fn trilu(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
             d <= k
         }
     };
-    lw.reserve_table(ctx, "the mask", &[n, m], 1)?;
-    lw.budget.add_bytes(n * m);
+    lw.count_table(ctx, "the mask", &[n, m], 1)?;
     let mask: Vec<bool> = (0..n).flat_map(|i| (0..m).map(move |j| keep(i, j))).collect();
     let name = ctx.node.output[0].clone();
     let mask =
