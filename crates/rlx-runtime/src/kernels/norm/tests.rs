@@ -6,7 +6,7 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 
-use crate::kernels::test_support::{same as same_bits, LENGTHS};
+use crate::kernels::test_support::{bits_checksum, same as same_bits, LENGTHS};
 
 fn random(n: usize, lo: f32, hi: f32, seed: u64) -> Vec<f32> {
     let mut r = rand::rngs::StdRng::seed_from_u64(seed);
@@ -290,3 +290,104 @@ fn batch_norm_matches_reference_in_and_out_of_place() {
         }
     }
 }
+
+/// `n` values in `[lo, hi)` from a fixed integer hash: the same bits on
+/// every platform and with any `rand` version.
+fn pinning_values(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
+    (0..n as u64)
+        .map(|i| {
+            let mut z = (seed << 32 ^ i).wrapping_add(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            let unit = (z >> 40) as f32 / (1u32 << 24) as f32;
+            lo + (hi - lo) * unit
+        })
+        .collect()
+}
+
+/// Every output of one primitive table over the awkward lengths and
+/// several row counts, in a fixed order: the primitives (sums, the
+/// residual add, the normalisation) and each kind of row with and without
+/// its optional operands. One checksum per entry.
+fn pinned_outputs(ops: &RowOps) -> [(&'static str, u64); 6] {
+    let (mut sums, mut adds, mut normalized) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut layer, mut rms, mut fused) = (Vec::new(), Vec::new(), Vec::new());
+    for &h in &LENGTHS {
+        for rows in [1, 3, 8] {
+            let seed = (h * 16 + rows) as u64;
+            let x = pinning_values(rows * h, seed, -3.0, 5.0);
+            let res = pinning_values(rows * h, seed + 1, -1.0, 1.0);
+            let bias = pinning_values(h, seed + 2, -0.5, 0.5);
+            let g = pinning_values(h, seed + 3, 0.5, 1.5);
+            let b = pinning_values(h, seed + 4, -1.0, 1.0);
+            // SAFETY: every buffer holds `rows * h` or `h` f32.
+            unsafe {
+                for r in 0..rows {
+                    let row = x.as_ptr().add(r * h);
+                    sums.push((ops.sum)(row, h));
+                    sums.push((ops.sum_sq_dev)(row, h, 0.0));
+                    sums.push((ops.sum_sq_dev)(row, h, 0.7));
+                }
+                for opt in [None, Some(bias.as_ptr())] {
+                    let mut out = vec![0.0f32; rows * h];
+                    for r in 0..rows {
+                        let at = r * h;
+                        (ops.add)(x.as_ptr().add(at), res.as_ptr().add(at), opt, out.as_mut_ptr().add(at), h);
+                    }
+                    adds.extend(&out);
+                }
+                for opt in [None, Some(b.as_ptr())] {
+                    let mut out = vec![0.0f32; h];
+                    (ops.normalize)(x.as_ptr(), 0.3, 1.7, g.as_ptr(), opt, out.as_mut_ptr(), h);
+                    normalized.extend(&out);
+                }
+                let run = |stats, res: Option<*const f32>, bias, b, into: &mut Vec<f32>| {
+                    let mut out = vec![0.0f32; rows * h];
+                    let a = NormArgs { x: x.as_ptr(), res, bias, g: g.as_ptr(), b, out: out.as_mut_ptr() };
+                    norm_rows(ops, a, stats, rows, h, 1e-5, false);
+                    into.extend(&out);
+                };
+                for opt_b in [None, Some(b.as_ptr())] {
+                    run(Stats::MeanVar, None, None, opt_b, &mut layer);
+                    run(Stats::MeanSquare, None, None, opt_b, &mut rms);
+                    for opt_bias in [None, Some(bias.as_ptr())] {
+                        run(Stats::MeanVar, Some(res.as_ptr()), opt_bias, opt_b, &mut fused);
+                        run(Stats::MeanSquare, Some(res.as_ptr()), opt_bias, opt_b, &mut fused);
+                    }
+                }
+            }
+        }
+    }
+    [
+        ("sums", bits_checksum(&sums)),
+        ("add", bits_checksum(&adds)),
+        ("normalize", bits_checksum(&normalized)),
+        ("layer", bits_checksum(&layer)),
+        ("rms", bits_checksum(&rms)),
+        ("fused", bits_checksum(&fused)),
+    ]
+}
+
+/// Every variant's results, pinned: the checksums of [`pinned_outputs`],
+/// the same on x86 and aarch64 for every primitive table (they share one
+/// summation order), so a rewrite of any of them cannot change a norm
+/// unnoticed.
+#[test]
+fn every_variant_keeps_its_pinned_bits() {
+    for (name, ops) in ROW_OPS.supported() {
+        let got = pinned_outputs(&ops);
+        for ((entry, sum), want) in got.into_iter().zip(NORM_BITS) {
+            assert_eq!(sum, want, "{name}: {entry}: {sum:#018x}");
+        }
+    }
+}
+
+/// See [`every_variant_keeps_its_pinned_bits`].
+const NORM_BITS: [u64; 6] = [
+    0x8713_9c63_c9e2_a683,
+    0x1fd8_83db_431b_ee98,
+    0xa7af_2ae5_4566_4095,
+    0x2626_b777_9dad_3e26,
+    0x9651_304d_3436_8899,
+    0x2020_3631_1c07_6f1f,
+];
