@@ -14,7 +14,7 @@
 //! operand that may be NaN comes second, as in `splat(lo).max(x)`, and
 //! for non-NaN operands other than a pair of zeros of different sign.
 
-// On aarch64 only the softmax uses lanes, not every operation.
+// On aarch64 only the softmax and the norms use lanes, not every operation.
 #![cfg_attr(target_arch = "aarch64", allow(dead_code))]
 
 #[cfg(target_arch = "aarch64")]
@@ -142,6 +142,14 @@ pub(crate) trait Lanes: Copy {
     /// # Safety
     /// As [`Lanes::splat`]; `p` writable for `n` f32.
     unsafe fn store_part(self, p: *mut f32, n: usize);
+    /// The sum of the lanes, halves first: lane `i` of the upper half is
+    /// added to lane `i` of the lower half until one lane is left (for 8
+    /// lanes `(t0 + t2) + (t1 + t3)` with `t[k] = v[k] + v[k + 4]`), the
+    /// same order at every width.
+    ///
+    /// # Safety
+    /// As [`Lanes::splat`].
+    unsafe fn hsum(self) -> f32;
     /// # Safety
     /// As [`Lanes::splat`]; `p` readable for `N` f32.
     unsafe fn load(p: *const f32) -> Self;
@@ -214,6 +222,20 @@ fn times_pow2_16(v: __m512, n: __m512) -> __m512 {
 unsafe fn mask8(n: usize) -> __m256i {
     // SAFETY: register-only AVX2 intrinsics; the caller runs with AVX2.
     unsafe { _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)) }
+}
+
+/// `(t0 + t2) + (t1 + t3)` of 4 lanes: the halves, then the last pair.
+///
+/// # Safety
+/// SSE enabled (every x86_64 CPU).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn hsum4(t: __m128) -> f32 {
+    // SAFETY: register-only SSE intrinsics.
+    unsafe {
+        let u = _mm_add_ps(t, _mm_movehl_ps(t, t));
+        _mm_cvtss_f32(_mm_add_ss(u, _mm_shuffle_ps::<1>(u, u)))
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -334,6 +356,11 @@ impl Lanes for __m256 {
     unsafe fn store_part(self, p: *mut f32, n: usize) {
         // SAFETY: AVX2 and FMA enabled (the trait's contract); the extent is the caller's.
         unsafe { _mm256_maskstore_ps(p, mask8(n), self) }
+    }
+    #[inline(always)]
+    unsafe fn hsum(self) -> f32 {
+        // SAFETY: AVX2 and FMA enabled (the trait's contract).
+        unsafe { hsum4(_mm_add_ps(_mm256_castps256_ps128(self), _mm256_extractf128_ps::<1>(self))) }
     }
     #[inline(always)]
     unsafe fn load(p: *const f32) -> Self {
@@ -477,6 +504,14 @@ impl Lanes for __m512 {
     unsafe fn store_part(self, p: *mut f32, n: usize) {
         // SAFETY: AVX-512F enabled (the trait's contract); the extent is the caller's.
         unsafe { _mm512_mask_storeu_ps(p, (1u16 << n) - 1, self) }
+    }
+    #[inline(always)]
+    unsafe fn hsum(self) -> f32 {
+        // SAFETY: AVX-512F enabled (the trait's contract), and with it AVX.
+        unsafe {
+            let high = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(self)));
+            _mm256_add_ps(_mm512_castps512_ps256(self), high).hsum()
+        }
     }
     #[inline(always)]
     unsafe fn load(p: *const f32) -> Self {
@@ -638,6 +673,14 @@ impl Lanes for float32x4_t {
         unsafe {
             vst1q_f32(buf.as_mut_ptr(), self);
             std::ptr::copy_nonoverlapping(buf.as_ptr(), p, n);
+        }
+    }
+    #[inline(always)]
+    unsafe fn hsum(self) -> f32 {
+        // SAFETY: NEON enabled (the trait's contract).
+        unsafe {
+            let pairs = vadd_f32(vget_low_f32(self), vget_high_f32(self));
+            vget_lane_f32::<0>(pairs) + vget_lane_f32::<1>(pairs)
         }
     }
     #[inline(always)]

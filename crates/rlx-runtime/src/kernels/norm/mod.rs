@@ -7,7 +7,9 @@
 //! accumulator lanes, folded to 8, reduced by a fixed tree, with a
 //! sequential tail; no fused multiply-add anywhere. Scalar, AVX2 and NEON
 //! are therefore bit-identical, and so are the serial and parallel forms
-//! (rows are independent).
+//! (rows are independent). The AVX2 and NEON primitives are one body over
+//! `kernels::lanes::Lanes` (`simd.rs`), each instruction set a thin
+//! `#[target_feature]` entry.
 //!
 //! Aliasing: `out` may equal `x` exactly (and `res` for the fused kinds);
 //! kernels work through raw pointers and read each element before writing
@@ -18,10 +20,8 @@
 mod batch;
 mod scalar;
 
-#[cfg(target_arch = "x86_64")]
-mod avx2;
-#[cfg(target_arch = "aarch64")]
-mod neon;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod simd;
 
 #[cfg(test)]
 mod tests;
@@ -49,18 +49,18 @@ pub(crate) const SCALAR: RowOps =
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) const AVX2: RowOps = RowOps {
-    sum: avx2::avx2_sum,
-    sum_sq_dev: avx2::avx2_sum_sq_dev,
-    add: avx2::avx2_add,
-    normalize: avx2::avx2_normalize,
+    sum: simd::avx2::avx2_sum,
+    sum_sq_dev: simd::avx2::avx2_sum_sq_dev,
+    add: simd::avx2::avx2_add,
+    normalize: simd::avx2::avx2_normalize,
 };
 
 #[cfg(target_arch = "aarch64")]
 pub(crate) const NEON: RowOps = RowOps {
-    sum: neon::neon_sum,
-    sum_sq_dev: neon::neon_sum_sq_dev,
-    add: neon::neon_add,
-    normalize: neon::neon_normalize,
+    sum: simd::neon::neon_sum,
+    sum_sq_dev: simd::neon::neon_sum_sq_dev,
+    add: simd::neon::neon_add,
+    normalize: simd::neon::neon_normalize,
 };
 
 variants! {
