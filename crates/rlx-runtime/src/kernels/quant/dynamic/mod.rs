@@ -10,8 +10,11 @@
 //! exact, and the only order-dependent bits (the sign of a zero, a NaN's
 //! payload) are erased by the widening to include 0.
 
+mod scalar;
 #[cfg(test)]
 mod tests;
+
+pub use scalar::dynamic_quantize_reference;
 
 use crate::kernels::reduce::scalar::{max_nan, min_nan};
 use crate::kernels::reduce::SendPtr;
@@ -99,7 +102,7 @@ pub(super) fn scale_and_zero(lo: f32, hi: f32) -> (f32, u8) {
 
 /// One element: `min(max(round(x / scale) + zero, 0), 255)` as u8.
 #[inline(always)]
-fn quantize(x: f32, scale: f32, zero: f32) -> u8 {
+pub(super) fn quantize(x: f32, scale: f32, zero: f32) -> u8 {
     min_f32(max_f32(round(x / scale) + zero, 0.0), 255.0) as u8
 }
 
@@ -199,25 +202,5 @@ pub unsafe fn dynamic_quantize(x: *const f32, y: *mut u8, scale: *mut f32, zero:
         crate::threads::par_for(len, 4096, &body);
     } else {
         body(0, len);
-    }
-}
-
-/// The [`dynamic_quantize`] contract one element at a time, straight from
-/// the function body (a serial min and max, then each element).
-///
-/// # Safety
-/// As [`dynamic_quantize`].
-pub unsafe fn dynamic_quantize_reference(x: *const f32, y: *mut u8, scale: *mut f32, zero: *mut u8, len: usize) {
-    // SAFETY: the caller's extents.
-    unsafe {
-        let xs = std::slice::from_raw_parts(x, len);
-        let lo = xs.iter().fold(f32::INFINITY, |a, &v| min_nan(a, v));
-        let hi = xs.iter().fold(f32::NEG_INFINITY, |a, &v| max_nan(a, v));
-        let (s, z) = scale_and_zero(lo, hi);
-        *scale = s;
-        *zero = z;
-        for (i, &v) in xs.iter().enumerate() {
-            *y.add(i) = quantize(v, s, f32::from(z));
-        }
     }
 }

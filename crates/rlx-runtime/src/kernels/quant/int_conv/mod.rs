@@ -18,12 +18,16 @@
 
 use rlx_core::plan::int_conv2d_direct;
 
+mod scalar;
 #[cfg(test)]
 pub(super) mod tests;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-use super::{pack_a, rows_product, IntElem};
+pub use scalar::int_conv2d_reference;
+
+use super::int_gemm::{pack_a, rows_product};
+use super::IntElem;
 use crate::kernels::conv::Conv2dShape;
 use crate::kernels::reduce::SendPtr;
 
@@ -107,7 +111,7 @@ unsafe fn run_paths<X: IntElem, W: IntElem>(
         return unsafe { depthwise(x, w, zx, &zw, out, s, par) };
     }
     #[cfg(target_arch = "x86_64")]
-    if quads && super::x86::has_avx512_vnni() {
+    if quads && crate::kernels::variants::cpu::avx512_vnni() {
         // SAFETY: AVX-512 VNNI was just detected; the caller's extents and
         // scratch.
         return unsafe { unfolded_quads(scratch, x, w, zx, &zw, out, s, par) };

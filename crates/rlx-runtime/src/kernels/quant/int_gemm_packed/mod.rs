@@ -24,12 +24,15 @@ use rlx_core::qconv::{QCONV_IN_QUAD, QCONV_OUT_BLOCK};
 
 #[cfg(target_arch = "aarch64")]
 mod neon;
+mod scalar;
 #[cfg(test)]
 mod tests;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-use super::body::Body;
+pub use scalar::int_gemm_packed_reference;
+
+use super::shared::Body;
 use super::IntElem;
 use crate::kernels::reduce::SendPtr;
 

@@ -4,8 +4,8 @@
 use rlx_core::qconv::{pack_qgemm_weight, qgemm_column_sums};
 
 use super::{int_gemm_packed_body, Store};
-use crate::kernels::quant::body::body_count;
-use crate::kernels::quant::tests::bytes;
+use crate::kernels::quant::shared::body_count;
+use crate::kernels::quant::shared::bytes;
 use crate::kernels::quant::*;
 
 /// The zero points of one case.

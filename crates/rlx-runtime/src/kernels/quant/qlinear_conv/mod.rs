@@ -9,7 +9,7 @@
 //! of 16 output channels (12 pixels times 2 blocks on AVX-512 VNNI, 16
 //! times 1 in the other bodies: AVX-VNNI and AVX2 in
 //! `avx2.rs`, NEON in `neon.rs`, the portable
-//! one here; `body.rs` picks one per process): per tap and quad of input channels, one
+//! one here; `quant/shared.rs` picks one per process): per tap and quad of input channels, one
 //! 64-byte filter vector per block times each pixel's broadcast word,
 //! added into 16 i32 lanes (`vpdpbusd`, u8 times i8), then the
 //! requantization in registers and a 16x16 byte transpose into the NCHW
@@ -32,11 +32,14 @@ use rlx_core::qconv::{qconv_image_channels, QCONV_IN_QUAD, QCONV_OUT_BLOCK};
 mod avx2;
 #[cfg(target_arch = "aarch64")]
 mod neon;
+mod scalar;
 #[cfg(test)]
 mod tests;
 
-use super::body::Body;
+pub use scalar::qlinear_conv2d_reference;
+
 use super::requantize::requantize_one;
+use super::shared::Body;
 use crate::kernels::conv::Conv2dShape;
 use crate::kernels::reduce::SendPtr;
 

@@ -14,8 +14,8 @@ use rlx_core::qconv::{pack_qconv_filter, qconv_filter_len, qconv_scratch_bytes, 
 
 use super::qlinear_conv2d_body;
 use crate::kernels::conv::Conv2dShape;
-use crate::kernels::quant::body::body_count;
-use crate::kernels::quant::tests::bytes;
+use crate::kernels::quant::shared::body_count;
+use crate::kernels::quant::shared::bytes;
 use crate::kernels::quant::*;
 
 fn signed(v: &[u8]) -> Vec<i8> {

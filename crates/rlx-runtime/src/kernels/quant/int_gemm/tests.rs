@@ -1,17 +1,9 @@
-use super::*;
+//! `int_gemm` (serial and split) against `int_gemm_reference`, and each
+//! vector tile body against the portable one, bit for bit.
 
-/// Deterministic bytes covering the whole 8-bit range.
-pub(super) fn bytes(len: usize, seed: u32) -> Vec<u8> {
-    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    (0..len)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s >> 11) as u8
-        })
-        .collect()
-}
+use super::*;
+use crate::kernels::quant::int_gemm_scratch_bytes;
+use crate::kernels::quant::shared::bytes;
 
 /// Runs the kernel (serial and split) and the reference on one case and
 /// asserts all three agree bit for bit.

@@ -8,6 +8,14 @@
 //! zero point added, saturation to the type's range. The AVX2 form does
 //! the same operations on 8 lanes.
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+mod scalar;
+#[cfg(test)]
+mod tests;
+
+pub use scalar::requantize_reference;
+
 use super::IntElem;
 use crate::kernels::reduce::SendPtr;
 
@@ -68,39 +76,13 @@ fn requantize_row<Q: IntElem>(src: &[i32], dst: &mut [Q], bias: i32, scale: f32,
     #[cfg(target_arch = "x86_64")]
     if crate::kernels::elementwise::par::has_avx2_fma() {
         // SAFETY: AVX2 and FMA were just detected.
-        return unsafe { row_avx2(src, dst, bias, scale, zero) };
+        return unsafe { avx2::row_avx2(src, dst, bias, scale, zero) };
     }
     row(src, dst, bias, scale, zero)
 }
 
-/// [`row`] 8 elements at a time: the same operations lane by lane
-/// (`vcvtdq2ps`, `vmulps`, `vroundps` to nearest even, `vaddps`, `vmaxps`,
-/// `vminps`, then an exact conversion of the saturated integers), the
-/// last `len % 8` by [`row`].
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn row_avx2<Q: IntElem>(src: &[i32], dst: &mut [Q], bias: i32, scale: f32, zero: f32) {
-    use std::arch::x86_64::*;
-    let full = src.len().min(dst.len()) / 8 * 8;
-    let (b, s, z) = (_mm256_set1_epi32(bias), _mm256_set1_ps(scale), _mm256_set1_ps(zero));
-    let (lo, hi) = (_mm256_set1_ps(Q::MIN), _mm256_set1_ps(Q::MAX));
-    let mut lanes = [0i32; 8];
-    for i in (0..full).step_by(8) {
-        // SAFETY: elements `i..i + 8` are inside both slices.
-        unsafe {
-            let sum = _mm256_add_epi32(_mm256_loadu_si256(src.as_ptr().add(i).cast()), b);
-            let scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(sum), s);
-            let rounded = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(scaled);
-            let saturated = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(rounded, z), lo), hi);
-            _mm256_storeu_si256(lanes.as_mut_ptr().cast(), _mm256_cvtps_epi32(saturated));
-        }
-        for (d, &v) in dst[i..i + 8].iter_mut().zip(&lanes) {
-            *d = Q::from_i32(v);
-        }
-    }
-    row(&src[full..], &mut dst[full..], bias, scale, zero)
-}
-
+/// One row, one element at a time: the portable body and the vector
+/// form's tail.
 #[inline(always)]
 fn row<Q: IntElem>(src: &[i32], dst: &mut [Q], bias: i32, scale: f32, zero: f32) {
     for (d, &a) in dst.iter_mut().zip(src) {
@@ -113,43 +95,4 @@ fn row<Q: IntElem>(src: &[i32], dst: &mut [Q], bias: i32, scale: f32, zero: f32)
 pub(super) fn requantize_one<Q: IntElem>(acc: i32, bias: i32, scale: f32, zero: f32) -> Q {
     let v = (acc.wrapping_add(bias) as f32 * scale).round_ties_even() + zero;
     Q::from_i32(v.max(Q::MIN).min(Q::MAX) as i32)
-}
-
-/// The [`requantize`] contract one element at a time, with no feature
-/// dispatch and no threads.
-///
-/// # Safety
-/// As [`requantize`].
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn requantize_reference<Q: IntElem>(
-    acc: *const i32,
-    bias: *const i32,
-    scale: *const f32,
-    zero: *const Q,
-    out: *mut Q,
-    outer: usize,
-    channels: usize,
-    inner: usize,
-    scale_len: usize,
-) {
-    // SAFETY: every index is inside the caller's extents.
-    unsafe {
-        let z = if zero.is_null() { 0.0 } else { (*zero).to_i32() as f32 };
-        for i in 0..outer * channels * inner {
-            let c = i / inner % channels;
-            let bias = if bias.is_null() { 0 } else { *bias.add(c) };
-            let scale = *scale.add(if scale_len == 1 { 0 } else { c });
-            // The composition's steps, one at a time.
-            let sum = (*acc.add(i)).wrapping_add(bias);
-            let shifted = (sum as f32 * scale).round_ties_even() + z;
-            let saturated = if shifted < Q::MIN {
-                Q::MIN
-            } else if shifted > Q::MAX {
-                Q::MAX
-            } else {
-                shifted
-            };
-            *out.add(i) = Q::from_i32(saturated as i32);
-        }
-    }
 }

@@ -1,6 +1,7 @@
-//! Which tile body the 8-bit kernels on the importer's packed layouts
-//! (`IntGemmPacked`, `QLinearConv2D`) run: one order of preference for
-//! both, chosen once per process from what the CPU reports.
+//! What several quant kernels share: which tile body the 8-bit kernels on
+//! the importer's packed layouts (`IntGemmPacked`, `QLinearConv2D`) run,
+//! one order of preference for both, chosen once per process from what
+//! the CPU reports; and, for their tests, deterministic 8-bit data.
 
 use crate::kernels::variants::variants;
 
@@ -63,4 +64,18 @@ impl Body {
 #[cfg(test)]
 pub(super) fn body_count() -> usize {
     Body::available().len()
+}
+
+/// Deterministic bytes covering the whole 8-bit range.
+#[cfg(test)]
+pub(super) fn bytes(len: usize, seed: u32) -> Vec<u8> {
+    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s >> 11) as u8
+        })
+        .collect()
 }
