@@ -335,7 +335,7 @@ fn a_fused_activation_has_the_bits_of_a_separate_one() {
         shape(1, 3, 5, 1, (9, 11), (3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
         shape(1, 300, 17, 1, (6, 7), (1, 1), (1, 1), (0, 0), (0, 0), (1, 1)),
         shape(2, 6, 6, 6, (10, 9), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
-        // Depthwise with 17x17 taps (> 256): the fallback path.
+        // Depthwise with 17x17 taps (> 256): the per-tap path.
         shape(1, 2, 2, 2, (20, 20), (17, 17), (1, 1), (8, 8), (8, 8), (1, 1)),
     ];
     for (i, s) in shapes.into_iter().enumerate() {
@@ -439,7 +439,7 @@ fn assert_same_bits(got: &[f32], want: &[f32], what: &str) {
 
 /// Budgets from the kernel's down to a few rows, one row, and column
 /// tiles (small enough that even a 1x1 tile of a large window may not fit:
-/// then the fallback runs, which must agree too).
+/// then the per-tap path runs, which must agree too).
 const DEPTHWISE_BUDGETS: [depthwise::Budget; 5] = [
     depthwise::BUDGET,
     depthwise::Budget { phases: 1200, acc: 256 },
@@ -566,16 +566,16 @@ fn depthwise_wide_rows_tile_columns() {
 }
 
 #[test]
-fn depthwise_fallback_path() {
-    let fallback = depthwise::Budget { phases: 0, acc: 0 };
+fn depthwise_per_tap_path() {
+    let no_stack = depthwise::Budget { phases: 0, acc: 0 };
     let s = shape(2, 3, 3, 3, (9, 300), (3, 3), (2, 1), (1, 1), (0, 2), (1, 2));
-    assert_eq!(depthwise::plan_split(&s, fallback), None);
+    assert_eq!(depthwise::plan_split(&s, no_stack), None);
     let case = Case::new(s, true, 112);
     let want = depthwise_reference(&case);
     for par in [false, true] {
-        assert_same_bits(&depthwise_run(&case, depthwise::supported_kernels()[0], fallback, par), &want, "fallback");
+        assert_same_bits(&depthwise_run(&case, depthwise::supported_kernels()[0], no_stack, par), &want, "per tap");
     }
-    // More taps than the stack holds: the fallback on the real budget.
+    // More taps than the stack holds: the per-tap path on the real budget.
     let s = shape(1, 2, 2, 2, (20, 20), (17, 17), (1, 1), (8, 8), (8, 8), (1, 1));
     assert!(s.kh * s.kw > depthwise::MAX_TAPS);
     assert_eq!(depthwise::plan_split(&s, depthwise::BUDGET), None);
@@ -585,7 +585,7 @@ fn depthwise_fallback_path() {
 #[test]
 fn depthwise_non_finite_weights() {
     // An infinite weight times the zero padding is NaN: the banded kernels
-    // and the fallback both multiply it (NaN payloads may differ).
+    // and the per-tap path both multiply it (NaN payloads may differ).
     let s = shape(1, 3, 3, 3, (6, 9), (3, 3), (1, 2), (1, 1), (1, 1), (1, 1));
     let mut case = Case::new(s, true, 114);
     case.w[4] = f32::INFINITY;

@@ -24,7 +24,7 @@
 //! The work is cut into units of (plane, band of output rows, tile of
 //! output columns; a tile is the whole row unless one row does not fit),
 //! in that order from the fastest: consecutive units share a layout. A
-//! unit (`units`) copies the input its outputs read into the phase planes
+//! unit (`banded.rs`, the banded path) copies the input its outputs read into the phase planes
 //! (on the stack; input rows in order; at stride 2 one pass splits a row
 //! into both column phases; the zeros of the padding only when the layout
 //! changes), runs the band kernel into a flat accumulator, and copies the
@@ -43,12 +43,13 @@
 //!
 //! Rows per band are as many as fit [`BUDGET`]. Shapes that cannot stage
 //! one row of one column, with more than [`MAX_TAPS`] taps or more than
-//! `MAX_PHASES` phases run `fallback` (per-row `axpy`s, the same
-//! function). Nothing allocates: every buffer is on the stack.
+//! `MAX_PHASES` phases run the per-tap path (`per_tap.rs`: per plane and
+//! tap, one `axpy` over each output row segment; the same function).
+//! Nothing allocates: every buffer is on the stack.
 
-mod fallback;
+mod banded;
+mod per_tap;
 mod scalar;
-mod units;
 
 #[cfg(target_arch = "aarch64")]
 mod neon;
@@ -60,7 +61,7 @@ use crate::kernels::variants::variants;
 use rlx_core::ActKind;
 
 use super::{valid_outputs, Conv2dShape, SendPtr};
-use units::{run_units, Job};
+use banded::{run_units, Job};
 
 /// Lanes every band kernel may round its length up to (the widest vector).
 const PAD: usize = 16;
@@ -74,7 +75,7 @@ const ACC_BUF: usize = 4096;
 const MAX_PHASES: usize = 16;
 
 /// Stack space a unit may use, in f32: [`BUDGET`] in the kernel; tests
-/// shrink it to force narrow bands, column tiles and the fallback.
+/// shrink it to force narrow bands, column tiles and the per-tap path.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Budget {
     /// Phase planes (at most [`PHASE_BUF`]).
@@ -214,7 +215,7 @@ pub(super) fn supported_kernels() -> Vec<Kernel> {
     KERNELS.supported().into_iter().map(|(_, k)| k).collect()
 }
 
-/// `(bands, tiles)` of `s` within `budget`, `None` for the fallback.
+/// `(bands, tiles)` of `s` within `budget`, `None` for the per-tap path.
 #[cfg(test)]
 pub(super) fn plan_split(s: &Conv2dShape, budget: Budget) -> Option<(usize, usize)> {
     plan(s, budget).map(|p| (p.bands, p.tiles))
@@ -300,7 +301,7 @@ fn largest(lo: usize, hi: usize, ok: impl Fn(usize) -> bool) -> Option<usize> {
     Some(lo)
 }
 
-/// The banding of `s` within `budget`, or `None` for the fallback.
+/// The banding of `s` within `budget`, or `None` for the per-tap path.
 fn plan(s: &Conv2dShape, budget: Budget) -> Option<Plan> {
     if s.kh * s.kw > MAX_TAPS || s.sh * s.sw > MAX_PHASES {
         return None;
@@ -373,7 +374,7 @@ pub(super) unsafe fn depthwise_with(
         // SAFETY: forwarded contract; then the output just written, in
         // place.
         unsafe {
-            fallback::depthwise_rows(x, w, bias, out, s, par);
+            per_tap::depthwise_rows(x, w, bias, out, s, par);
             if act != ActKind::Identity {
                 crate::kernels::activation::act_f32_slice(act, out, out, s.n * s.c_out * s.out_plane(), par);
             }

@@ -1,4 +1,4 @@
-//! The depthwise path for shapes the banded kernel cannot stage on the
+//! The per-tap path, for shapes the banded kernel cannot stage on the
 //! stack (a filter of more than `MAX_TAPS` taps, or a window so dilated
 //! that one output row's phase planes overflow the budget): per plane and
 //! tap, one `axpy` over each output row segment.

@@ -1,5 +1,5 @@
-//! The units of the banded path: staging a block of one plane in phase
-//! planes, the band kernel over them, and the copy to the output.
+//! The banded path, one unit at a time: staging a block of one plane in
+//! phase planes, the band kernel over them, and the copy to the output.
 
 use std::mem::MaybeUninit;
 
