@@ -14,21 +14,28 @@ pub(crate) fn same(a: f32, b: f32) -> bool {
     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
 }
 
+/// Equal bits, NaN payloads included: for kernels whose every variant
+/// takes the same operations on the same lanes.
+pub(crate) fn identical(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits()
+}
+
 /// Checks every `(name, variant)` against `reference`: `run(variant)`
 /// must give `reference`'s length and `within(got, want)` for each value
-/// ([`same`] for bit identity). `what` names the case in a failure.
-pub(crate) fn check_variants<K: Copy>(
-    reference: &[f32],
+/// ([`same`] for bit identity of f32, `==` for integers). `what` names
+/// the case in a failure.
+pub(crate) fn check_variants<T: Copy + std::fmt::Debug, K: Copy>(
+    reference: &[T],
     variants: &[(&'static str, K)],
-    within: impl Fn(f32, f32) -> bool,
+    within: impl Fn(T, T) -> bool,
     what: &str,
-    run: impl Fn(K) -> Vec<f32>,
+    run: impl Fn(K) -> Vec<T>,
 ) {
     for &(name, variant) in variants {
         let got = run(variant);
         assert_eq!(got.len(), reference.len(), "{name}: {what}: length");
         for (i, (&g, &w)) in got.iter().zip(reference).enumerate() {
-            assert!(within(g, w), "{name}: {what}: at {i} got {g:e} want {w:e}");
+            assert!(within(g, w), "{name}: {what}: at {i} got {g:?} want {w:?}");
         }
     }
 }

@@ -4,6 +4,7 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 use crate::kernels::activation::act_f32_slice;
+use crate::kernels::test_support::{check_variants, same, LENGTHS};
 
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
@@ -451,12 +452,11 @@ const DEPTHWISE_BUDGETS: [depthwise::Budget; 5] = [
 /// Every band kernel, budget and `par` against the reference.
 fn check_depthwise(case: &Case, what: &str) {
     let want = depthwise_reference(case);
-    for kernel in depthwise::supported_kernels() {
-        for (bi, &budget) in DEPTHWISE_BUDGETS.iter().enumerate() {
-            for par in [false, true] {
-                let got = depthwise_run(case, kernel, budget, par);
-                assert_same_bits(&got, &want, &format!("{what} {} budget {bi} par {par}", kernel.name));
-            }
+    let kernels = depthwise::supported_variants();
+    for (bi, &budget) in DEPTHWISE_BUDGETS.iter().enumerate() {
+        for par in [false, true] {
+            let what = format!("{what} budget {bi} par {par}");
+            check_variants(&want, &kernels, same, &what, |kernel| depthwise_run(case, kernel, budget, par));
         }
     }
 }
@@ -558,10 +558,10 @@ fn depthwise_wide_rows_tile_columns() {
     assert!(tiles > 1, "{bands} bands, {tiles} tiles");
     let case = Case::new(s, true, 111);
     let want = depthwise_reference(&case);
-    for kernel in depthwise::supported_kernels() {
-        for par in [false, true] {
-            assert_same_bits(&depthwise_run(&case, kernel, depthwise::BUDGET, par), &want, kernel.name);
-        }
+    for par in [false, true] {
+        check_variants(&want, &depthwise::supported_variants(), same, &format!("par {par}"), |kernel| {
+            depthwise_run(&case, kernel, depthwise::BUDGET, par)
+        });
     }
 }
 
@@ -597,20 +597,22 @@ fn depthwise_non_finite_weights() {
 
 #[test]
 fn depthwise_band_kernels_match_scalar() {
-    let kernels = depthwise::supported_kernels();
-    let scalar = *kernels.last().unwrap();
+    let kernels = depthwise::supported_variants();
+    let scalar = kernels.last().unwrap().1;
     let mut rng = StdRng::seed_from_u64(115);
     let src: Vec<f32> = (0..1024).map(|_| rng.gen_range(-1.0f32..1.0) * 2f32.powi(rng.gen_range(-8..8))).collect();
-    for len in [0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 35, 63, 64, 65, 127, 131, 300] {
+    // The awkward lengths that fit the source, and the band's own: NEON's
+    // 4-lane tails and whole and partial blocks of `PAD` (16) lanes.
+    let lens = LENGTHS.into_iter().filter(|&n| n <= 300).chain([3, 4, 5, 32, 35, 63, 64, 65, 127, 131, 300]);
+    for len in lens {
         for n_taps in [0, 1, 2, 9, 25] {
             let taps: Vec<(usize, f32)> =
                 (0..n_taps).map(|_| (rng.gen_range(0..400), rng.gen_range(-1.0..1.0))).collect();
             for bias in [None, Some(0.375f32)] {
                 let want = depthwise::band_for_test(scalar, &src, &taps, len, bias);
-                for &k in &kernels {
-                    let got = depthwise::band_for_test(k, &src, &taps, len, bias);
-                    assert_same_bits(&got, &want, &format!("{} len {len} taps {n_taps}", k.name));
-                }
+                check_variants(&want, &kernels, same, &format!("len {len} taps {n_taps}"), |k| {
+                    depthwise::band_for_test(k, &src, &taps, len, bias)
+                });
             }
         }
     }
@@ -619,25 +621,26 @@ fn depthwise_band_kernels_match_scalar() {
 #[test]
 fn depthwise_short_copies_stay_in_range() {
     let src: Vec<f32> = (0..200).map(|i| i as f32 + 0.5).collect();
-    for kernel in depthwise::supported_kernels() {
-        for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 35, 47, 64, 100] {
-            let guard = [f32::NAN; 20];
-            let with = |f: &dyn Fn(usize) -> f32| {
-                guard.iter().copied().chain((0..n).map(f)).chain(guard.iter().copied()).collect::<Vec<_>>()
-            };
-            let want = [
-                with(&|i| src[i]),
-                with(&|_| 0.0),
-                with(&|i| src[2 * i]),
-                with(&|i| src[2 * i + 1]),
-                with(&|i| src[2 * i]),
-            ];
-            let got = depthwise::prims_for_test(kernel, &src, n);
-            for (what, (g, w)) in
-                ["copy", "zero", "split2 even", "split2 odd", "gather2"].iter().zip(got.iter().zip(&want))
-            {
-                assert_same_bits(g, w, &format!("{} {what} n {n}", kernel.name));
-            }
+    // The awkward lengths that fit the source, and the copies' own short
+    // and 4-lane tails.
+    let lens: Vec<usize> = LENGTHS.into_iter().filter(|&n| n <= 100).chain([2, 3, 4, 5, 32, 35, 47, 64, 100]).collect();
+    let kernels = depthwise::supported_variants();
+    for &n in &lens {
+        let guard = [f32::NAN; 20];
+        let with = |f: &dyn Fn(usize) -> f32| {
+            guard.iter().copied().chain((0..n).map(f)).chain(guard.iter().copied()).collect::<Vec<_>>()
+        };
+        let want = [
+            with(&|i| src[i]),
+            with(&|_| 0.0),
+            with(&|i| src[2 * i]),
+            with(&|i| src[2 * i + 1]),
+            with(&|i| src[2 * i]),
+        ];
+        for (at, what) in ["copy", "zero", "split2 even", "split2 odd", "gather2"].into_iter().enumerate() {
+            check_variants(&want[at], &kernels, same, &format!("{what} n {n}"), |k| {
+                depthwise::prims_for_test(k, &src, n)[at].clone()
+            });
         }
     }
 }

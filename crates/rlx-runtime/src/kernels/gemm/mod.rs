@@ -35,8 +35,6 @@ pub(crate) use tiled::{
 /// The vector kernels of one instruction set.
 #[derive(Clone, Copy)]
 struct Isa {
-    #[cfg_attr(not(test), allow(dead_code))]
-    name: &'static str,
     bias_add_row: unsafe fn(*const f32, *const f32, *mut f32, usize),
     axpy: unsafe fn(*mut f32, f32, *const f32, usize),
     f16_to_f32: unsafe fn(*const u16, *mut f32, usize),
@@ -44,7 +42,6 @@ struct Isa {
 }
 
 const SCALAR: Isa = Isa {
-    name: "scalar",
     bias_add_row: scalar::bias_add_row_f32,
     axpy: scalar::axpy_f32,
     f16_to_f32: scalar::f16_to_f32,
@@ -53,7 +50,6 @@ const SCALAR: Isa = Isa {
 
 #[cfg(target_arch = "x86_64")]
 const AVX2: Isa = Isa {
-    name: "avx2",
     bias_add_row: avx2::avx2_bias_add_row_f32,
     axpy: avx2::avx2_axpy_f32,
     f16_to_f32: avx2::avx2_f16_to_f32,
@@ -62,7 +58,6 @@ const AVX2: Isa = Isa {
 
 #[cfg(target_arch = "aarch64")]
 const NEON: Isa = Isa {
-    name: "neon",
     bias_add_row: neon::neon_bias_add_row_f32,
     axpy: neon::neon_axpy_f32,
     f16_to_f32: neon::neon_f16_to_f32,
@@ -78,13 +73,6 @@ variants! {
         "neon" if cpu::neon() => NEON,
         "scalar" => SCALAR,
     ];
-}
-
-/// The ISA variants this CPU can run, best first; the scalar reference is
-/// always last.
-#[cfg(test)]
-fn supported_isas() -> Vec<Isa> {
-    ISAS.supported().into_iter().map(|(_, isa)| isa).collect()
 }
 
 /// The best variant, detected once per process.

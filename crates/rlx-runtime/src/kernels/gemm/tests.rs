@@ -15,7 +15,7 @@ use rlx_core::ActKind;
 
 use super::*;
 
-use crate::kernels::test_support::LENGTHS;
+use crate::kernels::test_support::{check_variants, identical, LENGTHS};
 
 const U: f64 = 1.0 / (1u64 << 24) as f64;
 
@@ -79,10 +79,8 @@ fn conversion_bits(convert: Convert) -> Vec<f32> {
 fn conversions_of_every_isa_match_scalar_bit_for_bit() {
     let f16_ref = conversion_bits(SCALAR.f16_to_f32);
     let bf16_ref = conversion_bits(SCALAR.bf16_to_f32);
-    for isa in supported_isas() {
-        assert!(same_bits(&conversion_bits(isa.f16_to_f32), &f16_ref), "{} f16", isa.name);
-        assert!(same_bits(&conversion_bits(isa.bf16_to_f32), &bf16_ref), "{} bf16", isa.name);
-    }
+    check_variants(&f16_ref, &ISAS.supported(), identical, "f16", |isa| conversion_bits(isa.f16_to_f32));
+    check_variants(&bf16_ref, &ISAS.supported(), identical, "bf16", |isa| conversion_bits(isa.bf16_to_f32));
 }
 
 // ---- vector kernels -------------------------------------------------
@@ -98,39 +96,40 @@ fn awkward(rng: &mut StdRng, len: usize) -> Vec<f32> {
 #[test]
 fn bias_add_rows_of_every_isa_match_naive() {
     let mut rng = StdRng::seed_from_u64(1);
-    for isa in supported_isas() {
-        for len in LENGTHS {
-            let src = awkward(&mut rng, len);
-            let bias = awkward(&mut rng, len);
-            let want: Vec<f32> = src.iter().zip(&bias).map(|(s, b)| s + b).collect();
+    for len in LENGTHS {
+        let src = awkward(&mut rng, len);
+        let bias = awkward(&mut rng, len);
+        let want: Vec<f32> = src.iter().zip(&bias).map(|(s, b)| s + b).collect();
+        check_variants(&want, &ISAS.supported(), identical, &format!("len {len}"), |isa| {
             let mut dst = vec![0.0; len];
             // SAFETY: equal lengths, no overlap.
             unsafe { (isa.bias_add_row)(src.as_ptr(), bias.as_ptr(), dst.as_mut_ptr(), len) };
-            assert!(same_bits(&dst, &want), "{} len {len}", isa.name);
-            // In place: dst == src.
+            dst
+        });
+        check_variants(&want, &ISAS.supported(), identical, &format!("in place, len {len}"), |isa| {
             let mut inplace = src.clone();
             let p = inplace.as_mut_ptr();
-            // SAFETY: exact alias is allowed.
+            // SAFETY: equal lengths; the exact alias `dst == src` is allowed.
             unsafe { (isa.bias_add_row)(p, bias.as_ptr(), p, len) };
-            assert!(same_bits(&inplace, &want), "{} in place len {len}", isa.name);
-        }
+            inplace
+        });
     }
 }
 
 #[test]
 fn axpy_of_every_isa_matches_scalar() {
     let mut rng = StdRng::seed_from_u64(2);
-    for isa in supported_isas() {
-        for len in LENGTHS {
-            let x = awkward(&mut rng, len);
-            let y0 = awkward(&mut rng, len);
-            let a = rng.gen_range(-3.0f32..3.0);
-            let want: Vec<f32> = x.iter().zip(&y0).map(|(x, y)| a.mul_add(*x, *y)).collect();
+    for len in LENGTHS {
+        let x = awkward(&mut rng, len);
+        let y0 = awkward(&mut rng, len);
+        let a = rng.gen_range(-3.0f32..3.0);
+        let want: Vec<f32> = x.iter().zip(&y0).map(|(x, y)| a.mul_add(*x, *y)).collect();
+        check_variants(&want, &ISAS.supported(), identical, &format!("len {len}"), |isa| {
             let mut y = y0.clone();
             // SAFETY: equal lengths, no overlap.
             unsafe { (isa.axpy)(y.as_mut_ptr(), a, x.as_ptr(), len) };
-            assert!(same_bits(&y, &want), "{} len {len}", isa.name);
-        }
+            y
+        });
     }
 }
 

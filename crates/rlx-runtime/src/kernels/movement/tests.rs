@@ -8,7 +8,7 @@ use rlx_core::PadMode;
 
 use super::*;
 
-use crate::kernels::test_support::LENGTHS;
+use crate::kernels::test_support::{check_variants, LENGTHS};
 
 fn rng(seed: u64) -> rand::rngs::StdRng {
     rand::rngs::StdRng::seed_from_u64(seed)
@@ -152,30 +152,37 @@ proptest! {
 }
 
 #[test]
-fn plane_transpose_avx2_matches_scalar() {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        let sizes = [0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 65];
-        for &rows in &sizes {
-            for &cols in &sizes {
-                // Leading dims wider than the plane, as in a strided view.
-                let (src_ld, dst_ld) = (rows + 3, cols + 5);
-                let n_src = cols * src_ld + rows;
-                let src: Vec<u32> = (0..n_src as u32).map(|v| v.wrapping_mul(2_654_435_761)).collect();
-                let mut want = vec![0u32; rows * dst_ld + cols];
-                let mut got = want.clone();
-                // SAFETY: buffers hold every index the formula touches.
-                unsafe {
-                    scalar::transpose_plane(src.as_ptr(), want.as_mut_ptr(), rows, cols, src_ld, dst_ld);
-                    avx2::avx2_transpose_plane_u32(src.as_ptr(), got.as_mut_ptr(), rows, cols, src_ld, dst_ld);
-                }
-                assert_eq!(got, want, "rows {rows} cols {cols}");
-                for i in 0..rows {
-                    for j in 0..cols {
-                        assert_eq!(want[i * dst_ld + j], src[j * src_ld + i]);
-                    }
+fn every_plane_transpose_matches_scalar() {
+    let variants = PLANES_U32.supported();
+    // The awkward lengths but the longest (a 4097-square plane is 64 MiB),
+    // and eight 8x8 blocks and one.
+    let sizes: Vec<usize> = LENGTHS.into_iter().filter(|&n| n <= 1023).chain([65]).collect();
+    for &rows in &sizes {
+        for &cols in &sizes {
+            // Leading dims wider than the plane, as in a strided view.
+            let (src_ld, dst_ld) = (rows + 3, cols + 5);
+            let n_src = cols * src_ld + rows;
+            let src: Vec<u32> = (0..n_src as u32).map(|v| v.wrapping_mul(2_654_435_761)).collect();
+            let mut want = vec![0u32; rows * dst_ld + cols];
+            // SAFETY: buffers hold every index the formula touches.
+            unsafe { scalar::transpose_plane(src.as_ptr(), want.as_mut_ptr(), rows, cols, src_ld, dst_ld) };
+            for i in 0..rows {
+                for j in 0..cols {
+                    assert_eq!(want[i * dst_ld + j], src[j * src_ld + i]);
                 }
             }
+            check_variants(
+                &want,
+                &variants,
+                |g, w| g == w,
+                &format!("rows {rows} cols {cols}"),
+                |plane| {
+                    let mut got = vec![0u32; want.len()];
+                    // SAFETY: as above.
+                    unsafe { plane(src.as_ptr(), got.as_mut_ptr(), rows, cols, src_ld, dst_ld) };
+                    got
+                },
+            );
         }
     }
 }

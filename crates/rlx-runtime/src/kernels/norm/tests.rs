@@ -6,50 +6,49 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 
-use crate::kernels::test_support::{bits_checksum, same as same_bits, LENGTHS};
+use crate::kernels::test_support::{bits_checksum, check_variants, same, LENGTHS};
 
 fn random(n: usize, lo: f32, hi: f32, seed: u64) -> Vec<f32> {
     let mut r = rand::rngs::StdRng::seed_from_u64(seed);
     (0..n).map(|_| r.gen_range(lo..hi)).collect()
 }
 
-/// The SIMD primitive tables this host can run, besides scalar.
-fn simd_ops() -> Vec<(&'static str, RowOps)> {
-    ROW_OPS.supported().into_iter().filter(|&(name, _)| name != "scalar").collect()
-}
-
+/// Every primitive table against the scalar one, bit for bit, over the
+/// awkward lengths: both sums, the residual add and the normalisation,
+/// with and without their optional operands.
 #[test]
-fn simd_primitives_match_scalar_bit_for_bit() {
-    for (name, ops) in simd_ops() {
-        for &n in &LENGTHS {
-            // Offset data makes rounding in every partial sum visible.
-            let x = random(n, -3.0, 5.0, n as u64);
-            let r = random(n, -1.0, 1.0, n as u64 + 1);
-            let bias = random(n, -0.5, 0.5, n as u64 + 2);
-            let g = random(n, 0.5, 1.5, n as u64 + 3);
-            // SAFETY: every buffer holds `n` f32.
-            unsafe {
-                let (s0, s1) = ((SCALAR.sum)(x.as_ptr(), n), (ops.sum)(x.as_ptr(), n));
-                assert!(same_bits(s0, s1), "{name} sum n={n}: {s0} vs {s1}");
-                let (v0, v1) = ((SCALAR.sum_sq_dev)(x.as_ptr(), n, 0.7), (ops.sum_sq_dev)(x.as_ptr(), n, 0.7));
-                assert!(same_bits(v0, v1), "{name} sum_sq_dev n={n}: {v0} vs {v1}");
-                for with_bias in [false, true] {
-                    let b = with_bias.then_some(bias.as_ptr());
-                    let (mut o0, mut o1) = (vec![0.0; n], vec![0.0; n]);
-                    (SCALAR.add)(x.as_ptr(), r.as_ptr(), b, o0.as_mut_ptr(), n);
-                    (ops.add)(x.as_ptr(), r.as_ptr(), b, o1.as_mut_ptr(), n);
-                    assert!(o0.iter().zip(&o1).all(|(a, b)| same_bits(*a, *b)), "{name} add n={n}");
-                    (SCALAR.normalize)(x.as_ptr(), 0.3, 1.7, g.as_ptr(), b, o0.as_mut_ptr(), n);
-                    (ops.normalize)(x.as_ptr(), 0.3, 1.7, g.as_ptr(), b, o1.as_mut_ptr(), n);
-                    assert!(o0.iter().zip(&o1).all(|(a, b)| same_bits(*a, *b)), "{name} normalize n={n}");
-                }
-            }
+fn every_variant_matches_scalar_bit_for_bit() {
+    let variants = ROW_OPS.supported();
+    for &n in &LENGTHS {
+        // Offset data makes rounding in every partial sum visible.
+        let x = random(n, -3.0, 5.0, n as u64);
+        let r = random(n, -1.0, 1.0, n as u64 + 1);
+        let bias = random(n, -0.5, 0.5, n as u64 + 2);
+        let g = random(n, 0.5, 1.5, n as u64 + 3);
+        // SAFETY: `x` holds `n` f32.
+        let sums = |ops: RowOps| unsafe { vec![(ops.sum)(x.as_ptr(), n), (ops.sum_sq_dev)(x.as_ptr(), n, 0.7)] };
+        check_variants(&sums(SCALAR), &variants, same, &format!("sums n={n}"), sums);
+        for b in [None, Some(bias.as_ptr())] {
+            let add = |ops: RowOps| {
+                let mut out = vec![0.0; n];
+                // SAFETY: every buffer holds `n` f32.
+                unsafe { (ops.add)(x.as_ptr(), r.as_ptr(), b, out.as_mut_ptr(), n) };
+                out
+            };
+            check_variants(&add(SCALAR), &variants, same, &format!("add n={n}"), add);
+            let normalize = |ops: RowOps| {
+                let mut out = vec![0.0; n];
+                // SAFETY: every buffer holds `n` f32.
+                unsafe { (ops.normalize)(x.as_ptr(), 0.3, 1.7, g.as_ptr(), b, out.as_mut_ptr(), n) };
+                out
+            };
+            check_variants(&normalize(SCALAR), &variants, same, &format!("normalize n={n}"), normalize);
         }
     }
 }
 
 /// What a call computes, in f64, from the written formulas.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Debug)]
 enum Kind {
     Layer,
     Rms,
@@ -170,32 +169,31 @@ fn norms_match_the_f64_reference() {
     }
 }
 
+/// Whole rows of every kind through every primitive table, against the
+/// scalar table, bit for bit.
 #[test]
-fn scalar_rows_match_the_selected_simd_rows() {
+fn every_variant_normalises_rows_as_scalar_does() {
+    let variants = ROW_OPS.supported();
     for &h in &LENGTHS {
         let case = Case::new(4, h, h as u64 + 77);
-        for (name, simd) in simd_ops() {
-            for kind in KINDS {
-                let stats =
-                    if matches!(kind, Kind::Layer | Kind::FusedLayer) { Stats::MeanVar } else { Stats::MeanSquare };
-                let fused = matches!(kind, Kind::FusedLayer | Kind::FusedRms);
-                let mut outs = Vec::new();
-                for ops in [SCALAR, simd] {
-                    let mut out = vec![0.0f32; 4 * h];
-                    let a = NormArgs {
-                        x: case.x.as_ptr(),
-                        res: fused.then_some(case.res.as_ptr()),
-                        bias: fused.then_some(case.bias.as_ptr()),
-                        g: case.g.as_ptr(),
-                        b: Some(case.b.as_ptr()),
-                        out: out.as_mut_ptr(),
-                    };
-                    // SAFETY: buffers sized for 4 rows of `h`.
-                    unsafe { norm_rows(&ops, a, stats, 4, h, 1e-5, false) };
-                    outs.push(out);
-                }
-                assert!(outs[0].iter().zip(&outs[1]).all(|(a, b)| same_bits(*a, *b)), "{name} h={h}");
-            }
+        for kind in KINDS {
+            let stats = if matches!(kind, Kind::Layer | Kind::FusedLayer) { Stats::MeanVar } else { Stats::MeanSquare };
+            let fused = matches!(kind, Kind::FusedLayer | Kind::FusedRms);
+            let rows = |ops: RowOps| {
+                let mut out = vec![0.0f32; 4 * h];
+                let a = NormArgs {
+                    x: case.x.as_ptr(),
+                    res: fused.then_some(case.res.as_ptr()),
+                    bias: fused.then_some(case.bias.as_ptr()),
+                    g: case.g.as_ptr(),
+                    b: Some(case.b.as_ptr()),
+                    out: out.as_mut_ptr(),
+                };
+                // SAFETY: buffers sized for 4 rows of `h`.
+                unsafe { norm_rows(&ops, a, stats, 4, h, 1e-5, false) };
+                out
+            };
+            check_variants(&rows(SCALAR), &variants, same, &format!("{kind:?} h={h}"), rows);
         }
     }
 }

@@ -4,7 +4,7 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 
-use crate::kernels::test_support::LENGTHS;
+use crate::kernels::test_support::{check_variants, identical, LENGTHS};
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
 fn row_variants() -> Vec<(&'static str, RowFn)> {
@@ -160,9 +160,8 @@ fn column_variants_are_bit_identical_and_match_exact() {
                 x[last] = f32::INFINITY;
             }
             let reference = columns(scalar::scalar_reduce_columns, op, &x, outer, n, inner);
-            for (name, k) in column_variants() {
-                assert_eq!(bits(&columns(k, op, &x, outer, n, inner)), bits(&reference), "{name} {op:?}");
-            }
+            let what = format!("{op:?} ({outer},{n},{inner})");
+            check_variants(&reference, &column_variants(), identical, &what, |k| columns(k, op, &x, outer, n, inner));
             for o in 0..outer {
                 for i in 0..inner {
                     let col: Vec<f32> = (0..n).map(|a| x[(o * n + a) * inner + i]).collect();

@@ -6,6 +6,7 @@
 use rand::{Rng, SeedableRng};
 
 use super::*;
+use crate::kernels::test_support::{check_variants, identical, LENGTHS};
 
 fn random(n: usize, seed: u64) -> Vec<f32> {
     let mut r = rand::rngs::StdRng::seed_from_u64(seed);
@@ -42,19 +43,20 @@ fn variants() -> Vec<(&'static str, RopeOps)> {
 fn every_variant_matches_the_naive_rotation() {
     // Head dims whose halves (or pair counts) hit every SIMD tail: the
     // awkward lengths as `head_dim / 2`, plus odd head dims.
-    let halves = [0usize, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023];
-    for (name, ops) in variants() {
-        for &half in &halves {
-            for hd in [2 * half, 2 * half + 1] {
-                if hd == 0 {
-                    continue;
-                }
-                let dims = [2, 3, 2, hd];
-                let x = random(dims.iter().product(), hd as u64);
-                let cos = random(3 * half, hd as u64 + 1);
-                let sin = random(3 * half, hd as u64 + 2);
-                for interleaved in [false, true] {
-                    let want = naive(&x, &cos, &sin, dims, interleaved);
+    let variants = variants();
+    for &half in &LENGTHS {
+        for hd in [2 * half, 2 * half + 1] {
+            if hd == 0 {
+                continue;
+            }
+            let dims = [2, 3, 2, hd];
+            let x = random(dims.iter().product(), hd as u64);
+            let cos = random(3 * half, hd as u64 + 1);
+            let sin = random(3 * half, hd as u64 + 2);
+            for interleaved in [false, true] {
+                let want = naive(&x, &cos, &sin, dims, interleaved);
+                let what = format!("head_dim {hd} interleaved {interleaved}");
+                check_variants(&want, &variants, identical, &what, |ops| {
                     let mut got = vec![f32::NAN; x.len()];
                     // SAFETY: buffers sized by the dims.
                     unsafe {
@@ -72,8 +74,8 @@ fn every_variant_matches_the_naive_rotation() {
                             false,
                         )
                     };
-                    assert_eq!(got, want, "{name} head_dim {hd} interleaved {interleaved}");
-                }
+                    got
+                });
             }
         }
     }

@@ -4,7 +4,7 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 
-use crate::kernels::test_support::{bits_checksum, pinning_inputs, LENGTHS};
+use crate::kernels::test_support::{bits_checksum, check_variants, pinning_inputs, same, LENGTHS};
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
 /// Every row kernel this CPU can run, the reference last.
@@ -53,11 +53,10 @@ fn run(kernel: RowFn, x: &[f32]) -> Vec<f32> {
 /// three 16-lane blocks past a tail, and on rows with the edge cases
 /// (`-inf` entries, NaN, `+inf`, signed zeros, values past `exp`'s range).
 #[test]
-#[cfg(target_arch = "x86_64")]
 fn avx512_gives_the_avx2_bits() {
-    if !(is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
-        return;
-    }
+    let variants = variants();
+    let Some(&(_, avx2)) = variants.iter().find(|(name, _)| *name == "avx2") else { return };
+    let wide: Vec<(&'static str, RowFn)> = variants.iter().copied().filter(|(name, _)| *name == "avx512").collect();
     let mut rng = StdRng::seed_from_u64(12);
     let specials = [f32::NEG_INFINITY, -0.0, 0.0, f32::NAN, f32::INFINITY, -100.0, 100.0, 88.0, -88.0];
     for n in 0..=70 {
@@ -73,13 +72,7 @@ fn avx512_gives_the_avx2_bits() {
         }
         rows.push(vec![f32::NEG_INFINITY; n]);
         for x in rows {
-            let (wide, narrow) = (run(avx512::avx512_softmax_row_f32, &x), run(avx2::avx2_softmax_row_f32, &x));
-            for (i, (w, v)) in wide.iter().zip(&narrow).enumerate() {
-                assert!(
-                    w.to_bits() == v.to_bits() || (w.is_nan() && v.is_nan()),
-                    "n={n} i={i}: {w:e} vs {v:e} on {x:?}"
-                );
-            }
+            check_variants(&run(avx2, &x), &wide, same, &format!("n={n} on {x:?}"), |kernel| run(kernel, &x));
         }
     }
 }
@@ -178,14 +171,16 @@ fn negative_inf_entries_among_nan_still_poison() {
     }
 }
 
-/// The vector `exp` of this CPU applied to 8 values, if it has one.
+/// The vector `exp` of this CPU applied to 8 values, if it has one (the
+/// AVX2 variant's, which the AVX-512 one shares, or NEON's).
 fn vector_exp() -> Option<fn([f32; 8]) -> [f32; 8]> {
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+    if variants().iter().any(|(name, _)| *name == "avx2") {
         return Some(|x| {
             use std::arch::x86_64::*;
             let mut out = [0.0f32; 8];
-            // SAFETY: AVX2/FMA detected above; both arrays hold 8.
+            // SAFETY: this CPU runs the AVX2 variant, so it has AVX2 and
+            // FMA; both arrays hold 8.
             unsafe { _mm256_storeu_ps(out.as_mut_ptr(), avx2::exp256(_mm256_loadu_ps(x.as_ptr()))) };
             out
         });

@@ -200,18 +200,25 @@ variants! {
     ];
 }
 
-/// The microkernels this CPU can run, best first; scalar is always last.
+/// The microkernels this CPU can run, best first, scalar last, as
+/// `(name, kernel)`.
 #[cfg(test)]
-pub(crate) fn supported_kernels() -> Vec<Kernel> {
+pub(crate) fn supported_variants() -> Vec<(&'static str, Kernel)> {
     // Without VL both AVX-512 entries are usable; the tests run the one
     // the kernels would.
-    let mut out: Vec<Kernel> = Vec::new();
+    let mut out: Vec<(&'static str, Kernel)> = Vec::new();
     for (name, k) in KERNELS.supported() {
-        if !out.iter().any(|o| o.name == name) {
-            out.push(k);
+        if !out.iter().any(|(o, _)| *o == name) {
+            out.push((name, k));
         }
     }
     out
+}
+
+/// The microkernels of [`supported_variants`].
+#[cfg(test)]
+pub(crate) fn supported_kernels() -> Vec<Kernel> {
+    supported_variants().into_iter().map(|(_, k)| k).collect()
 }
 
 /// The best microkernel, detected once per process.

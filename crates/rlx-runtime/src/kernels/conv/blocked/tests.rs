@@ -15,6 +15,7 @@ use rlx_core::blocked::{
 use super::*;
 use crate::kernels::conv::test_util::{bits, from_blocked, to_blocked};
 use crate::kernels::conv::{conv2d_f32, conv2d_path, conv2d_scratch_bytes, ConvPath};
+use crate::kernels::test_support::{check_variants, identical};
 
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
@@ -226,13 +227,12 @@ impl Case {
         };
         let nchw = self.run_nchw(path);
         assert_eq!(bits(&from_blocked(&reference, s.n, s.c_out, hw)), bits(&nchw), "{what}: scalar vs NCHW {path:?}");
-        for kernel in supported_kernels() {
-            for par in [false, true] {
-                let got = self.run_blocked(&kernel, par, 0.0);
-                assert_eq!(bits(&got), bits(&reference), "{what}: {} par {par} vs scalar", kernel.name);
-                let got = self.run_input(&kernel, Input::Nchw, par, 0.0);
-                assert_eq!(bits(&got), bits(&reference), "{what}: {} par {par} NCHW input vs scalar", kernel.name);
-            }
+        let kernels = supported_variants();
+        for par in [false, true] {
+            let blocked = |k: Kernel| self.run_blocked(&k, par, 0.0);
+            check_variants(&reference, &kernels, identical, &format!("{what}: par {par} vs scalar"), blocked);
+            let nchw = |k: Kernel| self.run_input(&k, Input::Nchw, par, 0.0);
+            check_variants(&reference, &kernels, identical, &format!("{what}: par {par} NCHW input vs scalar"), nchw);
         }
         self.check_half(what);
         if matches!(self.act, ActKind::Identity) && self.residual.is_none() {
@@ -428,11 +428,10 @@ fn padded_input_lanes_are_never_read() {
     {
         let case = Case::new(s, true, ActKind::Identity, 200 + i as u64);
         let clean = case.run_blocked(&SCALAR, false, 0.0);
-        for kernel in supported_kernels() {
-            for par in [false, true] {
-                let got = case.run_blocked(&kernel, par, f32::NAN);
-                assert_eq!(bits(&got), bits(&clean), "{} par {par} case {i}", kernel.name);
-            }
+        for par in [false, true] {
+            check_variants(&clean, &supported_variants(), identical, &format!("par {par} case {i}"), |k| {
+                case.run_blocked(&k, par, f32::NAN)
+            });
         }
     }
 }

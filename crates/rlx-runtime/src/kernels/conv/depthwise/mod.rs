@@ -164,17 +164,14 @@ struct Prims {
 /// One variant.
 #[derive(Clone, Copy)]
 pub(super) struct Kernel {
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(super) name: &'static str,
     units: UnitsFn,
     #[cfg(test)]
     prims: Prims,
 }
 
 macro_rules! kernel {
-    ($name:literal, $isa:ty, $units:path) => {
+    ($isa:ty, $units:path) => {
         Kernel {
-            name: $name,
             units: $units,
             #[cfg(test)]
             prims: Prims {
@@ -188,17 +185,17 @@ macro_rules! kernel {
     };
 }
 
-const SCALAR: Kernel = kernel!("scalar", scalar::Scalar, scalar::scalar_depthwise_units);
+const SCALAR: Kernel = kernel!(scalar::Scalar, scalar::scalar_depthwise_units);
 
 variants! {
     /// The variants, best first.
     static KERNELS: Kernel = [
         #[cfg(target_arch = "x86_64")]
-        "avx512" if cpu::avx512f() => kernel!("avx512", x86::Avx512, x86::avx512_depthwise_units),
+        "avx512" if cpu::avx512f() => kernel!(x86::Avx512, x86::avx512_depthwise_units),
         #[cfg(target_arch = "x86_64")]
-        "avx2" if cpu::avx2_fma() => kernel!("avx2", x86::Avx2, x86::avx2_depthwise_units),
+        "avx2" if cpu::avx2_fma() => kernel!(x86::Avx2, x86::avx2_depthwise_units),
         #[cfg(target_arch = "aarch64")]
-        "neon" if cpu::neon() => kernel!("neon", neon::Neon, neon::neon_depthwise_units),
+        "neon" if cpu::neon() => kernel!(neon::Neon, neon::neon_depthwise_units),
         "scalar" => SCALAR,
     ];
 }
@@ -213,6 +210,12 @@ fn kernel() -> Kernel {
 #[cfg(test)]
 pub(super) fn supported_kernels() -> Vec<Kernel> {
     KERNELS.supported().into_iter().map(|(_, k)| k).collect()
+}
+
+/// [`supported_kernels`] with their names.
+#[cfg(test)]
+pub(super) fn supported_variants() -> Vec<(&'static str, Kernel)> {
+    KERNELS.supported()
 }
 
 /// `(bands, tiles)` of `s` within `budget`, `None` for the per-tap path.

@@ -149,29 +149,26 @@ type TasksFn = unsafe fn(job: &Job<'_>, start: usize, len: usize);
 /// One variant.
 #[derive(Clone, Copy)]
 pub(super) struct Kernel {
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(super) name: &'static str,
     tasks: TasksFn,
     /// Its tasks on [`microkernel_slide`], for the shapes that takes
     /// ([`sliding`]), reading the unpadded input.
     slide: Option<TasksFn>,
 }
 
-const SCALAR: Kernel = Kernel { name: "scalar", tasks: scalar::scalar_tasks, slide: None };
+const SCALAR: Kernel = Kernel { tasks: scalar::scalar_tasks, slide: None };
 
 variants! {
     /// The variants, best first.
     static KERNELS: Kernel = [
         #[cfg(target_arch = "x86_64")]
         "avx512" if cpu::avx512f() => Kernel {
-            name: "avx512",
             tasks: x86::avx512_tasks::<false>,
             slide: Some(x86::avx512_tasks::<true>),
         },
         #[cfg(target_arch = "x86_64")]
-        "avx2" if cpu::avx2_fma() => Kernel { name: "avx2", tasks: x86::avx2_tasks, slide: None },
+        "avx2" if cpu::avx2_fma() => Kernel { tasks: x86::avx2_tasks, slide: None },
         #[cfg(target_arch = "aarch64")]
-        "neon" if cpu::neon() => Kernel { name: "neon", tasks: neon::neon_tasks, slide: None },
+        "neon" if cpu::neon() => Kernel { tasks: neon::neon_tasks, slide: None },
         "scalar" => SCALAR,
     ];
 }

@@ -9,6 +9,7 @@ use rlx_core::blocked::{channel_blocks, conv_blocked_scratch_bytes, pack_depthwi
 use super::super::{conv2d_f32, ConvPath};
 use super::*;
 use crate::kernels::conv::test_util::{from_blocked, to_blocked};
+use crate::kernels::test_support::{check_variants, same};
 
 /// A depthwise shape from input size, kernel, stride, leading and trailing
 /// padding and dilation; `None` when the output would be empty by underflow.
@@ -112,20 +113,10 @@ impl Case {
     }
 }
 
-fn assert_same_bits(got: &[f32], want: &[f32], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()), "{what}: element {i}: {g} != {w}");
-    }
-}
-
 fn check(case: &Case, what: &str) {
     let want = case.reference();
-    for k in supported_kernels() {
-        for par in [false, true] {
-            let got = case.blocked(k, par);
-            assert_same_bits(&got, &want, &format!("{what} {} par {par}", k.name));
-        }
+    for par in [false, true] {
+        check_variants(&want, &KERNELS.supported(), same, &format!("{what} par {par}"), |k| case.blocked(k, par));
     }
 }
 

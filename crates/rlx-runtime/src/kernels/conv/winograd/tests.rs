@@ -41,6 +41,7 @@ use rlx_core::winograd::{transform_winograd_filter, winograd_applies, winograd_f
 use super::*;
 use crate::kernels::conv::conv2d_blocked_f32;
 use crate::kernels::conv::test_util::{bits, from_blocked, to_blocked};
+use crate::kernels::test_support::{check_variants, identical};
 
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
@@ -231,12 +232,10 @@ impl Case {
     fn check(&self, what: &str) {
         let s = &self.s;
         let reference = self.run(&SCALAR, false, 0.0);
-        for kernel in supported_kernels() {
-            for par in [false, true] {
-                for fill in [0.0, f32::NAN] {
-                    let got = self.run(&kernel, par, fill);
-                    assert_eq!(bits(&got), bits(&reference), "{what}: {} par {par} fill {fill} vs scalar", kernel.name);
-                }
+        for par in [false, true] {
+            for fill in [0.0, f32::NAN] {
+                let what = format!("{what}: par {par} fill {fill} vs scalar");
+                check_variants(&reference, &KERNELS.supported(), identical, &what, |k| self.run(&k, par, fill));
             }
         }
         let plain = self.run_with(&SCALAR, false, 0.0, false);

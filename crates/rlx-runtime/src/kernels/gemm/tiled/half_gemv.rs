@@ -289,61 +289,62 @@ unsafe fn avx2<const BF16: bool>(t: &HalfTile, panels: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::test_support::{check_variants, identical};
 
     /// Every kernel this CPU runs, against the ordered FMA chain over the
     /// widened weights, bit for bit: rows, `k` across a pass and zero,
     /// column tails, bias or none, f16 and bf16.
     #[test]
     fn kernels_are_the_ordered_fma_chain_over_widened_weights() {
-        let mut kernels: Vec<(&str, usize, HalfKernel, HalfKernel)> = Vec::new();
-        for ((name, f16), (_, bf16)) in F16_KERNELS.supported().into_iter().zip(BF16_KERNELS.supported()) {
-            if let (Some(f16), Some(bf16)) = (f16, bf16) {
-                kernels.push((name, f16.max_rows, f16.kernel, bf16.kernel));
-            }
-        }
+        // The vector kernels of each type (the list ends in "none").
+        let kernels = |bf16: bool| -> Vec<(&'static str, HalfVariant)> {
+            let list = if bf16 { BF16_KERNELS.supported() } else { F16_KERNELS.supported() };
+            list.into_iter().filter_map(|(name, v)| v.map(|v| (name, v))).collect()
+        };
         let mut seed = 7u32;
         let mut next = move || {
             seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             (seed >> 8) as f32 / (1 << 24) as f32 * 2.0 - 1.0
         };
-        for (name, max_rows, f16_kernel, bf16_kernel) in kernels {
-            for bf16 in [false, true] {
-                let kernel = if bf16 { bf16_kernel } else { f16_kernel };
-                for (m, k, n, with_bias) in
-                    [(1, 300, 33, true), (1, 0, 20, true), (1, 7, 64, false), (2, 513, 100, true)]
-                {
-                    if m > max_rows {
-                        continue;
-                    }
-                    let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
-                    let bias: Vec<f32> = (0..n).map(|_| next()).collect();
-                    let (bits, wide): (Vec<u16>, Vec<f32>) = (0..k * n)
-                        .map(|_| next())
-                        .map(|x| {
-                            if bf16 {
-                                let h = half::bf16::from_f32(x);
-                                (h.to_bits(), h.to_f32())
-                            } else {
-                                let h = half::f16::from_f32(x);
-                                (h.to_bits(), h.to_f32())
-                            }
-                        })
-                        .unzip();
-                    let packed = rlx_core::pack::pack_b(&bits, k, n, false);
-                    let mut want = vec![0.0f32; m * n];
-                    for i in 0..m {
-                        for j in 0..n {
-                            let mut acc = if with_bias { bias[j] } else { 0.0 };
-                            for p in 0..k {
-                                acc = a[i * k + p].mul_add(wide[p * n + j], acc);
-                            }
-                            want[i * n + j] = acc;
+        for bf16 in [false, true] {
+            for (m, k, n, with_bias) in [(1, 300, 33, true), (1, 0, 20, true), (1, 7, 64, false), (2, 513, 100, true)] {
+                let takes_m: Vec<(&'static str, HalfKernel)> = kernels(bf16)
+                    .into_iter()
+                    .filter(|(_, v)| m <= v.max_rows)
+                    .map(|(name, v)| (name, v.kernel))
+                    .collect();
+                let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
+                let bias: Vec<f32> = (0..n).map(|_| next()).collect();
+                let (bits, wide): (Vec<u16>, Vec<f32>) = (0..k * n)
+                    .map(|_| next())
+                    .map(|x| {
+                        if bf16 {
+                            let h = half::bf16::from_f32(x);
+                            (h.to_bits(), h.to_f32())
+                        } else {
+                            let h = half::f16::from_f32(x);
+                            (h.to_bits(), h.to_f32())
                         }
+                    })
+                    .unzip();
+                let packed = rlx_core::pack::pack_b(&bits, k, n, false);
+                let mut want = vec![0.0f32; m * n];
+                for i in 0..m {
+                    for j in 0..n {
+                        let mut acc = if with_bias { bias[j] } else { 0.0 };
+                        for p in 0..k {
+                            acc = a[i * k + p].mul_add(wide[p * n + j], acc);
+                        }
+                        want[i * n + j] = acc;
                     }
-                    let mut got = vec![f32::NAN; m * n];
-                    let bias_ptr = with_bias.then_some(bias.as_ptr());
-                    for par in [false, true] {
-                        // SAFETY: the buffers hold the extents of the product.
+                }
+                let bias_ptr = with_bias.then_some(bias.as_ptr());
+                for par in [false, true] {
+                    let what = format!("bf16={bf16} m={m} k={k} n={n} par={par}");
+                    check_variants(&want, &takes_m, identical, &what, |kernel| {
+                        let mut got = vec![f32::NAN; m * n];
+                        // SAFETY: the buffers hold the extents of the product;
+                        // the kernel runs on this CPU and takes `m` rows.
                         unsafe {
                             gemv(
                                 kernel,
@@ -356,9 +357,8 @@ mod tests {
                                 par,
                             )
                         };
-                        let b = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                        assert_eq!(b(&got), b(&want), "{name} bf16={bf16} m={m} k={k} n={n} par={par}");
-                    }
+                        got
+                    });
                 }
             }
         }

@@ -175,12 +175,6 @@ variants! {
     ];
 }
 
-/// The microkernels this CPU can run, best first; scalar is always last.
-#[cfg(test)]
-pub(crate) fn supported_kernels() -> Vec<Kernel> {
-    KERNELS.supported().into_iter().map(|(_, k)| k).collect()
-}
-
 /// The best microkernel, detected once per process.
 #[inline]
 fn kernel() -> &'static Kernel {

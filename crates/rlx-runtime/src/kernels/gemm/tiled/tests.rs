@@ -7,6 +7,7 @@ use rlx_core::pack::{pack_b, packed_len};
 use rlx_core::ActKind;
 
 use super::*;
+use crate::kernels::test_support::{check_variants, identical};
 
 /// Deterministic values with varied exponents, so rounding order shows.
 fn values(len: usize, seed: u32) -> Vec<f32> {
@@ -111,26 +112,27 @@ const CASES: &[(BiasKind, ActKind)] = &[
 
 #[test]
 fn packed_b_matches_the_reference_bit_for_bit() {
-    for kernel in supported_kernels() {
-        for &(m, k, n) in SHAPES {
-            for &(kind, act) in CASES {
-                let (a, b, bias) = (values(m * k, 1), values(k * n, 2), values(m.max(n), 3));
-                let packed = pack_b(&b, k, n, false);
-                assert_eq!(packed.len(), packed_len(k, n).unwrap());
-                let want = reference(&a, &b, &bias, kind, (m, k, n), act);
-                let bias_of = match kind {
-                    BiasKind::None => Bias::None,
-                    BiasKind::Cols => Bias::Cols(bias.as_ptr()),
-                    BiasKind::Rows => Bias::Rows(bias.as_ptr()),
-                };
-                for par in [false, true] {
+    let kernels = KERNELS.supported();
+    for &(m, k, n) in SHAPES {
+        for &(kind, act) in CASES {
+            let (a, b, bias) = (values(m * k, 1), values(k * n, 2), values(m.max(n), 3));
+            let packed = pack_b(&b, k, n, false);
+            assert_eq!(packed.len(), packed_len(k, n).unwrap());
+            let want = reference(&a, &b, &bias, kind, (m, k, n), act);
+            let bias_of = match kind {
+                BiasKind::None => Bias::None,
+                BiasKind::Cols => Bias::Cols(bias.as_ptr()),
+                BiasKind::Rows => Bias::Rows(bias.as_ptr()),
+            };
+            for par in [false, true] {
+                let what = format!("m={m} k={k} n={n} {kind:?} {act:?} par={par}");
+                check_variants(&want, &kernels, identical, &what, |kernel| {
                     let mut c = vec![f32::NAN; m * n];
                     let g = dense(&a, &packed, &mut c, (m, k, n), bias_of, act);
                     // SAFETY: every buffer has the extent the kernel reads or writes.
                     unsafe { run(&kernel, &g, par) };
-                    let what = format!("{} m={m} k={k} n={n} {kind:?} {act:?} par={par}", kernel.name);
-                    assert_eq!(bits(&c), bits(&want), "{what}");
-                }
+                    c
+                });
             }
         }
     }
@@ -142,29 +144,34 @@ fn packed_b_matches_the_reference_bit_for_bit() {
 #[test]
 fn strided_operands_match_the_reference_and_stay_in_their_window() {
     const PAD: usize = 3;
-    for kernel in supported_kernels() {
-        for &(m, k, n) in SHAPES {
-            for &(kind, act) in CASES {
-                let (a, b, bias) = (values(m * k, 4), values(k * n, 5), values(m.max(n), 6));
-                let want = reference(&a, &b, &bias, kind, (m, k, n), act);
-                let (lda, ldb, ldc) = (k + PAD, n + PAD, n + PAD);
-                let mut a_wide = vec![f32::NAN; m * lda];
-                let mut b_wide = vec![f32::NAN; k * ldb];
-                for i in 0..m {
-                    a_wide[i * lda..i * lda + k].copy_from_slice(&a[i * k..(i + 1) * k]);
-                }
-                for p in 0..k {
-                    b_wide[p * ldb..p * ldb + n].copy_from_slice(&b[p * n..(p + 1) * n]);
-                }
-                let bias_of = match kind {
-                    BiasKind::None => Bias::None,
-                    BiasKind::Cols => Bias::Cols(bias.as_ptr()),
-                    BiasKind::Rows => Bias::Rows(bias.as_ptr()),
-                };
-                let mut packed = vec![f32::NAN; packed_len(k, n).unwrap()];
-                // SAFETY: `b_wide` holds `k` rows of `ldb`; `packed` the packed size.
-                unsafe { pack_rows_f32(b_wide.as_ptr(), ldb, k, n, packed.as_mut_ptr(), true) };
-                assert_eq!(bits(&packed), bits(&pack_b(&b, k, n, false)), "pack_rows_f32 k={k} n={n}");
+    let kernels = KERNELS.supported();
+    for &(m, k, n) in SHAPES {
+        for &(kind, act) in CASES {
+            let (a, b, bias) = (values(m * k, 4), values(k * n, 5), values(m.max(n), 6));
+            let want = reference(&a, &b, &bias, kind, (m, k, n), act);
+            let (lda, ldb, ldc) = (k + PAD, n + PAD, n + PAD);
+            let mut a_wide = vec![f32::NAN; m * lda];
+            let mut b_wide = vec![f32::NAN; k * ldb];
+            // The reference in `c`'s window, the padding untouched.
+            let mut want_wide = vec![-7.0f32; m * ldc];
+            for i in 0..m {
+                a_wide[i * lda..i * lda + k].copy_from_slice(&a[i * k..(i + 1) * k]);
+                want_wide[i * ldc..i * ldc + n].copy_from_slice(&want[i * n..(i + 1) * n]);
+            }
+            for p in 0..k {
+                b_wide[p * ldb..p * ldb + n].copy_from_slice(&b[p * n..(p + 1) * n]);
+            }
+            let bias_of = match kind {
+                BiasKind::None => Bias::None,
+                BiasKind::Cols => Bias::Cols(bias.as_ptr()),
+                BiasKind::Rows => Bias::Rows(bias.as_ptr()),
+            };
+            let mut packed = vec![f32::NAN; packed_len(k, n).unwrap()];
+            // SAFETY: `b_wide` holds `k` rows of `ldb`; `packed` the packed size.
+            unsafe { pack_rows_f32(b_wide.as_ptr(), ldb, k, n, packed.as_mut_ptr(), true) };
+            assert_eq!(bits(&packed), bits(&pack_b(&b, k, n, false)), "pack_rows_f32 k={k} n={n}");
+            let what = format!("m={m} k={k} n={n} {kind:?} {act:?}");
+            check_variants(&want_wide, &kernels, identical, &what, |kernel| {
                 let mut c = vec![-7.0f32; m * ldc];
                 let g = Gemm {
                     m,
@@ -180,12 +187,8 @@ fn strided_operands_match_the_reference_and_stay_in_their_window() {
                 };
                 // SAFETY: every buffer has the extent the kernel reads or writes.
                 unsafe { run(&kernel, &g, true) };
-                let what = format!("{} m={m} k={k} n={n} {kind:?} {act:?}", kernel.name);
-                for i in 0..m {
-                    assert_eq!(bits(&c[i * ldc..i * ldc + n]), bits(&want[i * n..(i + 1) * n]), "{what} row {i}");
-                    assert!(c[i * ldc + n..(i + 1) * ldc].iter().all(|&x| x == -7.0), "{what}: row {i} padding");
-                }
-            }
+                c
+            });
         }
     }
 }
@@ -212,7 +215,7 @@ fn the_via_entry_allows_the_output_over_the_input() {
 #[test]
 #[ignore = "timing, run by hand"]
 fn gemm_pair_timing() {
-    let best = supported_kernels()[0];
+    let best = *KERNELS.best();
     let single = Kernel { pair: None, ..best };
     for (m, k, n) in [(128, 384, 384), (128, 384, 1536), (128, 1536, 384), (128, 32, 128), (256, 256, 256)] {
         let (a, b, bias) = (values(m * k, 1), values(k * n, 2), values(n, 3));
