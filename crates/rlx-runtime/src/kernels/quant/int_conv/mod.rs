@@ -411,15 +411,15 @@ unsafe fn unfold_quads<X: IntElem>(
         });
         for oy in 0..s.h_out {
             // Each of the four patch rows: a constant, or an input row read
-            // at `ox * sw + offset` for `ox` in `lo..hi`.
-            let streams: [Stream; 4] = rows.map(|row| {
-                let Some((ic, ki, kj, lo, hi)) = row else { return Stream::Const(0) };
-                let iy = (oy * s.sh + ki * s.dh).wrapping_sub(s.ph);
-                if iy >= s.h || lo >= hi {
-                    return Stream::Const(zero);
-                }
-                Stream::Row { row: (ic * s.h + iy) * s.w_in, offset: kj * s.dw, lo, hi }
-            });
+            // at `ox * sw + offset` for `ox` in `lo..hi`. Spelled out rather
+            // than `array::map`, whose closure LLVM may leave out of line: a
+            // call per row and a copy of the array, per output row.
+            let streams = [
+                Stream::of(rows[0], oy, zero, s),
+                Stream::of(rows[1], oy, zero, s),
+                Stream::of(rows[2], oy, zero, s),
+                Stream::of(rows[3], oy, zero, s),
+            ];
             let (mut lo, mut hi) = (0, s.w_out);
             for st in &streams {
                 if let Stream::Row { lo: l, hi: h, .. } = *st {
@@ -468,9 +468,10 @@ unsafe fn unfold_quads<X: IntElem>(
                             Source::Bytes(unsafe { x.add(row + ox * s.sw + offset - s.pw) }.cast::<u8>())
                         }
                     };
+                    let sources = [src(&streams[0]), src(&streams[1]), src(&streams[2]), src(&streams[3])];
                     // SAFETY: the sources are readable as described above;
                     // output columns `ox..ox + 16` are 64 bytes of `dst`.
-                    unsafe { interleave16(streams.each_ref().map(src), s.sw, flip, dst.add(ox * 4)) };
+                    unsafe { interleave16(sources, s.sw, flip, dst.add(ox * 4)) };
                 };
                 while ox + reach <= hi {
                     step(ox);
@@ -506,6 +507,22 @@ enum Stream {
         lo: usize,
         hi: usize,
     },
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Stream {
+    /// Patch row `row` (none past the patch: 0) at output row `oy`: the
+    /// zero point where the window row is outside the image or no column
+    /// is inside, else the input row.
+    #[inline(always)]
+    fn of(row: Option<PatchRow>, oy: usize, zero: u8, s: &Conv2dShape) -> Stream {
+        let Some((ic, ki, kj, lo, hi)) = row else { return Stream::Const(0) };
+        let iy = (oy * s.sh + ki * s.dh).wrapping_sub(s.ph);
+        if iy >= s.h || lo >= hi {
+            return Stream::Const(zero);
+        }
+        Stream::Row { row: (ic * s.h + iy) * s.w_in, offset: kj * s.dw, lo, hi }
+    }
 }
 
 /// Where [`interleave16`] reads one of its four byte streams.
