@@ -306,7 +306,7 @@ pub(super) unsafe fn avx2_act_f32(act: ActKind, src: *const f32, dst: *mut f32, 
             ActKind::LeakyRelu { alpha } => map(&LeakyRelu { alpha }, src, dst, len),
             ActKind::Clip { min, max } => map(&Clip { min, max }, src, dst, len),
             ActKind::Gelu => super::transcendental::avx2_gelu_f32(src, dst, len),
-            // No exact vector form: scalar. `act_serial` sends the kinds
+            // No exact vector form: scalar. `act_with` sends the kinds
             // `transcendental::supports` to their approximate forms
             // before it gets here.
             ActKind::GeluTanh

@@ -39,7 +39,6 @@ mod transcendental;
 pub(crate) mod tests;
 
 use crate::kernels::elementwise::par::{split, SyncPtr};
-#[cfg(target_arch = "x86_64")]
 use crate::kernels::variants::variants;
 use rlx_core::ActKind;
 
@@ -47,41 +46,34 @@ pub use scalar::scalar_act_f32;
 
 /// Whether `act` runs a SIMD kernel on this CPU (else the scalar one).
 pub fn act_has_simd(act: ActKind) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        crate::kernels::elementwise::par::has_avx2_fma() && (avx2::supports(act) || transcendental::supports(act))
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = act;
-        false
-    }
+    let k = KERNELS.best();
+    (k.exact.is_some() && has_exact_form(act)) || (k.trans.is_some() && has_trans_form(act))
 }
 
 /// `dst[i] = f(src[i])` for `i < len` (see [`act_f32_slice`]).
-#[cfg(target_arch = "x86_64")]
 type MapFn = unsafe fn(*const f32, *mut f32, usize);
 /// `dst[i] = act(src[i])` for `i < len` (see [`act_f32_slice`]).
-#[cfg(target_arch = "x86_64")]
 type ActFn = unsafe fn(ActKind, *const f32, *mut f32, usize);
 
-/// One instruction set's activation kernels.
-#[cfg(target_arch = "x86_64")]
+/// One instruction set's activation kernels; a kind with no kernel here
+/// runs the scalar one.
 #[derive(Clone, Copy)]
-struct Kernels {
+pub(crate) struct Kernels {
     /// The exact GELU on 16 lanes (else it runs in `exact`).
     gelu16: Option<MapFn>,
-    /// The transcendental forms.
+    /// The transcendental forms ([`has_trans_form`]).
     trans: Option<ActFn>,
-    /// The forms of [`avx2::supports`] (the exact GELU on 8 lanes).
+    /// The forms of [`has_exact_form`] (the exact GELU on 8 lanes).
     exact: Option<ActFn>,
 }
 
-#[cfg(target_arch = "x86_64")]
 variants! {
     /// The kernels, best first. The AVX-512 forms give the AVX2 bits, so
-    /// the choice never changes a result.
-    static KERNELS: Kernels = [
+    /// the choice never changes a result. Only x86-64 has vector forms:
+    /// elsewhere the list is the scalar kernel alone, which every entry
+    /// calls without looking it up.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) static KERNELS: Kernels = [
         #[cfg(target_arch = "x86_64")]
         "avx512" if cpu::avx512f() => Kernels {
             gelu16: Some(transcendental::avx512_gelu_f32),
@@ -102,35 +94,102 @@ variants! {
     ];
 }
 
+/// Whether `act` has a transcendental vector form (an approximation).
+fn has_trans_form(act: ActKind) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        transcendental::supports(act)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = act;
+        false
+    }
+}
+
+/// Whether `act` has a form in the `exact` kernel.
+fn has_exact_form(act: ActKind) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        avx2::supports(act)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = act;
+        false
+    }
+}
+
+/// Whether the `exact` kernel's form of `act` gives `math`'s bits (the
+/// 8-lane exact GELU is within an ulp bound instead).
+fn exact_form_is_bit_exact(act: ActKind) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        avx2::is_bit_exact(act)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = act;
+        false
+    }
+}
+
 /// One thread's share: the SIMD kernel where it exists, else scalar.
 ///
 /// # Safety
 /// As [`act_f32_slice`].
 unsafe fn act_serial(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
     #[cfg(target_arch = "x86_64")]
-    {
-        let k = KERNELS.best();
-        if act == ActKind::Gelu {
-            if let Some(gelu16) = k.gelu16 {
-                // SAFETY: the variant runs on this CPU; extents as the caller promised.
-                unsafe { gelu16(src, dst, len) };
-                return;
-            }
-        }
-        if let (Some(trans), true) = (k.trans, transcendental::supports(act)) {
+    // SAFETY: the best variant runs on this CPU; the caller's extents.
+    unsafe {
+        act_with(KERNELS.best(), act, src, dst, len)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: the caller's extents and aliasing (`dst == src` or disjoint)
+    // are what `scalar_act_f32` requires.
+    unsafe {
+        scalar_act_f32(act, src, dst, len)
+    }
+}
+
+/// [`act_serial`] with the variant `k`.
+///
+/// # Safety
+/// As [`act_f32_slice`]; `k` runs on this CPU.
+#[cfg_attr(not(any(test, target_arch = "x86_64")), allow(dead_code))]
+#[inline]
+unsafe fn act_with(k: &Kernels, act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
+    if act == ActKind::Gelu {
+        if let Some(gelu16) = k.gelu16 {
             // SAFETY: the variant runs on this CPU; extents as the caller promised.
-            unsafe { trans(act, src, dst, len) };
+            unsafe { gelu16(src, dst, len) };
             return;
         }
-        if let (Some(exact), true) = (k.exact, avx2::supports(act)) {
-            // SAFETY: the variant runs on this CPU; extents as the caller promised.
-            unsafe { exact(act, src, dst, len) };
-            return;
-        }
+    }
+    if let (Some(trans), true) = (k.trans, has_trans_form(act)) {
+        // SAFETY: the variant runs on this CPU; extents as the caller promised.
+        unsafe { trans(act, src, dst, len) };
+        return;
+    }
+    if let (Some(exact), true) = (k.exact, has_exact_form(act)) {
+        // SAFETY: the variant runs on this CPU; extents as the caller promised.
+        unsafe { exact(act, src, dst, len) };
+        return;
     }
     // SAFETY: the caller's extents and aliasing (`dst == src` or disjoint) are
     // what `scalar_act_f32` requires.
     unsafe { scalar_act_f32(act, src, dst, len) }
+}
+
+/// Whether [`act_with`] gives `math`'s bits for `act` on `k` (up to NaN
+/// payloads): the scalar kernel or an exact vector form, not an
+/// approximation.
+#[cfg(test)]
+fn is_bit_exact_with(k: &Kernels, act: ActKind) -> bool {
+    if (act == ActKind::Gelu && k.gelu16.is_some()) || (k.trans.is_some() && has_trans_form(act)) {
+        return false;
+    }
+    !(k.exact.is_some() && has_exact_form(act)) || exact_form_is_bit_exact(act)
 }
 
 /// `dst[i] = math::act_f32(act, src[i])` for `i < len`, bit for bit on
@@ -142,9 +201,29 @@ unsafe fn act_serial(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
 /// As [`act_f32_slice`].
 pub unsafe fn act_f32_slice_math(act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
     #[cfg(target_arch = "x86_64")]
-    if crate::kernels::elementwise::par::has_avx2_fma() && avx2::is_bit_exact(act) {
-        // SAFETY: AVX2 and FMA were detected; extents as the caller promised.
-        unsafe { avx2::avx2_act_f32(act, src, dst, len) };
+    // SAFETY: the best variant runs on this CPU; the caller's extents.
+    unsafe {
+        act_math_with(KERNELS.best(), act, src, dst, len)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: the caller's extents and aliasing (`dst == src` or disjoint)
+    // are what `scalar_act_f32` requires.
+    unsafe {
+        scalar_act_f32(act, src, dst, len)
+    }
+}
+
+/// [`act_f32_slice_math`] with the variant `k`: its exact kernel for the
+/// kinds whose form there is bit-exact, else scalar.
+///
+/// # Safety
+/// As [`act_f32_slice`]; `k` runs on this CPU.
+#[cfg_attr(not(any(test, target_arch = "x86_64")), allow(dead_code))]
+#[inline]
+unsafe fn act_math_with(k: &Kernels, act: ActKind, src: *const f32, dst: *mut f32, len: usize) {
+    if let (Some(exact), true) = (k.exact, has_exact_form(act) && exact_form_is_bit_exact(act)) {
+        // SAFETY: the variant runs on this CPU; extents as the caller promised.
+        unsafe { exact(act, src, dst, len) };
         return;
     }
     // SAFETY: the caller's extents and aliasing (`dst == src` or disjoint) are

@@ -90,7 +90,7 @@ pub(crate) fn random_values(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-pub(crate) use crate::kernels::test_support::{same, LENGTHS};
+use crate::kernels::test_support::{check_variants, same, LENGTHS};
 
 // ------------------------------------------------- f64 references ----
 
@@ -489,20 +489,59 @@ fn activations_of_infinities_and_nans_follow_the_stated_conventions() {
 /// SIMD kernel but the approximations (the polynomial GELU and the
 /// transcendental forms, each tested against its ulp bound instead).
 fn dispatch_is_bit_exact(act: ActKind) -> bool {
-    !act_has_simd(act) || is_bit_exact_simd(act)
+    is_bit_exact_with(KERNELS.best(), act)
 }
 
-/// Whether `act`'s SIMD form is exact (`avx2::is_bit_exact`).
-fn is_bit_exact_simd(act: ActKind) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        super::avx2::is_bit_exact(act)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = act;
-        true
-    }
+/// Every variant this CPU runs, best first, scalar last.
+fn variants() -> Vec<(&'static str, Kernels)> {
+    KERNELS.supported()
+}
+
+/// The variant called `name`, if this CPU runs it.
+fn variant(name: &str) -> Option<Kernels> {
+    variants().into_iter().find(|(n, _)| *n == name).map(|(_, k)| k)
+}
+
+/// `act` over `xs` through the variant `k`, out of place.
+fn run_with(k: Kernels, act: ActKind, xs: &[f32]) -> Vec<f32> {
+    let mut out = vec![0f32; xs.len()];
+    // SAFETY: `xs` and `out` hold `xs.len()` f32 and are distinct; `k` is
+    // one of the variants this CPU runs.
+    unsafe { act_with(&k, act, xs.as_ptr(), out.as_mut_ptr(), xs.len()) };
+    out
+}
+
+/// `act` over `xs` through the variant `k`, in place.
+fn run_in_place_with(k: Kernels, act: ActKind, xs: &[f32]) -> Vec<f32> {
+    let mut data = xs.to_vec();
+    let p = data.as_mut_ptr();
+    // SAFETY: `data` holds `xs.len()` f32, read and written in place; `k`
+    // runs on this CPU.
+    unsafe { act_with(&k, act, p, p, xs.len()) };
+    data
+}
+
+/// Every variant whose path for `act` is bit-exact, out of place and in
+/// place, against the scalar kernel; and every variant's `math` path.
+fn check_variants_match_scalar(act: ActKind, data: &[f32]) {
+    let mut want = vec![0f32; data.len()];
+    // SAFETY: `data` and `want` hold `data.len()` f32 and are distinct.
+    unsafe { scalar_act_f32(act, data.as_ptr(), want.as_mut_ptr(), data.len()) };
+    let what = format!("{} over {}", act.name(), data.len());
+    let exact: Vec<(&'static str, Kernels)> =
+        variants().into_iter().filter(|(_, k)| is_bit_exact_with(k, act)).collect();
+    check_variants(&want, &exact, same, &what, |k| run_with(k, act, data));
+    check_variants(&want, &exact, same, &format!("{what} in place"), |k| run_in_place_with(k, act, data));
+    let math_path = |k: Kernels, dst_is_src: bool| {
+        let mut out = data.to_vec();
+        let src = if dst_is_src { out.as_ptr() } else { data.as_ptr() };
+        // SAFETY: `src` holds `data.len()` f32 and is `out` exactly or
+        // distinct from it; `k` runs on this CPU.
+        unsafe { act_math_with(&k, act, src, out.as_mut_ptr(), data.len()) };
+        out
+    };
+    check_variants(&want, &variants(), same, &format!("{what} math path"), |k| math_path(k, false));
+    check_variants(&want, &variants(), same, &format!("{what} math path in place"), |k| math_path(k, true));
 }
 
 /// Runs the dispatching kernel and the scalar kernel on the same data.
@@ -564,11 +603,13 @@ fn every_path_matches_scalar_over_simd_tail_lengths() {
         for (k, &len) in LENGTHS.iter().enumerate() {
             let data = random_values(len, k as u64);
             check_math_path_matches_scalar(act, &data);
+            check_variants_match_scalar(act, &data);
             if dispatch_is_bit_exact(act) {
                 check_kernel_matches_scalar(act, &data, false);
             }
         }
         check_math_path_matches_scalar(act, &shifted_specials());
+        check_variants_match_scalar(act, &shifted_specials());
         if dispatch_is_bit_exact(act) {
             check_kernel_matches_scalar(act, &shifted_specials(), false);
         }
@@ -613,7 +654,7 @@ fn parallel_runs_equal_serial_runs() {
 fn simd_coverage_matches_the_documented_list() {
     // The AVX2 kernel covers the exact activations and the polynomial
     // GELU; other transcendental ones stay scalar.
-    if crate::kernels::elementwise::par::has_avx2_fma() {
+    if variant("avx2").is_some() {
         assert!(act_has_simd(ActKind::Relu));
         assert!(act_has_simd(ActKind::Clip { min: 0.0, max: 6.0 }));
         assert!(act_has_simd(ActKind::Gelu));
@@ -799,27 +840,22 @@ fn avx2_gelu_does_not_depend_on_length_or_position() {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+/// The variants wider than AVX2 (AVX-512), which must give its bits.
+fn wider_than_avx2() -> Vec<(&'static str, Kernels)> {
+    variants().into_iter().filter(|(name, _)| *name == "avx512").collect()
+}
+
 #[test]
 fn avx512_gelu_gives_the_avx2_bits() {
-    use std::arch::is_x86_feature_detected as has;
-    if !(has!("avx512f") && has!("avx2") && has!("fma")) {
-        return;
-    }
+    let Some(avx2) = variant("avx2") else { return };
     let xs = gelu_sweep();
     // Whole blocks and every tail length, at several offsets.
     for (start, len) in [(0, xs.len()), (0, 1), (3, 15), (5, 16), (7, 17), (11, 31), (13, 33)] {
         let x = &xs[start..start + len];
-        let (mut wide, mut narrow) = (vec![0f32; len], vec![0f32; len]);
-        // SAFETY: AVX-512F, AVX2 and FMA were detected; the buffers hold
-        // `len` f32 each and are distinct.
-        unsafe {
-            super::transcendental::avx512_gelu_f32(x.as_ptr(), wide.as_mut_ptr(), len);
-            super::transcendental::avx2_gelu_f32(x.as_ptr(), narrow.as_mut_ptr(), len);
-        }
-        for (i, (w, n)) in wide.iter().zip(&narrow).enumerate() {
-            assert!(same(*w, *n), "gelu({:e}): avx512 {w:e}, avx2 {n:e}", x[i]);
-        }
+        let what = format!("gelu at {start}, {len} long");
+        check_variants(&run_with(avx2, ActKind::Gelu, x), &wider_than_avx2(), same, &what, |k| {
+            run_with(k, ActKind::Gelu, x)
+        });
     }
 }
 
@@ -1114,78 +1150,37 @@ fn transcendental_limits_are_exact() {
     }
 }
 
-/// `act` over `xs` by the 8-lane or the 16-lane form directly.
-#[cfg(target_arch = "x86_64")]
-fn by_width(act: ActKind, xs: &[f32], wide: bool) -> Vec<f32> {
-    let mut out = vec![0f32; xs.len()];
-    // SAFETY: the caller checked the width's features; `xs` and `out` hold
-    // `xs.len()` f32 and are distinct.
-    unsafe {
-        if wide {
-            super::transcendental::avx512_trans_f32(act, xs.as_ptr(), out.as_mut_ptr(), xs.len());
-        } else {
-            super::transcendental::avx2_trans_f32(act, xs.as_ptr(), out.as_mut_ptr(), xs.len());
-        }
-    }
-    out
-}
-
-#[cfg(target_arch = "x86_64")]
 #[test]
 fn transcendental_avx512_gives_the_avx2_bits() {
-    use std::arch::is_x86_feature_detected as has;
-    if !(has!("avx512f") && has!("avx2") && has!("fma")) {
-        return;
-    }
+    let Some(avx2) = variant("avx2") else { return };
     let xs = trans_sweep();
     for act in trans_acts() {
         // Whole blocks and every tail length, at several offsets.
         for (start, len) in [(0, xs.len()), (0, 1), (3, 15), (5, 16), (7, 17), (11, 31), (13, 33)] {
             let x = &xs[start..start + len];
-            let (wide, narrow) = (by_width(act, x, true), by_width(act, x, false));
-            for (i, (w, n)) in wide.iter().zip(&narrow).enumerate() {
-                assert!(same(*w, *n), "{}({:e}): avx512 {w:e}, avx2 {n:e}", act.name(), x[i]);
-            }
+            let what = format!("{} at {start}, {len} long", act.name());
+            check_variants(&run_with(avx2, act, x), &wider_than_avx2(), same, &what, |k| run_with(k, act, x));
         }
     }
 }
 
-#[cfg(target_arch = "x86_64")]
 #[test]
 fn transcendental_forms_do_not_depend_on_length_position_or_alias() {
-    use std::arch::is_x86_feature_detected as has;
-    if !(has!("avx2") && has!("fma")) {
+    let vector: Vec<(&'static str, Kernels)> = variants().into_iter().filter(|(_, k)| k.trans.is_some()).collect();
+    if vector.is_empty() {
         return;
     }
-    let widths: &[bool] = if has!("avx512f") { &[false, true] } else { &[false] };
     let data = random_values(64, 4242);
     for act in trans_acts() {
         let alone: Vec<f32> = data.iter().map(|&x| act_f32_fast(act, x)).collect();
-        for &wide in widths {
-            for len in [0, 1, 7, 8, 9, 15, 16, 17, 33] {
-                // Unaligned starts: every offset of a 64-byte line.
-                for start in 0..16.min(data.len() - len + 1) {
-                    let x = &data[start..start + len];
-                    let out = by_width(act, x, wide);
-                    let mut inplace = x.to_vec();
-                    // SAFETY: the width's features were detected; `inplace`
-                    // holds `len` f32, read and written in place.
-                    unsafe {
-                        let p = inplace.as_mut_ptr();
-                        if wide {
-                            super::transcendental::avx512_trans_f32(act, p, p, len);
-                        } else {
-                            super::transcendental::avx2_trans_f32(act, p, p, len);
-                        }
-                    }
-                    for i in 0..len {
-                        let want = alone[start + i];
-                        let what =
-                            format!("{} wide {wide} len {len} start {start} at {i} (x = {:e})", act.name(), x[i]);
-                        assert!(same(out[i], want), "{what}: {:e} vs alone {want:e}", out[i]);
-                        assert!(same(inplace[i], want), "{what}: in place {:e} vs alone {want:e}", inplace[i]);
-                    }
-                }
+        for len in LENGTHS.into_iter().filter(|&n| n <= 33) {
+            // Unaligned starts: every offset of a 64-byte line.
+            for start in 0..16.min(data.len() - len + 1) {
+                let x = &data[start..start + len];
+                let want = &alone[start..start + len];
+                let what = format!("{} len {len} start {start}", act.name());
+                check_variants(want, &vector, same, &what, |k| run_with(k, act, x));
+                check_variants(want, &vector, same, &format!("{what} in place"), |k| run_in_place_with(k, act, x));
             }
         }
         // The dispatched entry, serial and split, out of place and in place.
@@ -1253,28 +1248,20 @@ fn transcendental_bounds_over_a_wide_sweep() {
 }
 
 /// The exact GELU's vector results, pinned by a checksum over
-/// `pinning_inputs` on both widths, so a rewrite cannot change them
-/// unnoticed.
-#[cfg(target_arch = "x86_64")]
+/// `pinning_inputs` on every vector variant (both widths), so a rewrite
+/// cannot change them unnoticed.
 #[test]
 fn vector_gelu_keeps_its_pinned_bits() {
     use crate::kernels::test_support::{bits_checksum, pinning_inputs};
-    use std::arch::is_x86_feature_detected as has;
-    if !(has!("avx2") && has!("fma")) {
-        return;
-    }
     let x = pinning_inputs();
-    let mut out = vec![0f32; x.len()];
-    // SAFETY: AVX2 and FMA were detected; `out` holds `x.len()` f32.
-    unsafe { super::transcendental::avx2_gelu_f32(x.as_ptr(), out.as_mut_ptr(), x.len()) };
-    assert_eq!(bits_checksum(&out), VECTOR_GELU_BITS, "avx2 {:#018x}", bits_checksum(&out));
-    if has!("avx512f") {
-        // SAFETY: AVX-512F was detected; as above.
-        unsafe { super::transcendental::avx512_gelu_f32(x.as_ptr(), out.as_mut_ptr(), x.len()) };
-        assert_eq!(bits_checksum(&out), VECTOR_GELU_BITS, "avx512 {:#018x}", bits_checksum(&out));
+    for (name, k) in variants() {
+        if k.exact.is_none() {
+            continue;
+        }
+        let out = run_with(k, ActKind::Gelu, &x);
+        assert_eq!(bits_checksum(&out), VECTOR_GELU_BITS, "{name} {:#018x}", bits_checksum(&out));
     }
 }
 
 /// See [`vector_gelu_keeps_its_pinned_bits`].
-#[cfg(target_arch = "x86_64")]
 const VECTOR_GELU_BITS: u64 = 0x432c_807c_478e_e06d;

@@ -90,11 +90,33 @@ pub unsafe fn attention_f32(
     scratch: *mut f32,
     par: bool,
 ) {
+    // SAFETY: the caller's contract; the variant runs on this CPU.
+    unsafe { attention_with(unit::rows_kernel(), q, k, v, mask, out, shape, scores, path, scratch, par) }
+}
+
+/// [`attention_f32`] with the score rows' variant `rows`.
+///
+/// # Safety
+/// As [`attention_f32`]; `rows` runs on this CPU.
+#[allow(clippy::too_many_arguments)]
+unsafe fn attention_with(
+    rows: unit::RowsFn,
+    q: *const f32,
+    k: *const f32,
+    v: *const f32,
+    mask: *const f32,
+    out: *mut f32,
+    shape: &AttentionShape,
+    scores: &AttentionScores,
+    path: AttentionPath,
+    scratch: *mut f32,
+    par: bool,
+) {
     let units = shape.batch * shape.heads;
     if units == 0 || shape.seq == 0 {
         return;
     }
-    let ptrs = unit::Ptrs { q, k, v, mask, out, scratch };
+    let ptrs = unit::Ptrs { q, k, v, mask, out, scratch, rows };
     let run = |start: usize, len: usize| {
         for u in start..start + len {
             // SAFETY: the caller's contract covers every unit; units write

@@ -5,7 +5,7 @@ use rand::{Rng, SeedableRng};
 use super::*;
 use crate::kernels::softmax::EXP_MAX_REL_ERR;
 
-use crate::kernels::test_support::LENGTHS;
+use crate::kernels::test_support::{check_variants, identical, LENGTHS};
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
 type DotFn = unsafe fn(*const f32, *const f32, usize) -> f32;
@@ -39,17 +39,17 @@ fn dot_matches_exact_over_tail_lengths() {
 #[test]
 fn axpy_is_bit_identical_to_fused_reference() {
     let mut rng = StdRng::seed_from_u64(11);
-    for (name, _, axpy) in variants() {
-        for &n in &LENGTHS {
-            let (x, y0) = (random(&mut rng, n), random(&mut rng, n));
-            let alpha = rng.gen_range(-2.0f32..2.0);
+    let axpys: Vec<(&'static str, AxpyFn)> = variants().into_iter().map(|(name, _, axpy)| (name, axpy)).collect();
+    for &n in &LENGTHS {
+        let (x, y0) = (random(&mut rng, n), random(&mut rng, n));
+        let alpha = rng.gen_range(-2.0f32..2.0);
+        let want: Vec<f32> = x.iter().zip(&y0).map(|(&x, &y)| alpha.mul_add(x, y)).collect();
+        check_variants(&want, &axpys, identical, &format!("n={n}"), |axpy| {
             let mut y = y0.clone();
             // SAFETY: both hold n; distinct vectors.
             unsafe { axpy(alpha, x.as_ptr(), y.as_mut_ptr(), n) };
-            for i in 0..n {
-                assert_eq!(y[i].to_bits(), alpha.mul_add(x[i], y0[i]).to_bits(), "{name} n={n} i={i}");
-            }
-        }
+            y
+        });
     }
 }
 
@@ -287,13 +287,20 @@ impl Case {
     }
 
     fn run(&self, path: AttentionPath, par: bool) -> Vec<f32> {
+        self.run_rows(unit::rows_kernel(), path, par)
+    }
+
+    /// [`Case::run`] with the score rows' variant `rows`.
+    fn run_rows(&self, rows: unit::RowsFn, path: AttentionPath, par: bool) -> Vec<f32> {
         let s = &self.shape;
         let mut out = vec![f32::NAN; self.out_len()];
         let mut scratch = vec![f32::NAN; attention_scratch_bytes(s) / 4];
         let mask = if self.mask.is_empty() { std::ptr::null() } else { self.mask.as_ptr() };
-        // SAFETY: the buffers were sized for this shape above.
+        // SAFETY: the buffers were sized for this shape above; `rows` is a
+        // variant this CPU runs.
         unsafe {
-            attention_f32(
+            attention_with(
+                rows,
                 self.q.as_ptr().add(self.q_off),
                 self.k.as_ptr().add(self.k_off),
                 self.v.as_ptr().add(self.v_off),
@@ -309,13 +316,20 @@ impl Case {
         out
     }
 
-    /// Both paths against the exact result; `par` bit-identical to serial.
+    /// Both paths against the exact result; `par` bit-identical to serial;
+    /// every variant of the score rows bit-identical to the scalar one.
     fn check_all(&self, what: &str) {
+        let rows = unit::ROWS_KERNELS.supported();
+        let scalar = rows.last().expect("the scalar rows").1;
         for path in [AttentionPath::Direct, AttentionPath::Gemm] {
             let serial = self.run(path, false);
             self.check(&serial, &format!("{what} {path:?}"));
             let parallel = self.run(path, true);
             assert_eq!(bits(&serial), bits(&parallel), "{what} {path:?}: par differs");
+            let reference = self.run_rows(scalar, path, false);
+            check_variants(&reference, &rows, identical, &format!("{what} {path:?} rows"), |r| {
+                self.run_rows(r, path, false)
+            });
         }
     }
 }

@@ -15,6 +15,8 @@ pub(super) struct Ptrs {
     pub mask: *const f32,
     pub out: *mut f32,
     pub scratch: *mut f32,
+    /// Steps 2-4 of every unit: a variant this CPU runs.
+    pub rows: RowsFn,
 }
 
 // SAFETY: units only read `q`, `k`, `v`, `mask` and write disjoint slices
@@ -122,7 +124,7 @@ pub(super) unsafe fn run_unit(p: &Ptrs, s: &AttentionShape, sc: &AttentionScores
     let rows = Rows { mask: p.mask, s, sc, path, b, h };
     // SAFETY: the mask extent is the caller's (see `attention_f32`); the
     // variant runs on this CPU.
-    unsafe { (rows_kernel())(sm, &rows) };
+    unsafe { (p.rows)(sm, &rows) };
 
     // 5. out = P V, skipping p <= score_skip.
     let dv = s.v_head_dim;
@@ -155,7 +157,7 @@ pub(super) unsafe fn run_unit(p: &Ptrs, s: &AttentionShape, sc: &AttentionScores
 }
 
 /// What steps 2-4 need besides the scores: the unit, its mask and path.
-struct Rows<'a> {
+pub(super) struct Rows<'a> {
     mask: *const f32,
     s: &'a AttentionShape,
     sc: &'a AttentionScores,
@@ -170,20 +172,20 @@ struct Rows<'a> {
 ///
 /// `sm` is the unit's `seq x kv_seq` scores (`kv_seq > 0`); the mask
 /// extent of [`super::attention_f32`]; the CPU has the variant's features.
-type RowsFn = unsafe fn(sm: &mut [f32], r: &Rows<'_>);
+pub(super) type RowsFn = unsafe fn(sm: &mut [f32], r: &Rows<'_>);
 
 /// The variant for this CPU, chosen once. The passes are the same IEEE
 /// operations per element on every variant (`*`, `+`, compare and
 /// select, no contraction), so they give the same bits; the wider ones
 /// only let the compiler vectorise them.
 #[inline]
-fn rows_kernel() -> RowsFn {
+pub(super) fn rows_kernel() -> RowsFn {
     *ROWS_KERNELS.best()
 }
 
 variants! {
     /// The variants of [`RowsFn`], best first.
-    static ROWS_KERNELS: RowsFn = [
+    pub(super) static ROWS_KERNELS: RowsFn = [
         #[cfg(target_arch = "x86_64")]
         "avx512" if cpu::avx512f() => rows_avx512,
         #[cfg(target_arch = "x86_64")]

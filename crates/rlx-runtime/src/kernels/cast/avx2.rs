@@ -157,3 +157,13 @@ pub(super) unsafe fn avx2_f32_to_8bit<const SIGNED: bool>(src: *const f32, dst: 
         }
     }
 }
+
+/// [`avx2_f32_to_8bit`] to i8.
+///
+/// # Safety
+/// As [`avx2_f32_to_8bit`].
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn avx2_f32_to_i8(src: *const f32, dst: *mut i8, n: usize) {
+    // SAFETY: forwarded contract; AVX2 is enabled here.
+    unsafe { avx2_f32_to_8bit::<true>(src, dst.cast(), n) }
+}

@@ -4,7 +4,9 @@
 //! rules are on `scalar`); [`cast_slice`] applies it and is what generated
 //! code calls for `CastGeneric`. Each named `Cast*` thunk kind has its own
 //! entry. Conversions between f32 and f16/bf16 have AVX2 (F16C) and NEON
-//! forms, bit-exact with `half`.
+//! forms, bit-exact with `half`, and f32 to 8-bit integers an AVX2 form;
+//! each list of variants is declared once ([`HALF_KERNELS`],
+//! [`KERNELS`]), the element-at-a-time [`cast_slice`] last.
 //!
 //! Bool data is one byte per element: entries take `*const u8` / `*mut u8`
 //! for it, and [`cast_generic`] reads any non-zero byte as true.
@@ -24,6 +26,7 @@ use half::{bf16, f16};
 use rlx_core::DType;
 
 use crate::kernels::elementwise::par::SyncPtr;
+use crate::kernels::variants::variants;
 
 pub use scalar::{cast_slice, Bool, CastTo};
 
@@ -112,31 +115,95 @@ named_cast!(/// `CastBoolToF32`: 1.0 or 0.0.
 named_to_bool!(/// `CastF32ToBool`: `!= 0.0` (NaN is true).
     cast_f32_to_bool, f32);
 
+/// The f32 <-> f16 conversions of one variant.
+#[derive(Clone, Copy)]
+pub(crate) struct HalfKernels {
+    to_f16: unsafe fn(*const f32, *mut f16, usize),
+    from_f16: unsafe fn(*const f16, *mut f32, usize),
+}
+
+variants! {
+    /// The f16 conversions, best first: F16C's `vcvtps2ph` / `vcvtph2ps`
+    /// on x86-64, `half`'s slice conversions on aarch64 (the FP16
+    /// instructions where the CPU has them), the element-at-a-time cast.
+    pub(crate) static HALF_KERNELS: HalfKernels = [
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_f16c() => HalfKernels { to_f16: avx2::avx2_f32_to_f16, from_f16: avx2::avx2_f16_to_f32 },
+        #[cfg(target_arch = "aarch64")]
+        "half" if cpu::neon() => HalfKernels { to_f16: half_slice_to_f16, from_f16: half_slice_from_f16 },
+        "scalar" => HalfKernels { to_f16: cast_slice::<f32, f16>, from_f16: cast_slice::<f16, f32> },
+    ];
+}
+
+/// The bf16 and 8-bit conversions of one variant.
+#[derive(Clone, Copy)]
+pub(crate) struct Kernels {
+    to_bf16: unsafe fn(*const f32, *mut bf16, usize),
+    from_bf16: unsafe fn(*const bf16, *mut f32, usize),
+    to_u8: SerialCast<f32, u8>,
+    to_i8: SerialCast<f32, i8>,
+}
+
+variants! {
+    /// The bf16 and 8-bit conversions, best first (the AVX2 forms need no
+    /// FMA; they are chosen with it, as the rest of the AVX2 kernels).
+    pub(crate) static KERNELS: Kernels = [
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => Kernels {
+            to_bf16: avx2::avx2_f32_to_bf16,
+            from_bf16: avx2::avx2_bf16_to_f32,
+            to_u8: avx2::avx2_f32_to_8bit::<false>,
+            to_i8: avx2::avx2_f32_to_i8,
+        },
+        #[cfg(target_arch = "aarch64")]
+        "neon" if cpu::neon() => Kernels {
+            to_bf16: neon::neon_f32_to_bf16,
+            from_bf16: neon::neon_bf16_to_f32,
+            to_u8: cast_slice::<f32, u8>,
+            to_i8: cast_slice::<f32, i8>,
+        },
+        "scalar" => Kernels {
+            to_bf16: cast_slice::<f32, bf16>,
+            from_bf16: cast_slice::<bf16, f32>,
+            to_u8: cast_slice::<f32, u8>,
+            to_i8: cast_slice::<f32, i8>,
+        },
+    ];
+}
+
+/// `half`'s f32 to f16 slice conversion.
+///
+/// # Safety
+/// As [`cast_f32_to_f16`].
+#[cfg(target_arch = "aarch64")]
+unsafe fn half_slice_to_f16(src: *const f32, dst: *mut f16, len: usize) {
+    use half::slice::HalfFloatSliceExt;
+    // SAFETY: the ranges do not overlap (as promised) and are valid.
+    let (s, d) = unsafe { (std::slice::from_raw_parts(src, len), std::slice::from_raw_parts_mut(dst, len)) };
+    d.convert_from_f32_slice(s);
+}
+
+/// `half`'s f16 to f32 slice conversion.
+///
+/// # Safety
+/// As [`cast_f32_to_f16`].
+#[cfg(target_arch = "aarch64")]
+unsafe fn half_slice_from_f16(src: *const f16, dst: *mut f32, len: usize) {
+    use half::slice::HalfFloatSliceExt;
+    // SAFETY: the ranges do not overlap (as promised) and are valid.
+    let (s, d) = unsafe { (std::slice::from_raw_parts(src, len), std::slice::from_raw_parts_mut(dst, len)) };
+    s.convert_to_f32_slice(d);
+}
+
 /// `CastF32ToF16`: `half::f16::from_f32` (nearest even; NaN quietened).
 ///
 /// # Safety
 /// `src` readable and `dst` writable for `len` elements, aligned; no
 /// overlap.
 pub unsafe fn cast_f32_to_f16(src: *const f32, dst: *mut f16, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::kernels::elementwise::par::has_avx2_f16c() {
-        // SAFETY: AVX2 and F16C were just detected; extents and no overlap are the
-        // caller's contract (`# Safety` above).
-        return unsafe { avx2::avx2_f32_to_f16(src, dst, len) };
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        use half::slice::HalfFloatSliceExt;
-        // SAFETY: the ranges do not overlap (as promised) and are valid.
-        let (s, d) = unsafe { (std::slice::from_raw_parts(src, len), std::slice::from_raw_parts_mut(dst, len)) };
-        d.convert_from_f32_slice(s);
-    }
-    #[cfg(not(target_arch = "aarch64"))]
-    // SAFETY: the caller's extents, alignment and no-overlap (`# Safety`
-    // above) are what `cast_slice` requires.
-    unsafe {
-        cast_slice(src, dst, len)
-    }
+    // SAFETY: the variant runs on this CPU; extents and no overlap are the
+    // caller's contract.
+    unsafe { (HALF_KERNELS.best().to_f16)(src, dst, len) }
 }
 
 /// `CastF32ToU8`: `as u8` (toward zero, saturating, NaN to 0), the
@@ -145,8 +212,8 @@ pub unsafe fn cast_f32_to_f16(src: *const f32, dst: *mut f16, len: usize) {
 /// # Safety
 /// As [`cast_f32_to_f16`].
 pub unsafe fn cast_f32_to_u8(src: *const f32, dst: *mut u8, len: usize, par: bool) {
-    // SAFETY: forwarded contract.
-    unsafe { split_cast(src, dst, len, par, f32_to_8bit::<u8, false>) }
+    // SAFETY: forwarded contract; the variant runs on this CPU.
+    unsafe { split_cast(src, dst, len, par, KERNELS.best().to_u8) }
 }
 
 /// `CastF32ToI8`: `as i8` (toward zero, saturating, NaN to 0); `par`
@@ -155,8 +222,8 @@ pub unsafe fn cast_f32_to_u8(src: *const f32, dst: *mut u8, len: usize, par: boo
 /// # Safety
 /// As [`cast_f32_to_f16`].
 pub unsafe fn cast_f32_to_i8(src: *const f32, dst: *mut i8, len: usize, par: bool) {
-    // SAFETY: forwarded contract.
-    unsafe { split_cast(src, dst, len, par, f32_to_8bit::<i8, true>) }
+    // SAFETY: forwarded contract; the variant runs on this CPU.
+    unsafe { split_cast(src, dst, len, par, KERNELS.best().to_i8) }
 }
 
 /// `CastI32ToF32`: rounds to nearest even above 2^24, the dequantizers'
@@ -188,49 +255,14 @@ unsafe fn split_cast<S: Copy, D: Copy>(src: *const S, dst: *mut D, len: usize, p
     });
 }
 
-/// f32 to an 8-bit integer (`as`): the AVX2 kernel where the CPU has it.
-///
-/// # Safety
-/// As [`cast_f32_to_f16`] with `T` an 8-bit integer, `SIGNED` its sign.
-unsafe fn f32_to_8bit<T: Copy, const SIGNED: bool>(src: *const f32, dst: *mut T, len: usize)
-where
-    f32: CastTo<T>,
-{
-    #[cfg(target_arch = "x86_64")]
-    if crate::kernels::elementwise::par::has_avx2_fma() {
-        // SAFETY: AVX2 was just detected; extents and no overlap are the
-        // caller's contract (as `cast_f32_to_f16`).
-        return unsafe { avx2::avx2_f32_to_8bit::<SIGNED>(src, dst.cast(), len) };
-    }
-    // SAFETY: the caller's extents, alignment and no-overlap are what
-    // `cast_slice` requires.
-    unsafe { cast_slice(src, dst, len) }
-}
-
 /// `CastF16ToF32`: exact.
 ///
 /// # Safety
 /// As [`cast_f32_to_f16`].
 pub unsafe fn cast_f16_to_f32(src: *const f16, dst: *mut f32, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::kernels::elementwise::par::has_avx2_f16c() {
-        // SAFETY: AVX2 and F16C were just detected; extents and no overlap are the
-        // caller's contract (as `cast_f32_to_f16`).
-        return unsafe { avx2::avx2_f16_to_f32(src, dst, len) };
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        use half::slice::HalfFloatSliceExt;
-        // SAFETY: the ranges do not overlap (as promised) and are valid.
-        let (s, d) = unsafe { (std::slice::from_raw_parts(src, len), std::slice::from_raw_parts_mut(dst, len)) };
-        s.convert_to_f32_slice(d);
-    }
-    #[cfg(not(target_arch = "aarch64"))]
-    // SAFETY: the caller's extents, alignment and no-overlap (as
-    // `cast_f32_to_f16`) are what `cast_slice` requires.
-    unsafe {
-        cast_slice(src, dst, len)
-    }
+    // SAFETY: the variant runs on this CPU; extents and no overlap are the
+    // caller's contract.
+    unsafe { (HALF_KERNELS.best().from_f16)(src, dst, len) }
 }
 
 /// `CastF32ToBf16`: `half::bf16::from_f32` (nearest even; NaN quietened).
@@ -238,24 +270,9 @@ pub unsafe fn cast_f16_to_f32(src: *const f16, dst: *mut f32, len: usize) {
 /// # Safety
 /// As [`cast_f32_to_f16`].
 pub unsafe fn cast_f32_to_bf16(src: *const f32, dst: *mut bf16, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::kernels::elementwise::par::has_avx2_fma() {
-        // SAFETY: AVX2 was just detected (with FMA, which this kernel does not
-        // need); extents and no overlap are the caller's contract.
-        return unsafe { avx2::avx2_f32_to_bf16(src, dst, len) };
-    }
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: `neon_f32_to_bf16` needs only the caller's extents and no
-    // overlap (NEON is baseline on aarch64).
-    unsafe {
-        neon::neon_f32_to_bf16(src, dst, len)
-    }
-    #[cfg(not(target_arch = "aarch64"))]
-    // SAFETY: the caller's extents, alignment and no-overlap are what
-    // `cast_slice` requires.
-    unsafe {
-        cast_slice(src, dst, len)
-    }
+    // SAFETY: the variant runs on this CPU; extents and no overlap are the
+    // caller's contract.
+    unsafe { (KERNELS.best().to_bf16)(src, dst, len) }
 }
 
 /// `CastBf16ToF32`: exact (NaN quietened, as `half`).
@@ -263,24 +280,9 @@ pub unsafe fn cast_f32_to_bf16(src: *const f32, dst: *mut bf16, len: usize) {
 /// # Safety
 /// As [`cast_f32_to_f16`].
 pub unsafe fn cast_bf16_to_f32(src: *const bf16, dst: *mut f32, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::kernels::elementwise::par::has_avx2_fma() {
-        // SAFETY: AVX2 was just detected (with FMA, which this kernel does not
-        // need); extents and no overlap are the caller's contract.
-        return unsafe { avx2::avx2_bf16_to_f32(src, dst, len) };
-    }
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: `neon_bf16_to_f32` needs only the caller's extents and no
-    // overlap (NEON is baseline on aarch64).
-    unsafe {
-        neon::neon_bf16_to_f32(src, dst, len)
-    }
-    #[cfg(not(target_arch = "aarch64"))]
-    // SAFETY: the caller's extents, alignment and no-overlap are what
-    // `cast_slice` requires.
-    unsafe {
-        cast_slice(src, dst, len)
-    }
+    // SAFETY: the variant runs on this CPU; extents and no overlap are the
+    // caller's contract.
+    unsafe { (KERNELS.best().from_bf16)(src, dst, len) }
 }
 
 /// Binds `$t` to the element type of a `DType` (`Bool` for bool).

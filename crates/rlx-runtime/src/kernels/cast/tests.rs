@@ -5,7 +5,7 @@
 use super::*;
 use rand::{Rng, SeedableRng};
 
-use crate::kernels::test_support::LENGTHS;
+use crate::kernels::test_support::{check_variants, identical, LENGTHS};
 
 fn run<S: Copy, D: Copy + Default>(f: unsafe fn(*const S, *mut D, usize), src: &[S]) -> Vec<D> {
     let mut out = vec![D::default(); src.len()];
@@ -115,9 +115,46 @@ fn f32_patterns(n: usize) -> Vec<f32> {
     v.into_iter().map(f32::from_bits).collect()
 }
 
+/// The f16 conversions of every variant this CPU runs.
+fn half_variants() -> Vec<(&'static str, HalfKernels)> {
+    HALF_KERNELS.supported()
+}
+
+/// The bf16 and 8-bit conversions of every variant this CPU runs.
+fn variants() -> Vec<(&'static str, Kernels)> {
+    KERNELS.supported()
+}
+
+/// Every variant's f16 and bf16 conversions of `data` and of their
+/// results back, against `half` bit for bit (NaN payloads included).
+fn check_half_variants(data: &[f32], what: &str) {
+    let want_h: Vec<f16> = data.iter().map(|&x| f16::from_f32(x)).collect();
+    let want_b: Vec<bf16> = data.iter().map(|&x| bf16::from_f32(x)).collect();
+    let back_h: Vec<f32> = want_h.iter().map(|h| h.to_f32()).collect();
+    let back_b: Vec<f32> = want_b.iter().map(|b| b.to_f32()).collect();
+    let (halves, others) = (half_variants(), variants());
+    check_variants(
+        &want_h,
+        &halves,
+        |g, w| g.to_bits() == w.to_bits(),
+        &format!("f16 {what}"),
+        |k| run(k.to_f16, data),
+    );
+    check_variants(&back_h, &halves, identical, &format!("from f16 {what}"), |k| run(k.from_f16, &want_h));
+    check_variants(
+        &want_b,
+        &others,
+        |g, w| g.to_bits() == w.to_bits(),
+        &format!("bf16 {what}"),
+        |k| run(k.to_bf16, data),
+    );
+    check_variants(&back_b, &others, identical, &format!("from bf16 {what}"), |k| run(k.from_bf16, &want_b));
+}
+
 #[test]
 fn f16_and_bf16_paths_match_half_bit_for_bit() {
     let data = f32_patterns(200_000);
+    check_half_variants(&data, "of the patterns");
     let h = run(cast_f32_to_f16, &data);
     let b = run(cast_f32_to_bf16, &data);
     for (i, &x) in data.iter().enumerate() {
@@ -128,6 +165,10 @@ fn f16_and_bf16_paths_match_half_bit_for_bit() {
     let all: Vec<u16> = (0..=u16::MAX).collect();
     let hs: Vec<f16> = all.iter().map(|&p| f16::from_bits(p)).collect();
     let bs: Vec<bf16> = all.iter().map(|&p| bf16::from_bits(p)).collect();
+    let (want_hf, want_bf): (Vec<f32>, Vec<f32>) =
+        (hs.iter().map(|h| h.to_f32()).collect(), bs.iter().map(|b| b.to_f32()).collect());
+    check_variants(&want_hf, &half_variants(), identical, "every f16 pattern", |k| run(k.from_f16, &hs));
+    check_variants(&want_bf, &variants(), identical, "every bf16 pattern", |k| run(k.from_bf16, &bs));
     let hf = run(cast_f16_to_f32, &hs);
     let bf = run(cast_bf16_to_f32, &bs);
     for p in 0..all.len() {
@@ -153,6 +194,10 @@ fn f32_to_8_bits_is_as_for_every_pattern_and_tail() {
     for len in LENGTHS.into_iter().chain([data.len()]) {
         let mut x = special.to_vec();
         x.extend_from_slice(&data[..len]);
+        let (want_u, want_s): (Vec<u8>, Vec<i8>) =
+            (x.iter().map(|&v| v as u8).collect(), x.iter().map(|&v| v as i8).collect());
+        check_variants(&want_u, &variants(), |g, w| g == w, &format!("u8, len {len}"), |k| run(k.to_u8, &x));
+        check_variants(&want_s, &variants(), |g, w| g == w, &format!("i8, len {len}"), |k| run(k.to_i8, &x));
         for par in [false, true] {
             let (u, s) = (run_par(cast_f32_to_u8, &x, par), run_par(cast_f32_to_i8, &x, par));
             for (i, &v) in x.iter().enumerate() {
@@ -168,6 +213,7 @@ fn f16_and_bf16_paths_handle_every_tail_length() {
     for &len in &LENGTHS {
         let data = f32_patterns(len.max(70_000))[70_000 - len.min(70_000)..].to_vec();
         let data = &data[..len];
+        check_half_variants(data, &format!("len {len}"));
         let h = run(cast_f32_to_f16, data);
         let b = run(cast_f32_to_bf16, data);
         let hb = run(cast_f16_to_f32, &h);

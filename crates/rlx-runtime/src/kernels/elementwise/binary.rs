@@ -5,6 +5,7 @@ use std::marker::PhantomData;
 
 use super::ops::BinOp;
 use super::paths::{self, Kernel2, Side};
+use super::{entry_body, Body};
 #[cfg(test)]
 use rlx_core::plan::BinaryPath;
 
@@ -24,58 +25,115 @@ impl<O: BinOp> Kernel2 for BinF32<O> {
 
     #[inline(always)]
     unsafe fn same(l: *const f32, r: *const f32, o: *mut f32, n: usize) {
-        #[cfg(target_arch = "x86_64")]
-        if O::AVX2 && super::par::has_avx2_fma() {
-            // SAFETY: AVX2 detected; extents as the caller promised.
-            return unsafe { super::avx2::avx2_same_f32::<O>(l, r, o, n) };
-        }
-        #[cfg(target_arch = "aarch64")]
-        if O::NEON {
-            // SAFETY: NEON is baseline on aarch64; extents and aliasing are the
-            // caller's (`Kernel2::same`'s contract).
-            return unsafe { super::neon::neon_same_f32::<O>(l, r, o, n) };
-        }
-        // SAFETY: this method's contract is `scalar::same`'s, forwarded unchanged.
-        unsafe { super::scalar::same(l, r, o, n, O::f32) }
+        // SAFETY: `Kernel2::same`'s contract, forwarded; the entry's body
+        // runs on this CPU.
+        unsafe { same_f32_with::<O>(entry_body, l, r, o, n) }
     }
 
     #[inline(always)]
     unsafe fn scalar_lhs(a: f32, r: *const f32, o: *mut f32, n: usize) {
-        #[cfg(target_arch = "x86_64")]
-        if O::AVX2 && super::par::has_avx2_fma() {
-            // SAFETY: AVX2 and FMA were just detected; extents and aliasing are the
-            // caller's (`Kernel2::scalar_lhs`'s contract).
-            return unsafe { super::avx2::avx2_scalar_lhs_f32::<O>(a, r, o, n) };
-        }
-        #[cfg(target_arch = "aarch64")]
-        if O::NEON {
-            // SAFETY: NEON is baseline on aarch64; extents and aliasing are the
-            // caller's (`Kernel2::scalar_lhs`'s contract).
-            return unsafe { super::neon::neon_scalar_lhs_f32::<O>(a, r, o, n) };
-        }
-        // SAFETY: this method's contract is `scalar::scalar_lhs`'s, forwarded
-        // unchanged.
-        unsafe { super::scalar::scalar_lhs(a, r, o, n, O::f32) }
+        // SAFETY: `Kernel2::scalar_lhs`'s contract, forwarded; the entry's
+        // body runs on this CPU.
+        unsafe { scalar_lhs_f32_with::<O>(entry_body, a, r, o, n) }
     }
 
     #[inline(always)]
     unsafe fn scalar_rhs(l: *const f32, b: f32, o: *mut f32, n: usize) {
-        #[cfg(target_arch = "x86_64")]
-        if O::AVX2 && super::par::has_avx2_fma() {
-            // SAFETY: AVX2 and FMA were just detected; extents and aliasing are the
-            // caller's (`Kernel2::scalar_rhs`'s contract).
-            return unsafe { super::avx2::avx2_scalar_rhs_f32::<O>(l, b, o, n) };
-        }
-        #[cfg(target_arch = "aarch64")]
-        if O::NEON {
-            // SAFETY: NEON is baseline on aarch64; extents and aliasing are the
-            // caller's (`Kernel2::scalar_rhs`'s contract).
-            return unsafe { super::neon::neon_scalar_rhs_f32::<O>(l, b, o, n) };
-        }
-        // SAFETY: this method's contract is `scalar::scalar_rhs`'s, forwarded
-        // unchanged.
-        unsafe { super::scalar::scalar_rhs(l, b, o, n, O::f32) }
+        // SAFETY: `Kernel2::scalar_rhs`'s contract, forwarded; the entry's
+        // body runs on this CPU.
+        unsafe { scalar_rhs_f32_with::<O>(entry_body, l, b, o, n) }
     }
+}
+
+/// [`Kernel2::same`] of `BinF32<O>` on the body `body()`, which is called
+/// only when `O` has a vector form (so the others never look it up).
+///
+/// # Safety
+/// As [`Kernel2::same`]; the body runs on this CPU.
+#[inline(always)]
+pub(crate) unsafe fn same_f32_with<O: BinOp>(
+    body: impl Fn() -> Body,
+    l: *const f32,
+    r: *const f32,
+    o: *mut f32,
+    n: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if O::AVX2 && body() == Body::Avx2 {
+        // SAFETY: the AVX2 body runs on this CPU; extents as the caller promised.
+        return unsafe { super::avx2::avx2_same_f32::<O>(l, r, o, n) };
+    }
+    #[cfg(target_arch = "aarch64")]
+    if O::NEON && body() == Body::Neon {
+        // SAFETY: NEON is baseline on aarch64; extents and aliasing are the
+        // caller's (`Kernel2::same`'s contract).
+        return unsafe { super::neon::neon_same_f32::<O>(l, r, o, n) };
+    }
+    let _ = &body;
+    // SAFETY: this function's contract is `scalar::same`'s, forwarded unchanged.
+    unsafe { super::scalar::same(l, r, o, n, O::f32) }
+}
+
+/// [`Kernel2::scalar_lhs`] of `BinF32<O>` on the body `body()` (as
+/// [`same_f32_with`]).
+///
+/// # Safety
+/// As [`Kernel2::scalar_lhs`]; the body runs on this CPU.
+#[inline(always)]
+pub(crate) unsafe fn scalar_lhs_f32_with<O: BinOp>(
+    body: impl Fn() -> Body,
+    a: f32,
+    r: *const f32,
+    o: *mut f32,
+    n: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if O::AVX2 && body() == Body::Avx2 {
+        // SAFETY: the AVX2 body runs on this CPU; extents and aliasing are the
+        // caller's (`Kernel2::scalar_lhs`'s contract).
+        return unsafe { super::avx2::avx2_scalar_lhs_f32::<O>(a, r, o, n) };
+    }
+    #[cfg(target_arch = "aarch64")]
+    if O::NEON && body() == Body::Neon {
+        // SAFETY: NEON is baseline on aarch64; extents and aliasing are the
+        // caller's (`Kernel2::scalar_lhs`'s contract).
+        return unsafe { super::neon::neon_scalar_lhs_f32::<O>(a, r, o, n) };
+    }
+    let _ = &body;
+    // SAFETY: this function's contract is `scalar::scalar_lhs`'s, forwarded
+    // unchanged.
+    unsafe { super::scalar::scalar_lhs(a, r, o, n, O::f32) }
+}
+
+/// [`Kernel2::scalar_rhs`] of `BinF32<O>` on the body `body()` (as
+/// [`same_f32_with`]).
+///
+/// # Safety
+/// As [`Kernel2::scalar_rhs`]; the body runs on this CPU.
+#[inline(always)]
+pub(crate) unsafe fn scalar_rhs_f32_with<O: BinOp>(
+    body: impl Fn() -> Body,
+    l: *const f32,
+    b: f32,
+    o: *mut f32,
+    n: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if O::AVX2 && body() == Body::Avx2 {
+        // SAFETY: the AVX2 body runs on this CPU; extents and aliasing are the
+        // caller's (`Kernel2::scalar_rhs`'s contract).
+        return unsafe { super::avx2::avx2_scalar_rhs_f32::<O>(l, b, o, n) };
+    }
+    #[cfg(target_arch = "aarch64")]
+    if O::NEON && body() == Body::Neon {
+        // SAFETY: NEON is baseline on aarch64; extents and aliasing are the
+        // caller's (`Kernel2::scalar_rhs`'s contract).
+        return unsafe { super::neon::neon_scalar_rhs_f32::<O>(l, b, o, n) };
+    }
+    let _ = &body;
+    // SAFETY: this function's contract is `scalar::scalar_rhs`'s, forwarded
+    // unchanged.
+    unsafe { super::scalar::scalar_rhs(l, b, o, n, O::f32) }
 }
 
 /// i64 operands: the scalar loops (the compiler vectorises the cheap ones).

@@ -53,18 +53,3 @@ pub(crate) fn split(len: usize, par: bool, f: &(dyn Fn(usize, usize) + Sync)) {
         f(0, len);
     }
 }
-
-/// Whether this CPU runs the AVX2+FMA kernels (detected once).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-pub(crate) fn has_avx2_fma() -> bool {
-    crate::kernels::variants::cpu::avx2_fma()
-}
-
-/// Whether this CPU runs the AVX2 + F16C half-precision conversions
-/// (detected once).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-pub(crate) fn has_avx2_f16c() -> bool {
-    crate::kernels::variants::cpu::avx2_f16c()
-}

@@ -29,7 +29,7 @@ pub(super) enum Body {
 
 variants! {
     /// The bodies, best first.
-    static BODIES: Body = [
+    pub(super) static BODIES: Body = [
         #[cfg(target_arch = "x86_64")]
         "vnni" if cpu::avx512_vnni() => Body::Vnni,
         #[cfg(target_arch = "x86_64")]
@@ -50,20 +50,6 @@ impl Body {
     pub(super) fn detect() -> Body {
         *BODIES.best()
     }
-
-    /// Every body this CPU runs, best first, the portable one last (the
-    /// tests run them all).
-    #[cfg(test)]
-    pub(super) fn available() -> Vec<Body> {
-        BODIES.supported().into_iter().map(|(_, b)| b).collect()
-    }
-}
-
-/// How many bodies this CPU runs (the `body` index of the kernels'
-/// test-only entries).
-#[cfg(test)]
-pub(super) fn body_count() -> usize {
-    Body::available().len()
 }
 
 /// Deterministic bytes covering the whole 8-bit range.

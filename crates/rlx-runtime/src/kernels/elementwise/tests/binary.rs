@@ -2,8 +2,11 @@
 //! loops, aliasing and parallel runs.
 
 use super::{random_values, same, LENGTHS};
+use crate::kernels::elementwise::binary::{same_f32_with, scalar_lhs_f32_with, scalar_rhs_f32_with};
 use crate::kernels::elementwise::ops::{self, BinOp};
+use crate::kernels::elementwise::BODIES;
 use crate::kernels::elementwise::*;
+use crate::kernels::test_support::check_variants;
 use crate::math;
 use rlx_core::BinaryOp;
 
@@ -59,10 +62,46 @@ macro_rules! for_each_op {
     }};
 }
 
+/// The three contiguous inner loops of `O` on every body this CPU runs
+/// against `math`, bit for bit.
+fn check_bodies<O: BinOp>(len: usize, seed: u64) {
+    let l = random_values(len, seed);
+    let r = random_values(len, seed + 1000);
+    let op = O::OP;
+    let bodies = BODIES.supported();
+    let want: Vec<f32> = l.iter().zip(&r).map(|(&a, &b)| math::binary_f32(op, a, b)).collect();
+    check_variants(&want, &bodies, same, &format!("{} same over {len}", op.name()), |body| {
+        let mut o = vec![0f32; len];
+        // SAFETY: `l`, `r` and `o` hold `len` f32 and are distinct; the body
+        // runs on this CPU.
+        unsafe { same_f32_with::<O>(|| body, l.as_ptr(), r.as_ptr(), o.as_mut_ptr(), len) };
+        o
+    });
+    for (k, &b) in [r.first().copied().unwrap_or(1.5), f32::NAN, -0.0, f32::INFINITY].iter().enumerate() {
+        let want: Vec<f32> = l.iter().map(|&a| math::binary_f32(op, a, b)).collect();
+        check_variants(&want, &bodies, same, &format!("{} scalar rhs #{k} over {len}", op.name()), |body| {
+            let mut o = vec![0f32; len];
+            // SAFETY: `l` and `o` hold `len` f32 and are distinct; the body
+            // runs on this CPU.
+            unsafe { scalar_rhs_f32_with::<O>(|| body, l.as_ptr(), b, o.as_mut_ptr(), len) };
+            o
+        });
+        let want: Vec<f32> = r.iter().map(|&x| math::binary_f32(op, b, x)).collect();
+        check_variants(&want, &bodies, same, &format!("{} scalar lhs #{k} over {len}", op.name()), |body| {
+            let mut o = vec![0f32; len];
+            // SAFETY: `r` and `o` hold `len` f32 and are distinct; the body
+            // runs on this CPU.
+            unsafe { scalar_lhs_f32_with::<O>(|| body, b, r.as_ptr(), o.as_mut_ptr(), len) };
+            o
+        });
+    }
+}
+
 #[test]
 fn contiguous_entries_match_naive_loops_over_simd_tail_lengths() {
     for (k, &len) in LENGTHS.iter().enumerate() {
         for_each_op!(check_contiguous, len, k as u64);
+        for_each_op!(check_bodies, len, k as u64);
     }
 }
 

@@ -1,7 +1,9 @@
 //! `Fma`: one rounding, every path bit-exact with `mul_add`.
 
 use super::{random_values, LENGTHS};
-use crate::kernels::elementwise::{fma_f32, fma_f64};
+use crate::kernels::elementwise::fma::{fma_f32_with, fma_f64_with};
+use crate::kernels::elementwise::{fma_f32, fma_f64, BODIES};
+use crate::kernels::test_support::check_variants;
 
 #[test]
 fn fma_rounds_once() {
@@ -45,6 +47,37 @@ fn fma_matches_mul_add_over_simd_tail_lengths() {
                 assert!(d64[i].to_bits() == want.to_bits() || (d64[i].is_nan() && want.is_nan()), "f64 at {i}/{len}");
             }
         }
+    }
+}
+
+#[test]
+fn every_body_matches_mul_add_over_simd_tail_lengths() {
+    let bodies = BODIES.supported();
+    for (k, &len) in LENGTHS.iter().enumerate() {
+        let (a, b, c) =
+            (random_values(len, k as u64), random_values(len, 100 + k as u64), random_values(len, 200 + k as u64));
+        let want: Vec<f32> = (0..len).map(|i| a[i].mul_add(b[i], c[i])).collect();
+        check_variants(&want, &bodies, super::same, &format!("f32 over {len}"), |body| {
+            let mut d = vec![0f32; len];
+            // SAFETY: `a`, `b`, `c` and `d` hold `len` f32 and are distinct;
+            // the body runs on this CPU.
+            unsafe { fma_f32_with(body, a.as_ptr(), b.as_ptr(), c.as_ptr(), d.as_mut_ptr(), len) };
+            d
+        });
+        let (a64, b64, c64): (Vec<f64>, Vec<f64>, Vec<f64>) = (
+            a.iter().map(|&x| f64::from(x) * 1.000_000_1).collect(),
+            b.iter().map(|&x| f64::from(x) / 3.0).collect(),
+            c.iter().map(|&x| f64::from(x)).collect(),
+        );
+        let want: Vec<f64> = (0..len).map(|i| a64[i].mul_add(b64[i], c64[i])).collect();
+        let same64 = |g: f64, w: f64| g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan());
+        check_variants(&want, &bodies, same64, &format!("f64 over {len}"), |body| {
+            let mut d = vec![0f64; len];
+            // SAFETY: the four f64 buffers hold `len` elements and are
+            // distinct; the body runs on this CPU.
+            unsafe { fma_f64_with(body, a64.as_ptr(), b64.as_ptr(), c64.as_ptr(), d.as_mut_ptr(), len) };
+            d
+        });
     }
 }
 

@@ -9,4 +9,5 @@ mod fma;
 mod region;
 mod select;
 
-pub(super) use crate::kernels::activation::tests::{random_values, same, LENGTHS};
+pub(super) use crate::kernels::activation::tests::random_values;
+pub(super) use crate::kernels::test_support::{same, LENGTHS};

@@ -18,7 +18,27 @@ pub use scalar::dynamic_quantize_reference;
 
 use crate::kernels::reduce::scalar::{max_nan, min_nan};
 use crate::kernels::reduce::SendPtr;
+use crate::kernels::variants::variants;
 use crate::math::{max_f32, min_f32, round};
+
+/// The bodies of both passes.
+#[derive(Clone, Copy, Debug)]
+enum PassBody {
+    /// The loops compiled with AVX2 (8 lanes, rounding in one instruction).
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// The portable loops.
+    Portable,
+}
+
+variants! {
+    /// The pass bodies, best first.
+    static PASS_BODIES: PassBody = [
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => PassBody::Avx2,
+        "portable" => PassBody::Portable,
+    ];
+}
 
 /// Parts the range pass is split into over the pool.
 const PARTS: usize = 32;
@@ -26,21 +46,21 @@ const PARTS: usize = 32;
 const LANES: usize = 16;
 
 /// `x`'s range (NaN-propagating min and max) over `x[0..len]`, on the
-/// best body this CPU has: the same loop, compiled for AVX2 where present
-/// (LLVM vectorises it; the baseline x86-64 target has no vector min with
-/// this NaN rule and no rounding instruction).
+/// body `body`: 8 lanes of AVX2 (the baseline x86-64 target has no
+/// vector min with this NaN rule and no rounding instruction), or the
+/// portable loop.
 ///
 /// # Safety
-/// `x` readable for `len` f32.
-unsafe fn raw_range(x: *const f32, len: usize) -> (f32, f32) {
+/// `x` readable for `len` f32; `body` runs on this CPU.
+unsafe fn raw_range(body: PassBody, x: *const f32, len: usize) -> (f32, f32) {
     // SAFETY: the caller's extent.
     let x = unsafe { std::slice::from_raw_parts(x, len) };
-    #[cfg(target_arch = "x86_64")]
-    if crate::kernels::elementwise::par::has_avx2_fma() {
-        // SAFETY: AVX2 was just detected.
-        return unsafe { range_avx2(x) };
+    match body {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the body, and with it AVX2, runs on this CPU.
+        PassBody::Avx2 => unsafe { range_avx2(x) },
+        PassBody::Portable => range_of(x),
     }
-    range_of(x)
 }
 
 /// [`range_of`] 8 lanes at a time: `min(lo, x)` keeps `x` when it is
@@ -106,15 +126,17 @@ pub(super) fn quantize(x: f32, scale: f32, zero: f32) -> u8 {
     min_f32(max_f32(round(x / scale) + zero, 0.0), 255.0) as u8
 }
 
-/// [`quantize`] over a slice, on the best body this CPU has (as
-/// [`raw_range`]).
-fn quantize_slice(xs: &[f32], ys: &mut [u8], scale: f32, zero: f32) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::kernels::elementwise::par::has_avx2_fma() {
-        // SAFETY: AVX2 was just detected.
-        return unsafe { quantize_avx2(xs, ys, scale, zero) };
+/// [`quantize`] over a slice, on the body `body` (as [`raw_range`]).
+///
+/// # Safety
+/// `body` runs on this CPU.
+unsafe fn quantize_slice(body: PassBody, xs: &[f32], ys: &mut [u8], scale: f32, zero: f32) {
+    match body {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the body, and with it AVX2, runs on this CPU.
+        PassBody::Avx2 => unsafe { quantize_avx2(xs, ys, scale, zero) },
+        PassBody::Portable => quantize_each(xs, ys, scale, zero),
     }
-    quantize_each(xs, ys, scale, zero);
 }
 
 /// [`quantize_each`] 16 at a time. `maxps(v, 0)` and `minps(v, 255)`
@@ -164,6 +186,23 @@ fn quantize_each(xs: &[f32], ys: &mut [u8], scale: f32, zero: f32) {
 /// `x` readable for `len` f32; `y` writable for `len` bytes, `scale` for
 /// one f32 and `zero` for one byte, none overlapping `x` or each other.
 pub unsafe fn dynamic_quantize(x: *const f32, y: *mut u8, scale: *mut f32, zero: *mut u8, len: usize, par: bool) {
+    // SAFETY: forwarded contract; the best body runs on this CPU.
+    unsafe { dynamic_quantize_with(*PASS_BODIES.best(), x, y, scale, zero, len, par) }
+}
+
+/// [`dynamic_quantize`] with the pass body `body`.
+///
+/// # Safety
+/// As [`dynamic_quantize`]; `body` runs on this CPU.
+unsafe fn dynamic_quantize_with(
+    body: PassBody,
+    x: *const f32,
+    y: *mut u8,
+    scale: *mut f32,
+    zero: *mut u8,
+    len: usize,
+    par: bool,
+) {
     let (lo, hi) = if par && len >= PARTS {
         let mut parts = [(f32::INFINITY, f32::NEG_INFINITY); PARTS];
         let (x_in, parts_out) = (SendPtr(x.cast_mut()), SendPtr(parts.as_mut_ptr()));
@@ -173,13 +212,13 @@ pub unsafe fn dynamic_quantize(x: *const f32, y: *mut u8, scale: *mut f32, zero:
                 let (from, to) = bounds(p);
                 // SAFETY: part `p` of `x` and slot `p` of `parts`, written by
                 // this task alone.
-                unsafe { *parts_out.get().add(p) = raw_range(x_in.get().add(from), to - from) };
+                unsafe { *parts_out.get().add(p) = raw_range(body, x_in.get().add(from), to - from) };
             }
         });
         parts.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &(l, h)| (min_nan(lo, l), max_nan(hi, h)))
     } else {
-        // SAFETY: the caller's extent.
-        unsafe { raw_range(x, len) }
+        // SAFETY: the caller's extent and body.
+        unsafe { raw_range(body, x, len) }
     };
     let (s, z) = scale_and_zero(lo, hi);
     // SAFETY: one element each (caller).
@@ -189,18 +228,18 @@ pub unsafe fn dynamic_quantize(x: *const f32, y: *mut u8, scale: *mut f32, zero:
     }
     let zf = f32::from(z);
     let (x_in, y_out) = (SendPtr(x.cast_mut()), SendPtr(y));
-    let body = |start: usize, count: usize| {
+    let values = |start: usize, count: usize| {
         // SAFETY: elements `start..start + count` of `x` and `y`; each task
-        // writes its own.
+        // writes its own; the caller's body.
         unsafe {
             let xs = std::slice::from_raw_parts(x_in.get().add(start), count);
             let ys = std::slice::from_raw_parts_mut(y_out.get().add(start), count);
-            quantize_slice(xs, ys, s, zf);
+            quantize_slice(body, xs, ys, s, zf);
         }
     };
     if par {
-        crate::threads::par_for(len, 4096, &body);
+        crate::threads::par_for(len, 4096, &values);
     } else {
-        body(0, len);
+        values(0, len);
     }
 }

@@ -1,10 +1,13 @@
 //! `DynamicQuantize` against its reference (serial and split) and the
 //! spec's formulas written out, over awkward lengths and values.
 
+use super::{dynamic_quantize_with, PASS_BODIES};
 use crate::kernels::quant::*;
+use crate::kernels::test_support::check_variants;
 
-/// Runs the kernel serial and split and the reference; asserts all three
-/// agree on every output byte and the scale's bits; returns them.
+/// Runs the kernel serial and split, with every body this CPU runs, and
+/// the reference; asserts all agree on every output byte, the scale's
+/// bits and the zero point; returns them.
 fn check(x: &[f32]) -> (Vec<u8>, f32, u8) {
     let len = x.len();
     let run = |f: &dyn Fn(*mut u8, *mut f32, *mut u8)| {
@@ -14,10 +17,24 @@ fn check(x: &[f32]) -> (Vec<u8>, f32, u8) {
     };
     // SAFETY: each buffer holds exactly the extents named.
     let want = run(&|y, s, z| unsafe { dynamic_quantize_reference(x.as_ptr(), y, s, z, len) });
+    // The bytes, then the scale's bits and the zero point.
+    let flat =
+        |(y, s, z): (Vec<u8>, u32, u8)| -> Vec<u32> { y.into_iter().map(u32::from).chain([s, u32::from(z)]).collect() };
+    let want_flat = flat(want.clone());
     for par in [false, true] {
         // SAFETY: as above.
         let got = run(&|y, s, z| unsafe { dynamic_quantize(x.as_ptr(), y, s, z, len, par) });
         assert_eq!(got, want, "len {len}, par {par}");
+        check_variants(
+            &want_flat,
+            &PASS_BODIES.supported(),
+            |g, w| g == w,
+            &format!("len {len}, par {par}"),
+            |b| {
+                // SAFETY: as above; the body runs on this CPU.
+                flat(run(&|y, s, z| unsafe { dynamic_quantize_with(b, x.as_ptr(), y, s, z, len, par) }))
+            },
+        );
     }
     (want.0, f32::from_bits(want.1), want.2)
 }

@@ -30,6 +30,7 @@ use super::int_gemm::{pack_a, rows_product};
 use super::IntElem;
 use crate::kernels::conv::Conv2dShape;
 use crate::kernels::reduce::SendPtr;
+use crate::kernels::variants::variants;
 
 /// `IntConv2D`: `out[b, oc, oy, ox] = sum over the window of (x - x_zero)
 /// * (w[oc, ..] - w_zero)`, positions outside `x` contributing 0, in
@@ -57,18 +58,44 @@ pub unsafe fn int_conv2d<X: IntElem, W: IntElem>(
     w_zero_len: usize,
     par: bool,
 ) {
-    // SAFETY: the caller's contract.
-    unsafe { run_paths(scratch, x, w, x_zero, w_zero, out, s, w_zero_len, par, true) }
+    // SAFETY: the caller's contract; the best body runs on this CPU.
+    unsafe { run_paths(*BODIES.best(), scratch, x, w, x_zero, w_zero, out, s, w_zero_len, par) }
 }
 
-/// [`int_conv2d`] on the 16-bit pairs whatever the CPU has (the tests run
-/// both im2col forms on a VNNI machine).
+/// What a call runs on: the product of the im2col path and the direct
+/// path's planes.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum ConvBody {
+    /// The 8-bit quads (`vpdpbusd`), AVX2 planes.
+    #[cfg(target_arch = "x86_64")]
+    Vnni,
+    /// The 16-bit pairs, AVX2 planes.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// The 16-bit pairs, portable planes.
+    Portable,
+}
+
+variants! {
+    /// The bodies, best first. The 16-bit pairs run `IntGemm`'s product,
+    /// whose own variants pick its tiles.
+    pub(super) static BODIES: ConvBody = [
+        #[cfg(target_arch = "x86_64")]
+        "avx512_vnni" if cpu::avx512_vnni() => ConvBody::Vnni,
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => ConvBody::Avx2,
+        "portable" => ConvBody::Portable,
+    ];
+}
+
+/// [`int_conv2d`] on the body `body`: the direct path for depthwise
+/// shapes, else the 8-bit quads or the 16-bit pairs.
 ///
 /// # Safety
-/// As [`int_conv2d`].
-#[cfg(test)]
+/// As [`int_conv2d`]; `body` runs on this CPU.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn int_conv2d_pairs<X: IntElem, W: IntElem>(
+pub(super) unsafe fn run_paths<X: IntElem, W: IntElem>(
+    body: ConvBody,
     scratch: *mut u8,
     x: *const X,
     w: *const W,
@@ -78,27 +105,6 @@ pub(super) unsafe fn int_conv2d_pairs<X: IntElem, W: IntElem>(
     s: &Conv2dShape,
     w_zero_len: usize,
     par: bool,
-) {
-    // SAFETY: the caller's contract.
-    unsafe { run_paths(scratch, x, w, x_zero, w_zero, out, s, w_zero_len, par, false) }
-}
-
-/// [`int_conv2d`]'s choice of path; `quads` allows the 8-bit one.
-///
-/// # Safety
-/// As [`int_conv2d`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn run_paths<X: IntElem, W: IntElem>(
-    scratch: *mut u8,
-    x: *const X,
-    w: *const W,
-    x_zero: *const X,
-    w_zero: *const W,
-    out: *mut i32,
-    s: &Conv2dShape,
-    w_zero_len: usize,
-    par: bool,
-    quads: bool,
 ) {
     if s.n == 0 || s.c_out == 0 || s.out_plane() == 0 {
         return;
@@ -107,17 +113,16 @@ unsafe fn run_paths<X: IntElem, W: IntElem>(
     let zx = if x_zero.is_null() { 0 } else { unsafe { (*x_zero).to_i32() } };
     let zw = WeightZero { ptr: SendPtr(w_zero.cast_mut()), len: w_zero_len };
     if int_conv2d_direct(s) {
-        // SAFETY: the caller's extents.
-        return unsafe { depthwise(x, w, zx, &zw, out, s, par) };
+        // SAFETY: the caller's extents and body.
+        return unsafe { depthwise(body, x, w, zx, &zw, out, s, par) };
     }
     #[cfg(target_arch = "x86_64")]
-    if quads && crate::kernels::variants::cpu::avx512_vnni() {
-        // SAFETY: AVX-512 VNNI was just detected; the caller's extents and
-        // scratch.
+    if let ConvBody::Vnni = body {
+        // SAFETY: the body, and with it AVX-512 VNNI, runs on this CPU; the
+        // caller's extents and scratch.
         return unsafe { unfolded_quads(scratch, x, w, zx, &zw, out, s, par) };
     }
-    let _ = quads; // only x86-64 has the 8-bit path
-                   // SAFETY: the caller's extents and scratch.
+    // SAFETY: the caller's extents and scratch.
     unsafe { unfolded(scratch, x, w, zx, &zw, out, s, par) }
 }
 
@@ -619,8 +624,10 @@ unsafe fn unfold<X: IntElem>(x: *const X, zx: i32, s: &Conv2dShape, cols: *mut i
 /// The direct path: one input channel per group (see the module docs).
 ///
 /// # Safety
-/// As [`int_conv2d`].
+/// As [`int_conv2d`]; `body` runs on this CPU.
+#[allow(clippy::too_many_arguments)]
 unsafe fn depthwise<X: IntElem, W: IntElem>(
+    body: ConvBody,
     x: *const X,
     w: *const W,
     zx: i32,
@@ -643,7 +650,7 @@ unsafe fn depthwise<X: IntElem, W: IntElem>(
                 let dst = std::slice::from_raw_parts_mut(os.get().add(task * plane), plane);
                 let src = xs.get().add((b * s.c_in + ch) * s.h * s.w_in);
                 let weights = ws.get().add(oc * taps);
-                depthwise_plane(dst, src, weights, zx, zw.of(oc), s);
+                depthwise_plane(body, dst, src, weights, zx, zw.of(oc), s);
             }
         }
     };
@@ -656,13 +663,14 @@ unsafe fn depthwise<X: IntElem, W: IntElem>(
 
 /// One depthwise output plane: each window tap adds `(w - zw) * (x -
 /// zx)` in wrapping i32 over the output columns whose input column is
-/// inside the image, a row at a time; with the widest features the CPU
-/// has (baseline x86-64 has no 32-bit vector multiply).
+/// inside the image, a row at a time; compiled with AVX2 for the vector
+/// bodies (baseline x86-64 has no 32-bit vector multiply).
 ///
 /// # Safety
 /// `src` readable for one input plane (`h * w_in`), `weights` for `kh *
-/// kw` elements.
+/// kw` elements; `body` runs on this CPU.
 unsafe fn depthwise_plane<X: IntElem, W: IntElem>(
+    body: ConvBody,
     dst: &mut [i32],
     src: *const X,
     weights: *const W,
@@ -670,13 +678,14 @@ unsafe fn depthwise_plane<X: IntElem, W: IntElem>(
     zw: i32,
     s: &Conv2dShape,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::kernels::elementwise::par::has_avx2_fma() {
-        // SAFETY: AVX2 was just detected; the caller's extents.
-        return unsafe { depthwise_plane_avx2(dst, src, weights, zx, zw, s) };
+    match body {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the body, and with it AVX2, runs on this CPU; the
+        // caller's extents.
+        ConvBody::Vnni | ConvBody::Avx2 => unsafe { depthwise_plane_avx2(dst, src, weights, zx, zw, s) },
+        // SAFETY: the caller's extents.
+        ConvBody::Portable => unsafe { depthwise_plane_body(dst, src, weights, zx, zw, s) },
     }
-    // SAFETY: the caller's extents.
-    unsafe { depthwise_plane_body(dst, src, weights, zx, zw, s) }
 }
 
 /// [`depthwise_plane`] compiled with AVX2.

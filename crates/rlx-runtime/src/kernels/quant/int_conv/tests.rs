@@ -5,9 +5,11 @@
 
 use rlx_core::plan::{int_conv2d_direct, int_conv2d_scratch_bytes};
 
+use super::{run_paths, BODIES};
 use crate::kernels::conv::Conv2dShape;
 use crate::kernels::quant::shared::bytes;
 use crate::kernels::quant::*;
+use crate::kernels::test_support::check_variants;
 
 /// A shape from `[n, c_in, h, w_in, c_out, kh, kw, sh, sw, ph, pw, dh, dw,
 /// groups]`, the output sizes by ONNX's rule with trailing padding
@@ -42,40 +44,40 @@ pub(crate) fn shape(d: [usize; 14], trail: [usize; 2]) -> Conv2dShape {
     }
 }
 
+/// The entry (serial and split) and every body this CPU runs (serial and
+/// split) against the reference, bit for bit.
 fn check<X: IntElem, W: IntElem>(s: &Conv2dShape, x: &[X], w: &[W], zx: Option<X>, zw: &[W]) {
     let zx_ptr = zx.as_ref().map_or(std::ptr::null(), |z| z as *const X);
     let zw_ptr = if zw.is_empty() { std::ptr::null() } else { zw.as_ptr() };
     let len = s.n * s.c_out * s.out_plane();
     let (mut want, mut got, mut split) = (vec![0i32; len], vec![7i32; len], vec![-7i32; len]);
-    let (mut pairs, mut pairs_split) = (vec![3i32; len], vec![-3i32; len]);
     let mut scratch = vec![[0u64; 8]; int_conv2d_scratch_bytes(s).div_ceil(64)];
+    let sp: *mut u8 = scratch.as_mut_ptr().cast();
     // SAFETY: the slices hold exactly the extents the shape names.
     unsafe {
         int_conv2d_reference(x.as_ptr(), w.as_ptr(), zx_ptr, zw_ptr, want.as_mut_ptr(), s, zw.len());
-        let sp: *mut u8 = scratch.as_mut_ptr().cast();
         int_conv2d(sp, x.as_ptr(), w.as_ptr(), zx_ptr, zw_ptr, got.as_mut_ptr(), s, zw.len(), false);
         int_conv2d(sp, x.as_ptr(), w.as_ptr(), zx_ptr, zw_ptr, split.as_mut_ptr(), s, zw.len(), true);
-        if !int_conv2d_direct(s) {
-            super::int_conv2d_pairs(sp, x.as_ptr(), w.as_ptr(), zx_ptr, zw_ptr, pairs.as_mut_ptr(), s, zw.len(), false);
-            super::int_conv2d_pairs(
-                sp,
-                x.as_ptr(),
-                w.as_ptr(),
-                zx_ptr,
-                zw_ptr,
-                pairs_split.as_mut_ptr(),
-                s,
-                zw.len(),
-                true,
-            );
-        }
-    }
-    if !int_conv2d_direct(s) {
-        assert_eq!(pairs, want, "16-bit pairs, serial, {s:?}");
-        assert_eq!(pairs_split, want, "16-bit pairs, split, {s:?}");
     }
     assert_eq!(got, want, "serial, {s:?}, direct {}", int_conv2d_direct(s));
     assert_eq!(split, want, "split, {s:?}");
+    for par in [false, true] {
+        let what = format!("par {par}, {s:?}, direct {}", int_conv2d_direct(s));
+        check_variants(
+            &want,
+            &BODIES.supported(),
+            |g, w| g == w,
+            &what,
+            |body| {
+                let mut out = vec![3i32; len];
+                // SAFETY: as above; the body runs on this CPU.
+                unsafe {
+                    run_paths(body, sp, x.as_ptr(), w.as_ptr(), zx_ptr, zw_ptr, out.as_mut_ptr(), s, zw.len(), par)
+                };
+                out
+            },
+        );
+    }
 }
 
 /// Runs one shape with every type pairing and zero-point form.

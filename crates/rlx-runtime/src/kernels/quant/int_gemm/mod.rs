@@ -20,6 +20,7 @@ pub use scalar::int_gemm_reference;
 
 use super::{int_gemm_packed_b_bytes, IntElem};
 use crate::kernels::reduce::SendPtr;
+use crate::kernels::variants::variants;
 
 /// `IntGemm`: for each of `batch` products, `c[m,n] = sum over k of
 /// (a[m,k] - a_zero) * (b[k,n] - b_zero[j])`, accumulated in i32 with
@@ -211,16 +212,38 @@ pub(in crate::kernels::quant) unsafe fn rows_product(
     n: usize,
     width: usize,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if x86::has_avx512_vnni() {
-        // SAFETY: AVX-512 F/BW/VNNI were just detected; the extents are the caller's.
-        return unsafe { x86::rows_product_avx512(a_pairs, packed_b, c, rows, kp, n, width) };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if crate::kernels::elementwise::par::has_avx2_fma() {
-        // SAFETY: AVX2 was just detected; the extents are the caller's.
-        return unsafe { x86::rows_product_avx2(a_pairs, packed_b, c, rows, kp, n, width) };
-    }
+    // SAFETY: the best body runs on this CPU; the extents are the caller's.
+    unsafe { (ROWS_PRODUCT.best())(a_pairs, packed_b, c, rows, kp, n, width) }
+}
+
+/// A body of [`rows_product`], with its arguments.
+type RowsProductFn = unsafe fn(*const i32, *const i16, *mut i32, usize, usize, usize, usize);
+
+variants! {
+    /// The bodies of [`rows_product`], best first: AVX-512 VNNI's
+    /// `vpdpwssd` tiles, AVX2's `vpmaddwd` tiles, one element at a time.
+    static ROWS_PRODUCT: RowsProductFn = [
+        #[cfg(target_arch = "x86_64")]
+        "avx512_vnni" if cpu::avx512_vnni() => x86::rows_product_avx512,
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => x86::rows_product_avx2,
+        "portable" => rows_product_portable,
+    ];
+}
+
+/// [`rows_product`] one element at a time.
+///
+/// # Safety
+/// As [`rows_product`].
+unsafe fn rows_product_portable(
+    a_pairs: *const i32,
+    packed_b: *const i16,
+    c: *mut i32,
+    rows: usize,
+    kp: usize,
+    n: usize,
+    width: usize,
+) {
     // SAFETY: the caller's extents.
     unsafe { columns_product(a_pairs, packed_b, c, rows, kp, n, 0..width) }
 }

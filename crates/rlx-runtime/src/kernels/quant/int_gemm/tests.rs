@@ -4,6 +4,7 @@
 use super::*;
 use crate::kernels::quant::int_gemm_scratch_bytes;
 use crate::kernels::quant::shared::bytes;
+use crate::kernels::test_support::check_variants;
 
 /// Runs the kernel (serial and split) and the reference on one case and
 /// asserts all three agree bit for bit.
@@ -128,9 +129,8 @@ fn sums_past_i32_wrap_as_i32_accumulation_does() {
     assert_eq!(c, vec![(255i64 * 255 * k as i64) as i32; n]);
 }
 
-/// Each vector body on its own against the portable one, over the same
-/// packed operands (the dispatch above reaches only the widest this CPU has).
-#[cfg(target_arch = "x86_64")]
+/// Every body this CPU runs against the portable column loop, over the
+/// same packed operands (the dispatch above reaches only the widest).
 #[test]
 fn every_vector_body_matches_the_portable_one() {
     let (rows, kp, n) = (7, 21, 83);
@@ -147,16 +147,16 @@ fn every_vector_body_matches_the_portable_one() {
     let mut want = vec![0i32; rows * n];
     // SAFETY: the vectors hold `rows * kp` pairs, `kp * n * 2` halves, `rows * n` outputs.
     unsafe { columns_product(a_pairs.as_ptr(), packed_b.as_ptr(), want.as_mut_ptr(), rows, kp, n, 0..n) };
-    if crate::kernels::elementwise::par::has_avx2_fma() {
-        let mut got = vec![1i32; rows * n];
-        // SAFETY: as above; AVX2 was just detected.
-        unsafe { x86::rows_product_avx2(a_pairs.as_ptr(), packed_b.as_ptr(), got.as_mut_ptr(), rows, kp, n, n) };
-        assert_eq!(got, want, "AVX2");
-    }
-    if x86::has_avx512_vnni() {
-        let mut got = vec![2i32; rows * n];
-        // SAFETY: as above; AVX-512 F/BW/VNNI were just detected.
-        unsafe { x86::rows_product_avx512(a_pairs.as_ptr(), packed_b.as_ptr(), got.as_mut_ptr(), rows, kp, n, n) };
-        assert_eq!(got, want, "AVX-512 VNNI");
-    }
+    check_variants(
+        &want,
+        &ROWS_PRODUCT.supported(),
+        |g, w| g == w,
+        "rows product",
+        |body| {
+            let mut got = vec![1i32; rows * n];
+            // SAFETY: as above; the body runs on this CPU.
+            unsafe { body(a_pairs.as_ptr(), packed_b.as_ptr(), got.as_mut_ptr(), rows, kp, n, n) };
+            got
+        },
+    );
 }

@@ -107,12 +107,6 @@ unsafe fn tiles_from<const R: usize>(
     }
 }
 
-/// Whether this CPU has AVX-512 F, BW, VL and VNNI (detected once).
-#[inline]
-pub(super) fn has_avx512_vnni() -> bool {
-    crate::kernels::variants::cpu::avx512_vnni()
-}
-
 /// [`super::rows_product`] with AVX-512 VNNI; columns past the last full
 /// 64 go through the AVX2 tiles and the portable tail.
 ///

@@ -216,16 +216,15 @@ pub unsafe fn int_gemm_packed_f32<A: IntElem>(
     unsafe { product(scratch, a, w, w_sums, a_zero, w_zero, w_zero_len, store, [m, k, n], par, Body::detect()) }
 }
 
-/// [`int_gemm_packed`] or [`int_gemm_packed_f32`] (by `store`) on body
-/// number `body` of those this CPU runs (0 is the portable one): the
-/// tests compare them all.
+/// [`int_gemm_packed`] or [`int_gemm_packed_f32`] (by `store`) on the
+/// body `body`: the tests compare every body this CPU runs.
 ///
 /// # Safety
-/// As the entry of `store`'s kind; `body < body_count()`.
+/// As the entry of `store`'s kind; `body` runs on this CPU.
 #[cfg(test)]
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn int_gemm_packed_body<A: IntElem>(
-    body: usize,
+    body: Body,
     scratch: *mut u8,
     a: *const A,
     w: *const i8,
@@ -237,7 +236,6 @@ pub(super) unsafe fn int_gemm_packed_body<A: IntElem>(
     mkn: [usize; 3],
     par: bool,
 ) {
-    let body = Body::available()[body];
     // SAFETY: the caller's contract.
     unsafe { product(scratch, a, w, w_sums, a_zero, w_zero, w_zero_len, store, mkn, par, body) }
 }

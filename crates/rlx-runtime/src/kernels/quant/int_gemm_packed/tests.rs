@@ -4,9 +4,9 @@
 use rlx_core::qconv::{pack_qgemm_weight, qgemm_column_sums};
 
 use super::{int_gemm_packed_body, Store};
-use crate::kernels::quant::shared::body_count;
-use crate::kernels::quant::shared::bytes;
+use crate::kernels::quant::shared::{bytes, Body, BODIES};
 use crate::kernels::quant::*;
+use crate::kernels::test_support::{check_variants, identical};
 
 /// The zero points of one case.
 #[derive(Clone, Copy, Debug)]
@@ -41,21 +41,31 @@ fn check<A: IntElem>(a_bytes: &[u8], [m, k, n]: [usize; 3], zeros: Zeros, seed: 
         int_gemm_packed_reference(a.as_ptr(), packed.as_ptr(), za_ptr, zw_ptr, want.as_mut_ptr(), m, k, n, zw_len);
     }
     let what = format!("m {m}, k {k}, n {n}, {zeros:?}, signed a {}", A::SIGNED);
+    // Every body this CPU runs, then the entry (the best one).
+    let runs: Vec<(&'static str, Option<Body>)> =
+        BODIES.supported().into_iter().map(|(name, b)| (name, Some(b))).chain([("the entry", None)]).collect();
     for par in [false, true] {
-        for body in 0..=body_count() {
-            let mut got = vec![0x5A5A_5A5Ai32; m * n];
-            // SAFETY: as above.
-            unsafe {
-                let (a, w, ws) = (a.as_ptr(), packed.as_ptr(), sums.as_ptr());
-                if body < body_count() {
-                    let store = Store::Sums(got.as_mut_ptr());
-                    int_gemm_packed_body(body, s, a, w, ws, za_ptr, zw_ptr, zw_len, store, [m, k, n], par);
-                } else {
-                    int_gemm_packed(s, a, w, ws, za_ptr, zw_ptr, got.as_mut_ptr(), m, k, n, zw_len, par);
+        check_variants(
+            &want,
+            &runs,
+            |g, w| g == w,
+            &format!("sums, {what}, par {par}"),
+            |body| {
+                let mut got = vec![0x5A5A_5A5Ai32; m * n];
+                // SAFETY: as above; the body runs on this CPU.
+                unsafe {
+                    let (a, w, ws) = (a.as_ptr(), packed.as_ptr(), sums.as_ptr());
+                    match body {
+                        Some(body) => {
+                            let store = Store::Sums(got.as_mut_ptr());
+                            int_gemm_packed_body(body, s, a, w, ws, za_ptr, zw_ptr, zw_len, store, [m, k, n], par);
+                        }
+                        None => int_gemm_packed(s, a, w, ws, za_ptr, zw_ptr, got.as_mut_ptr(), m, k, n, zw_len, par),
+                    }
                 }
-            }
-            assert_eq!(got, want, "sums, {what}, par {par}, body {body} (the last: the entry)");
-        }
+                got
+            },
+        );
     }
     let scales: Vec<f32> = (0..n).map(|j| 1.0 / (3.0 + j as f32)).collect();
     let bias: Vec<f32> = (0..n).map(|j| j as f32 * 0.37 - 2.0).collect();
@@ -72,32 +82,33 @@ fn check<A: IntElem>(a_bytes: &[u8], [m, k, n]: [usize; 3], zeros: Zeros, seed: 
             })
             .collect();
         let bias_ptr = if with_bias { bias.as_ptr() } else { std::ptr::null() };
-        for body in 0..=body_count() {
+        let context = format!("f32, {what}, scale_len {scale_len}, bias {with_bias}");
+        check_variants(&expected, &runs, identical, &context, |body| {
             let mut got = vec![f32::NAN; m * n];
-            // SAFETY: as above.
+            // SAFETY: as above; the body runs on this CPU.
             unsafe {
                 let (a, w, ws) = (a.as_ptr(), packed.as_ptr(), sums.as_ptr());
-                if body < body_count() {
-                    let store = Store::Dequant {
-                        c: got.as_mut_ptr(),
-                        scale: scales.as_ptr(),
-                        scale_per_column: scale_len != 1,
-                        bias: bias_ptr,
-                    };
-                    int_gemm_packed_body(body, s, a, w, ws, za_ptr, zw_ptr, zw_len, store, [m, k, n], true);
-                } else {
-                    let c = got.as_mut_ptr();
-                    let sc = scales.as_ptr();
-                    int_gemm_packed_f32(s, a, w, ws, za_ptr, zw_ptr, sc, bias_ptr, c, m, k, n, zw_len, scale_len, true);
+                match body {
+                    Some(body) => {
+                        let store = Store::Dequant {
+                            c: got.as_mut_ptr(),
+                            scale: scales.as_ptr(),
+                            scale_per_column: scale_len != 1,
+                            bias: bias_ptr,
+                        };
+                        int_gemm_packed_body(body, s, a, w, ws, za_ptr, zw_ptr, zw_len, store, [m, k, n], true);
+                    }
+                    None => {
+                        let c = got.as_mut_ptr();
+                        let sc = scales.as_ptr();
+                        int_gemm_packed_f32(
+                            s, a, w, ws, za_ptr, zw_ptr, sc, bias_ptr, c, m, k, n, zw_len, scale_len, true,
+                        );
+                    }
                 }
             }
-            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(
-                bits(&got),
-                bits(&expected),
-                "f32, {what}, scale_len {scale_len}, bias {with_bias}, body {body}"
-            );
-        }
+            got
+        });
     }
 }
 
@@ -169,7 +180,7 @@ fn int_gemm_packed_timing() {
     let (za, zw) = (128u8, [3i32]);
     let mut scratch = vec![0u64; rlx_core::plan::int_gemm_packed_scratch_bytes(m, k, true).div_ceil(8)];
     let mut c = vec![0i32; m * n];
-    for body in 0..body_count() {
+    for (name, body) in BODIES.supported() {
         let mut best = f64::MAX;
         for _ in 0..20 {
             let t = std::time::Instant::now();
@@ -181,6 +192,6 @@ fn int_gemm_packed_timing() {
             }
             best = best.min(t.elapsed().as_secs_f64());
         }
-        println!("body {body}: {:8.3} ms", best * 1e3);
+        println!("{name}: {:8.3} ms", best * 1e3);
     }
 }

@@ -88,15 +88,15 @@ pub unsafe fn qlinear_conv2d(
     }
 }
 
-/// [`qlinear_conv2d`] on body number `body` of those this CPU runs (0 is
-/// the portable one): the tests compare them all.
+/// [`qlinear_conv2d`] on the body `body`: the tests compare every body
+/// this CPU runs.
 ///
 /// # Safety
-/// As [`qlinear_conv2d`]; `body < body_count()`.
+/// As [`qlinear_conv2d`]; `body` runs on this CPU.
 #[cfg(test)]
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn qlinear_conv2d_body(
-    body: usize,
+    body: Body,
     scratch: *mut u8,
     x: *const u8,
     w: *const i8,
@@ -112,10 +112,7 @@ pub(super) unsafe fn qlinear_conv2d_body(
     par: bool,
 ) {
     // SAFETY: the caller's contract.
-    unsafe {
-        let body = Body::available()[body];
-        convolve(scratch, x, w, bias, scale, zero, out, s, x_pad, scale_len, (x_nhwc, out_nhwc), par, body)
-    }
+    unsafe { convolve(scratch, x, w, bias, scale, zero, out, s, x_pad, scale_len, (x_nhwc, out_nhwc), par, body) }
 }
 
 /// [`qlinear_conv2d`] with the tile body `body`.

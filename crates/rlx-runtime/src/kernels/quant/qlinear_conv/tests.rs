@@ -1,22 +1,19 @@
-//! `qlinear_conv2d` and its portable body (serial and split) against `qlinear_conv2d_reference`,
+//! `qlinear_conv2d` and every tile body this CPU runs (the list of
+//! `quant/shared.rs`; serial and split) against `qlinear_conv2d_reference`,
 //! bit for bit, over awkward shapes and every requantization form; the
 //! scratch is filled with garbage before each call, the packing's padded
 //! slots with garbage where the layout says they cannot matter, and the
 //! bytes around the output and past the scratch are checked untouched.
 //! Rounding, saturation and `x_pad` are also checked against values
 //! computed here by hand, independently of the reference.
-//!
-//! On a CPU with AVX-512 VNNI the kernel runs its VNNI tile; the portable
-//! tile (`tile_portable`) is private to `qlinear_conv` and runs here
-//! only on CPUs without VNNI.
 
 use rlx_core::qconv::{pack_qconv_filter, qconv_filter_len, qconv_scratch_bytes, QCONV_IN_QUAD, QCONV_OUT_BLOCK};
 
 use super::qlinear_conv2d_body;
 use crate::kernels::conv::Conv2dShape;
-use crate::kernels::quant::shared::body_count;
-use crate::kernels::quant::shared::bytes;
+use crate::kernels::quant::shared::{bytes, Body, BODIES};
 use crate::kernels::quant::*;
+use crate::kernels::test_support::check_variants;
 
 fn signed(v: &[u8]) -> Vec<i8> {
     v.iter().map(|&b| b as i8).collect()
@@ -75,50 +72,64 @@ fn check(s: &Conv2dShape, x: &[u8], packed: &[i8], q: &Requant, what: &str) -> V
     // The dispatching entry (AVX-512 VNNI here when the CPU has it) and
     // every body the CPU runs, each serial and split, in every layout:
     // channels last input, output or both (compared after conversion).
-    let entries = std::iter::once(None).chain((0..body_count()).map(Some));
+    let runs: Vec<(&'static str, Option<Body>)> =
+        std::iter::once(("the entry", None)).chain(BODIES.supported().into_iter().map(|(n, b)| (n, Some(b)))).collect();
     let layouts = [(false, false), (true, false), (false, true), (true, true)];
-    let runs = entries.flat_map(|e| [(e, false), (e, true)]).flat_map(|r| layouts.map(|l| (r, l)));
     let pixels = s.h_out * s.w_out;
     let x_channels_last = transpose_images(x, s.n, s.c_in, s.h * s.w_in);
-    for (i, ((body, par), (x_nhwc, out_nhwc))) in runs.enumerate() {
-        let mut scratch = bytes(scratch_len, 1000 + i as u32 + len as u32);
-        scratch.extend_from_slice(&[GUARD_BYTE; GUARD]);
-        let mut out = vec![GUARD_BYTE; GUARD];
-        out.extend(std::iter::repeat_n(if par { 0x3c } else { 0xc3 }, len));
-        out.extend_from_slice(&[GUARD_BYTE; GUARD]);
-        // SAFETY: as above; the scratch holds `qconv_scratch_bytes` bytes
-        // and the output pointer is `len` bytes inside its guards.
-        unsafe {
-            let x = if x_nhwc { x_channels_last.as_ptr() } else { x.as_ptr() };
-            let (scratch, w, scale) = (scratch.as_mut_ptr(), packed.as_ptr(), q.scale.as_ptr());
-            let (out, x_pad, scale_len) = (out.as_mut_ptr().add(GUARD), usize::from(q.x_pad), q.scale.len());
-            match body {
-                None => qlinear_conv2d(
-                    scratch, x, w, bias_ptr, scale, zero_ptr, out, s, x_pad, scale_len, x_nhwc, out_nhwc, par,
-                ),
-                Some(body) => qlinear_conv2d_body(
-                    body, scratch, x, w, bias_ptr, scale, zero_ptr, out, s, x_pad, scale_len, x_nhwc, out_nhwc, par,
-                ),
-            }
-        }
-        let body = body.map_or("the entry's".to_string(), |b| format!("number {b}"));
-        let context = format!("{what}, {body} body, par {par}, x_nhwc {x_nhwc}, out_nhwc {out_nhwc}, {s:?}, {q:?}");
-        assert!(
-            out[..GUARD].iter().chain(&out[GUARD + len..]).all(|&b| b == GUARD_BYTE),
-            "wrote outside out: {context}"
-        );
-        assert!(scratch[scratch_len..].iter().all(|&b| b == GUARD_BYTE), "wrote past the scratch: {context}");
-        let written = &out[GUARD..GUARD + len];
-        let got = if out_nhwc { transpose_images(written, s.n, pixels, s.c_out) } else { written.to_vec() };
-        if got != want {
-            let at = got.iter().zip(&want).position(|(a, b)| a != b).unwrap();
-            let (b, oc, p) = (at / (s.c_out * pixels), at / pixels % s.c_out, at % pixels);
-            panic!(
-                "first difference at image {b}, channel {oc}, pixel {p} (oy {}, ox {}): got {}, want {}; {context}",
-                p / s.w_out,
-                p % s.w_out,
-                got[at],
-                want[at]
+    // Each call's scratch garbage is different.
+    let calls = std::cell::Cell::new(0u32);
+    for par in [false, true] {
+        for (x_nhwc, out_nhwc) in layouts {
+            // An output element `at` is image `at / (c_out * pixels)`,
+            // channel `at / pixels % c_out`, pixel `at % pixels`.
+            let context = format!("{what}, par {par}, x_nhwc {x_nhwc}, out_nhwc {out_nhwc}, {s:?}, {q:?}");
+            check_variants(
+                &want,
+                &runs,
+                |g, w| g == w,
+                &context,
+                |body| {
+                    calls.set(calls.get() + 1);
+                    let mut scratch = bytes(scratch_len, 1000 + calls.get() + len as u32);
+                    scratch.extend_from_slice(&[GUARD_BYTE; GUARD]);
+                    let mut out = vec![GUARD_BYTE; GUARD];
+                    out.extend(std::iter::repeat_n(if par { 0x3c } else { 0xc3 }, len));
+                    out.extend_from_slice(&[GUARD_BYTE; GUARD]);
+                    // SAFETY: as above; the scratch holds `qconv_scratch_bytes`
+                    // bytes and the output pointer is `len` bytes inside its
+                    // guards; the body runs on this CPU.
+                    unsafe {
+                        let x = if x_nhwc { x_channels_last.as_ptr() } else { x.as_ptr() };
+                        let (scratch, w, scale) = (scratch.as_mut_ptr(), packed.as_ptr(), q.scale.as_ptr());
+                        let (out, x_pad, scale_len) =
+                            (out.as_mut_ptr().add(GUARD), usize::from(q.x_pad), q.scale.len());
+                        match body {
+                            None => qlinear_conv2d(
+                                scratch, x, w, bias_ptr, scale, zero_ptr, out, s, x_pad, scale_len, x_nhwc, out_nhwc,
+                                par,
+                            ),
+                            Some(body) => qlinear_conv2d_body(
+                                body, scratch, x, w, bias_ptr, scale, zero_ptr, out, s, x_pad, scale_len, x_nhwc,
+                                out_nhwc, par,
+                            ),
+                        }
+                    }
+                    assert!(
+                        out[..GUARD].iter().chain(&out[GUARD + len..]).all(|&b| b == GUARD_BYTE),
+                        "{body:?} wrote outside out: {context}"
+                    );
+                    assert!(
+                        scratch[scratch_len..].iter().all(|&b| b == GUARD_BYTE),
+                        "{body:?} wrote past the scratch: {context}"
+                    );
+                    let written = &out[GUARD..GUARD + len];
+                    if out_nhwc {
+                        transpose_images(written, s.n, pixels, s.c_out)
+                    } else {
+                        written.to_vec()
+                    }
+                },
             );
         }
     }
@@ -400,8 +411,8 @@ fn non_finite_scales_match_the_reference() {
 /// depthwise-separable block's shapes, channels last in and out as
 /// between two such convolutions (`cargo test --release -p rlx-runtime
 /// qlinear_conv_timing -- --ignored --nocapture`; `CASE=text` keeps the
-/// cases whose name has it, `BODY=n` one body, `PAR=1` splits over
-/// `RLX_NUM_THREADS`); prints only.
+/// cases whose name has it, `BODY=name` one body (`vnni`, `avx2`, ...),
+/// `PAR=1` splits over `RLX_NUM_THREADS`); prints only.
 #[test]
 #[ignore = "timing; run by hand"]
 fn qlinear_conv_timing() {
@@ -430,13 +441,12 @@ fn qlinear_conv_timing() {
         let scale = vec![0.001f32; s.c_out];
         let mut scratch = vec![0u8; qconv_scratch_bytes(&s)];
         let mut out = vec![0u8; s.n * s.c_out * s.h_out * s.w_out];
-        let bodies: Vec<usize> = match env("BODY").and_then(|b| b.parse().ok()) {
-            Some(b) => vec![b],
-            None => (0..body_count()).collect(),
-        };
-        let line: Vec<String> = bodies
+        let only_body = env("BODY");
+        let line: Vec<String> = BODIES
+            .supported()
             .into_iter()
-            .map(|body| {
+            .filter(|(name, _)| only_body.as_deref().is_none_or(|b| b == *name))
+            .map(|(name, body)| {
                 let mut best = f64::MAX;
                 for _ in 0..rounds {
                     let t = std::time::Instant::now();
@@ -461,7 +471,7 @@ fn qlinear_conv_timing() {
                     };
                     best = best.min(t.elapsed().as_secs_f64());
                 }
-                format!("body {body}: {:8.3} ms", best * 1e3)
+                format!("{name}: {:8.3} ms", best * 1e3)
             })
             .collect();
         println!("{name:<20} {}", line.join("  "));

@@ -18,6 +18,26 @@ pub use scalar::requantize_reference;
 
 use super::IntElem;
 use crate::kernels::reduce::SendPtr;
+use crate::kernels::variants::variants;
+
+/// How a row is requantized.
+#[derive(Clone, Copy, Debug)]
+enum RowBody {
+    /// 8 lanes of AVX2, the tail one at a time.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// One element at a time.
+    Portable,
+}
+
+variants! {
+    /// The row bodies, best first.
+    static ROW_BODIES: RowBody = [
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if cpu::avx2_fma() => RowBody::Avx2,
+        "portable" => RowBody::Portable,
+    ];
+}
 
 /// `out = saturate(round_half_even(f32(acc + bias[c]) * scale[c]) + zero)`
 /// over `outer` blocks of `channels` rows of `inner`. `bias` null adds 0,
@@ -31,6 +51,28 @@ use crate::kernels::reduce::SendPtr;
 /// for `scale_len`, `zero` (unless null) for one.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn requantize<Q: IntElem>(
+    acc: *const i32,
+    bias: *const i32,
+    scale: *const f32,
+    zero: *const Q,
+    out: *mut Q,
+    outer: usize,
+    channels: usize,
+    inner: usize,
+    scale_len: usize,
+    par: bool,
+) {
+    // SAFETY: forwarded contract; the best body runs on this CPU.
+    unsafe { requantize_with(*ROW_BODIES.best(), acc, bias, scale, zero, out, outer, channels, inner, scale_len, par) }
+}
+
+/// [`requantize`] with the row body `body`.
+///
+/// # Safety
+/// As [`requantize`]; `body` runs on this CPU.
+#[allow(clippy::too_many_arguments)]
+unsafe fn requantize_with<Q: IntElem>(
+    body: RowBody,
     acc: *const i32,
     bias: *const i32,
     scale: *const f32,
@@ -60,7 +102,7 @@ pub unsafe fn requantize<Q: IntElem>(
                 let scale = *sc.get().add(if scale_len == 1 { 0 } else { c });
                 let src = std::slice::from_raw_parts(a.get().add(row * inner), inner);
                 let dst = std::slice::from_raw_parts_mut(o.get().add(row * inner), inner);
-                requantize_row(src, dst, bias, scale, z);
+                requantize_row(body, src, dst, bias, scale, z);
             }
         }
     };
@@ -71,14 +113,18 @@ pub unsafe fn requantize<Q: IntElem>(
     }
 }
 
-/// One row, with the widest features the CPU has.
-fn requantize_row<Q: IntElem>(src: &[i32], dst: &mut [Q], bias: i32, scale: f32, zero: f32) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::kernels::elementwise::par::has_avx2_fma() {
-        // SAFETY: AVX2 and FMA were just detected.
-        return unsafe { avx2::row_avx2(src, dst, bias, scale, zero) };
+/// One row with the body `body`.
+///
+/// # Safety
+/// `body` runs on this CPU.
+#[inline]
+unsafe fn requantize_row<Q: IntElem>(body: RowBody, src: &[i32], dst: &mut [Q], bias: i32, scale: f32, zero: f32) {
+    match body {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the body, and with it AVX2 and FMA, runs on this CPU.
+        RowBody::Avx2 => unsafe { avx2::row_avx2(src, dst, bias, scale, zero) },
+        RowBody::Portable => row(src, dst, bias, scale, zero),
     }
-    row(src, dst, bias, scale, zero)
 }
 
 /// One row, one element at a time: the portable body and the vector

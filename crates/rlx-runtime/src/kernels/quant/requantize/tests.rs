@@ -1,8 +1,10 @@
 //! `requantize` (serial and split) against `requantize_reference`, bit
 //! for bit.
 
+use super::{requantize_with, ROW_BODIES};
 use crate::kernels::quant::shared::bytes;
 use crate::kernels::quant::*;
+use crate::kernels::test_support::check_variants;
 
 /// `requantize` (serial, split) against its reference over both types,
 /// with and without bias and zero point, per-tensor and per-channel
@@ -37,9 +39,9 @@ fn requantize_matches_the_reference() {
             );
             let mut want = vec![Q::from_i32(0); len];
             let (mut got, mut split) = (vec![Q::from_i32(1); len], vec![Q::from_i32(2); len]);
+            let args = (acc.as_ptr(), bias_ptr, scale.as_ptr(), zero_ptr);
             // SAFETY: the vectors hold the extents the sizes name.
             unsafe {
-                let args = (acc.as_ptr(), bias_ptr, scale.as_ptr(), zero_ptr);
                 requantize_reference(
                     args.0,
                     args.1,
@@ -54,8 +56,26 @@ fn requantize_matches_the_reference() {
                 requantize(args.0, args.1, args.2, args.3, got.as_mut_ptr(), outer, channels, inner, scale_len, false);
                 requantize(args.0, args.1, args.2, args.3, split.as_mut_ptr(), outer, channels, inner, scale_len, true);
             }
-            assert_eq!(got, want, "{:?}", (outer, channels, inner, with_bias, per_channel));
-            assert_eq!(split, want);
+            let what = format!("{:?}", (outer, channels, inner, with_bias, per_channel));
+            assert_eq!(got, want, "{what}");
+            assert_eq!(split, want, "{what} split");
+            for par in [false, true] {
+                check_variants(
+                    &want,
+                    &ROW_BODIES.supported(),
+                    |g, w| g == w,
+                    &format!("{what} par {par}"),
+                    |body| {
+                        let mut out = vec![Q::from_i32(3); len];
+                        // SAFETY: as above; the body runs on this CPU.
+                        unsafe {
+                            let (a, b, s, z) = args;
+                            requantize_with(body, a, b, s, z, out.as_mut_ptr(), outer, channels, inner, scale_len, par)
+                        };
+                        out
+                    },
+                );
+            }
         }
     }
     for (with_bias, per_channel) in [(false, false), (true, false), (true, true), (false, true)] {
