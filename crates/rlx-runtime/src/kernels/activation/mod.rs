@@ -70,8 +70,8 @@ pub(crate) struct Kernels {
 variants! {
     /// The kernels, best first. The AVX-512 forms give the AVX2 bits, so
     /// the choice never changes a result. Only x86-64 has vector forms:
-    /// elsewhere the list is the scalar kernel alone, which every entry
-    /// calls without looking it up.
+    /// elsewhere the list is the scalar kernel alone, which the kernels
+    /// call without looking it up.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) static KERNELS: Kernels = [
         #[cfg(target_arch = "x86_64")]
