@@ -53,7 +53,7 @@ macro_rules! reexport_field_enums {
 
 field_enum_table!(reexport_field_enums);
 pub use shapes::{
-    AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,
-    RecurrentShape, ResizeShape,
+    AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, RecurrentShape,
+    ResizeShape,
 };
 pub use thunk::{FieldSpec, Thunk, ThunkKind};

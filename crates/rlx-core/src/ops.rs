@@ -121,6 +121,10 @@ macro_rules! field_enum_table {
         /// (`reflect`), or the source repeated as on a torus (`wrap`).
         PadMode as "pad mode" { Constant = "constant", Edge = "edge", Reflect = "reflect", Wrap = "wrap" }
 
+        /// What a pooling window computes: its largest element or the mean
+        /// of its elements.
+        PoolKind as "pool kind" { Max = "max", Mean = "mean" }
+
         /// How `ScatterElements` and `ScatterNd` combine an update with the
         /// element it lands on: `none` replaces it, the others reduce.
         ScatterReduction as "scatter reduction" { None = "none", Add = "add", Mul = "mul", Max = "max", Min = "min" }

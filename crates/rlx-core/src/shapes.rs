@@ -5,7 +5,7 @@
 //! re-exports each at the path generated code names.
 
 use crate::expr::{unit_variants, ConstExpr, Expr};
-use crate::ops::{ActKind, MaskKind, RecurrentCell, ReduceOp, ResizeCoord, ResizeMode};
+use crate::ops::{ActKind, MaskKind, RecurrentCell, ResizeCoord, ResizeMode};
 
 /// A struct whose generated-code form is a struct literal at `$path`.
 macro_rules! const_struct {
@@ -492,25 +492,5 @@ impl RecurrentShape {
     }
 }
 
-/// What a window computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PoolKind {
-    Max,
-    Mean,
-}
-
-impl PoolKind {
-    /// The kind for a thunk's `ReduceOp`: only `max` and `mean` pool (the
-    /// validator rejects the others).
-    pub fn from_reduce_op(op: ReduceOp) -> Option<PoolKind> {
-        match op {
-            ReduceOp::Max => Some(PoolKind::Max),
-            ReduceOp::Mean => Some(PoolKind::Mean),
-            _ => None,
-        }
-    }
-}
-
 unit_variants!(ConvPath at "::rlx_runtime::kernels::conv::ConvPath" { PhaseGemm, Im2colGemm, Pointwise, Depthwise });
 unit_variants!(AttentionPath at "::rlx_runtime::kernels::attention::AttentionPath" { Direct, Gemm });
-unit_variants!(PoolKind at "::rlx_runtime::kernels::pool::PoolKind" { Max, Mean });

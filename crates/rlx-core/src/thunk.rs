@@ -24,10 +24,10 @@
 //! Unless a kind says otherwise, its data is f32, row-major and contiguous.
 
 use crate::dtype::DType;
-use crate::ops::{
-    ActKind, ArgOp, BinaryOp, CmpOp, GridSampleMode, GridSamplePadding, MaskKind, PadMode, RecurrentCell, ReduceOp,
-    ResizeCoord, ResizeMode, ScatterReduction, Step,
-};
+// The table below names field types bare: the glob brings every enum of
+// `crate::ops`, so a new field enum needs no edit here.
+#[allow(clippy::wildcard_imports)]
+use crate::ops::*;
 
 /// One field of a kind, for hints and generated documentation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -574,7 +574,7 @@ macro_rules! thunk_table {
     /// inside the padded input.
     Pool2D in pool {
         src: Op<O>, dst: Op<O>, n: usize, c: usize, h: usize, w: usize, h_out: usize, w_out: usize,
-        kh: usize, kw: usize, sh: usize, sw: usize, ph: usize, pw: usize, kind: ReduceOp,
+        kh: usize, kw: usize, sh: usize, sw: usize, ph: usize, pw: usize, kind: PoolKind,
         count_include_pad: bool,
     }
     /// Convolution in the blocked channel layout (`x` `[n, ceil(c_in/16),
@@ -615,7 +615,7 @@ macro_rules! thunk_table {
     /// `Pool2D` in the blocked channel layout.
     BlockedPool2D in pool {
         src: Op<O>, dst: Op<O>, n: usize, c: usize, h: usize, w: usize, h_out: usize, w_out: usize,
-        kh: usize, kw: usize, sh: usize, sw: usize, ph: usize, pw: usize, kind: ReduceOp,
+        kh: usize, kw: usize, sh: usize, sw: usize, ph: usize, pw: usize, kind: PoolKind,
         count_include_pad: bool,
     }
     /// Converts `[n, c, hw]` into the blocked channel layout (padded lanes

@@ -2,11 +2,13 @@
 //! expanded a second time, into conversions between a kind's written
 //! fields and a [`Thunk`].
 
+// The thunk table names field types bare: every enum of `rlx_core::ops`
+// (the field enums and the activation, mask and step types) is in scope
+// through the glob, so a new field enum needs no edit here.
+#[allow(clippy::wildcard_imports)]
+use rlx_core::ops::*;
 use rlx_core::thunk::{self as kinds, Dims, Op, Ops, OptOp, Steps};
-use rlx_core::{
-    ActKind, ArgOp, BinaryOp, CmpOp, DType, GridSampleMode, GridSamplePadding, MaskKind, PadMode, RecurrentCell,
-    ReduceOp, ResizeCoord, ResizeMode, ScatterReduction, Thunk, ThunkKind,
-};
+use rlx_core::{DType, Thunk, ThunkKind};
 
 use crate::span::Span;
 use crate::value::{FieldError, FieldValue, Value};

@@ -260,7 +260,7 @@ unsafe fn run_part_0(a: *mut u8, w: *const u8, s: *mut u8) {
                 ph: 0,
                 pw: 0,
             },
-            ::rlx_runtime::kernels::pool::PoolKind::Max,
+            ::rlx_runtime::PoolKind::Max,
             false, // count_include_pad
             false, // par
         );

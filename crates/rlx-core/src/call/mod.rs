@@ -44,12 +44,14 @@ pub use types::{
 };
 
 use crate::operand::Operand;
-use crate::ops::{ActKind, ArgOp, GridSampleMode, GridSamplePadding, PadMode, ReduceOp, ScatterReduction, Step};
+// The call table names value types bare; the glob brings every enum of
+// `crate::ops`, so a new field enum needs no edit here.
+#[allow(clippy::wildcard_imports)]
+use crate::ops::*;
 use crate::shapes::{
-    AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, PoolKind,
-    RecurrentShape, ResizeShape,
+    AttentionPath, AttentionScores, AttentionShape, Col2ImShape, Conv2dShape, ConvPath, Pool2dShape, RecurrentShape,
+    ResizeShape,
 };
-use crate::BinaryOp;
 use crate::CmpOp;
 
 /// The table. Expands `$m! { $d rows }`, where `$d` is a `$` token for

@@ -1,6 +1,6 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rlx_sched::{ActKind, Operand, Params, ReduceOp, Segment, Thunk};
+use rlx_sched::{ActKind, Operand, Params, PoolKind, Segment, Thunk};
 
 use rlx_runtime::arena::Arena;
 use rlx_sched::thunk::{
@@ -128,9 +128,9 @@ fn pool2d_mean_ceil_overhang_and_max() {
     put(&mut arena, 0, &x);
     let weights = Arena::new(64);
     for (kind, cip, want) in [
-        (ReduceOp::Mean, false, [49.5, 149.5, 229.0]),
-        (ReduceOp::Mean, true, [49.5, 149.5, 229.0]),
-        (ReduceOp::Max, false, [99.0, 199.0, 258.0]),
+        (PoolKind::Mean, false, [49.5, 149.5, 229.0]),
+        (PoolKind::Mean, true, [49.5, 149.5, 229.0]),
+        (PoolKind::Max, false, [99.0, 199.0, 258.0]),
     ] {
         let t = Thunk::Pool2D(Pool2D {
             src: at(Segment::Arena, 0),
@@ -178,7 +178,7 @@ fn pool2d_count_include_pad() {
             sw: 1,
             ph: 1,
             pw: 1,
-            kind: ReduceOp::Mean,
+            kind: PoolKind::Mean,
             count_include_pad: cip,
         });
         run(&mut arena, &weights, &t);
@@ -340,7 +340,7 @@ fn blocked_convolutions_and_poolings_give_the_nchw_bits() {
                 sw: 2,
                 ph: 0,
                 pw: 0,
-                kind: ReduceOp::Max,
+                kind: PoolKind::Max,
                 count_include_pad: false,
             })
         };
@@ -359,7 +359,7 @@ fn blocked_convolutions_and_poolings_give_the_nchw_bits() {
             sw: 2,
             ph: 0,
             pw: 0,
-            kind: ReduceOp::Max,
+            kind: PoolKind::Max,
             count_include_pad: false,
         });
         run_all(

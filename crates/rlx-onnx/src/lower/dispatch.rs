@@ -3,7 +3,7 @@
 //! [`lower_op`] and into [`SUPPORTED_OPS`], so the list a user sees and the
 //! ops the importer lowers cannot differ.
 
-use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, ReduceOp};
+use rlx_sched::{ActKind, ArgOp, BinaryOp, CmpOp, PoolKind, ReduceOp};
 
 use super::attributes::ATTRIBUTES;
 use super::build::{pad_fold, R};
@@ -47,7 +47,7 @@ op_table! {
     "Atan" => elementwise::unary(ActKind::Atan);
     "Atanh" => elementwise::unary(ActKind::Atanh);
     "Attention" => attention_op::attention();
-    "AveragePool" => pool(ReduceOp::Mean);
+    "AveragePool" => pool(PoolKind::Mean);
     "BatchNormalization" => norm::batch_norm();
     "BitCast" => compose::bit_cast();
     "BitShift" => elementwise::bitwise::bit_shift();
@@ -97,8 +97,8 @@ op_table! {
     "GatherND" => scatter::gather_nd();
     "Gelu" => nn::gelu();
     "Gemm" => matmul::gemm();
-    "GlobalAveragePool" => window::global_pool(ReduceOp::Mean);
-    "GlobalMaxPool" => window::global_pool(ReduceOp::Max);
+    "GlobalAveragePool" => window::global_pool(PoolKind::Mean);
+    "GlobalMaxPool" => window::global_pool(PoolKind::Max);
     "Greater" => elementwise::comparison(CmpOp::Gt);
     "GreaterOrEqual" => elementwise::comparison(CmpOp::Ge);
     "GridSample" => sample::grid_sample();
@@ -128,7 +128,7 @@ op_table! {
     "MatMul" => matmul::matmul();
     "MatMulInteger" => quant::matmul_integer();
     "Max" => elementwise::variadic(BinaryOp::Max, false);
-    "MaxPool" => pool(ReduceOp::Max);
+    "MaxPool" => pool(PoolKind::Max);
     "MaxUnpool" => index_compose::max_unpool();
     "Mean" => elementwise::variadic(BinaryOp::Add, true);
     "MeanVarianceNormalization" => compose::mean_variance_normalization();
@@ -335,7 +335,7 @@ fn conv_transpose(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 }
 
 /// `MaxPool` / `AveragePool`: a 1-D one as 2-D over a height of 1.
-fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
+fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: PoolKind) -> R {
     if window::is_1d(lw, ctx)? {
         window::as_2d(lw, ctx)
     } else {

@@ -648,10 +648,6 @@ pub(super) fn pool_empty_input(out_field: &str, out: usize, in_field: &str) -> S
     format!("`{out_field}` is {out}, but the input is empty (`{in_field}` 0)")
 }
 
-pub(super) fn pool_kind(kind: &str) -> String {
-    format!("pooling kind `{kind}` is not supported: expected `max` or `mean`")
-}
-
 pub(super) fn count_include_pad_max() -> String {
     "`count_include_pad` only applies to mean pooling".to_string()
 }

@@ -2,7 +2,7 @@
 //! `Global*Pool` in 2-D (one kernel call), 1-D (as 2-D over a height of 1)
 //! and, through [`crate::lower::build::pool_nd`], N-d and dilated pooling.
 
-use rlx_sched::{ActKind, ReduceOp, Thunk};
+use rlx_sched::{ActKind, PoolKind, ReduceOp, Thunk};
 
 use crate::error::ImportError;
 use crate::lower::build::pool_nd::pool_nd;
@@ -127,10 +127,10 @@ pub(crate) fn conv(lw: &mut Lowerer, ctx: &NodeCtx<'_>) -> R {
 /// `MaxPool` / `AveragePool`: 2-D windows without dilation → one
 /// `Pool2D`; 3-D, dilated, or `count_include_pad` with asymmetric padding
 /// → shifted strided reads (`pool_nd`).
-pub(crate) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
+pub(crate) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: PoolKind) -> R {
     ctx.expect_arity(1, 1)?;
     // MaxPool's `Indices` output is tracked by the shifted-read form.
-    let indices = kind == ReduceOp::Max && ctx.node.output.get(1).is_some_and(|o| !o.is_empty());
+    let indices = kind == PoolKind::Max && ctx.node.output.get(1).is_some_and(|o| !o.is_empty());
     if !indices {
         only_first_output(ctx)?;
     }
@@ -147,7 +147,7 @@ pub(crate) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
     };
     let count_include_pad = match (kind, ctx.int_attr("count_include_pad", 0)?) {
         (_, 0) => false,
-        (ReduceOp::Mean, 1) => true,
+        (PoolKind::Mean, 1) => true,
         (_, v) => return Err(ctx.bad_attr("count_include_pad", format!("is {v}; must be 0 or 1 (AveragePool only)"))),
     };
     let windows = pool_windows(ctx, &xs)?;
@@ -156,7 +156,7 @@ pub(crate) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
     let symmetric = windows.iter().all(|w| w.pads.0 == w.pads.1);
     let dilated = windows.iter().any(|w| w.dilation != 1);
     if windows.len() != 2 || dilated || (count_include_pad && !symmetric) || indices {
-        return pool_nd(lw, ctx, src, &xs, &windows, kind, count_include_pad, column_major);
+        return pool_nd(lw, ctx, src, &xs, &windows, reduction(kind), count_include_pad, column_major);
     }
     let [n, c, h, w] = [xs[0], xs[1], xs[2], xs[3]];
     let [wh, ww] = [&windows[0], &windows[1]];
@@ -165,7 +165,7 @@ pub(crate) fn pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
 }
 
 /// `GlobalAveragePool` / `GlobalMaxPool`: one window over each plane.
-pub(crate) fn global_pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: ReduceOp) -> R {
+pub(crate) fn global_pool(lw: &mut Lowerer, ctx: &NodeCtx<'_>, kind: PoolKind) -> R {
     ctx.expect_arity(1, 1)?;
     let (src, xs) = lw.data_input(ctx, 0)?;
     let [n, c, h, w] = nchw(ctx, "X", &xs)?;
@@ -179,7 +179,7 @@ fn pool_thunk(
     [n, c, h, w]: [usize; 4],
     [h_out, w_out]: [usize; 2],
     [kh, kw, sh, sw, ph, pw]: [usize; 6],
-    kind: ReduceOp,
+    kind: PoolKind,
     count_include_pad: bool,
 ) -> R {
     let shape = vec![n, c, h_out, w_out];
@@ -189,4 +189,12 @@ fn pool_thunk(
         Thunk::Pool2D(Pool2D { src, dst, n, c, h, w, h_out, w_out, kh, kw, sh, sw, ph, pw, kind, count_include_pad }),
     );
     lw.define(ctx, 0, Value::Data { storage: dst, shape })
+}
+
+/// The reduction of the general N-d pooling path that computes `kind`.
+fn reduction(kind: PoolKind) -> ReduceOp {
+    match kind {
+        PoolKind::Max => ReduceOp::Max,
+        PoolKind::Mean => ReduceOp::Mean,
+    }
 }

@@ -29,7 +29,8 @@ mod avx2;
 mod tests;
 
 pub use blocked::pool2d_blocked_f32;
-pub use rlx_core::shapes::{Pool2dShape, PoolKind};
+pub use rlx_core::shapes::Pool2dShape;
+pub use rlx_core::PoolKind;
 
 use crate::kernels::variants::variants;
 

@@ -1,7 +1,6 @@
 use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rlx_core::ReduceOp;
 
 use super::*;
 
@@ -200,13 +199,6 @@ fn variants_are_bit_identical_over_widths() {
             }
         }
     }
-}
-
-#[test]
-fn kind_comes_from_the_reduce_op() {
-    assert_eq!(PoolKind::from_reduce_op(ReduceOp::Max), Some(PoolKind::Max));
-    assert_eq!(PoolKind::from_reduce_op(ReduceOp::Mean), Some(PoolKind::Mean));
-    assert_eq!(PoolKind::from_reduce_op(ReduceOp::Sum), None);
 }
 
 proptest! {

@@ -4,23 +4,22 @@ use rlx_core::blocked::{channel_blocks, CHANNEL_BLOCK};
 
 use super::conv::{pool_window, positive};
 use super::{Extents, Rules};
-use crate::ops::ReduceOp;
+use crate::ops::PoolKind;
 use crate::thunk::{BlockedPool2D, Pool2D};
 use crate::validate::access::F32;
 use crate::validate::messages;
 
-/// The pooling geometry: a max or mean window of positive size and stride
+/// The pooling geometry: a window of positive size and stride
 /// whose every position holds a real element.
 #[allow(clippy::too_many_arguments)]
 fn window<O>(
     r: &mut Rules<'_, O>,
     [h, w, h_out, w_out]: [usize; 4],
     [kh, kw, sh, sw, ph, pw]: [usize; 6],
-    kind: ReduceOp,
+    kind: PoolKind,
     count_include_pad: bool,
 ) {
-    r.require(matches!(kind, ReduceOp::Max | ReduceOp::Mean), "kind", || messages::pool_kind(kind.name()));
-    r.require(!count_include_pad || kind == ReduceOp::Mean, "count_include_pad", messages::count_include_pad_max);
+    r.require(!count_include_pad || kind == PoolKind::Mean, "count_include_pad", messages::count_include_pad_max);
     positive(r, &[("kh", kh), ("kw", kw), ("sh", sh), ("sw", sw)]);
     pool_window(r, "h_out", h_out, h, "ph", ph, kh, sh, ["h_out", "h", "ph", "kh", "sh", "dh"]);
     pool_window(r, "w_out", w_out, w, "pw", pw, kw, sw, ["w_out", "w", "pw", "kw", "sw", "dw"]);

@@ -195,10 +195,6 @@ fn convolution_and_pooling_shapes() {
     clean(&pool("h_out: 2, w_out: 2, ph: 0, pw: 0, kind: max, count_include_pad: false"));
     clean(&pool("h_out: 3, w_out: 3, ph: 1, pw: 1, kind: mean, count_include_pad: true"));
     one_error(
-        &pool("h_out: 2, w_out: 2, ph: 0, pw: 0, kind: sum, count_include_pad: false"),
-        &["pooling kind `sum` is not supported"],
-    );
-    one_error(
         &pool("h_out: 2, w_out: 2, ph: 0, pw: 0, kind: max, count_include_pad: true"),
         &["only applies to mean pooling"],
     );
