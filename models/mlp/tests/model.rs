@@ -1,5 +1,5 @@
 //! The `mlp` model against its independent reference outputs, and its CLI
-//! contract.
+//! contract (one input set per process, and batches in one process).
 
 use std::path::PathBuf;
 
@@ -30,4 +30,14 @@ fn accuracy_matches_the_python_reference() {
 #[test]
 fn cli_contract() {
     rlx_testkit::models::check_cli::<Model>(env!("CARGO_BIN_EXE_mlp"), &dir());
+}
+
+#[test]
+fn cli_batch_of_a_thousand_inputs_matches_single_runs() {
+    rlx_testkit::batch::check_batch_cli::<Model>(env!("CARGO_BIN_EXE_mlp"), &dir(), 1000);
+}
+
+#[test]
+fn cli_batch_reports_bad_inputs_and_goes_on() {
+    rlx_testkit::batch::check_batch_failures::<Model>(env!("CARGO_BIN_EXE_mlp"), &dir());
 }

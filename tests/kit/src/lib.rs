@@ -4,6 +4,7 @@
 
 mod alloc;
 mod bandwidth;
+pub mod batch;
 pub mod models;
 
 pub use alloc::{allocations, CountingAlloc};

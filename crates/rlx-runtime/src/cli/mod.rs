@@ -1,12 +1,16 @@
 //! The command line every model binary shares:
-//! `NAME --input x=in.npy --output y=out.npy [--threads N] [--bench N] [--profile] [--info]`.
+//! `NAME --input x=in.npy --output y=out.npy [--threads N] [--bench N] [--profile] [--info]`,
+//! or a batch of input sets in one process:
+//! `NAME --input-dir DIR --output-dir OUT [--fail-fast]` ([`batch`]).
 //!
 //! A model's `main.rs` is one line: `rlx_runtime::cli::main::<generated::Model>()`.
 //! Every user error (missing or unknown input, wrong dtype or shape,
 //! unreadable file) is one line on stderr and exit code 2; never a panic.
 
+mod batch;
+
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -38,6 +42,22 @@ struct Args {
     /// Print the model's inputs, outputs and sizes, then exit.
     #[arg(long)]
     info: bool,
+    /// Run once per input set in DIR: `NAME.npy` files (a model of one
+    /// input) or `NAME/INPUT.npy` directories; needs --output-dir.
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "output_dir",
+        conflicts_with_all = ["inputs", "outputs", "bench", "profile"]
+    )]
+    input_dir: Option<PathBuf>,
+    /// Where --input-dir writes every output: `OUT/NAME.OUTPUT.npy` for a
+    /// file `NAME.npy`, `OUT/NAME/OUTPUT.npy` for a directory `NAME/`.
+    #[arg(long, value_name = "DIR", requires = "input_dir")]
+    output_dir: Option<PathBuf>,
+    /// With --input-dir: stop at the first input set that fails.
+    #[arg(long, requires = "input_dir")]
+    fail_fast: bool,
 }
 
 /// A user-facing error: printed as one line, exit code 2.
@@ -70,7 +90,7 @@ where
         }
     };
     match run::<M>(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("{}: error: {e}", M::INFO.name);
             ExitCode::from(2)
@@ -96,11 +116,35 @@ fn find<'a>(list: &'a [TensorInfo], name: &str, what: &str) -> Result<&'a Tensor
     })
 }
 
-fn run<M: GeneratedModel>(args: &Args) -> Result<(), CliError> {
+/// Reads the `.npy` file at `path` into input `t` of the model's arena,
+/// after checking its dtype and shape.
+fn load_input<M: GeneratedModel>(model: &mut M, t: &TensorInfo, path: &Path) -> Result<(), CliError> {
+    let arr = npy::read_npy(path).map_err(|e| err(e.to_string()))?;
+    if arr.dtype != t.dtype || arr.shape != t.shape {
+        return Err(err(format!(
+            "{}: input `{}` expects {}, found {}{:?}",
+            path.display(),
+            t.name,
+            describe(t),
+            arr.dtype,
+            arr.shape
+        )));
+    }
+    model.arena_mut()[t.offset..t.offset + t.bytes].copy_from_slice(&arr.bytes);
+    Ok(())
+}
+
+/// Writes output `t` of the model's arena to `path`.
+fn write_output<M: GeneratedModel>(model: &M, t: &TensorInfo, path: &Path) -> Result<(), CliError> {
+    let bytes = &model.arena()[t.offset..t.offset + t.bytes];
+    npy::write_npy(path, t.dtype, t.shape, bytes).map_err(|e| err(e.to_string()))
+}
+
+fn run<M: GeneratedModel>(args: &Args) -> Result<ExitCode, CliError> {
     let info = M::INFO;
     if args.info {
         print!("{}", info_text(&info));
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
     crate::threads::configure_threads(args.threads.as_deref()).map_err(|e| err(e.to_string()))?;
     if args.profile && !M::PROFILED {
@@ -111,6 +155,10 @@ fn run<M: GeneratedModel>(args: &Args) -> Result<(), CliError> {
     crate::arena::reserve(&[("arena", info.arena_bytes), ("scratch", info.scratch_bytes)])
         .map_err(|e| err(e.to_string()))?;
     let mut model = M::try_new().map_err(|e| err(e.to_string()))?;
+    if let (Some(input_dir), Some(output_dir)) = (&args.input_dir, &args.output_dir) {
+        let summary = batch::run_batch(&mut model, input_dir, output_dir, args.fail_fast)?;
+        return Ok(if summary.failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(2) });
+    }
     let mut given = Vec::new();
     for spec in &args.inputs {
         let (name, path) = split_pair(spec)?;
@@ -118,17 +166,7 @@ fn run<M: GeneratedModel>(args: &Args) -> Result<(), CliError> {
         if given.contains(&t.name) {
             return Err(err(format!("input `{name}` is given twice")));
         }
-        let arr = npy::read_npy(&path).map_err(|e| err(e.to_string()))?;
-        if arr.dtype != t.dtype || arr.shape != t.shape {
-            return Err(err(format!(
-                "{}: input `{name}` expects {}, found {}{:?}",
-                path.display(),
-                describe(t),
-                arr.dtype,
-                arr.shape
-            )));
-        }
-        model.arena_mut()[t.offset..t.offset + t.bytes].copy_from_slice(&arr.bytes);
+        load_input(&mut model, t, &path)?;
         given.push(t.name);
     }
     if let Some(missing) = info.inputs.iter().find(|t| !given.contains(&t.name)) {
@@ -154,15 +192,14 @@ fn run<M: GeneratedModel>(args: &Args) -> Result<(), CliError> {
     }
 
     for (t, path) in &outputs {
-        let bytes = &model.arena()[t.offset..t.offset + t.bytes];
-        npy::write_npy(path, t.dtype, t.shape, bytes).map_err(|e| err(e.to_string()))?;
+        write_output(&model, t, path)?;
     }
     if outputs.is_empty() && args.bench.is_none() {
         for t in info.outputs {
             println!("{}", summary(t, &model.arena()[t.offset..t.offset + t.bytes]));
         }
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `--info`: inputs, outputs, sizes, schedule hash and kernel backend.
