@@ -155,3 +155,156 @@ fn cli_generates_and_refuses_too_long_requests() {
     assert_eq!(err.trim().lines().count(), 1, "stderr: {err}");
     assert!(err.contains("128"), "stderr: {err}");
 }
+
+/// The binary's `--prompts FILE`: a batch of prompts in one process gives
+/// what one process per prompt gives, and a bad prompt fails alone.
+mod prompts_batch {
+    use std::path::PathBuf;
+
+    use rlx_testkit::models::run_binary;
+
+    const BIN: &str = env!("CARGO_BIN_EXE_llama_tiny");
+    const PROMPTS: [&str; 2] = ["def main", "import numpy as np"];
+
+    fn tmp_dir(what: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("rlx-llama-batch-{what}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A single greedy run of `prompt`: stdout without its final newline, and
+    /// stderr.
+    fn single(prompt: &str, extra: &[&str]) -> (String, String) {
+        let mut args = vec!["--prompt", prompt, "--max-tokens", "8"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = run_binary(BIN, &args);
+        assert_eq!(code, 0, "stderr: {err}");
+        (out.strip_suffix('\n').expect("a final newline").to_owned(), err)
+    }
+
+    /// `s` as a JSON string, escaped as serde_json escapes it.
+    fn quote(s: &str) -> String {
+        let mut q = String::from('"');
+        for c in s.chars() {
+            match c {
+                '"' => q.push_str("\\\""),
+                '\\' => q.push_str("\\\\"),
+                '\n' => q.push_str("\\n"),
+                '\r' => q.push_str("\\r"),
+                '\t' => q.push_str("\\t"),
+                '\u{8}' => q.push_str("\\b"),
+                '\u{c}' => q.push_str("\\f"),
+                c if (c as u32) < 0x20 => q.push_str(&format!("\\u{:04x}", c as u32)),
+                c => q.push(c),
+            }
+        }
+        q.push('"');
+        q
+    }
+
+    /// The JSON line a batch writes for `prompt` on line `line`: every field
+    /// taken from single runs of the binary (text, ids, and the prompt length
+    /// and end-of-text from their stderr).
+    fn expected_record(line: usize, prompt: &str, with_text: bool) -> String {
+        let (ids, err) = single(prompt, &["--ids"]);
+        let prefill = err.lines().next().unwrap_or_default();
+        let prompt_tokens = prefill.strip_prefix("prefill: ").and_then(|r| r.split(' ').next()).expect("prefill line");
+        let stopped = err.contains(", stopped at end-of-text");
+        let ids: Vec<&str> = ids.split_whitespace().collect();
+        let completion =
+            if with_text { format!(", \"completion\": {}", quote(&single(prompt, &[]).0)) } else { String::new() };
+        format!(
+            "{{\"line\": {line}, \"prompt\": {}{completion}, \"ids\": [{}], \"tokens\": {}, \"prompt_tokens\": {prompt_tokens}, \"stopped_at_end\": {stopped}}}",
+            quote(prompt),
+            ids.join(", "),
+            ids.len()
+        )
+    }
+
+    fn check_summary(err: &str, prompts: usize, failed: usize) {
+        let last = err.lines().last().unwrap_or_default();
+        assert!(last.starts_with(&format!("llama_tiny: {prompts} prompts, {failed} failed, ")), "stderr: {err}");
+        assert!(last.ends_with(" tok/s"), "stderr: {err}");
+    }
+
+    #[test]
+    fn two_prompts_in_one_process_equal_two_single_runs() {
+        let dir = tmp_dir("two");
+        let file = dir.join("prompts.txt");
+        std::fs::write(&file, format!("{}\n\n{}\n", PROMPTS[0], PROMPTS[1])).unwrap();
+        let path = file.to_str().unwrap();
+
+        let (code, out, err) = run_binary(BIN, &["--prompts", path, "--max-tokens", "8"]);
+        assert_eq!(code, 0, "stderr: {err}");
+        assert_eq!(err.lines().count(), 1, "stderr: {err}");
+        check_summary(&err, 2, 0);
+        let want = [expected_record(1, PROMPTS[0], true), expected_record(3, PROMPTS[1], true)];
+        assert_eq!(out.lines().collect::<Vec<_>>(), want);
+
+        // The same prompts as JSON lines, written to a file, with --ids.
+        let jsonl = dir.join("prompts.jsonl");
+        let lines: Vec<String> = PROMPTS.iter().map(|p| format!("{{\"id\": 7, \"prompt\": {}}}", quote(p))).collect();
+        std::fs::write(&jsonl, lines.join("\n")).unwrap();
+        let results = dir.join("results.jsonl");
+        let (code, out, err) = run_binary(
+            BIN,
+            &[
+                "--prompts",
+                jsonl.to_str().unwrap(),
+                "--max-tokens",
+                "8",
+                "--ids",
+                "--output",
+                results.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code, 0, "stderr: {err}");
+        assert!(out.is_empty(), "stdout: {out}");
+        let want = [expected_record(1, PROMPTS[0], false), expected_record(2, PROMPTS[1], false)];
+        assert_eq!(std::fs::read_to_string(&results).unwrap().lines().collect::<Vec<_>>(), want);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_bad_prompt_fails_alone_unless_fail_fast() {
+        let dir = tmp_dir("bad");
+        let file = dir.join("prompts.jsonl");
+        let lines = [
+            format!("{{\"prompt\": {}}}", quote(PROMPTS[0])),
+            "{\"text\": \"no prompt field\"}".to_owned(),
+            format!("{{\"prompt\": {}}}", quote(PROMPTS[1])),
+        ];
+        std::fs::write(&file, lines.join("\n")).unwrap();
+        let path = file.to_str().unwrap();
+
+        let (code, out, err) = run_binary(BIN, &["--prompts", path, "--max-tokens", "8"]);
+        assert_eq!(code, 2, "stderr: {err}");
+        let err_lines: Vec<&str> = err.lines().collect();
+        assert_eq!(err_lines.len(), 2, "stderr: {err}");
+        assert_eq!(err_lines[0], format!("llama_tiny: error: {path}:2: the object has no \"prompt\" field"));
+        check_summary(&err, 3, 1);
+        let want = [expected_record(1, PROMPTS[0], true), expected_record(3, PROMPTS[1], true)];
+        assert_eq!(out.lines().collect::<Vec<_>>(), want);
+
+        let (code, out, err) = run_binary(BIN, &["--prompts", path, "--max-tokens", "8", "--fail-fast"]);
+        assert_eq!(code, 2, "stderr: {err}");
+        assert_eq!(out.lines().collect::<Vec<_>>(), [expected_record(1, PROMPTS[0], true)]);
+        assert!(err.contains(&format!("{path}:2: ")), "stderr: {err}");
+        assert!(err.trim_end().ends_with("stopped at the first failure (1 not run)"), "stderr: {err}");
+
+        // A prompt too long for the cache is the user's error, exit code 2.
+        let long = dir.join("long.txt");
+        std::fs::write(&long, format!("{}\n{}\n", PROMPTS[0], "x ".repeat(200))).unwrap();
+        let (code, out, err) = run_binary(BIN, &["--prompts", long.to_str().unwrap(), "--max-tokens", "8"]);
+        assert_eq!(code, 2, "stderr: {err}");
+        assert_eq!(out.lines().collect::<Vec<_>>(), [expected_record(1, PROMPTS[0], true)]);
+        assert!(err.contains("long.txt:2: prompt of "), "stderr: {err}");
+
+        // --prompts and --prompt are one or the other.
+        let (code, _, err) = run_binary(BIN, &["--prompts", path, "--prompt", "x"]);
+        assert_eq!(code, 2, "stderr: {err}");
+        assert!(err.contains("cannot be used with"), "stderr: {err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,7 +1,8 @@
 //! The command line of a decoder binary:
 //! `NAME (--prompt TEXT | --prompt-ids ID,...) [--max-tokens N]
 //! [--temperature F] [--top-k N] [--top-p F] [--seed N] [--ids]
-//! [--ignore-eos] [--threads N]`.
+//! [--ignore-eos] [--threads N]`, or a batch of prompts in one process:
+//! `NAME --prompts FILE [--output FILE] [--fail-fast] ...` ([`batch`]).
 //!
 //! A decoder's `main.rs` is one line over [`main`]. Generated text goes to
 //! stdout as it is produced (flushed per token, then a final newline);
@@ -11,9 +12,12 @@
 //! 2, as in `rlx_runtime::cli`; a failure of the model itself (a NaN
 //! logit, a wrong logits length) is one line and exit code 1.
 
+mod batch;
+
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::ops::ControlFlow;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -35,6 +39,17 @@ struct Args {
     /// tokenized: benchmarks and tests feed the same ids to other runtimes).
     #[arg(long, value_name = "ID,...", value_delimiter = ',', allow_negative_numbers = true)]
     prompt_ids: Option<Vec<i64>>,
+    /// Generate for every prompt of FILE in one process: one prompt per
+    /// line, or JSON objects with a "prompt" field when FILE ends in
+    /// `.jsonl`; writes one JSON line per prompt.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["prompt", "prompt_ids"])]
+    prompts: Option<PathBuf>,
+    /// With --prompts: write the JSON lines to FILE instead of stdout.
+    #[arg(long, value_name = "FILE", requires = "prompts")]
+    output: Option<PathBuf>,
+    /// With --prompts: stop at the first prompt that fails.
+    #[arg(long, requires = "prompts")]
+    fail_fast: bool,
     /// Tokens to generate at most (fewer if the end-of-text token comes).
     #[arg(long, value_name = "N", default_value_t = 32, allow_negative_numbers = true)]
     max_tokens: usize,
@@ -127,8 +142,13 @@ where
             return ExitCode::from(2);
         }
     };
-    match run(make, tokenizer_json, &args, out, err) {
-        Ok(()) => ExitCode::SUCCESS,
+    let result = if let Some(path) = &args.prompts {
+        batch::run_prompts(make, tokenizer_json, &args, path, &prog, out, err)
+    } else {
+        run(make, tokenizer_json, &args, out, err).map(|()| ExitCode::SUCCESS)
+    };
+    match result {
+        Ok(code) => code,
         Err(f) => {
             let _ = writeln!(err, "{prog}: error: {}", f.msg);
             ExitCode::from(f.code)
@@ -153,6 +173,34 @@ fn sampler_config(args: &Args) -> Result<SamplerConfig, Fail> {
     Ok(config)
 }
 
+/// What every generation of a run shares, set up once the arguments are
+/// good.
+struct Setup<M> {
+    model: M,
+    tokenizer: Tokenizer,
+    config: SamplerConfig,
+    end_of_text: Option<u32>,
+}
+
+fn setup<M: StepModel>(
+    make: impl FnOnce() -> Result<M, String>,
+    tokenizer_json: &[u8],
+    args: &Args,
+) -> Result<Setup<M>, Fail> {
+    let config = sampler_config(args)?;
+    rlx_runtime::threads::configure_threads(args.threads.as_deref()).map_err(|e| usage(e.to_string()))?;
+    let model = make().map_err(|msg| Fail { code: 2, msg })?;
+    let tokenizer = Tokenizer::from_bytes(tokenizer_json).map_err(|e| Fail { code: 1, msg: e.to_string() })?;
+    let end_of_text = if args.ignore_eos { None } else { tokenizer.end_of_text() };
+    Ok(Setup { model, tokenizer, config, end_of_text })
+}
+
+/// A sampler for one generation: each starts from `--seed`, so a prompt of
+/// a batch gets what a run of its own would.
+fn new_sampler(config: &SamplerConfig, vocab: usize) -> Result<Sampler, Fail> {
+    Sampler::new(config.clone(), vocab).map_err(|e| Fail { code: 1, msg: e.to_string() })
+}
+
 fn run<M: StepModel>(
     make: impl FnOnce() -> Result<M, String>,
     tokenizer_json: &[u8],
@@ -163,19 +211,15 @@ fn run<M: StepModel>(
     if args.prompt.is_none() && args.prompt_ids.is_none() {
         return Err(usage("missing --prompt TEXT (or --prompt-ids ID,...)"));
     }
-    let config = sampler_config(args)?;
-    rlx_runtime::threads::configure_threads(args.threads.as_deref()).map_err(|e| usage(e.to_string()))?;
-    let mut model = make().map_err(|msg| Fail { code: 2, msg })?;
+    let Setup { mut model, tokenizer, config, end_of_text } = setup(make, tokenizer_json, args)?;
     let model = &mut model;
-    let tokenizer = Tokenizer::from_bytes(tokenizer_json).map_err(|e| Fail { code: 1, msg: e.to_string() })?;
     let prompt: Vec<i64> = match (&args.prompt, &args.prompt_ids) {
         (Some(text), _) => {
             tokenizer.encode(text).map_err(|e| usage(e.to_string()))?.into_iter().map(i64::from).collect()
         }
         (None, ids) => ids.clone().unwrap_or_default(),
     };
-    let end_of_text = if args.ignore_eos { None } else { tokenizer.end_of_text() };
-    let mut sampler = Sampler::new(config, model.vocab()).map_err(|e| Fail { code: 1, msg: e.to_string() })?;
+    let mut sampler = new_sampler(&config, model.vocab())?;
 
     let mut write_error = None;
     let mut first = true;
