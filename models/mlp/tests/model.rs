@@ -41,3 +41,8 @@ fn cli_batch_of_a_thousand_inputs_matches_single_runs() {
 fn cli_batch_reports_bad_inputs_and_goes_on() {
     rlx_testkit::batch::check_batch_failures::<Model>(env!("CARGO_BIN_EXE_mlp"), &dir());
 }
+
+#[test]
+fn cli_batch_takes_input_sets_as_directories() {
+    rlx_testkit::batch::check_batch_dirs::<Model>(env!("CARGO_BIN_EXE_mlp"), &dir());
+}

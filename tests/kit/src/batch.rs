@@ -180,3 +180,58 @@ pub fn check_batch_failures<M: GeneratedModel>(bin: &str, dir: &Path) {
     exit_2(&["--input-dir".as_ref(), &empty, "--output-dir".as_ref(), &output_dir], "no input sets");
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// Input sets given as directories (`DIR/NAME/INPUT.npy`, the layout of
+/// every model, the only one of a model with several inputs): outputs in
+/// `OUT/NAME/OUTPUT.npy`, equal to single runs; a stray file in a set's
+/// directory fails that set, naming the file.
+pub fn check_batch_dirs<M: GeneratedModel>(bin: &str, dir: &Path) {
+    let tmp = fresh_dir("dirs", M::INFO.name);
+    let (input_dir, output_dir) = (tmp.join("in"), tmp.join("out"));
+    let samples = load_samples::<M>(dir);
+    let write_set = |name: &str, i: usize| {
+        let set = input_dir.join(name);
+        std::fs::create_dir_all(&set).unwrap();
+        for (t, all) in M::INFO.inputs.iter().zip(&samples.inputs) {
+            let bytes = &all[i * t.bytes..(i + 1) * t.bytes];
+            npy::write_npy(&set.join(format!("{}.npy", t.name)), t.dtype, t.shape, bytes).unwrap();
+        }
+        set
+    };
+    write_set("a", 0);
+    write_set("b", 1 % samples.count);
+    let stray = write_set("c", 0).join("extra.npy");
+    std::fs::write(&stray, "stray").unwrap();
+
+    let (code, _, err) = run(bin, &["--input-dir".as_ref(), &input_dir, "--output-dir".as_ref(), &output_dir]);
+    assert_eq!(code, 2, "stderr: {err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "one error line and the summary expected: {err}");
+    let want = format!("{}: error: {}: not an input of the model", M::INFO.name, stray.display());
+    assert!(lines[0].starts_with(&want), "{err}");
+    assert!(lines[1].starts_with(&format!("{}: 3 inputs, 1 failed, ", M::INFO.name)), "{err}");
+    assert!(!output_dir.join("c").exists(), "the failed set has outputs");
+
+    let single = tmp.join("single.npy");
+    for name in ["a", "b"] {
+        for t in M::INFO.outputs {
+            let mut args: Vec<String> = Vec::new();
+            for input in M::INFO.inputs {
+                args.push("--input".into());
+                args.push(format!(
+                    "{}={}",
+                    input.name,
+                    input_dir.join(name).join(format!("{}.npy", input.name)).display()
+                ));
+            }
+            args.push("--output".into());
+            args.push(format!("{}={}", t.name, single.display()));
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (code, _, err) = run_binary(bin, &refs);
+            assert_eq!(code, 0, "single run failed: {err}");
+            let batched = npy::read_npy(&output_dir.join(name).join(format!("{}.npy", t.name))).unwrap();
+            assert_eq!(batched, npy::read_npy(&single).unwrap(), "set {name}, output `{}`", t.name);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
