@@ -163,6 +163,19 @@ pub fn check_batch_failures<M: GeneratedModel>(bin: &str, dir: &Path) {
         assert_eq!(p.is_file(), written, "{}", p.display());
     }
 
+    // An output that cannot be written (a directory stands where the file
+    // goes) fails its input set by the output's name; the others are written.
+    let output_dir = tmp.join("out-unwritable");
+    let blocked = output_path::<M>(&output_dir, "a1", &M::INFO.outputs[0]);
+    std::fs::create_dir_all(&blocked).unwrap();
+    let (code, _, err) = run(bin, &["--input-dir".as_ref(), &input_dir, "--output-dir".as_ref(), &output_dir]);
+    assert_eq!(code, 2, "stderr: {err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 4, "three error lines and the summary expected: {err}");
+    assert!(lines[0].contains(&format!("cannot write {}", blocked.display())), "{err}");
+    assert!(lines[3].contains("6 inputs, 3 failed, "), "{err}");
+    assert!(output_path::<M>(&output_dir, "c1", &M::INFO.outputs[0]).is_file(), "{err}");
+
     let exit_2 = |args: &[&Path], needle: &str| {
         let (code, _, err) = run(bin, args);
         assert_eq!(code, 2, "{args:?}: {err}");
