@@ -16,6 +16,7 @@ Run from the workspace root: python3 models/make/make_llama_tiny.py
 (needs torch and transformers: models/onnx/requirements.txt)
 """
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -41,6 +42,9 @@ CONFIG = dict(
     hidden_act="silu",
     attention_bias=False,
     mlp_bias=False,
+    # The tokenizer's `<|endoftext|>` ends a reply (transformers' default
+    # id 2 is an ordinary token, `"`, in this vocabulary).
+    eos_token_id=0,
     # Wider than the usual 0.02 so that greedy choices are clear-cut: a
     # reference whose top two logits tie would make "same tokens" a coin toss.
     initializer_range=0.2,
@@ -100,10 +104,22 @@ def write_narrow_references(tokens):
         save_npy(OUT / "expected" / f"logits_{name}.npy", narrow_reference(OUT / "hf", tokens, dtype))
 
 
+# A chat template as Hugging Face checkpoints ship one (tokenizer_config.json),
+# in a format this small vocabulary tokenizes into few tokens: every turn is
+# `role: content<|endoftext|>`, and the reply opens with `assistant:`.
+TOKENIZER_CONFIG = {
+    "bos_token": None,
+    "eos_token": "<|endoftext|>",
+    "chat_template": "{% for message in messages %}{{ message['role'] }}: {{ message['content'] }}{{ eos_token }}\n"
+                     "{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}",
+}
+
+
 def main():
     model = build_model()
     # The checkpoint as transformers writes it: what a user would import.
     model.save_pretrained(OUT / "hf", safe_serialization=True)
+    (OUT / "hf" / "tokenizer_config.json").write_text(json.dumps(TOKENIZER_CONFIG, indent=2) + "\n")
     logits, tokens = greedy_reference(model)
     save_npy(OUT / "expected" / "prompt_ids.npy", np.array(PROMPT, dtype=np.int64))
     save_npy(OUT / "expected" / "tokens.npy", tokens)

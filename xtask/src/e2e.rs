@@ -555,7 +555,12 @@ pub fn build_generated(
         Binary::Model => verify::write_crate(root, &dir, &package, features, "", &scaffold::main_rs(&package))?,
         Binary::Decoder { tokenizer } => {
             let dep = format!("rlx-decode = {{ path = {:?} }}\n", root.join("crates/rlx-decode").display().to_string());
-            verify::write_crate(root, &dir, &package, features, &dep, &scaffold::decoder_main_rs(&package, tokenizer))?
+            // An ONNX decoder brings no generation config: the tokenizer's
+            // end-of-text token stops it.
+            let generation = dir.join(rlx_decode::generation::FILE_NAME);
+            rlx_codegen::write_if_changed(&generation, &rlx_decode::GenerationConfig::default().to_json())?;
+            let main = scaffold::decoder_main_rs(&package, tokenizer, &generation);
+            verify::write_crate(root, &dir, &package, features, &dep, &main)?
         }
     }
 

@@ -133,7 +133,8 @@ impl LlamaWeights {
 
 /// `cargo xtask import-llama DIR`: a Hugging Face Llama checkpoint
 /// (`DIR/config.json`, `DIR/model.safetensors`) to a decoder-step
-/// `model.sched` + `weights.safetensors` in `out_dir` (`docs/decoding.md`),
+/// `model.sched` + `weights.safetensors` + `generation.json` in `out_dir`
+/// (`docs/decoding.md`),
 /// with a `prefill` entry of that many tokens when it is above 1.
 pub fn import_llama(
     checkpoint: &Path,
@@ -145,14 +146,48 @@ pub fn import_llama(
 ) -> Result<()> {
     let opts = rlx_onnx::llama::LlamaOptions { prefill, weights: weights.format(), max_len };
     let imported = read_llama(checkpoint, name, &opts)?;
+    let generation = read_generation(checkpoint)?;
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let sched = out_dir.join("model.sched");
     let weights = out_dir.join("weights.safetensors");
+    let generation_file = out_dir.join(rlx_decode::generation::FILE_NAME);
     std::fs::write(&weights, &imported.weights).with_context(|| format!("writing {}", weights.display()))?;
     std::fs::write(&sched, &imported.sched_text).with_context(|| format!("writing {}", sched.display()))?;
-    println!("wrote {} and {}", sched.display(), weights.display());
+    std::fs::write(&generation_file, generation.to_json())
+        .with_context(|| format!("writing {}", generation_file.display()))?;
+    println!("wrote {}, {} and {}", sched.display(), weights.display(), generation_file.display());
+    match generation.eos_token_ids.as_slice() {
+        [] => {
+            println!("the checkpoint names no end-of-reply id: generation stops at the tokenizer's end-of-text token")
+        }
+        ids => println!("generation stops at token ids {ids:?}"),
+    }
+    if generation.chat_template.is_none() {
+        println!("no chat template (tokenizer_config.json): --chat and --interactive are not available");
+    }
     println!("{}", imported.report);
     Ok(())
+}
+
+/// The checkpoint's generation config: end-of-reply ids from
+/// `generation_config.json` or `config.json`, the chat template and its
+/// special tokens from `tokenizer_config.json` (both optional files).
+pub fn read_generation(checkpoint: &Path) -> Result<rlx_decode::GenerationConfig> {
+    let text = |file: &str| -> Result<Option<String>> {
+        let path = checkpoint.join(file);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let bytes = rlx_sched::read_regular_file(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        String::from_utf8(bytes).map(Some).map_err(|_| anyhow!("cannot read {}: it is not UTF-8 text", path.display()))
+    };
+    let config = text("config.json")?.ok_or_else(|| anyhow!("{}: no config.json", checkpoint.display()))?;
+    rlx_decode::GenerationConfig::from_checkpoint(
+        &config,
+        text("generation_config.json")?.as_deref(),
+        text("tokenizer_config.json")?.as_deref(),
+    )
+    .map_err(|e| anyhow!("{}: {e}", checkpoint.display()))
 }
 
 /// A Llama checkpoint directory imported as a decoder step of `seq` tokens
@@ -176,6 +211,23 @@ mod tests {
 
     fn array(dtype: DType, shape: &[usize], bytes: Vec<u8>) -> NpyArray {
         NpyArray { dtype, shape: shape.to_vec(), bytes }
+    }
+
+    /// The bundled decoder's `generation.json` is what `import-llama`
+    /// writes for its checkpoint (end id 0, the chat template of its
+    /// `tokenizer_config.json`).
+    #[test]
+    fn the_bundled_decoders_generation_config_is_fresh() {
+        let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/llama_tiny");
+        let generation = read_generation(&model.join("hf")).unwrap();
+        assert_eq!(generation.eos_token_ids, [0]);
+        assert!(generation.chat_template.is_some());
+        let checked_in = std::fs::read_to_string(model.join(rlx_decode::generation::FILE_NAME)).unwrap();
+        assert_eq!(
+            checked_in,
+            generation.to_json(),
+            "rerun cargo xtask import-llama models/llama_tiny/hf --out-dir models/llama_tiny --name llama_tiny"
+        );
     }
 
     #[test]

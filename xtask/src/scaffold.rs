@@ -255,8 +255,9 @@ pub(crate) fn main_rs(name: &str) -> String {
 
 /// The binary of decoder crate `name` (as `models/llama_tiny`'s): its
 /// decoder step under `rlx_decode`'s generation loop and CLI, with the
-/// `tokenizer.json` at `tokenizer` embedded.
-pub(crate) fn decoder_main_rs(name: &str, tokenizer: &Path) -> String {
+/// `tokenizer.json` at `tokenizer` and the `generation.json` at
+/// `generation` embedded.
+pub(crate) fn decoder_main_rs(name: &str, tokenizer: &Path, generation: &Path) -> String {
     let krate = name.replace('-', "_");
     format!(
         "//! The `{name}` decoder binary: `{name} --prompt TEXT [--max-tokens N] ...` (rlx_decode::cli).\n\n\
@@ -268,8 +269,13 @@ pub(crate) fn decoder_main_rs(name: &str, tokenizer: &Path) -> String {
          let model = {krate}::Model::try_new().map_err(|e| e.to_string())?;\n        \
          rlx_decode::GeneratedStep::new(model).map_err(|e| e.to_string())\n    \
          }};\n    \
-         rlx_decode::cli::main_with(make, include_bytes!({:?}))\n}}\n",
-        tokenizer.display().to_string()
+         let files = rlx_decode::cli::Embedded {{\n        \
+         tokenizer_json: include_bytes!({:?}),\n        \
+         generation_json: include_str!({:?}),\n    \
+         }};\n    \
+         rlx_decode::cli::main_with(make, files)\n}}\n",
+        tokenizer.display().to_string(),
+        generation.display().to_string()
     )
 }
 
@@ -442,6 +448,7 @@ mod tests {
         let code = |text: &str| -> String {
             text.lines().skip_while(|l| l.starts_with("//!") || l.is_empty()).collect::<Vec<_>>().join("\n")
         };
-        assert_eq!(code(&decoder_main_rs("llama_tiny", Path::new("../tokenizer.json"))), code(&llama));
+        let main = decoder_main_rs("llama_tiny", Path::new("../tokenizer.json"), Path::new("../generation.json"));
+        assert_eq!(code(&main), code(&llama));
     }
 }

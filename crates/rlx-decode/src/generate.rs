@@ -26,6 +26,8 @@ pub enum GenerateError {
     ZeroSize { what: &'static str },
     #[error("the model returned {found} logits from {call}, expected {expected}")]
     Logits { call: &'static str, found: usize, expected: usize },
+    #[error("{cached} tokens are said to be cached, but the prompt has only {prompt}")]
+    Cached { cached: usize, prompt: usize },
     #[error("the sampler is sized for a vocabulary of {sampler}, the model's is {model}")]
     SamplerVocab { sampler: usize, model: usize },
     #[error(transparent)]
@@ -108,19 +110,24 @@ where
     F: FnMut(Token<'_>) -> ControlFlow<()>,
 {
     let ids: Vec<i64> = tokenizer.encode(prompt)?.into_iter().map(i64::from).collect();
-    generate_from_ids(model, tokenizer, sampler, &ids, max_tokens, tokenizer.end_of_text(), on_token)
+    let end_of_text: Vec<u32> = tokenizer.end_of_text().into_iter().collect();
+    generate_from_ids(model, tokenizer, sampler, &ids, 0, max_tokens, &end_of_text, on_token)
 }
 
 /// [`generate`] from a prompt of token ids (the tokenizer only decodes
-/// what is generated), stopping at `end_of_text` (`None`: never, exactly
-/// `max_tokens` tokens unless the callback stops).
+/// what is generated), stopping at any id of `end_of_text` (empty: never,
+/// exactly `max_tokens` tokens unless the callback stops). The first
+/// `cached` ids of `prompt` are already in the model's KV cache
+/// ([`generate_ids`]).
+#[allow(clippy::too_many_arguments)]
 pub fn generate_from_ids<M, F>(
     model: &mut M,
     tokenizer: &Tokenizer,
     sampler: &mut Sampler,
     prompt: &[i64],
+    cached: usize,
     max_tokens: usize,
-    end_of_text: Option<u32>,
+    end_of_text: &[u32],
     mut on_token: F,
 ) -> Result<Stats, GenerateError>
 where
@@ -130,7 +137,7 @@ where
     let mut stream = TextStream::for_tokenizer(tokenizer);
     let mut stopped = false;
     let mut failed = None;
-    let stats = generate_ids(model, sampler, prompt, max_tokens, end_of_text, |id| {
+    let stats = generate_ids(model, sampler, prompt, cached, max_tokens, end_of_text, |id| {
         let piece = match stream.push(tokenizer, id) {
             Ok(piece) => piece,
             Err(e) => {
@@ -155,8 +162,16 @@ where
     Ok(stats)
 }
 
-/// [`generate`] on token ids, without a tokenizer: `end_of_text` stops
-/// generation (not handed to `on_token`).
+/// [`generate`] on token ids, without a tokenizer: any id of
+/// `end_of_text` stops generation (it is not handed to `on_token`).
+///
+/// Continuing a conversation: the first `cached` ids of `prompt` are the
+/// ones the model's KV cache already holds, at positions `0..cached`, from
+/// earlier calls (0: none, and the model is [`StepModel::reset`]). Only the
+/// rest is prefilled, from position `cached`; at least the last prompt
+/// token is always fed, since its logits give the first new token. The
+/// tokens a call feeds are its prompt and every token it hands over but
+/// the last, unless it stopped at end-of-text (then all of them).
 ///
 /// Prompt handling: the prompt is cut into chunks of `prefill_chunk()`
 /// tokens; the last chunk is padded with token 0. The padded rows write
@@ -169,8 +184,9 @@ pub fn generate_ids<M, F>(
     model: &mut M,
     sampler: &mut Sampler,
     prompt: &[i64],
+    cached: usize,
     max_tokens: usize,
-    end_of_text: Option<u32>,
+    end_of_text: &[u32],
     mut on_token: F,
 ) -> Result<Stats, GenerateError>
 where
@@ -182,17 +198,26 @@ where
     if sampler.vocab() != vocab {
         return Err(GenerateError::SamplerVocab { sampler: sampler.vocab(), model: vocab });
     }
-    let mut stats = Stats { prefill_tokens: prompt.len(), ..Stats::default() };
+    if cached > prompt.len() {
+        return Err(GenerateError::Cached { cached, prompt: prompt.len() });
+    }
+    // The last prompt token is fed again when everything is cached: its
+    // logits are the first new token's, and rewriting its cache row with
+    // the same values changes nothing.
+    let resume = cached.min(prompt.len() - 1);
+    let mut stats = Stats { prefill_tokens: prompt.len() - resume, ..Stats::default() };
     if max_tokens == 0 {
         return Ok(stats);
     }
-    model.reset();
+    if resume == 0 {
+        model.reset();
+    }
 
     // Prefill. Full chunks are slices of the prompt; only the last,
     // partial one is copied into a zero-padded buffer.
     let start = Instant::now();
     let mut padded = vec![0i64; chunk];
-    let mut pos = 0;
+    let mut pos = resume;
     let mut next = 0u32;
     while pos < prompt.len() {
         let real = chunk.min(prompt.len() - pos);
@@ -232,7 +257,7 @@ where
     // Decode: token `i` (0-based) is fed at position `prompt.len() + i - 1`
     // to produce token `i + 1`; the last token is never fed.
     for (i, pos) in (0..max_tokens).zip(prompt.len()..) {
-        if Some(next) == end_of_text {
+        if end_of_text.contains(&next) {
             stats.stopped_at_end = true;
             break;
         }

@@ -13,7 +13,11 @@
 //!         let model = llama_tiny::Model::try_new().map_err(|e| e.to_string())?;
 //!         rlx_decode::GeneratedStep::new(model).map_err(|e| e.to_string())
 //!     };
-//!     rlx_decode::cli::main_with(make, include_bytes!("../tokenizer.json"))
+//!     let files = rlx_decode::cli::Embedded {
+//!         tokenizer_json: include_bytes!("../tokenizer.json"),
+//!         generation_json: include_str!("../generation.json"),
+//!     };
+//!     rlx_decode::cli::main_with(make, files)
 //! }
 //! ```
 //!
@@ -38,19 +42,26 @@
 //! # Stopping
 //!
 //! Generation stops after `max_tokens` tokens, or earlier when the sampled
-//! token is the tokenizer's end-of-text token (a special added token named
-//! one of [`tokenizer::END_OF_TEXT`], e.g. `<|endoftext|>`); that token is
-//! not printed. A tokenizer without one runs to `max_tokens`.
+//! token is one of the checkpoint's end-of-reply ids (`eos_token_id` of its
+//! `generation_config.json` or `config.json`, kept in the crate's
+//! `generation.json`: [`generation`]), or, when the checkpoint names none,
+//! the tokenizer's end-of-text token (a special added token named one of
+//! [`tokenizer::END_OF_TEXT`], e.g. `<|endoftext|>`); that token is not
+//! printed. Without either, generation runs to `max_tokens`.
 //!
 //! See docs/decoding.md for the sampling semantics and the CLI.
 
+pub mod chat;
 pub mod cli;
 pub mod generate;
+pub mod generation;
 pub mod sampler;
 pub mod step;
 pub mod tokenizer;
 
+pub use chat::{ChatError, ChatTemplate, Message};
 pub use generate::{generate, generate_from_ids, generate_ids, GenerateError, Stats, Token};
+pub use generation::{GenerationConfig, GenerationError};
 pub use sampler::{SampleError, Sampler, SamplerConfig};
 pub use step::{GeneratedStep, StepError};
 pub use tokenizer::{TextStream, Tokenizer, TokenizerError};

@@ -19,8 +19,7 @@ fn cli(args: &[&str]) -> (ExitCode, String, String) {
 fn cli_vocab(vocab: usize, args: &[&str]) -> (ExitCode, String, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let argv = std::iter::once(PROG).chain(args.iter().copied());
-    let code =
-        rlx_decode::cli::main_from(|| Ok(Bigram::new(vocab, 4, 64)), common::TOKENIZER_JSON, argv, &mut out, &mut err);
+    let code = rlx_decode::cli::main_from(|| Ok(Bigram::new(vocab, 4, 64)), common::FILES, argv, &mut out, &mut err);
     (code, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
 }
 
@@ -213,7 +212,7 @@ fn a_model_that_cannot_be_built_is_one_line_and_help_never_builds_it() {
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let argv = std::iter::once(PROG).chain(args.iter().copied());
         let missing = || -> Result<Bigram, String> { Err("cannot open weights file /x/w.safetensors: gone".into()) };
-        let code = rlx_decode::cli::main_from(missing, common::TOKENIZER_JSON, argv, &mut out, &mut err);
+        let code = rlx_decode::cli::main_from(missing, common::FILES, argv, &mut out, &mut err);
         (code, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
     };
     let (code, out, err) = run(&["--prompt", "hi"]);
@@ -226,4 +225,101 @@ fn a_model_that_cannot_be_built_is_one_line_and_help_never_builds_it() {
     let (code, _, err) = run(&["--temperature", "-1", "--prompt", "hi"]);
     assert_eq!(code, ExitCode::from(2));
     assert!(err.contains("--temperature"), "a usage error before the model: {err}");
+}
+
+/// [`cli`] with a generation config of its own (and a 256-position cache).
+fn cli_with(generation_json: &'static str, args: &[&str]) -> (ExitCode, String, String) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let argv = std::iter::once(PROG).chain(args.iter().copied());
+    let files = rlx_decode::cli::Embedded { tokenizer_json: common::TOKENIZER_JSON, generation_json };
+    let code = rlx_decode::cli::main_from(|| Ok(Bigram::new(512, 4, 256)), files, argv, &mut out, &mut err);
+    (code, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+}
+
+/// The checkpoint's end-of-reply ids stop generation even when the
+/// tokenizer has no special token of that name (id 73 is an ordinary
+/// token), and replace the tokenizer's `<|endoftext|>`.
+#[test]
+fn the_checkpoints_end_ids_stop_generation() {
+    // "Hello, world!" continues 10 73 2 17 122.
+    let (code, out, err) = cli_with(r#"{"eos_token_ids": [2, 73]}"#, &["--prompt", "Hello, world!", "--ids"]);
+    assert_eq!(code, ExitCode::SUCCESS, "{err}");
+    assert_eq!(out, "10\n");
+    assert!(err.trim_end().ends_with(", stopped at end-of-text"), "{err}");
+    // --ignore-eos ignores them too.
+    let (_, out, _) = cli_with(
+        r#"{"eos_token_ids": [73]}"#,
+        &["--prompt", "Hello, world!", "--ids", "--max-tokens", "3", "--ignore-eos"],
+    );
+    assert_eq!(out, "10 73 2\n");
+    // A broken embedded file is the model's failure, reported before it is built.
+    let (code, _, err) = cli_with(r#"{"eos_token_ids": "2"}"#, &["--prompt", "x"]);
+    assert_eq!(code, ExitCode::from(1));
+    assert_eq!(err, format!("{PROG}: error: generation.json: `eos_token_ids` is \"2\", expected a list of ids\n"));
+}
+
+const CHATML: &str = r#"{"chat_template": "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"}"#;
+
+/// `--chat` continues the conversation the template renders, system
+/// message first.
+#[test]
+fn chat_formats_the_message_with_the_template() {
+    let (code, out, err) = cli_with(CHATML, &["--chat", "hi", "--system", "be brief", "--ids", "--max-tokens", "4"]);
+    assert_eq!(code, ExitCode::SUCCESS, "{err}");
+    let rendered = "<|im_start|>system\nbe brief<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n";
+    let tok = Tokenizer::from_bytes(common::TOKENIZER_JSON).unwrap();
+    let want: Vec<String> = greedy_ids(rendered, 4).iter().map(u32::to_string).collect();
+    assert_eq!(out, format!("{}\n", want.join(" ")));
+    check_report(&err, tok.encode(rendered).unwrap().len(), 3);
+
+    let (code, _, err) = cli_with("{}", &["--chat", "hi"]);
+    assert_eq!(code, ExitCode::from(2));
+    assert!(err.contains("this model has no chat template"), "{err}");
+    let (code, _, err) = cli_with(CHATML, &["--prompt", "hi", "--system", "s"]);
+    assert_eq!(code, ExitCode::from(2));
+    assert_eq!(err, format!("{PROG}: error: --system goes with --chat or --interactive\n"));
+    let (code, _, err) = cli_with(CHATML, &["--chat", "hi", "--prompt", "x"]);
+    assert_eq!(code, ExitCode::from(2), "{err}");
+}
+
+/// `--interactive` answers every line of stdin in turn; the second turn
+/// prefills only what the first left out of the cache (its reply is in the
+/// rendered conversation and in the cache).
+#[test]
+fn interactive_answers_each_line_and_keeps_the_cache() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let bin = env!("CARGO_BIN_EXE_rlx-decode-mock");
+    let mut child = Command::new(bin)
+        .args(["--interactive", "--max-tokens", "3", "--ignore-eos"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    child.stdin.take().unwrap().write_all(b"hi\n\nhow are you\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = (String::from_utf8(o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap());
+    assert_eq!(o.status.code(), Some(0), "{err}");
+
+    let tok = Tokenizer::from_bytes(common::TOKENIZER_JSON).unwrap();
+    let text = |ids: &[u32]| -> String {
+        let bytes: Vec<u8> = ids.iter().flat_map(|&id| tok.token_bytes(id).unwrap().to_vec()).collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    // The mock binary's template (tests/bin/mock_generation.json).
+    let turn1 = "u: hi\na:";
+    let reply1 = text(&greedy_ids(turn1, 3));
+    let turn2 = format!("u: hi\na: {reply1}\nu: how are you\na:");
+    let reply2 = text(&greedy_ids(&turn2, 3));
+    assert_eq!(out, format!("{reply1}\n{reply2}\n"));
+
+    let prefills: Vec<&str> = err.lines().filter(|l| l.starts_with("prefill: ")).collect();
+    assert_eq!(prefills.len(), 2, "{err}");
+    let (n1, n2) = (tok.encode(turn1).unwrap().len(), tok.encode(&turn2).unwrap().len());
+    assert!(prefills[0].starts_with(&format!("prefill: {n1} tokens")), "{err}");
+    // The cache holds turn 1's prompt and reply: turn 2 prefills less
+    // than its whole prompt.
+    let second: usize = prefills[1]["prefill: ".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(second < n2, "the second turn prefilled {second} of {n2} tokens: nothing was reused\n{err}");
 }

@@ -18,7 +18,7 @@ fn greedy(vocab: usize) -> Sampler {
 fn run(model: &mut Bigram, prompt: &[i64], max_tokens: usize) -> (Vec<u32>, rlx_decode::Stats) {
     let mut got = Vec::new();
     let mut s = greedy(model.vocab);
-    let stats = generate_ids(model, &mut s, prompt, max_tokens, None, |id| {
+    let stats = generate_ids(model, &mut s, prompt, 0, max_tokens, &[], |id| {
         got.push(id);
         ControlFlow::Continue(())
     })
@@ -99,7 +99,7 @@ fn the_end_of_text_token_stops_generation_and_is_not_handed_over() {
     m.table[5] = 6;
     m.table[6] = 0; // 0 plays end-of-text
     let mut got = Vec::new();
-    let stats = generate_ids(&mut m, &mut greedy(16), &[5], 10, Some(0), |id| {
+    let stats = generate_ids(&mut m, &mut greedy(16), &[5], 0, 10, &[0], |id| {
         got.push(id);
         ControlFlow::Continue(())
     })
@@ -114,7 +114,7 @@ fn the_end_of_text_token_stops_generation_and_is_not_handed_over() {
 fn a_break_from_the_callback_stops_generation() {
     let mut m = Bigram::new(16, CHUNK, 16);
     let mut n = 0;
-    let stats = generate_ids(&mut m, &mut greedy(16), &[5], 10, None, |_| {
+    let stats = generate_ids(&mut m, &mut greedy(16), &[5], 0, 10, &[], |_| {
         n += 1;
         if n == 3 {
             ControlFlow::Break(())
@@ -128,7 +128,7 @@ fn a_break_from_the_callback_stops_generation() {
 
 fn error(m: &mut Bigram, prompt: &[i64], max_tokens: usize) -> GenerateError {
     let mut s = greedy(m.vocab);
-    generate_ids(m, &mut s, prompt, max_tokens, None, |_| ControlFlow::Continue(())).expect_err("fails")
+    generate_ids(m, &mut s, prompt, 0, max_tokens, &[], |_| ControlFlow::Continue(())).expect_err("fails")
 }
 
 #[test]
@@ -168,7 +168,7 @@ fn a_last_chunk_whose_padding_passes_the_cache_runs_as_decode_steps() {
 #[test]
 fn a_sampler_of_another_vocabulary_is_an_error() {
     let mut m = Bigram::new(16, CHUNK, 8);
-    let e = generate_ids(&mut m, &mut greedy(15), &[1], 1, None, |_| ControlFlow::Continue(())).unwrap_err();
+    let e = generate_ids(&mut m, &mut greedy(15), &[1], 0, 1, &[], |_| ControlFlow::Continue(())).unwrap_err();
     assert_eq!(e.to_string(), "the sampler is sized for a vocabulary of 15, the model's is 16");
 }
 
@@ -226,4 +226,53 @@ fn a_character_cut_off_by_the_end_is_handed_over_as_one_replacement_piece() {
     })
     .unwrap();
     assert_eq!(got, [(Some(lead), String::new()), (None, "\u{FFFD}".to_owned())]);
+}
+
+/// A conversation's next turn prefills only what the cache lacks: no
+/// reset, the first chunk at the first uncached position, and the cache
+/// ends as a fresh run over the whole prompt would leave it.
+#[test]
+fn a_continued_prompt_prefills_only_the_uncached_tokens() {
+    let prompt: Vec<i64> = (1..=11).collect();
+    let mut fresh = Bigram::new(16, CHUNK, 32);
+    let (want, _) = run(&mut fresh, &prompt, 3);
+
+    let mut m = Bigram::new(16, CHUNK, 32);
+    run(&mut m, &prompt[..6], 1);
+    m.calls.clear();
+    let mut got = Vec::new();
+    let stats = generate_ids(&mut m, &mut greedy(16), &prompt, 6, 3, &[], |id| {
+        got.push(id);
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert_eq!(got, want);
+    assert_eq!(stats.prefill_tokens, 5);
+    assert!(!m.calls.contains(&Call::Reset), "{:?}", m.calls);
+    assert!(matches!(&m.calls[0], Call::Prefill { pos: 6, .. }), "{:?}", m.calls);
+    assert_eq!(m.cache[..13], fresh.cache[..13]);
+
+    // Everything cached: the last prompt token is fed again for its logits.
+    m.calls.clear();
+    let stats = generate_ids(&mut m, &mut greedy(16), &prompt, 11, 1, &[], |_| ControlFlow::Continue(())).unwrap();
+    assert_eq!(stats.prefill_tokens, 1);
+    assert!(!m.calls.contains(&Call::Reset), "{:?}", m.calls);
+    let e = generate_ids(&mut m, &mut greedy(16), &prompt, 12, 1, &[], |_| ControlFlow::Continue(())).unwrap_err();
+    assert!(matches!(e, GenerateError::Cached { cached: 12, prompt: 11 }), "{e}");
+}
+
+/// Any of several end ids stops generation, the first one sampled wins.
+#[test]
+fn any_end_id_stops_generation() {
+    let mut m = Bigram::new(16, CHUNK, 16);
+    let walk = m.greedy_after(5, 4);
+    let mut got = Vec::new();
+    let ends = [walk[2] as u32, walk[3] as u32];
+    let stats = generate_ids(&mut m, &mut greedy(16), &[5], 0, 10, &ends, |id| {
+        got.push(id);
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert_eq!(got, [walk[0] as u32, walk[1] as u32]);
+    assert!(stats.stopped_at_end);
 }

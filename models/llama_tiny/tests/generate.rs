@@ -132,7 +132,7 @@ fn the_generation_loop_gives_the_reference_tokens() {
     let mut step = rlx_decode::GeneratedStep::new(Model::new()).unwrap();
     let mut sampler = rlx_decode::Sampler::new(rlx_decode::SamplerConfig::default(), 512).unwrap();
     let mut got = Vec::new();
-    let stats = rlx_decode::generate_ids(&mut step, &mut sampler, &prompt, want.len(), None, |t| {
+    let stats = rlx_decode::generate_ids(&mut step, &mut sampler, &prompt, 0, want.len(), &[], |t| {
         got.push(t);
         std::ops::ControlFlow::Continue(())
     })
@@ -154,6 +154,24 @@ fn cli_generates_and_refuses_too_long_requests() {
     assert_eq!(code, 2);
     assert_eq!(err.trim().lines().count(), 1, "stderr: {err}");
     assert!(err.contains("128"), "stderr: {err}");
+}
+
+/// `--chat` renders the checkpoint's template (embedded from
+/// `generation.json`) and continues it: the same ids as `--prompt` with
+/// the rendered text, which ends in `assistant:`.
+#[test]
+fn chat_continues_the_rendered_template() {
+    let bin = env!("CARGO_BIN_EXE_llama_tiny");
+    let args = ["--max-tokens", "6", "--ids", "--ignore-eos"];
+    let chat: Vec<&str> = ["--chat", "hi", "--system", "be kind"].into_iter().chain(args).collect();
+    let (code, by_chat, err) = rlx_testkit::models::run_binary(bin, &chat);
+    assert_eq!(code, 0, "stderr: {err}");
+    let rendered = "system: be kind<|endoftext|>\nuser: hi<|endoftext|>\nassistant:";
+    let prompt: Vec<&str> = ["--prompt", rendered].into_iter().chain(args).collect();
+    let (code, by_prompt, err) = rlx_testkit::models::run_binary(bin, &prompt);
+    assert_eq!(code, 0, "stderr: {err}");
+    assert_eq!(by_chat, by_prompt);
+    assert_eq!(by_chat.split_whitespace().count(), 6, "{by_chat}");
 }
 
 /// The binary's `--prompts FILE`: a batch of prompts in one process gives

@@ -80,7 +80,7 @@ impl Summary {
 
 pub(super) fn run_prompts<M: StepModel>(
     make: impl FnOnce() -> Result<M, String>,
-    tokenizer_json: &[u8],
+    files: super::Embedded<'_>,
     args: &Args,
     path: &Path,
     prog: &str,
@@ -100,7 +100,7 @@ pub(super) fn run_prompts<M: StepModel>(
         }
         None => (out, "stdout".into()),
     };
-    let mut setup = setup(make, tokenizer_json, args)?;
+    let mut setup = setup(make, files, args)?;
 
     let bar = ProgressBar::new(prompts.len() as u64);
     bar.set_style(
@@ -174,14 +174,14 @@ fn json_prompt(line: &str) -> Result<String, String> {
 
 /// Generates for one prompt.
 fn complete<M: StepModel>(setup: &mut Setup<M>, args: &Args, text: &str) -> Result<Completion, Fail> {
-    let Setup { model, tokenizer, config, end_of_text } = setup;
+    let Setup { model, tokenizer, config, end_of_text, .. } = setup;
     let prompt: Vec<i64> =
         tokenizer.encode(text).map_err(|e| usage(e.to_string()))?.into_iter().map(i64::from).collect();
     let mut sampler = new_sampler(config, model.vocab())?;
     let mut ids = Vec::new();
     let fail = |e| Fail { code: exit_code(&e), msg: e.to_string() };
     let (stats, text) = if args.ids {
-        let stats = generate_ids(model, &mut sampler, &prompt, args.max_tokens, *end_of_text, |id| {
+        let stats = generate_ids(model, &mut sampler, &prompt, 0, args.max_tokens, end_of_text, |id| {
             ids.push(id);
             ControlFlow::Continue(())
         })
@@ -194,8 +194,9 @@ fn complete<M: StepModel>(setup: &mut Setup<M>, args: &Args, text: &str) -> Resu
             tokenizer,
             &mut sampler,
             &prompt,
+            0,
             args.max_tokens,
-            *end_of_text,
+            end_of_text,
             |t: Token<'_>| {
                 ids.extend(t.id);
                 completion.push_str(t.text);

@@ -1,8 +1,14 @@
 //! The command line of a decoder binary:
-//! `NAME (--prompt TEXT | --prompt-ids ID,...) [--max-tokens N]
-//! [--temperature F] [--top-k N] [--top-p F] [--seed N] [--ids]
-//! [--ignore-eos] [--threads N]`, or a batch of prompts in one process:
-//! `NAME --prompts FILE [--output FILE] [--fail-fast] ...` ([`batch`]).
+//! `NAME (--prompt TEXT | --prompt-ids ID,... | --chat TEXT [--system TEXT])
+//! [--max-tokens N] [--temperature F] [--top-k N] [--top-p F] [--seed N]
+//! [--ids] [--ignore-eos] [--threads N]`, a batch of prompts in one
+//! process: `NAME --prompts FILE [--output FILE] [--fail-fast] ...`
+//! ([`batch`]), or a conversation on stdin: `NAME --interactive
+//! [--system TEXT] ...` ([`interactive`]).
+//!
+//! `--chat` formats the message with the checkpoint's chat template
+//! ([`crate::chat`]); generation stops at the checkpoint's end-of-reply
+//! ids ([`crate::generation`]), else at the tokenizer's end-of-text token.
 //!
 //! A decoder's `main.rs` is one line over [`main`]. Generated text goes to
 //! stdout as it is produced (flushed per token, then a final newline);
@@ -13,6 +19,7 @@
 //! logit, a wrong logits length) is one line and exit code 1.
 
 mod batch;
+mod interactive;
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -22,7 +29,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use crate::chat::{ChatTemplate, Message};
 use crate::generate::{generate_from_ids, generate_ids, GenerateError, Stats, Token};
+use crate::generation::GenerationConfig;
 use crate::sampler::{Sampler, SamplerConfig};
 use crate::tokenizer::Tokenizer;
 use crate::StepModel;
@@ -44,6 +53,18 @@ struct Args {
     /// `.jsonl`; writes one JSON line per prompt.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["prompt", "prompt_ids"])]
     prompts: Option<PathBuf>,
+    /// A user message, formatted with the model's chat template (the
+    /// reply to it is generated).
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["prompt", "prompt_ids", "prompts"])]
+    chat: Option<String>,
+    /// With --chat or --interactive: the system message opening the
+    /// conversation.
+    #[arg(long, value_name = "TEXT")]
+    system: Option<String>,
+    /// A conversation: every line of stdin is a user message, answered in
+    /// turn; the KV cache keeps the conversation between turns.
+    #[arg(long, conflicts_with_all = ["prompt", "prompt_ids", "prompts", "chat", "ids"])]
+    interactive: bool,
     /// With --prompts: write the JSON lines to FILE instead of stdout.
     #[arg(long, value_name = "FILE", requires = "prompts")]
     output: Option<PathBuf>,
@@ -88,29 +109,38 @@ fn usage(msg: impl Into<String>) -> Fail {
     Fail { code: 2, msg: msg.into() }
 }
 
+/// What a decoder binary embeds besides its model: the tokenizer and the
+/// checkpoint's `generation.json` (end-of-reply ids, chat template;
+/// [`GenerationConfig`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Embedded<'a> {
+    pub tokenizer_json: &'a [u8],
+    pub generation_json: &'a str,
+}
+
 /// Runs the CLI over the process arguments, stdout and stderr.
-pub fn main<M: StepModel>(model: M, tokenizer_json: &'static [u8]) -> ExitCode {
-    main_with(|| Ok(model), tokenizer_json)
+pub fn main<M: StepModel>(model: M, files: Embedded<'static>) -> ExitCode {
+    main_with(|| Ok(model), files)
 }
 
 /// [`main`] with the model built by `make` only once the arguments are
 /// good: `--help` and a usage error never need the weights, and a model
 /// that cannot be built (its weights file missing, say) is one error line
 /// and exit code 2, never a panic. What a generated decoder's `main` calls.
-pub fn main_with<M, F>(make: F, tokenizer_json: &'static [u8]) -> ExitCode
+pub fn main_with<M, F>(make: F, files: Embedded<'static>) -> ExitCode
 where
     M: StepModel,
     F: FnOnce() -> Result<M, String>,
 {
     let (mut out, mut err) = (io::stdout().lock(), io::stderr().lock());
-    main_from(make, tokenizer_json, std::env::args_os(), &mut out, &mut err)
+    main_from(make, files, std::env::args_os(), &mut out, &mut err)
 }
 
 /// [`main_with`] over the given arguments (the first is the program name)
-/// and writers.
+/// and writers (`--interactive` reads the process's stdin).
 pub fn main_from<M, F, I, T>(
     make: F,
-    tokenizer_json: &[u8],
+    files: Embedded<'_>,
     argv: I,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -143,9 +173,11 @@ where
         }
     };
     let result = if let Some(path) = &args.prompts {
-        batch::run_prompts(make, tokenizer_json, &args, path, &prog, out, err)
+        batch::run_prompts(make, files, &args, path, &prog, out, err)
+    } else if args.interactive {
+        interactive::run(make, files, &args, &mut io::stdin().lock(), out, err).map(|()| ExitCode::SUCCESS)
     } else {
-        run(make, tokenizer_json, &args, out, err).map(|()| ExitCode::SUCCESS)
+        run(make, files, &args, out, err).map(|()| ExitCode::SUCCESS)
     };
     match result {
         Ok(code) => code,
@@ -179,20 +211,45 @@ struct Setup<M> {
     model: M,
     tokenizer: Tokenizer,
     config: SamplerConfig,
-    end_of_text: Option<u32>,
+    /// The ids that end a reply (empty with `--ignore-eos`).
+    end_of_text: Vec<u32>,
+    generation: GenerationConfig,
 }
 
 fn setup<M: StepModel>(
     make: impl FnOnce() -> Result<M, String>,
-    tokenizer_json: &[u8],
+    files: Embedded<'_>,
     args: &Args,
 ) -> Result<Setup<M>, Fail> {
     let config = sampler_config(args)?;
+    if args.system.is_some() && args.chat.is_none() && !args.interactive {
+        return Err(usage("--system goes with --chat or --interactive"));
+    }
     rlx_runtime::threads::configure_threads(args.threads.as_deref()).map_err(|e| usage(e.to_string()))?;
+    // The embedded files are the model's: one that does not load is the
+    // model's failure (exit 1), found before the weights are opened.
+    let model_fail = |msg: String| Fail { code: 1, msg };
+    let generation = GenerationConfig::from_json(files.generation_json).map_err(|e| model_fail(e.to_string()))?;
+    let tokenizer = Tokenizer::from_bytes(files.tokenizer_json).map_err(|e| model_fail(e.to_string()))?;
     let model = make().map_err(|msg| Fail { code: 2, msg })?;
-    let tokenizer = Tokenizer::from_bytes(tokenizer_json).map_err(|e| Fail { code: 1, msg: e.to_string() })?;
-    let end_of_text = if args.ignore_eos { None } else { tokenizer.end_of_text() };
-    Ok(Setup { model, tokenizer, config, end_of_text })
+    let end_of_text = if args.ignore_eos {
+        Vec::new()
+    } else if generation.eos_token_ids.is_empty() {
+        tokenizer.end_of_text().into_iter().collect()
+    } else {
+        generation.eos_token_ids.clone()
+    };
+    Ok(Setup { model, tokenizer, config, end_of_text, generation })
+}
+
+/// The conversation `--chat` and `--interactive` open with.
+fn opening(args: &Args) -> Vec<Message> {
+    args.system.iter().map(Message::system).collect()
+}
+
+/// The model's chat template, or the error `--chat` gives without one.
+fn chat_template(generation: &GenerationConfig) -> Result<ChatTemplate, Fail> {
+    ChatTemplate::new(generation).map_err(|e| usage(e.to_string()))
 }
 
 /// A sampler for one generation: each starts from `--seed`, so a prompt of
@@ -203,21 +260,27 @@ fn new_sampler(config: &SamplerConfig, vocab: usize) -> Result<Sampler, Fail> {
 
 fn run<M: StepModel>(
     make: impl FnOnce() -> Result<M, String>,
-    tokenizer_json: &[u8],
+    files: Embedded<'_>,
     args: &Args,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Fail> {
-    if args.prompt.is_none() && args.prompt_ids.is_none() {
+    if args.prompt.is_none() && args.prompt_ids.is_none() && args.chat.is_none() {
         return Err(usage("missing --prompt TEXT (or --prompt-ids ID,...)"));
     }
-    let Setup { mut model, tokenizer, config, end_of_text } = setup(make, tokenizer_json, args)?;
+    let Setup { mut model, tokenizer, config, end_of_text, generation } = setup(make, files, args)?;
     let model = &mut model;
-    let prompt: Vec<i64> = match (&args.prompt, &args.prompt_ids) {
-        (Some(text), _) => {
-            tokenizer.encode(text).map_err(|e| usage(e.to_string()))?.into_iter().map(i64::from).collect()
+    let encode = |text: &str| -> Result<Vec<i64>, Fail> {
+        Ok(tokenizer.encode(text).map_err(|e| usage(e.to_string()))?.into_iter().map(i64::from).collect())
+    };
+    let prompt: Vec<i64> = match (&args.prompt, &args.prompt_ids, &args.chat) {
+        (Some(text), _, _) => encode(text)?,
+        (None, None, Some(message)) => {
+            let mut messages = opening(args);
+            messages.push(Message::user(message.as_str()));
+            encode(&chat_template(&generation)?.render(&messages, true).map_err(|e| usage(e.to_string()))?)?
         }
-        (None, ids) => ids.clone().unwrap_or_default(),
+        (None, ids, _) => ids.clone().unwrap_or_default(),
     };
     let mut sampler = new_sampler(&config, model.vocab())?;
 
@@ -233,13 +296,13 @@ fn run<M: StepModel>(
     let result = if args.ids {
         // Ids are printed as they are: the tokenizer never sees them, so a
         // model vocabulary larger than the tokenizer's is fine here.
-        generate_ids(model, &mut sampler, &prompt, args.max_tokens, end_of_text, |id| {
+        generate_ids(model, &mut sampler, &prompt, 0, args.max_tokens, &end_of_text, |id| {
             let sep = if first { "" } else { " " };
             first = false;
             emit(format_args!("{sep}{id}"))
         })
     } else {
-        generate_from_ids(model, &tokenizer, &mut sampler, &prompt, args.max_tokens, end_of_text, |t: Token<'_>| {
+        generate_from_ids(model, &tokenizer, &mut sampler, &prompt, 0, args.max_tokens, &end_of_text, |t: Token<'_>| {
             emit(format_args!("{}", t.text))
         })
     };

@@ -1,0 +1,161 @@
+//! Conversations rendered with the checkpoint's chat template.
+//!
+//! Hugging Face checkpoints ship their prompt format as a Jinja template
+//! (`tokenizer_config.json`'s `chat_template`). It is rendered here with
+//! `minijinja` and the variables `transformers`' `apply_chat_template`
+//! passes: `messages` (a list of `{role, content}`),
+//! `add_generation_prompt`, `bos_token` and `eos_token`, plus the
+//! `raise_exception` function templates call to refuse a conversation. The
+//! Python string methods templates use (`.strip()`, `.startswith()`, ...)
+//! come from `minijinja-contrib`'s `pycompat`.
+
+use minijinja::{context, Environment, ErrorKind};
+
+use crate::generation::GenerationConfig;
+
+/// One turn of a conversation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    /// `system`, `user` or `assistant`.
+    pub role: &'static str,
+    pub content: String,
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Self {
+        Message { role: "system", content: content.into() }
+    }
+    pub fn user(content: impl Into<String>) -> Self {
+        Message { role: "user", content: content.into() }
+    }
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Message { role: "assistant", content: content.into() }
+    }
+}
+
+/// Why a conversation could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    #[error("this model has no chat template (its tokenizer_config.json had no `chat_template` when it was imported): use --prompt")]
+    NoTemplate,
+    #[error("the chat template does not compile: {0}")]
+    Template(String),
+    #[error("the chat template refused the conversation: {0}")]
+    Render(String),
+}
+
+/// A compiled chat template.
+pub struct ChatTemplate {
+    env: Environment<'static>,
+    bos_token: String,
+    eos_token: String,
+}
+
+impl std::fmt::Debug for ChatTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatTemplate").field("bos_token", &self.bos_token).field("eos_token", &self.eos_token).finish()
+    }
+}
+
+impl ChatTemplate {
+    /// Compiles the template of `config`.
+    pub fn new(config: &GenerationConfig) -> Result<Self, ChatError> {
+        let source = config.chat_template.clone().ok_or(ChatError::NoTemplate)?;
+        let mut env = Environment::new();
+        minijinja_contrib::add_to_environment(&mut env);
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        // Templates keep their own whitespace control, as in `transformers`
+        // (which sets trim_blocks and lstrip_blocks).
+        env.set_trim_blocks(true);
+        env.set_lstrip_blocks(true);
+        env.add_function("raise_exception", |msg: String| -> Result<String, minijinja::Error> {
+            Err(minijinja::Error::new(ErrorKind::InvalidOperation, msg))
+        });
+        env.add_template_owned("chat", source).map_err(|e| ChatError::Template(describe(&e)))?;
+        Ok(ChatTemplate {
+            env,
+            bos_token: config.bos_token.clone().unwrap_or_default(),
+            eos_token: config.eos_token.clone().unwrap_or_default(),
+        })
+    }
+
+    /// The prompt text of `messages`, ending with the opening of the
+    /// assistant's turn when `add_generation_prompt`.
+    pub fn render(&self, messages: &[Message], add_generation_prompt: bool) -> Result<String, ChatError> {
+        let messages: Vec<_> =
+            messages.iter().map(|m| context! { role => m.role, content => m.content.as_str() }).collect();
+        let template = self.env.get_template("chat").map_err(|e| ChatError::Template(describe(&e)))?;
+        template
+            .render(context! {
+                messages => messages,
+                add_generation_prompt => add_generation_prompt,
+                bos_token => self.bos_token.as_str(),
+                eos_token => self.eos_token.as_str(),
+            })
+            .map_err(|e| ChatError::Render(describe(&e)))
+    }
+}
+
+/// The error and its causes on one line (minijinja keeps the template's
+/// message as the detail of an `InvalidOperation`).
+fn describe(e: &minijinja::Error) -> String {
+    let mut text = match e.detail() {
+        Some(detail) if e.kind() == ErrorKind::InvalidOperation => detail.to_string(),
+        _ => e.to_string(),
+    };
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ChatML template SmolLM and Qwen ship (shortened only in its
+    /// default system prompt).
+    const CHATML: &str = "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+
+    fn config(template: &str) -> GenerationConfig {
+        GenerationConfig {
+            chat_template: Some(template.into()),
+            bos_token: Some("<s>".into()),
+            eos_token: Some("</s>".into()),
+            ..GenerationConfig::default()
+        }
+    }
+
+    #[test]
+    fn chatml_renders_as_transformers_does() {
+        let t = ChatTemplate::new(&config(CHATML)).unwrap();
+        let text = t.render(&[Message::user("Hi!")], true).unwrap();
+        assert_eq!(
+            text,
+            "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n"
+        );
+        let with_system = t.render(&[Message::system("Be brief."), Message::user("Hi!")], false).unwrap();
+        assert_eq!(with_system, "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi!<|im_end|>\n");
+    }
+
+    #[test]
+    fn llama2_style_templates_use_bos_python_methods_and_raise_exception() {
+        let llama2 = "{{ bos_token }}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'].strip() + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ ' ' + message['content'].strip() + ' ' + eos_token }}{% endif %}{% endfor %}";
+        let t = ChatTemplate::new(&config(llama2)).unwrap();
+        let text =
+            t.render(&[Message::user("  Hi  "), Message::assistant("Hello."), Message::user("Bye")], true).unwrap();
+        assert_eq!(text, "<s>[INST] Hi [/INST] Hello. </s>[INST] Bye [/INST]");
+        let err = t.render(&[Message::assistant("first")], true).unwrap_err().to_string();
+        assert!(err.contains("Conversation roles must alternate"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_or_broken_template_is_a_clear_error() {
+        let none = ChatTemplate::new(&GenerationConfig::default()).unwrap_err().to_string();
+        assert!(none.contains("no chat template"), "{none}");
+        let broken = ChatTemplate::new(&config("{% for m in messages %}")).unwrap_err().to_string();
+        assert!(broken.starts_with("the chat template does not compile"), "{broken}");
+    }
+}
