@@ -8,6 +8,7 @@ mod bench_decode;
 mod bench_gen;
 mod bench_zoo;
 mod blas_setup;
+mod build_lib;
 mod build_static;
 mod check_sched;
 mod conformance;
@@ -215,7 +216,7 @@ enum Command {
         #[arg(long, default_value_t = 2000)]
         thunks: usize,
     },
-    /// Build a model binary (release), statically linked with --static.
+    /// Build a model binary (release), statically linked with --static, or a C library with --lib.
     Build {
         /// The model crate under models/.
         name: String,
@@ -226,6 +227,10 @@ enum Command {
         /// compile time, and the binary needs a CPU with those features.
         #[arg(long, requires = "static_link", value_name = "CPU")]
         target_cpu: Option<String>,
+        /// Instead: the model as a static C library, libNAME.a with its
+        /// generated header NAME.h, in target/capi/NAME/ (docs/shipping.md).
+        #[arg(long, conflicts_with = "static_link")]
+        lib: bool,
     },
     /// Run the ONNX backend node tests of the supported ops: interpreter and a generated sample.
     Conformance {
@@ -317,7 +322,13 @@ fn main() -> ExitCode {
         }
         Command::FmtSched { paths, check } => check_sched::fmt_sched(paths, *check),
         Command::Gen { paths, all, out, weights } => {
-            done(gen::gen(&root(), paths, *all, out.as_deref(), weights.policy()))
+            done(gen::gen(&root(), paths, *all, out.as_deref(), weights.policy()).and_then(|()| {
+                if out.is_none() {
+                    build_lib::gen_c_api(&root(), paths, *all)
+                } else {
+                    Ok(())
+                }
+            }))
         }
         Command::Check => done(gen::check(&root())),
         Command::Run { path, entry, inputs, outputs, threads, weights } => {
@@ -372,7 +383,10 @@ fn main() -> ExitCode {
         Command::Bench { rounds, vs_ort: false, .. } => done(bench::bench(&root(), *rounds)),
         Command::BenchKernels => done(bench::bench_kernels(&root())),
         Command::BenchGen { thunks } => done(bench_gen::bench_gen(&root(), *thunks)),
-        Command::Build { name, static_link, target_cpu } => {
+        Command::Build { name, lib: true, .. } => {
+            done(build_lib::build(&root(), name).and_then(|lib| build_lib::report(&lib)))
+        }
+        Command::Build { name, static_link, target_cpu, .. } => {
             done(build_static::build(&root(), name, *static_link, target_cpu.as_deref()).map(|_| ()))
         }
         Command::OnnxE2e { models } => e2e::onnx_e2e(&root(), models),

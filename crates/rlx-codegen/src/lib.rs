@@ -8,6 +8,7 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod c_api;
 mod comments;
 mod emit;
 mod names;

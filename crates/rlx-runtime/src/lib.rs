@@ -11,6 +11,7 @@
 
 pub mod arena;
 pub mod blas;
+pub mod capi;
 pub mod isa;
 pub mod kernels;
 pub mod math;

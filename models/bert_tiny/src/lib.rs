@@ -6,5 +6,12 @@
 #[allow(clippy::all, clippy::pedantic, unused, missing_docs)]
 mod generated;
 
+/// The C library's functions (`include/bert_tiny.h`), generated from the same
+/// schedule; built by `cargo xtask build bert_tiny --lib`.
+#[cfg(feature = "capi")]
+#[rustfmt::skip]
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+pub mod capi;
+
 pub use generated::*;
 pub use rlx_runtime::model::GeneratedModel;

@@ -27,3 +27,10 @@ fn outputs_match_the_reference() {
 fn cli_contract() {
     rlx_testkit::models::check_cli::<Model>(env!("CARGO_BIN_EXE_bert_tiny"), &dir());
 }
+
+/// Instances may move to other threads and be shared by reference (the C
+/// library's thread-safety note, docs/shipping.md, rests on this).
+const _: () = {
+    const fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<Model>();
+};

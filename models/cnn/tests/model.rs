@@ -31,3 +31,10 @@ fn accuracy_matches_the_python_reference() {
 fn cli_contract() {
     rlx_testkit::models::check_cli::<Model>(env!("CARGO_BIN_EXE_cnn"), &dir());
 }
+
+/// Instances may move to other threads and be shared by reference (the C
+/// library's thread-safety note, docs/shipping.md, rests on this).
+const _: () = {
+    const fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<Model>();
+};

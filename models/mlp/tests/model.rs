@@ -46,3 +46,10 @@ fn cli_batch_reports_bad_inputs_and_goes_on() {
 fn cli_batch_takes_input_sets_as_directories() {
     rlx_testkit::batch::check_batch_dirs::<Model>(env!("CARGO_BIN_EXE_mlp"), &dir());
 }
+
+/// Instances may move to other threads and be shared by reference (the C
+/// library's thread-safety note, docs/shipping.md, rests on this).
+const _: () = {
+    const fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<Model>();
+};
