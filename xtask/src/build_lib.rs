@@ -19,7 +19,8 @@ pub struct Library {
 
 /// Writes the C library files (`include/NAME.h`, `src/capi.rs`) of each
 /// schedule's model crate, or of every bundled model with `all`, when
-/// their bytes change; schedules without a C API are passed over.
+/// their bytes change; models without a C API (`project::c_api_files`)
+/// are passed over.
 pub fn gen_c_api(root: &Path, scheds: &[PathBuf], all: bool) -> Result<()> {
     let mut targets: Vec<PathBuf> = scheds.iter().map(|p| std::path::absolute(p).unwrap_or(p.clone())).collect();
     if all {
@@ -62,8 +63,12 @@ pub fn build(root: &Path, name: &str) -> Result<Library> {
         bail!("no model crate models/{name}");
     }
     let sched = krate.join("model.sched");
-    let files = write_c_api(root, &sched)?
-        .with_context(|| format!("models/{name} has no C API: its schedule has entry points (docs/shipping.md)"))?;
+    let files = write_c_api(root, &sched)?.with_context(|| {
+        format!(
+            "models/{name} has no C API: its Cargo.toml declares no `capi` feature, or its schedule has entry \
+             points (docs/shipping.md)"
+        )
+    })?;
     let openblas = blas_setup::ensure_openblas();
     let target = lib_target_dir(root);
     let mut cmd = Command::new(env!("CARGO"));

@@ -92,7 +92,16 @@ impl Target {
         }
         let out = src.join("generated.rs");
         let text = project::generate_file(&sched, &self.root, &out).map_err(|e| anyhow!("{e}"))?;
-        write(out, text.as_bytes())
+        write(out, text.as_bytes())?;
+        // The C header and functions, as `cargo xtask gen` writes them for a
+        // model without entry points (docs/shipping.md).
+        if let Some(c) = project::c_api_files(&sched, &self.root).map_err(|e| anyhow!("{e}"))? {
+            for (path, text) in [c.header, c.bindings] {
+                std::fs::create_dir_all(path.parent().unwrap_or(&self.dir))?;
+                write(path, text.as_bytes())?;
+            }
+        }
+        Ok(())
     }
 
     /// Re-reads the root manifest (it may have changed during the import)
@@ -217,6 +226,8 @@ rlx-runtime = {{ workspace = true, features = ["cli"] }}
 [features]
 # Per-thunk timing for `--profile`; off, the generated code carries none.
 profile = []
+# The C ABI of `include/{name}.h` (`src/capi.rs`), for `cargo xtask build {name} --lib`.
+capi = []
 default = ["openblas"]
 # GEMM backend: static OpenBLAS (default) or the pure-Rust `gemm` crate
 # (`--no-default-features --features pure-rust`).
@@ -239,6 +250,12 @@ pub(crate) fn lib_rs(name: &str) -> String {
          #[rustfmt::skip]\n\
          #[allow(clippy::all, clippy::pedantic, unused, missing_docs)]\n\
          mod generated;\n\n\
+         /// The C library's functions (`include/{name}.h`), generated from the same\n\
+         /// schedule; built by `cargo xtask build {name} --lib`.\n\
+         #[cfg(feature = \"capi\")]\n\
+         #[rustfmt::skip]\n\
+         #[allow(clippy::all, clippy::pedantic, missing_docs)]\n\
+         pub mod capi;\n\n\
          pub use generated::*;\n\
          pub use rlx_runtime::model::GeneratedModel;\n"
     )
@@ -416,6 +433,7 @@ mod tests {
         assert!(ignore.lines().any(|l| l == "/weights.safetensors"), "{ignore}");
         assert!(ignore.contains("cargo xtask import big.onnx --out-dir models/big --name big"), "{ignore}");
         assert!(root.join("models/big/src/generated.rs").is_file());
+        assert!(root.join("models/big/include/big.h").is_file() && root.join("models/big/src/capi.rs").is_file());
         assert_eq!(std::fs::read_to_string(root.join("models/big/src/lib.rs")).unwrap(), lib_rs("big"));
         assert_eq!(std::fs::read_to_string(root.join("models/big/src/main.rs")).unwrap(), main_rs("big"));
         assert_eq!(
@@ -435,7 +453,8 @@ mod tests {
         }
         assert!(main_rs("lenet").contains("rlx_runtime::cli::main::<lenet::Model>()"));
         assert!(main_rs("mini-lm").contains("rlx_runtime::cli::main::<mini_lm::Model>()"));
-        assert!(lib_rs("lenet").contains("mod generated;\n\npub use generated::*;\n"));
+        assert!(lib_rs("lenet").contains("mod generated;\n\n"));
+        assert!(lib_rs("lenet").contains("pub mod capi;\n\npub use generated::*;\n"));
         // The bundled models' library and binary are exactly what it writes.
         let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models");
         for name in ["mlp", "cnn", "bert_tiny"] {

@@ -50,11 +50,17 @@ pub struct CApiFiles {
 }
 
 /// The C library files of the model crate `sched` sits in, or `None` when
-/// it sits in no crate or its schedule has no C API (named entry points).
+/// it sits in no crate, the crate does not opt in (a `capi = ...` feature
+/// line in its `Cargo.toml`, as the bundled and imported models have), or
+/// its schedule has no C API (named entry points).
 pub fn c_api_files(sched: &Path, root: &Path) -> Result<Option<CApiFiles>, GenError> {
     let Some(dir) = default_output(sched).and_then(|_| sched.parent().map(Path::to_path_buf)) else {
         return Ok(None);
     };
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+    if !manifest.lines().any(|l| l.trim_start().starts_with("capi = ")) {
+        return Ok(None);
+    }
     let schedule = load_checked_with(sched, root, rlx_sched::Policy::default())?;
     if !crate::c_api::has_c_api(&schedule) {
         return Ok(None);
