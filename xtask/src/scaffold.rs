@@ -52,7 +52,10 @@ impl Target {
             return Err(e);
         }
         let shown = rlx_codegen::display_path(&self.dir, &self.root);
-        println!("created {shown}: model.sched, {weights_file}, src/generated.rs, src/lib.rs, src/main.rs, Cargo.toml");
+        let c_files = if self.dir.join("src/capi.rs").is_file() { ", include/*.h, src/capi.rs" } else { "" };
+        println!(
+            "created {shown}: model.sched, {weights_file}, src/generated.rs{c_files}, src/lib.rs, src/main.rs, Cargo.toml"
+        );
         println!("{}", imported.report);
         if imported.weights.len() > LARGE_WEIGHTS {
             eprintln!(
@@ -72,6 +75,10 @@ impl Target {
         println!("  cargo xtask gen {shown}/model.sched    # again after editing model.sched");
         println!("  cargo build --release -p {name}");
         println!("  cargo xtask build {name} --static");
+        if !c_files.is_empty() {
+            let krate = name.replace('-', "_");
+            println!("  cargo xtask build {name} --lib       # lib{krate}.a and its header (docs/shipping.md)");
+        }
         Ok(())
     }
 
