@@ -1,4 +1,5 @@
-//! Links OpenBLAS statically when the `openblas` feature is on.
+//! Links OpenBLAS statically when the `openblas` feature is on, and
+//! records the target triple for `--info` (`RLX_TARGET_TRIPLE`).
 //!
 //! We link the system's `libopenblas.a` (Debian: `libopenblas-dev`) rather
 //! than going through `openblas-src`, whose `system` mode still builds its
@@ -16,6 +17,8 @@ const ARCHIVE: &str = "libopenblas.a";
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=RLX_OPENBLAS_LIB_DIR");
+    // Cargo always sets TARGET for build scripts; a binary names its own.
+    println!("cargo:rustc-env=RLX_TARGET_TRIPLE={}", env::var("TARGET").unwrap_or_default());
     if env::var_os("CARGO_FEATURE_OPENBLAS").is_none() {
         return;
     }

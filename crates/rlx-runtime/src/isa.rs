@@ -99,7 +99,11 @@ pub fn running() -> Level {
 /// One line for `--info`: the level and who chose it.
 pub fn describe() -> String {
     let (run, built) = (running(), compiled());
-    if let Some(cap) = cap() {
+    if cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64"))) {
+        // No SIMD variants exist for this architecture (WebAssembly):
+        // nothing is detected, the portable bodies are all there is.
+        format!("{run} (the only kernels built for {})", std::env::consts::ARCH)
+    } else if let Some(cap) = cap() {
         format!("{run} (capped at {cap} by RLX_ISA)")
     } else if built == Level::Scalar {
         format!("{run} (detected at load time)")

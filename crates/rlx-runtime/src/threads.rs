@@ -16,6 +16,12 @@ pub const MAX_THREADS: usize = 1024;
 /// The environment variable that sets the thread count.
 pub const THREADS_ENV: &str = "RLX_NUM_THREADS";
 
+/// Whether this target can start threads. WebAssembly without the
+/// `atomics` feature (`wasm32-wasip1`) cannot: std's `thread::spawn`
+/// returns `Unsupported` there, so a pool would fail to start. Such a
+/// build runs every kernel on the calling thread and accepts one thread.
+pub const THREADS_AVAILABLE: bool = !cfg!(all(target_family = "wasm", not(target_feature = "atomics")));
+
 /// A thread count that is not one: not a number, 0, or above
 /// [`MAX_THREADS`]. `what` names where it came from (`--threads`,
 /// `RLX_NUM_THREADS`).
@@ -25,14 +31,19 @@ pub enum ThreadsError {
     NotANumber { what: &'static str, text: String },
     #[error("{what} `{text}` is out of range: give 1 to {MAX_THREADS} threads")]
     OutOfRange { what: &'static str, text: String },
+    #[error("{what} `{text}`: this build cannot start threads (a WebAssembly target without threads); give 1")]
+    SingleThreaded { what: &'static str, text: String },
 }
 
-/// Checks a thread count: 1 to [`MAX_THREADS`].
+/// Checks a thread count: 1 to [`MAX_THREADS`], and 1 alone on a target
+/// without threads ([`THREADS_AVAILABLE`]).
 pub fn check_threads(what: &'static str, n: usize) -> Result<usize, ThreadsError> {
-    if (1..=MAX_THREADS).contains(&n) {
-        Ok(n)
-    } else {
+    if !(1..=MAX_THREADS).contains(&n) {
         Err(ThreadsError::OutOfRange { what, text: n.to_string() })
+    } else if n > 1 && !THREADS_AVAILABLE {
+        Err(ThreadsError::SingleThreaded { what, text: n.to_string() })
+    } else {
+        Ok(n)
     }
 }
 
@@ -114,6 +125,9 @@ fn default_threads() -> usize {
 }
 
 fn all_cores() -> usize {
+    if !THREADS_AVAILABLE {
+        return 1;
+    }
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
@@ -145,6 +159,9 @@ fn pool() -> &'static rayon::ThreadPool {
 /// pure-Rust BLAS backend) uses these workers rather than a second pool.
 #[cfg_attr(feature = "openblas", allow(dead_code))]
 pub(crate) fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if !THREADS_AVAILABLE {
+        return f();
+    }
     pool().install(f)
 }
 
@@ -166,6 +183,10 @@ pub(crate) fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 /// unaliased until this returns (the arena, weights and scratch), and
 /// `Sync` data.
 pub unsafe fn run_in_pool(f: &mut (dyn FnMut() + '_)) {
+    if !THREADS_AVAILABLE {
+        f();
+        return;
+    }
     // `pool()`, not `num_threads()`: before the pool exists the latter
     // reads the environment, which allocates.
     let pool = pool();
@@ -238,6 +259,9 @@ impl Drop for Stop<'_> {
 
 /// Threads kernels may use.
 pub fn num_threads() -> usize {
+    if !THREADS_AVAILABLE {
+        return 1;
+    }
     match POOL.get() {
         Some(p) => p.current_num_threads(),
         None => requested(),

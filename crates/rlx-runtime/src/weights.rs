@@ -72,6 +72,15 @@ pub enum WeightsError {
     NotAFile { path: PathBuf },
     #[error("cannot map weights file {}: {source}", path.display())]
     Map { path: PathBuf, source: std::io::Error },
+    /// WebAssembly has no memory mapping: a model built for it must
+    /// embed its weights.
+    #[error(
+        "cannot map weights file {}: this target ({}) has no memory mapping; \
+         build the model with its weights embedded",
+        path.display(),
+        std::env::consts::ARCH
+    )]
+    NoMmap { path: PathBuf },
     #[error("{origin}: data section {offset}..{end} lies outside the {len}-byte file", end = offset.saturating_add(*data_len))]
     OutOfRange { origin: String, offset: usize, data_len: usize, len: usize },
     #[error("{origin}: data section at byte {offset} is not {DATA_ALIGN}-byte aligned in memory")]
@@ -106,6 +115,9 @@ impl Weights {
     /// shrinks). The schedule's sha256 can be checked with
     /// [`Weights::verify_sha256`].
     pub fn open(path: &Path, data_offset: usize, data_len: usize) -> Result<Weights, WeightsError> {
+        if cfg!(target_family = "wasm") {
+            return Err(WeightsError::NoMmap { path: path.to_path_buf() });
+        }
         let open_err = |source| WeightsError::Open { path: path.to_path_buf(), source };
         // Before opening: opening a FIFO for reading blocks until a writer comes.
         if !std::fs::metadata(path).map_err(open_err)?.is_file() {

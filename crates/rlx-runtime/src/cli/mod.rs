@@ -217,6 +217,7 @@ pub fn info_text(info: &ModelInfo) -> String {
     let _ = writeln!(s, "arena    {} bytes (+ {} scratch)", info.arena_bytes, info.scratch_bytes);
     let _ = writeln!(s, "weights  {} bytes", info.weights_bytes);
     let _ = writeln!(s, "backend  {}", crate::blas::backend_name());
+    let _ = writeln!(s, "target   {}", env!("RLX_TARGET_TRIPLE"));
     let _ = writeln!(s, "kernels  {}", crate::isa::describe());
     s
 }
