@@ -7,6 +7,7 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 use crate::blas_setup;
+use crate::cross::{self, CrossTarget};
 
 /// The host's target triple, from `rustc -vV`.
 pub(crate) fn host_triple() -> Result<String> {
@@ -52,10 +53,29 @@ pub(crate) fn cpu_features(root: &Path, cpu: &str) -> Result<String> {
     Ok(features.join(","))
 }
 
-pub fn build(root: &Path, name: &str, static_link: bool, target_cpu: Option<&str>) -> Result<PathBuf> {
+/// What `cargo xtask build` was asked for.
+pub struct Request<'a> {
+    pub name: &'a str,
+    pub static_link: bool,
+    pub target_cpu: Option<&'a str>,
+    /// A target triple other than the host's (`--target`, with `--static`).
+    pub target: Option<&'a str>,
+}
+
+pub fn build(root: &Path, req: &Request<'_>) -> Result<PathBuf> {
+    let name = req.name;
     if !root.join("models").join(name).join("Cargo.toml").is_file() {
         bail!("no model crate models/{name}");
     }
+    let host = host_triple()?;
+    let cross = match req.target {
+        Some(triple) if triple != host => Some(CrossTarget::parse(triple)?),
+        _ => None,
+    };
+    if let Some(target) = cross {
+        return build_cross(root, name, target);
+    }
+    let (static_link, target_cpu) = (req.static_link, req.target_cpu);
     // A fully static executable (static glibc too) cannot carry Debian's
     // libopenblas.a: its thread-local-storage relocations make glibc's
     // static start-up abort ("Unexpected reloc type in static binary").
@@ -73,8 +93,7 @@ pub fn build(root: &Path, name: &str, static_link: bool, target_cpu: Option<&str
     let bin = if static_link {
         // An explicit --target keeps crt-static (and the CPU) off build
         // scripts and proc-macros, which must stay dynamic and portable.
-        let triple = host_triple()?;
-        cmd.args(["--target", &triple]);
+        cmd.args(["--target", &host]);
         cmd.env("RUSTFLAGS", static_rustflags(root, target_cpu)?);
         // A CPU-specific build has its own target dir (`target/cpu-CPU`):
         // sharing the generic one would rebuild everything at each switch.
@@ -86,15 +105,14 @@ pub fn build(root: &Path, name: &str, static_link: bool, target_cpu: Option<&str
             }
             None => crate::target_dir(root),
         };
-        dir.join(&triple).join("release").join(name)
+        dir.join(&host).join("release").join(name)
     } else {
         crate::target_dir(root).join("release").join(name)
     };
     if !cmd.status()?.success() {
         bail!("cargo build failed");
     }
-    let size = std::fs::metadata(&bin)?.len();
-    println!("built {} ({:.1} MiB)", bin.display(), size as f64 / (1024.0 * 1024.0));
+    report(&bin)?;
     if static_link {
         if let Ok(out) = Command::new("ldd").arg(&bin).output() {
             let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
@@ -102,6 +120,44 @@ pub fn build(root: &Path, name: &str, static_link: bool, target_cpu: Option<&str
         }
     }
     Ok(bin)
+}
+
+/// A static executable for another target (docs/shipping-targets.md).
+///
+/// Always the pure-Rust GEMM backend: there is no static OpenBLAS that
+/// goes into a static aarch64 glibc binary (the host's fails the same
+/// way, docs/blas.md), none for musl, and none for wasm; products with
+/// weights and convolutions run on the own tiled GEMM either way.
+fn build_cross(root: &Path, name: &str, target: CrossTarget) -> Result<PathBuf> {
+    let triple = target.triple();
+    target.ensure_tools()?;
+    println!("static build for {triple}: using the pure-Rust GEMM backend (see docs/shipping-targets.md)");
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.current_dir(root)
+        .args(["build", "--release", "-p", name, "--target", triple])
+        .args(blas_setup::backend_args(false));
+    let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+    if let Some(flag) = target.static_flag() {
+        flags.push(' ');
+        flags.push_str(flag);
+    }
+    cmd.env("RUSTFLAGS", flags.trim());
+    if let Some(linker) = target.linker() {
+        cmd.env(cross::cargo_target_env(triple, "LINKER"), linker);
+    }
+    if !cmd.status()?.success() {
+        bail!("cargo build --target {triple} failed");
+    }
+    let bin = crate::target_dir(root).join(triple).join("release").join(target.exe_name(name));
+    report(&bin)?;
+    Ok(bin)
+}
+
+/// Prints the `built PATH (SIZE)` line the tests read.
+fn report(bin: &Path) -> Result<()> {
+    let size = std::fs::metadata(bin).with_context(|| format!("no executable at {}", bin.display()))?.len();
+    println!("built {} ({:.1} MiB, {size} bytes)", bin.display(), size as f64 / (1024.0 * 1024.0));
+    Ok(())
 }
 
 #[cfg(test)]

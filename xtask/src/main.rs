@@ -12,6 +12,7 @@ mod build_lib;
 mod build_static;
 mod check_sched;
 mod conformance;
+mod cross;
 mod demo;
 mod e2e;
 mod fuzz;
@@ -227,6 +228,12 @@ enum Command {
         /// compile time, and the binary needs a CPU with those features.
         #[arg(long, requires = "static_link", value_name = "CPU")]
         target_cpu: Option<String>,
+        /// With --static: build for this target triple
+        /// (aarch64-unknown-linux-gnu, aarch64-unknown-linux-musl,
+        /// wasm32-wasip1); installs the Rust target and cross linker it
+        /// needs (docs/shipping-targets.md).
+        #[arg(long, requires = "static_link", conflicts_with = "target_cpu", value_name = "TRIPLE")]
+        target: Option<String>,
         /// Instead: the model as a static C library, libNAME.a with its
         /// generated header NAME.h, in target/capi/NAME/ (docs/shipping.md).
         #[arg(long, conflicts_with = "static_link")]
@@ -386,8 +393,14 @@ fn main() -> ExitCode {
         Command::Build { name, lib: true, .. } => {
             done(build_lib::build(&root(), name).and_then(|lib| build_lib::report(&lib)))
         }
-        Command::Build { name, static_link, target_cpu, .. } => {
-            done(build_static::build(&root(), name, *static_link, target_cpu.as_deref()).map(|_| ()))
+        Command::Build { name, static_link, target_cpu, target, .. } => {
+            let req = build_static::Request {
+                name,
+                static_link: *static_link,
+                target_cpu: target_cpu.as_deref(),
+                target: target.as_deref(),
+            };
+            done(build_static::build(&root(), &req).map(|_| ()))
         }
         Command::OnnxE2e { models } => e2e::onnx_e2e(&root(), models),
         Command::Fuzz { target, time } => fuzz::fuzz(&root(), target, *time),
