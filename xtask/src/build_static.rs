@@ -122,7 +122,7 @@ pub fn build(root: &Path, req: &Request<'_>) -> Result<PathBuf> {
     Ok(bin)
 }
 
-/// A static executable for another target (docs/shipping-targets.md).
+/// A static executable for another target (docs/shipping.md).
 ///
 /// Always the pure-Rust GEMM backend: there is no static OpenBLAS that
 /// goes into a static aarch64 glibc binary (the host's fails the same
@@ -131,7 +131,7 @@ pub fn build(root: &Path, req: &Request<'_>) -> Result<PathBuf> {
 fn build_cross(root: &Path, name: &str, target: CrossTarget) -> Result<PathBuf> {
     let triple = target.triple();
     target.ensure_tools()?;
-    println!("static build for {triple}: using the pure-Rust GEMM backend (see docs/shipping-targets.md)");
+    println!("static build for {triple}: using the pure-Rust GEMM backend (see docs/shipping.md)");
     let mut cmd = Command::new(env!("CARGO"));
     cmd.current_dir(root)
         .args(["build", "--release", "-p", name, "--target", triple])

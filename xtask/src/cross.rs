@@ -1,6 +1,6 @@
 //! The targets a model binary can be cross-built for, and the tools each
 //! needs: the Rust standard library (`rustup target add`) and, for
-//! aarch64, Debian's cross linker and `qemu-aarch64` (docs/shipping-targets.md).
+//! aarch64, Debian's cross linker and `qemu-aarch64` (docs/shipping.md).
 //! `cargo xtask test-aarch64` uses the same tools.
 
 use std::path::Path;

@@ -231,7 +231,7 @@ enum Command {
         /// With --static: build for this target triple
         /// (aarch64-unknown-linux-gnu, aarch64-unknown-linux-musl,
         /// wasm32-wasip1); installs the Rust target and cross linker it
-        /// needs (docs/shipping-targets.md).
+        /// needs (docs/shipping.md).
         #[arg(long, requires = "static_link", conflicts_with = "target_cpu", value_name = "TRIPLE")]
         target: Option<String>,
         /// Instead: the model as a static C library, libNAME.a with its
