@@ -1,7 +1,9 @@
-//! The `mlp` C library end to end: built once with `build`, then driven
-//! from C (`tests/c/mlp.c`, compiled with the system `cc`) and from Python
-//! through `ctypes` (`tests/c/mlp.py`) on the model's samples, and each
-//! output compared with the numpy reference in `models/mlp/expected/`.
+//! The C libraries end to end: `mlp`'s built once with `build`, then
+//! driven from C (`tests/c/mlp.c`, compiled with the system `cc`) and from
+//! Python through `ctypes` (`tests/c/mlp.py`) on the model's samples;
+//! `bert_tiny`'s (integer and float inputs) from a C program running two
+//! handles on two threads (`tests/c/bert_tiny.c`). Each output is compared
+//! with the numpy reference in `models/NAME/expected/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -47,14 +49,20 @@ fn write_samples(dir: &Path) -> (PathBuf, usize) {
 /// Compares the drivers' raw f32 outputs with `expected/probs.npy` with the
 /// model test's bound (models/mlp/tests/model.rs: 1e-5 absolute).
 fn check_outputs(out: &Path, count: usize) {
-    let exp = rlx_runtime::npy::read_npy(&root().join("models/mlp/expected/probs.npy")).unwrap();
+    check_against(out, count, "models/mlp/expected/probs.npy", 1e-5);
+}
+
+/// Compares raw f32 outputs with the `.npy` reference at `expected`
+/// (relative to the workspace), `count` samples, within `bound` absolute.
+fn check_against(out: &Path, count: usize, expected: &str, bound: f32) {
+    let exp = rlx_runtime::npy::read_npy(&root().join(expected)).unwrap();
     assert_eq!(exp.shape[0], count);
     let got = std::fs::read(out).unwrap();
     assert_eq!(got.len(), exp.bytes.len(), "output length");
     let floats =
         |b: &[u8]| -> Vec<f32> { b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect() };
     for (j, (g, e)) in floats(&got).iter().zip(floats(&exp.bytes)).enumerate() {
-        assert!((g - e).abs() <= 1e-5, "probs[{j}]: got {g}, expected {e}");
+        assert!((g - e).abs() <= bound, "{expected}[{j}]: got {g}, expected {e}");
     }
 }
 
@@ -119,6 +127,34 @@ fn python_runs_the_library_through_ctypes() {
         .arg(&out)
         .arg(count.to_string()));
     check_outputs(&out, count);
+}
+
+/// `bert_tiny`'s library from C, two handles on two threads: every
+/// sample's hidden states within the model test's bound
+/// (models/bert_tiny/tests/model.rs: 1e-4 absolute).
+#[test]
+fn two_threads_run_bert_tinys_library_in_c() {
+    require("cc", "a C compiler");
+    let lib = build(&root(), "bert_tiny").unwrap_or_else(|e| panic!("building libbert_tiny.a: {e:#}"));
+    let dir = work_dir("bert_tiny_c");
+    let exe = dir.join("bert_tiny_c");
+    run(Command::new("cc")
+        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&exe)
+        .arg("-I")
+        .arg(lib.header.parent().unwrap())
+        .arg(root().join("tests/c/bert_tiny.c"))
+        .arg(&lib.archive)
+        .args(["-lpthread", "-ldl", "-lm"]));
+    let read = |name: &str| rlx_runtime::npy::read_npy(&root().join("models/bert_tiny/samples").join(name)).unwrap();
+    let (ids, mask) = (read("input_ids.npy"), read("attention_mask.npy"));
+    assert_eq!((ids.dtype, mask.dtype), (rlx_runtime::DType::I64, rlx_runtime::DType::F32));
+    let count = ids.shape[0];
+    let (ids_path, mask_path, out) = (dir.join("ids.i64"), dir.join("mask.f32"), dir.join("hidden.f32"));
+    std::fs::write(&ids_path, &ids.bytes).unwrap();
+    std::fs::write(&mask_path, &mask.bytes).unwrap();
+    run(Command::new(&exe).arg(&ids_path).arg(&mask_path).arg(&out).arg(count.to_string()));
+    check_against(&out, count, "models/bert_tiny/expected/hidden.npy", 1e-4);
 }
 
 /// The `mlp_...(` names of a header's declarations.
