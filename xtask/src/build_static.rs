@@ -136,11 +136,8 @@ fn build_cross(root: &Path, name: &str, target: CrossTarget) -> Result<PathBuf> 
     cmd.current_dir(root)
         .args(["build", "--release", "-p", name, "--target", triple])
         .args(blas_setup::backend_args(false));
-    let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
-    if let Some(flag) = target.static_flag() {
-        flags.push(' ');
-        flags.push_str(flag);
-    }
+    let caller = std::env::var("RUSTFLAGS").unwrap_or_default();
+    let flags = format!("{} {caller}", target.target_flags().unwrap_or_default());
     cmd.env("RUSTFLAGS", flags.trim());
     if let Some(linker) = target.linker() {
         cmd.env(cross::cargo_target_env(triple, "LINKER"), linker);
