@@ -131,22 +131,44 @@ impl LlamaWeights {
     }
 }
 
+/// `cargo xtask import-llama` flags.
+#[derive(Debug)]
+pub struct LlamaArgs<'a> {
+    pub checkpoint: &'a Path,
+    pub out_dir: Option<&'a Path>,
+    /// The schedule's model name (default: `new_model`).
+    pub name: Option<&'a str>,
+    pub prefill: usize,
+    pub weights: LlamaWeights,
+    pub max_len: Option<usize>,
+    /// `--new-model NAME`: scaffold a decoder crate `models/NAME`.
+    pub new_model: Option<&'a str>,
+}
+
 /// `cargo xtask import-llama DIR`: a Hugging Face Llama checkpoint
 /// (`DIR/config.json`, `DIR/model.safetensors`) to a decoder-step
 /// `model.sched` + `weights.safetensors` + `generation.json` in `out_dir`
-/// (`docs/decoding.md`),
-/// with a `prefill` entry of that many tokens when it is above 1.
-pub fn import_llama(
-    checkpoint: &Path,
-    out_dir: &Path,
-    name: &str,
-    prefill: usize,
-    weights: LlamaWeights,
-    max_len: Option<usize>,
-) -> Result<()> {
-    let opts = rlx_onnx::llama::LlamaOptions { prefill, weights: weights.format(), max_len };
+/// (`docs/decoding.md`), with a `prefill` entry of that many tokens when it
+/// is above 1; with `--new-model NAME`, to a decoder crate `models/NAME`
+/// that also embeds `DIR/tokenizer.json`.
+pub fn import_llama(root: &Path, args: &LlamaArgs<'_>) -> Result<()> {
+    let checkpoint = args.checkpoint;
+    // Everything a crate needs is checked before the import runs.
+    let target = args.new_model.map(|name| scaffold::Target::check(root, name)).transpose()?;
+    let tokenizer = match target {
+        Some(_) => Some(read_tokenizer(checkpoint)?),
+        None => None,
+    };
+    let name = args.name.or(args.new_model).context("--name or --new-model is required")?;
+    let opts =
+        rlx_onnx::llama::LlamaOptions { prefill: args.prefill, weights: args.weights.format(), max_len: args.max_len };
     let imported = read_llama(checkpoint, name, &opts)?;
     let generation = read_generation(checkpoint)?;
+    report_generation(&generation);
+    if let (Some(target), Some(tokenizer)) = (target, tokenizer) {
+        return target.create_decoder(checkpoint, &imported, &tokenizer, &generation.to_json());
+    }
+    let out_dir = args.out_dir.context("--out-dir or --new-model is required")?;
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let sched = out_dir.join("model.sched");
     let weights = out_dir.join("weights.safetensors");
@@ -156,6 +178,12 @@ pub fn import_llama(
     std::fs::write(&generation_file, generation.to_json())
         .with_context(|| format!("writing {}", generation_file.display()))?;
     println!("wrote {}, {} and {}", sched.display(), weights.display(), generation_file.display());
+    println!("{}", imported.report);
+    Ok(())
+}
+
+/// What the import found about stopping and chat.
+fn report_generation(generation: &rlx_decode::GenerationConfig) {
     match generation.eos_token_ids.as_slice() {
         [] => {
             println!("the checkpoint names no end-of-reply id: generation stops at the tokenizer's end-of-text token")
@@ -165,8 +193,17 @@ pub fn import_llama(
     if generation.chat_template.is_none() {
         println!("no chat template (tokenizer_config.json): --chat and --interactive are not available");
     }
-    println!("{}", imported.report);
-    Ok(())
+}
+
+/// `DIR/tokenizer.json`, checked to load as the decoder binary will load
+/// it (a byte-level BPE), so a crate is never made around a tokenizer its
+/// binary refuses.
+fn read_tokenizer(checkpoint: &Path) -> Result<Vec<u8>> {
+    let path = checkpoint.join("tokenizer.json");
+    let bytes = rlx_sched::read_regular_file(&path)
+        .with_context(|| format!("cannot read {} (a decoder crate embeds its tokenizer)", path.display()))?;
+    rlx_decode::Tokenizer::from_bytes(&bytes).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    Ok(bytes)
 }
 
 /// The checkpoint's generation config: end-of-reply ids from

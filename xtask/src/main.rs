@@ -104,12 +104,12 @@ enum Command {
     /// weights.safetensors (docs/decoding.md).
     ImportLlama {
         checkpoint: PathBuf,
-        /// Directory for the outputs.
-        #[arg(long)]
-        out_dir: PathBuf,
-        /// The schedule's model name.
-        #[arg(long)]
-        name: String,
+        /// Directory for the outputs (or --new-model).
+        #[arg(long, required_unless_present = "new_model")]
+        out_dir: Option<PathBuf>,
+        /// The schedule's model name (default: the --new-model name).
+        #[arg(long, required_unless_present = "new_model")]
+        name: Option<String>,
         /// Tokens of the `prefill` entry point (1: a decode step only).
         #[arg(long, default_value_t = 16)]
         prefill: usize,
@@ -121,6 +121,14 @@ enum Command {
         /// together (default: the model's context, at most 4096).
         #[arg(long, value_name = "N")]
         max_len: Option<usize>,
+        /// Scaffold a decoder crate models/NAME (schedule, weights, the
+        /// checkpoint's tokenizer.json and generation.json, generated code,
+        /// a binary over rlx-decode) and add it to the workspace.
+        #[arg(long, value_name = "NAME", conflicts_with = "out_dir")]
+        new_model: Option<String>,
+        /// The workspace to scaffold into (tests use a temporary one).
+        #[arg(long, hide = true)]
+        root: Option<PathBuf>,
     },
     /// Import an ONNX model: writes model.sched and weights.safetensors.
     Import {
@@ -377,8 +385,17 @@ fn main() -> ExitCode {
             };
             done(import::import(&root_dir.clone().unwrap_or_else(root), &args))
         }
-        Command::ImportLlama { checkpoint, out_dir, name, prefill, weights, max_len } => {
-            done(import::import_llama(checkpoint, out_dir, name, *prefill, *weights, *max_len))
+        Command::ImportLlama { checkpoint, out_dir, name, prefill, weights, max_len, new_model, root: root_dir } => {
+            let args = import::LlamaArgs {
+                checkpoint,
+                out_dir: out_dir.as_deref(),
+                name: name.as_deref(),
+                prefill: *prefill,
+                weights: *weights,
+                max_len: *max_len,
+                new_model: new_model.as_deref(),
+            };
+            done(import::import_llama(&root_dir.clone().unwrap_or_else(root), &args))
         }
         Command::Bench { decode_vs_ort: true, .. } => done(bench_decode::decode_vs_ort(&root())),
         Command::Bench { rounds, vs_ort: true, models, target_cpu, .. } => {

@@ -5,6 +5,11 @@
 //! `weights.safetensors`, and `src/generated.rs` written by the code
 //! `cargo xtask gen` runs; the crate is added to the root workspace's
 //! `members`. See docs/onnx.md, "Scaffolding".
+//!
+//! `cargo xtask import-llama DIR --new-model NAME` scaffolds a decoder
+//! crate the same way (`models/llama_tiny` is one): `rlx-decode` for the
+//! binary, which embeds the checkpoint's `tokenizer.json` and the
+//! `generation.json` written from it (docs/decoding.md).
 
 use std::path::{Path, PathBuf};
 
@@ -40,22 +45,78 @@ impl Target {
         Ok(Target { root: root.to_path_buf(), name: name.to_string(), dir })
     }
 
-    /// Writes the crate, generates its code and adds it to the workspace;
-    /// on any failure the half-written crate directory is removed again.
+    /// Writes the crate of an ONNX model, generates its code and adds it
+    /// to the workspace; on any failure the half-written crate directory
+    /// is removed again.
     pub fn create(self, onnx: &Path, imported: &rlx_onnx::Imported, weights_file: &str) -> Result<()> {
+        let regenerate = format!("cargo xtask import {} --out-dir models/{1} --name {1}", onnx.display(), self.name);
+        let files =
+            self.finish(imported, weights_file, &regenerate, |t| t.write_model_crate(imported, weights_file))?;
+        let shown = rlx_codegen::display_path(&self.dir, &self.root);
+        let c_files = files.contains("capi.rs");
+        self.print_next(&shown, c_files);
+        Ok(())
+    }
+
+    /// Writes the crate of a decoder imported from a Hugging Face
+    /// checkpoint: as `create`, with `rlx-decode` for the binary, which
+    /// embeds the checkpoint's `tokenizer.json` and the `generation.json`
+    /// written from it (docs/decoding.md).
+    pub fn create_decoder(
+        self,
+        checkpoint: &Path,
+        imported: &rlx_onnx::Imported,
+        tokenizer: &[u8],
+        generation_json: &str,
+    ) -> Result<()> {
+        let regenerate = format!(
+            "cargo xtask import-llama {} --out-dir models/{1} --name {1}   # then copy tokenizer.json",
+            checkpoint.display(),
+            self.name
+        );
+        let weights_file = "weights.safetensors";
+        self.finish(imported, weights_file, &regenerate, |t| {
+            t.write_decoder_crate(imported, weights_file, tokenizer, generation_json)
+        })?;
+        let shown = rlx_codegen::display_path(&self.dir, &self.root);
+        self.print_next(&shown, false);
+        println!(
+            "  target/x86_64-unknown-linux-gnu/release/{} --chat \"hello\"   # or --prompt, --interactive",
+            self.name
+        );
+        Ok(())
+    }
+
+    /// Runs `write` (which returns the files it wrote, for the summary),
+    /// adds the crate to the workspace, and reports; removes the crate
+    /// directory again when anything fails.
+    fn finish(
+        &self,
+        imported: &rlx_onnx::Imported,
+        weights_file: &str,
+        regenerate: &str,
+        write: impl FnOnce(&Self) -> Result<String>,
+    ) -> Result<String> {
         if self.dir.exists() {
             bail!("--new-model: {} already exists; choose another name or remove it first", self.dir.display());
         }
-        let written = self.write_crate(onnx, imported, weights_file).and_then(|()| self.add_to_workspace());
-        if let Err(e) = written {
-            let _ = std::fs::remove_dir_all(&self.dir);
-            return Err(e);
-        }
+        let written = write(self).and_then(|files| {
+            if imported.weights.len() > LARGE_WEIGHTS {
+                let path = self.dir.join(".gitignore");
+                std::fs::write(&path, gitignore(regenerate, weights_file))
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            self.add_to_workspace().map(|()| files)
+        });
+        let files = match written {
+            Ok(files) => files,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&self.dir);
+                return Err(e);
+            }
+        };
         let shown = rlx_codegen::display_path(&self.dir, &self.root);
-        let c_files = if self.dir.join("src/capi.rs").is_file() { ", include/*.h, src/capi.rs" } else { "" };
-        println!(
-            "created {shown}: model.sched, {weights_file}, src/generated.rs{c_files}, src/lib.rs, src/main.rs, Cargo.toml"
-        );
+        println!("created {shown}: {files}");
         println!("{}", imported.report);
         if imported.weights.len() > LARGE_WEIGHTS {
             eprintln!(
@@ -70,45 +131,80 @@ impl Target {
                 rlx_codegen::DEFAULT_MMAP_THRESHOLD >> 20
             );
         }
+        Ok(files)
+    }
+
+    fn print_next(&self, shown: &str, c_files: bool) {
         let name = &self.name;
         println!("next:");
         println!("  cargo xtask gen {shown}/model.sched    # again after editing model.sched");
         println!("  cargo build --release -p {name}");
         println!("  cargo xtask build {name} --static");
-        if !c_files.is_empty() {
+        if c_files {
             let krate = name.replace('-', "_");
             println!("  cargo xtask build {name} --lib       # lib{krate}.a and its header (docs/shipping.md)");
         }
-        Ok(())
     }
 
-    fn write_crate(&self, onnx: &Path, imported: &rlx_onnx::Imported, weights_file: &str) -> Result<()> {
+    fn write(&self, path: PathBuf, bytes: &[u8]) -> Result<()> {
+        std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// The files both kinds of crate have: the manifest, `src/lib.rs`,
+    /// `src/main.rs`, the schedule and weights, and `src/generated.rs`.
+    /// Returns the schedule's path.
+    fn write_common(
+        &self,
+        imported: &rlx_onnx::Imported,
+        weights_file: &str,
+        manifest: &str,
+        main: &str,
+    ) -> Result<PathBuf> {
         let src = self.dir.join("src");
         std::fs::create_dir_all(&src).with_context(|| format!("creating {}", src.display()))?;
-        let write = |path: PathBuf, bytes: &[u8]| {
-            std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))
-        };
-        write(self.dir.join("Cargo.toml"), cargo_toml(&self.name).as_bytes())?;
-        write(src.join("lib.rs"), lib_rs(&self.name).as_bytes())?;
-        write(src.join("main.rs"), main_rs(&self.name).as_bytes())?;
-        write(self.dir.join(weights_file), &imported.weights)?;
+        self.write(self.dir.join("Cargo.toml"), manifest.as_bytes())?;
+        self.write(src.join("lib.rs"), lib_rs(&self.name).as_bytes())?;
+        self.write(src.join("main.rs"), main.as_bytes())?;
+        self.write(self.dir.join(weights_file), &imported.weights)?;
         let sched = self.dir.join("model.sched");
-        write(sched.clone(), imported.sched_text.as_bytes())?;
-        if imported.weights.len() > LARGE_WEIGHTS {
-            write(self.dir.join(".gitignore"), gitignore(onnx, &self.name, weights_file).as_bytes())?;
-        }
+        self.write(sched.clone(), imported.sched_text.as_bytes())?;
         let out = src.join("generated.rs");
         let text = project::generate_file(&sched, &self.root, &out).map_err(|e| anyhow!("{e}"))?;
-        write(out, text.as_bytes())?;
+        self.write(out, text.as_bytes())?;
+        Ok(sched)
+    }
+
+    fn write_model_crate(&self, imported: &rlx_onnx::Imported, weights_file: &str) -> Result<String> {
+        let sched = self.write_common(imported, weights_file, &cargo_toml(&self.name), &main_rs(&self.name))?;
+        let mut files = format!("model.sched, {weights_file}, src/generated.rs");
         // The C header and functions, as `cargo xtask gen` writes them for a
         // model without entry points (docs/shipping.md).
         if let Some(c) = project::c_api_files(&sched, &self.root).map_err(|e| anyhow!("{e}"))? {
             for (path, text) in [c.header, c.bindings] {
                 std::fs::create_dir_all(path.parent().unwrap_or(&self.dir))?;
-                write(path, text.as_bytes())?;
+                self.write(path, text.as_bytes())?;
             }
+            files.push_str(", include/*.h, src/capi.rs");
         }
-        Ok(())
+        files.push_str(", src/lib.rs, src/main.rs, Cargo.toml");
+        Ok(files)
+    }
+
+    fn write_decoder_crate(
+        &self,
+        imported: &rlx_onnx::Imported,
+        weights_file: &str,
+        tokenizer: &[u8],
+        generation_json: &str,
+    ) -> Result<String> {
+        let main = decoder_main_rs(&self.name, Path::new("../tokenizer.json"), Path::new("../generation.json"));
+        self.write_common(imported, weights_file, &decoder_cargo_toml(&self.name), &main)?;
+        self.write(self.dir.join("tokenizer.json"), tokenizer)?;
+        self.write(self.dir.join(rlx_decode::generation::FILE_NAME), generation_json.as_bytes())?;
+        Ok(format!(
+            "model.sched, {weights_file}, tokenizer.json, generation.json, src/generated.rs, src/lib.rs, src/main.rs, \
+             Cargo.toml"
+        ))
     }
 
     /// Re-reads the root manifest (it may have changed during the import)
@@ -247,6 +343,38 @@ workspace = true
     )
 }
 
+/// The manifest of a decoder crate: a model crate's, with the generation
+/// loop of `rlx-decode` for its binary and without the C library (a
+/// decoder's schedule has entry points).
+fn decoder_cargo_toml(name: &str) -> String {
+    format!(
+        r#"[package]
+name = "{name}"
+description = "The `{name}` decoder, imported from a Hugging Face checkpoint and compiled ahead of time by rlx"
+version.workspace = true
+edition.workspace = true
+publish = false
+
+[dependencies]
+rlx-runtime = {{ workspace = true, features = ["cli"] }}
+# The generation loop, sampling and tokenizer of the binary.
+rlx-decode = {{ path = "../../crates/rlx-decode" }}
+
+[features]
+# Per-thunk timing for `--profile`; off, the generated code carries none.
+profile = []
+default = ["openblas"]
+# GEMM backend: static OpenBLAS (default) or the pure-Rust `gemm` crate
+# (`--no-default-features --features pure-rust`).
+openblas = ["rlx-runtime/openblas"]
+pure-rust = ["rlx-runtime/pure-rust"]
+
+[lints]
+workspace = true
+"#
+    )
+}
+
 /// The library of model crate `name`: the generated code, compiled once
 /// for the binary, the tests and other crates, and its API.
 pub(crate) fn lib_rs(name: &str) -> String {
@@ -303,12 +431,13 @@ pub(crate) fn decoder_main_rs(name: &str, tokenizer: &Path, generation: &Path) -
     )
 }
 
-fn gitignore(onnx: &Path, name: &str, weights_file: &str) -> String {
+/// The `.gitignore` of a crate whose weights are too large for git:
+/// `regenerate` is the command that writes them again.
+fn gitignore(regenerate: &str, weights_file: &str) -> String {
     format!(
         "# Over 50 MiB: not for git (docs/onnx.md, \"Scaffolding\"). Rewrite it with\n\
-         #   cargo xtask import {} --out-dir models/{name} --name {name}\n\
-         /{weights_file}\n",
-        onnx.display()
+         #   {regenerate}\n\
+         /{weights_file}\n"
     )
 }
 
