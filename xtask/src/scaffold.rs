@@ -158,12 +158,13 @@ impl Target {
         imported: &rlx_onnx::Imported,
         weights_file: &str,
         manifest: &str,
+        lib: &str,
         main: &str,
     ) -> Result<PathBuf> {
         let src = self.dir.join("src");
         std::fs::create_dir_all(&src).with_context(|| format!("creating {}", src.display()))?;
         self.write(self.dir.join("Cargo.toml"), manifest.as_bytes())?;
-        self.write(src.join("lib.rs"), lib_rs(&self.name).as_bytes())?;
+        self.write(src.join("lib.rs"), lib.as_bytes())?;
         self.write(src.join("main.rs"), main.as_bytes())?;
         self.write(self.dir.join(weights_file), &imported.weights)?;
         let sched = self.dir.join("model.sched");
@@ -175,7 +176,8 @@ impl Target {
     }
 
     fn write_model_crate(&self, imported: &rlx_onnx::Imported, weights_file: &str) -> Result<String> {
-        let sched = self.write_common(imported, weights_file, &cargo_toml(&self.name), &main_rs(&self.name))?;
+        let (manifest, lib, main) = (cargo_toml(&self.name), lib_rs(&self.name), main_rs(&self.name));
+        let sched = self.write_common(imported, weights_file, &manifest, &lib, &main)?;
         let mut files = format!("model.sched, {weights_file}, src/generated.rs");
         // The C header and functions, as `cargo xtask gen` writes them for a
         // model without entry points (docs/shipping.md).
@@ -198,7 +200,8 @@ impl Target {
         generation_json: &str,
     ) -> Result<String> {
         let main = decoder_main_rs(&self.name, Path::new("../tokenizer.json"), Path::new("../generation.json"));
-        self.write_common(imported, weights_file, &decoder_cargo_toml(&self.name), &main)?;
+        let (manifest, lib) = (decoder_cargo_toml(&self.name), decoder_lib_rs(&self.name));
+        self.write_common(imported, weights_file, &manifest, &lib, &main)?;
         self.write(self.dir.join("tokenizer.json"), tokenizer)?;
         self.write(self.dir.join(rlx_decode::generation::FILE_NAME), generation_json.as_bytes())?;
         Ok(format!(
@@ -391,6 +394,23 @@ pub(crate) fn lib_rs(name: &str) -> String {
          #[rustfmt::skip]\n\
          #[allow(clippy::all, clippy::pedantic, missing_docs)]\n\
          pub mod capi;\n\n\
+         pub use generated::*;\n\
+         pub use rlx_runtime::model::GeneratedModel;\n"
+    )
+}
+
+/// The library of decoder crate `name` (as `models/llama_tiny`'s): the
+/// generated decoder step and its API; no C library (a decoder's schedule
+/// has entry points, which the C header does not describe).
+pub(crate) fn decoder_lib_rs(name: &str) -> String {
+    format!(
+        "//! The `{name}` decoder, compiled ahead of time by rlx: one decoder step\n\
+         //! (the generated code in `src/generated.rs`, written by `cargo xtask gen`)\n\
+         //! over a KV cache held in `state` buffers of the arena, with a `decode`\n\
+         //! entry (`run`) and a `prefill` entry (`run_prefill`); see `docs/decoding.md`.\n\n\
+         #[rustfmt::skip]\n\
+         #[allow(clippy::all, clippy::pedantic, unused, missing_docs)]\n\
+         mod generated;\n\n\
          pub use generated::*;\n\
          pub use rlx_runtime::model::GeneratedModel;\n"
     )
@@ -605,5 +625,7 @@ mod tests {
         };
         let main = decoder_main_rs("llama_tiny", Path::new("../tokenizer.json"), Path::new("../generation.json"));
         assert_eq!(code(&main), code(&llama));
+        let lib = std::fs::read_to_string(models.join("llama_tiny/src/lib.rs")).unwrap();
+        assert_eq!(lib, decoder_lib_rs("llama_tiny"), "models/llama_tiny/src/lib.rs");
     }
 }
