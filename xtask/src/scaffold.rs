@@ -318,55 +318,39 @@ pub fn add_member(manifest: &str, member: &str) -> Result<String, String> {
 }
 
 fn cargo_toml(name: &str) -> String {
-    format!(
-        r#"[package]
-name = "{name}"
-description = "The `{name}` model, imported from ONNX and compiled ahead of time by rlx"
-version.workspace = true
-edition.workspace = true
-publish = false
-
-[dependencies]
-rlx-runtime = {{ workspace = true, features = ["cli"] }}
-
-[features]
-# Per-thunk timing for `--profile`; off, the generated code carries none.
-profile = []
-# The C ABI of `include/{name}.h` (`src/capi.rs`), for `cargo xtask build {name} --lib`.
-capi = []
-default = ["openblas"]
-# GEMM backend: static OpenBLAS (default) or the pure-Rust `gemm` crate
-# (`--no-default-features --features pure-rust`).
-openblas = ["rlx-runtime/openblas"]
-pure-rust = ["rlx-runtime/pure-rust"]
-
-[lints]
-workspace = true
-"#
-    )
+    let capi = format!(
+        "# The C ABI of `include/{name}.h` (`src/capi.rs`), for `cargo xtask build {name} --lib`.\ncapi = []\n"
+    );
+    manifest(name, "model, imported from ONNX", "", &capi)
 }
 
 /// The manifest of a decoder crate: a model crate's, with the generation
 /// loop of `rlx-decode` for its binary and without the C library (a
 /// decoder's schedule has entry points).
 fn decoder_cargo_toml(name: &str) -> String {
+    let decode = "# The generation loop, sampling and tokenizer of the binary.\n\
+                  rlx-decode = { path = \"../../crates/rlx-decode\" }\n";
+    manifest(name, "decoder, imported from a Hugging Face checkpoint", decode, "")
+}
+
+/// A scaffolded crate's `Cargo.toml`: `what` describes it, `dependencies`
+/// and `features` are lines added to those tables.
+fn manifest(name: &str, what: &str, dependencies: &str, features: &str) -> String {
     format!(
         r#"[package]
 name = "{name}"
-description = "The `{name}` decoder, imported from a Hugging Face checkpoint and compiled ahead of time by rlx"
+description = "The `{name}` {what} and compiled ahead of time by rlx"
 version.workspace = true
 edition.workspace = true
 publish = false
 
 [dependencies]
 rlx-runtime = {{ workspace = true, features = ["cli"] }}
-# The generation loop, sampling and tokenizer of the binary.
-rlx-decode = {{ path = "../../crates/rlx-decode" }}
-
+{dependencies}
 [features]
 # Per-thunk timing for `--profile`; off, the generated code carries none.
 profile = []
-default = ["openblas"]
+{features}default = ["openblas"]
 # GEMM backend: static OpenBLAS (default) or the pure-Rust `gemm` crate
 # (`--no-default-features --features pure-rust`).
 openblas = ["rlx-runtime/openblas"]
