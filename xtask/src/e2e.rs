@@ -550,10 +550,13 @@ pub fn build_generated(
     let out = src.join("generated.rs");
     let text = rlx_codegen::project::generate_file(&sched, root, &out).map_err(|e| anyhow!("{e}"))?;
     rlx_codegen::write_if_changed(&out, &text)?;
-    rlx_codegen::write_if_changed(&src.join("lib.rs"), &scaffold::lib_rs(&package))?;
     match binary {
-        Binary::Model => verify::write_crate(root, &dir, &package, features, "", &scaffold::main_rs(&package))?,
+        Binary::Model => {
+            rlx_codegen::write_if_changed(&src.join("lib.rs"), &scaffold::lib_rs(&package))?;
+            verify::write_crate(root, &dir, &package, features, "", &scaffold::main_rs(&package))?
+        }
         Binary::Decoder { tokenizer } => {
+            rlx_codegen::write_if_changed(&src.join("lib.rs"), &scaffold::decoder_lib_rs(&package))?;
             let dep = format!("rlx-decode = {{ path = {:?} }}\n", root.join("crates/rlx-decode").display().to_string());
             // An ONNX decoder brings no generation config: the tokenizer's
             // end-of-text token stops it.

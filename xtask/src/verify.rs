@@ -285,7 +285,7 @@ pub(crate) fn write_crate(
     let manifest = format!(
         "[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n\
          [dependencies]\nrlx-runtime = {{ path = {:?}, default-features = false, features = [{features}] }}\n{extra_deps}\n\
-         [features]\nprofile = []\n",
+         [features]\nprofile = []\n# Named by the scaffold's `lib.rs`; these crates build no C library.\ncapi = []\n",
         root.join("crates/rlx-runtime").display().to_string()
     );
     let src = dir.join("src");
