@@ -1,6 +1,7 @@
 //! The importer's integration tests, one binary: each module is one op family
 //! or one concern (import, fusion, blocked layout, onnxruntime references).
 
+mod attention_exports;
 mod attention_op;
 mod blocked;
 mod common;

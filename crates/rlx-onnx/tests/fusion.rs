@@ -883,21 +883,27 @@ fn attention_variants_fuse() {
 
 #[test]
 fn attention_deviations_stay_unfused() {
-    for deviation in
-        [Deviation::ProbsOutput, Deviation::OtherSplit, Deviation::MaskBeforeScale, Deviation::SoftmaxAxis2]
-    {
+    for deviation in [Deviation::ProbsOutput, Deviation::OtherSplit, Deviation::SoftmaxAxis2] {
         let a = Attn { deviation, ..Attn::bert(1, 7, 2, 3) };
         check_attention(&format!("attn-{deviation:?}"), a, 0);
     }
-    // Scale after the mask with no mask at all is still an attention.
-    let a = Attn { deviation: Deviation::MaskBeforeScale, mask: Mask::None, ..Attn::bert(1, 7, 2, 3) };
-    check_attention("attn-no-mask-any-order", a, 1);
     // At opset 11 the last-axis softmax fuses; over axis 2 (the flattened
     // scores of a head) it is another function and does not.
     let a = Attn { opset: 11, ..Attn::bert(1, 7, 2, 3) };
     check_attention("attn-opset11", a, 1);
     let a = Attn { opset: 11, deviation: Deviation::SoftmaxAxis2, ..Attn::bert(1, 7, 2, 3) };
     check_attention("attn-opset11-axis2", a, 0);
+}
+
+#[test]
+fn attention_scaled_after_its_mask_fuses() {
+    // `(qk + mask) * c` is `qk * c + mask * c`: the bias is built by the
+    // mask's broadcast and the graph's own scale. Every mask kind, rows
+    // hiding every key included.
+    for mask in [Mask::None, Mask::KeyPadding, Mask::PerQuery] {
+        let a = Attn { deviation: Deviation::MaskBeforeScale, mask, ..Attn::bert(2, 7, 2, 3) };
+        check_attention(&format!("attn-mask-then-scale-{mask:?}"), a, 1);
+    }
 }
 
 #[test]

@@ -46,7 +46,7 @@ fn recorded(v: &serde_json::Value) -> Vec<Recorded> {
 
 /// Imports `model` (fused when `optimize`), runs it on the recorded inputs
 /// and checks every output against onnxruntime's.
-fn check(model: &str, optimize: bool) -> Imported {
+pub(crate) fn check(model: &str, optimize: bool) -> Imported {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let text = std::fs::read_to_string(data.join(format!("{model}.expected.json"))).expect("expected outputs");
     let expected: serde_json::Value = serde_json::from_str(&text).expect("json");
@@ -65,7 +65,7 @@ fn check(model: &str, optimize: bool) -> Imported {
     imported
 }
 
-fn count(imported: &Imported, kind: &str) -> usize {
+pub(crate) fn count(imported: &Imported, kind: &str) -> usize {
     imported.sched_text.lines().filter(|l| l.starts_with(&format!("{kind} {{"))).count()
 }
 

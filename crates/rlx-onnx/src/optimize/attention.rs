@@ -73,8 +73,6 @@ struct MaskRead {
     op_len: usize,
     out_dims: Vec<usize>,
     strides: Vec<usize>,
-    /// The thunk that reads it (the `Add`).
-    read_at: usize,
 }
 
 /// A matched attention.
@@ -88,23 +86,28 @@ struct Site {
     k: usize,
     v: usize,
     out: usize,
-    mask: Option<MaskRead>,
+    /// The steps from the first bias on (empty without a mask).
+    bias: Vec<ScoreStep>,
     dims: Dims,
     scale: f32,
 }
 
-/// A mask materialised as `[batch, heads, seq, kv_seq]` for the kernel.
-struct Broadcast {
-    /// How the graph read it.
-    read: MaskRead,
-    /// The number of scores.
-    len: usize,
-    /// The new storage.
+/// A bias operand built for the kernel: `thunks` write a new
+/// `[batch, heads, seq, kv_seq]` scratch `dst` (`PLACEHOLDER` in `key`).
+struct Materialised {
+    /// The thunks with `PLACEHOLDER` for `dst`: sites with equal keys
+    /// share one bias.
+    key: Vec<Thunk<usize>>,
+    /// The storage the name of `dst` comes from.
+    named_after: usize,
     dst: usize,
     /// Index of the first thunk (an attention) reading `dst`: the
-    /// broadcast goes right before it.
+    /// thunks go right before it.
     at: usize,
 }
+
+/// Stands for a materialised bias in [`Materialised::key`].
+const PLACEHOLDER: usize = usize::MAX;
 
 /// A product of matrices: `Sgemm` as a batch of one.
 #[derive(Clone, Copy, Debug)]
@@ -162,14 +165,53 @@ fn strided_read(
     else {
         return None;
     };
+    if d != dst {
+        return None;
+    }
     let read: Vec<(usize, usize)> =
         out_dims.iter().zip(in_strides).filter(|(&n, _)| n != 1).map(|(&n, &s)| (n, s)).collect();
-    let want: Vec<&(usize, Option<usize>)> = axes.iter().filter(|(n, _)| *n != 1).collect();
-    if d != dst || read.len() != want.len() {
+    let want: Vec<(usize, Option<usize>)> = axes.iter().copied().filter(|(n, _)| *n != 1).collect();
+    // As written, else with adjacent axes that step as one merged on both
+    // sides (heads split from batch, `[b, h]` read as `[b * h]`).
+    match_axes(&read, &want, min_row, in_total)
+        .or_else(|| {
+            let read: Vec<(usize, Option<usize>)> = read.iter().map(|&(n, s)| (n, Some(s))).collect();
+            let read: Vec<(usize, usize)> = merge_axes(&read).into_iter().map(|(n, s)| (n, s.unwrap_or(0))).collect();
+            match_axes(&read, &merge_axes(&want), min_row, in_total)
+        })
+        .map(|row| (src, row))
+}
+
+/// Adjacent axes (size, stride) merged where the outer one steps over the
+/// whole inner one (`stride_outer == size_inner * stride_inner`); an axis
+/// of unknown stride (`None`) merges with nothing.
+fn merge_axes(axes: &[(usize, Option<usize>)]) -> Vec<(usize, Option<usize>)> {
+    let mut out: Vec<(usize, Option<usize>)> = Vec::with_capacity(axes.len());
+    for &(n, s) in axes {
+        match (out.last_mut(), s) {
+            (Some((on, Some(os))), Some(s)) if n.checked_mul(s) == Some(*os) => {
+                *on *= n;
+                *os = s;
+            }
+            _ => out.push((n, s)),
+        }
+    }
+    out
+}
+
+/// [`strided_read`]'s comparison of the read axes with the wanted ones:
+/// the row stride.
+fn match_axes(
+    read: &[(usize, usize)],
+    want: &[(usize, Option<usize>)],
+    min_row: usize,
+    in_total: usize,
+) -> Option<usize> {
+    if read.len() != want.len() {
         return None;
     }
     let mut row = None;
-    for (&(n, s), &&(wn, ws)) in read.iter().zip(&want) {
+    for (&(n, s), &(wn, ws)) in read.iter().zip(want) {
         match ws {
             _ if n != wn => return None,
             Some(w) if w != s => return None,
@@ -180,7 +222,7 @@ fn strided_read(
     }
     // The last element read, plus one.
     let reach = read.iter().try_fold(1usize, |acc, &(n, s)| acc.checked_add((n - 1).checked_mul(s)?))?;
-    (reach <= in_total).then_some((src, row.unwrap_or(if want.iter().any(|a| a.1.is_none()) { min_row } else { 0 })))
+    (reach <= in_total).then_some(row.unwrap_or(if want.iter().any(|a| a.1.is_none()) { min_row } else { 0 }))
 }
 
 /// Runs the pass.
@@ -194,33 +236,33 @@ pub(super) fn fuse_attention(lowered: &mut Lowered) {
             sites.push(site);
         }
     }
-    // One materialised mask per distinct (mask, read pattern, length).
-    let mut shared: Vec<Broadcast> = Vec::new();
+    // A boolean mask first on the scores starts its bias from zeros.
+    let zero = sites.iter().any(|s| matches!(s.bias.first(), Some(ScoreStep::Select { .. }))).then(|| {
+        let name = unique_name(lowered, "attention_mask_zero".to_string());
+        lowered.storages.push(super::param(name, DType::F32, 0f32.to_le_bytes().to_vec()));
+        lowered.storages.len() - 1
+    });
+    // One bias per distinct program; a single bias read as it is needs none.
+    let mut shared: Vec<Materialised> = Vec::new();
     let mut masks = Vec::with_capacity(sites.len());
     for site in &sites {
         let len = site.dims.scores;
-        let operand = match &site.mask {
-            None => None,
-            Some(m)
+        let operand = match site.bias.as_slice() {
+            [] => None,
+            [ScoreStep::Bias { read: m, .. }]
                 if m.op_len == len && rlx_sched::plan::reads_identically(len, m.op_len, &m.out_dims, &m.strides) =>
             {
                 Some(m.storage)
             }
-            Some(m) => {
-                let same = |b: &&mut Broadcast| {
-                    let r = &b.read;
-                    b.len == len
-                        && r.storage == m.storage
-                        && r.op_len == m.op_len
-                        && r.out_dims == m.out_dims
-                        && r.strides == m.strides
-                };
-                if let Some(b) = shared.iter_mut().find(same) {
+            steps => {
+                let key = bias_program(lowered, steps, len, zero);
+                if let Some(b) = shared.iter_mut().find(|b| b.key == key) {
                     b.at = b.at.min(site.out_at);
                     Some(b.dst)
                 } else {
-                    let dst = add_mask_storage(lowered, m.storage, site.dims);
-                    shared.push(Broadcast { read: m.clone(), len, dst, at: site.out_at });
+                    let named_after = steps[0].reads();
+                    let dst = add_mask_storage(lowered, named_after, site.dims);
+                    shared.push(Materialised { key, named_after, dst, at: site.out_at });
                     Some(dst)
                 }
             }
@@ -228,9 +270,21 @@ pub(super) fn fuse_attention(lowered: &mut Lowered) {
         masks.push(operand);
     }
     for b in shared {
-        let name = &lowered.storages[b.read.storage].name;
-        let comment = format!("attention mask `{name}` broadcast to [batch, heads, seq, kv_seq] (attention fusion)");
-        rewrite.insert_before(b.at, LoweredThunk { thunk: broadcast(&b.read, b.dst, b.len), comment });
+        let name = &lowered.storages[b.named_after].name;
+        let n = b.key.len();
+        for thunk in b.key {
+            let thunk = thunk
+                .map_operands(&mut |_, id: usize| {
+                    Ok::<_, std::convert::Infallible>(if id == PLACEHOLDER { b.dst } else { id })
+                })
+                .unwrap_or_else(|_: Vec<std::convert::Infallible>| unreachable!("renaming cannot fail"));
+            let comment = if n == 1 {
+                format!("attention mask `{name}` broadcast to [batch, heads, seq, kv_seq] (attention fusion)")
+            } else {
+                format!("attention bias from `{name}` and {} more step(s), as [batch, heads, seq, kv_seq] (attention fusion)", n - 1)
+            };
+            rewrite.insert_before(b.at, LoweredThunk { thunk, comment });
+        }
     }
     for (site, mask) in sites.iter().zip(masks) {
         let d = site.dims;
@@ -261,6 +315,58 @@ pub(super) fn fuse_attention(lowered: &mut Lowered) {
     rewrite.apply(lowered);
 }
 
+/// The thunks that build a site's bias from its score steps (the first a
+/// bias or a boolean mask) into `PLACEHOLDER`, `len` scores: the first
+/// step writes it from the mask alone (a broadcast of the added tensor, or
+/// the select between zero and the mask constant), every later one is the
+/// graph's own thunk with the scores renamed to the bias. So `qk * scale +
+/// bias`, with `scale` the product of every scale factor, is the graph's
+/// chain: `((qk * c1 + b1) * c2 + b2) = qk * c1 * c2 + (b1 * c2 + b2)`.
+fn bias_program(l: &Lowered, steps: &[ScoreStep], len: usize, zero: Option<usize>) -> Vec<Thunk<usize>> {
+    let mut thunks = Vec::with_capacity(steps.len());
+    for (i, step) in steps.iter().enumerate() {
+        let at = step.at();
+        let thunk = match (i, step) {
+            (0, ScoreStep::Bias { read, .. }) => broadcast(read, PLACEHOLDER, len),
+            (0, ScoreStep::Select { scores, .. }) => {
+                let Thunk::Where(mut w) = l.thunks[at].thunk.clone() else { unreachable!("a select is a `Where`") };
+                let zero = zero.expect("a zero constant exists when a select comes first");
+                if w.on_true == *scores {
+                    (w.on_true, w.true_scalar) = (zero, true);
+                } else {
+                    (w.on_false, w.false_scalar) = (zero, true);
+                }
+                w.dst = PLACEHOLDER;
+                Thunk::Where(w)
+            }
+            (_, step) => {
+                let (scores, out) = (step.scores(), step.out());
+                l.thunks[at]
+                    .thunk
+                    .clone()
+                    .map_operands(&mut |_, id: usize| {
+                        Ok::<_, std::convert::Infallible>(if id == scores || id == out { PLACEHOLDER } else { id })
+                    })
+                    .unwrap_or_else(|_: Vec<std::convert::Infallible>| unreachable!("renaming cannot fail"))
+            }
+        };
+        thunks.push(thunk);
+    }
+    thunks
+}
+
+/// `base`, or `base_N` for the first `N` from 2 no storage is named.
+fn unique_name(lowered: &Lowered, base: String) -> String {
+    let taken: BTreeSet<&str> = lowered.storages.iter().map(|s| s.name.as_str()).collect();
+    let mut name = base.clone();
+    let mut n = 2;
+    while taken.contains(name.as_str()) {
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    name
+}
+
 /// The `Transpose` writing mask `m` as read for `len` scores into `dst`:
 /// output element `i` is the mask element the graph's `Add` read for
 /// score `i`.
@@ -277,14 +383,7 @@ fn broadcast(m: &MaskRead, dst: usize, len: usize) -> Thunk<usize> {
 /// A new scratch storage for the `[batch, heads, seq, kv_seq]` form of
 /// mask storage `mask`, named after it.
 fn add_mask_storage(lowered: &mut Lowered, mask: usize, d: Dims) -> usize {
-    let taken: BTreeSet<&str> = lowered.storages.iter().map(|s| s.name.as_str()).collect();
-    let base = format!("{}_heads", crate::names::sanitize(&lowered.storages[mask].name));
-    let mut name = base.clone();
-    let mut n = 2;
-    while taken.contains(name.as_str()) {
-        name = format!("{base}_{n}");
-        n += 1;
-    }
+    let name = unique_name(lowered, format!("{}_heads", crate::names::sanitize(&lowered.storages[mask].name)));
     lowered.storages.push(Storage {
         name,
         shape: vec![d.batch, d.heads, d.seq, d.kv_seq],
@@ -346,7 +445,7 @@ fn match_at(l: &Lowered, u: &Uses, sm_at: usize) -> Option<Site> {
     };
     // The scores, back from the softmax to Q @ K^T.
     let len = prod(&[rows, kv_seq])?;
-    let path = trace_scores(l, u, scores, sm_at, len, true, true)?;
+    let path = trace_scores(l, u, scores, sm_at, len)?;
     let qk = product(&l.thunks[path.qk_at].thunk)?;
     let head_dim = qk.k;
     if qk.batch != pv.batch || qk.m != seq || qk.n != kv_seq {
@@ -384,28 +483,29 @@ fn match_at(l: &Lowered, u: &Uses, sm_at: usize) -> Option<Site> {
     if !scale.is_finite() || scale == 0.0 {
         return None;
     }
-    // The attention reads q, k, v and the mask at `out_at`: none may be
-    // written from where the pattern read it until then. The mask may be
-    // shared with later attentions: nothing may write it after its read.
+    // The attention reads q, k, v and the masks at `out_at`: none may be
+    // written from where the pattern read it until then. A bias may be
+    // built once for later attentions too: nothing may write what it
+    // reads after the read.
     let mut external = vec![(q, qt_at, out_at), (k, kt_at, out_at), (v, vt_at, out_at)];
-    if let Some(m) = &path.mask {
-        external.push((m.storage, m.read_at, usize::MAX));
-    }
+    let bias = path.bias().to_vec();
+    external
+        .extend(bias.iter().filter(|s| !matches!(s, ScoreStep::Scale { .. })).map(|s| (s.reads(), s.at(), usize::MAX)));
     let stable = external.iter().all(|&(id, from, to)| !u.written_within(id, from, to));
-    let inputs = [Some(q), Some(k), Some(v), path.mask.as_ref().map(|m| m.storage)];
-    let all_f32 = inputs.iter().flatten().chain([&out]).all(|&id| l.storages[id].dtype == DType::F32);
-    if !stable || !all_f32 || u.writers[out] != [out_at] || inputs.contains(&Some(out)) {
+    let all_f32 = [q, k, v, out].iter().all(|&id| l.storages[id].dtype == DType::F32);
+    let reads_out = external.iter().any(|&(id, _, _)| id == out);
+    if !stable || !all_f32 || u.writers[out] != [out_at] || reads_out {
         return None;
     }
     let mut thunks = vec![qt_at, kt_at, vt_at, path.qk_at, sm_at, pv_at, out_at];
     if let Some(g) = guard {
         thunks.extend([g.compare_at, g.where_at]);
     }
-    thunks.extend(q_thunks.into_iter().chain(k_thunks).chain(path.thunks));
+    thunks.extend(q_thunks.into_iter().chain(k_thunks).chain(path.steps.iter().map(ScoreStep::at)));
     thunks.sort_unstable();
     thunks.dedup();
     let dims = Dims { batch, heads, seq, kv_seq, head_dim, v_head_dim, scores: len, q_row, k_row, v_row };
-    Some(Site { thunks, out_at, q, k, v, out, mask: path.mask, dims, scale })
+    Some(Site { thunks, out_at, q, k, v, out, bias, dims, scale })
 }
 
 /// The NaN guard after a softmax: `n = Compare(p != p)` (ONNX `IsNaN`)
@@ -469,38 +569,130 @@ fn transpose_dst(l: &Lowered, at: usize) -> Option<usize> {
     }
 }
 
+/// One step on the scores between `Q @ K^T` and the softmax, each the
+/// graph thunk `at` reading the scores from `scores` and writing `out`.
+#[derive(Clone, Debug)]
+enum ScoreStep {
+    /// `s * c` or `s / c` for a constant (`factor` is `c` or `1 / c`).
+    Scale { at: usize, scores: usize, out: usize, factor: f32 },
+    /// `s + b` for a tensor `b` (an additive mask, a position bias), read
+    /// as `read` describes.
+    Bias { at: usize, scores: usize, out: usize, read: MaskRead },
+    /// `Where(cond, s, v)` or `Where(cond, v, s)` for a constant `v` at
+    /// most `-SELECT_FLOOR` (`-inf` included): a boolean mask.
+    Select { at: usize, scores: usize, out: usize, cond: usize },
+}
+
+impl ScoreStep {
+    fn at(&self) -> usize {
+        match *self {
+            ScoreStep::Scale { at, .. } | ScoreStep::Bias { at, .. } | ScoreStep::Select { at, .. } => at,
+        }
+    }
+
+    fn scores(&self) -> usize {
+        match *self {
+            ScoreStep::Scale { scores, .. } | ScoreStep::Bias { scores, .. } | ScoreStep::Select { scores, .. } => {
+                scores
+            }
+        }
+    }
+
+    fn out(&self) -> usize {
+        match *self {
+            ScoreStep::Scale { out, .. } | ScoreStep::Bias { out, .. } | ScoreStep::Select { out, .. } => out,
+        }
+    }
+
+    /// The tensor a mask step reads besides the scores (for a scale, the
+    /// scores).
+    fn reads(&self) -> usize {
+        match self {
+            ScoreStep::Bias { read, .. } => read.storage,
+            ScoreStep::Select { cond, .. } => *cond,
+            ScoreStep::Scale { scores, .. } => *scores,
+        }
+    }
+}
+
+/// The steps between the product and the softmax this pass follows.
+const MAX_SCORE_STEPS: usize = 8;
+
+/// A boolean mask's constant must be at most `-SELECT_FLOOR` after every
+/// later scale: then `x + v == v` in f32 for every score `|x| < 2^75`
+/// (half an ulp of `1e30`), so selecting `v` and adding `v` give the same
+/// bits, and `exp` of it is 0 against any unmasked score.
+const SELECT_FLOOR: f32 = 1e30;
+
 /// The path from `Q @ K^T` to the softmax.
 struct ScorePath {
     qk_at: usize,
+    /// The product of every scale factor.
     scale: f32,
-    mask: Option<MaskRead>,
-    /// The scale and mask thunks.
-    thunks: Vec<usize>,
+    /// The steps in graph order.
+    steps: Vec<ScoreStep>,
+}
+
+impl ScorePath {
+    /// The steps from the first bias or boolean mask on (empty when there
+    /// is none): what the kernel's bias operand stands for.
+    fn bias(&self) -> &[ScoreStep] {
+        let first = self.steps.iter().position(|s| !matches!(s, ScoreStep::Scale { .. }));
+        first.map_or(&[], |i| &self.steps[i..])
+    }
 }
 
 /// Follows the `len` scores in storage `cur`, read by thunk `consumer`,
-/// back to their product, through at most a mask add (nearest the
-/// softmax) and a scale before it.
-fn trace_scores(
-    l: &Lowered,
-    u: &Uses,
-    cur: usize,
-    consumer: usize,
-    len: usize,
-    allow_mask: bool,
-    allow_scale: bool,
-) -> Option<ScorePath> {
+/// back to their product through constant scales, added tensors and
+/// boolean masks, in any order and number (up to `MAX_SCORE_STEPS`).
+fn trace_scores(l: &Lowered, u: &Uses, cur: usize, consumer: usize, len: usize) -> Option<ScorePath> {
+    let mut path = trace_back(l, u, cur, consumer, len, 0)?;
+    path.steps.reverse();
+    path.scale =
+        path.steps.iter().map(|s| if let ScoreStep::Scale { factor, .. } = *s { factor } else { 1.0 }).product();
+    // A boolean mask's constant, scaled by the factors after it, must stay
+    // far below any score.
+    for (i, step) in path.steps.iter().enumerate() {
+        if let ScoreStep::Select { at, .. } = *step {
+            let later: f32 = path.steps[i..]
+                .iter()
+                .map(|s| if let ScoreStep::Scale { factor, .. } = *s { factor } else { 1.0 })
+                .product();
+            let v = select_constant(l, at)?;
+            // A NaN constant compares as neither: refused too.
+            use std::cmp::Ordering::{Equal, Less};
+            if !matches!((v * later).partial_cmp(&-SELECT_FLOOR), Some(Less | Equal)) {
+                return None;
+            }
+        }
+    }
+    Some(path)
+}
+
+/// [`trace_scores`] with the steps in reverse order.
+fn trace_back(l: &Lowered, u: &Uses, cur: usize, consumer: usize, len: usize, depth: usize) -> Option<ScorePath> {
+    if depth > MAX_SCORE_STEPS {
+        return None;
+    }
     let w = u.sole_writer(cur)?;
     if !is_private(l, u, cur, w, consumer) {
         return None;
     }
     let thunk = &l.thunks[w].thunk;
     if product(thunk).is_some() {
-        return Some(ScorePath { qk_at: w, scale: 1.0, mask: None, thunks: Vec::new() });
+        return Some(ScorePath { qk_at: w, scale: 1.0, steps: Vec::new() });
+    }
+    let follow = |scores: usize, step: ScoreStep| {
+        let mut path = trace_back(l, u, scores, w, len, depth + 1)?;
+        path.steps.push(step);
+        Some(path)
+    };
+    if let Some((scores, cond)) = select(l, thunk, cur, len) {
+        return follow(scores, ScoreStep::Select { at: w, scores, out: cur, cond });
     }
     let b = binary(l, thunk).filter(|b| b.len == len && b.dst == cur)?;
-    let mut path = match b.op {
-        BinaryOp::Add if allow_mask => {
+    match b.op {
+        BinaryOp::Add => {
             let Thunk::BinaryFull(BinaryFull {
                 lhs_len,
                 rhs_len,
@@ -516,36 +708,59 @@ fn trace_scores(
             sides.into_iter().find_map(|(scores, mask, op_len, strides)| {
                 let usable = scores.arg == Arg::Full
                     && mask.id != scores.id
+                    && mask.id != cur
                     && l.storages[mask.id].dtype == DType::F32
                     && op_len > 0
                     && len.is_multiple_of(op_len);
-                let mut path = usable.then(|| trace_scores(l, u, scores.id, w, len, false, allow_scale)).flatten()?;
-                path.mask = Some(MaskRead {
-                    storage: mask.id,
-                    op_len,
-                    out_dims: out_dims_bcast.clone(),
-                    strides: strides.clone(),
-                    read_at: w,
-                });
-                Some(path)
-            })?
+                let read =
+                    MaskRead { storage: mask.id, op_len, out_dims: out_dims_bcast.clone(), strides: strides.clone() };
+                usable.then(|| follow(scores.id, ScoreStep::Bias { at: w, scores: scores.id, out: cur, read }))?
+            })
         }
-        BinaryOp::Mul if allow_scale => b.both_ways().into_iter().find_map(|(scores, c)| {
-            let Arg::Const(c) = c.arg else { return None };
-            let mut path = (scores.arg == Arg::Full).then(|| trace_scores(l, u, scores.id, w, len, false, false))??;
-            path.scale = c;
-            Some(path)
-        })?,
-        BinaryOp::Div if allow_scale => {
+        BinaryOp::Mul => b.both_ways().into_iter().find_map(|(scores, c)| {
+            let (Arg::Full, Arg::Const(factor)) = (scores.arg, c.arg) else { return None };
+            follow(scores.id, ScoreStep::Scale { at: w, scores: scores.id, out: cur, factor })
+        }),
+        BinaryOp::Div => {
             let (Arg::Full, Arg::Const(c)) = (b.lhs.arg, b.rhs.arg) else { return None };
-            let mut path = trace_scores(l, u, b.lhs.id, w, len, false, false)?;
-            path.scale = 1.0 / c;
-            path
+            follow(b.lhs.id, ScoreStep::Scale { at: w, scores: b.lhs.id, out: cur, factor: 1.0 / c })
         }
+        _ => None,
+    }
+}
+
+/// When `thunk` is an f32 `Where` writing the `len` scores `out` that
+/// selects between scores (a full operand) and a constant, on a full
+/// boolean condition: the scores and the condition.
+fn select(l: &Lowered, thunk: &Thunk<usize>, out: usize, len: usize) -> Option<(usize, usize)> {
+    let Thunk::Where(Where {
+        cond,
+        on_true,
+        on_false,
+        dst,
+        len: n,
+        elem_bytes: 4,
+        cond_elem_bytes: 1,
+        cond_scalar: false,
+        true_scalar,
+        false_scalar,
+    }) = *thunk
+    else {
+        return None;
+    };
+    let scores = match (true_scalar, false_scalar) {
+        (false, true) => on_true,
+        (true, false) => on_false,
         _ => return None,
     };
-    path.thunks.push(w);
-    Some(path)
+    let f32_full = |id: usize| l.storages[id].dtype == DType::F32;
+    (dst == out && n == len && scores != cond && f32_full(scores) && f32_full(dst)).then_some((scores, cond))
+}
+
+/// The constant of the boolean mask `Where` at thunk `at`.
+fn select_constant(l: &Lowered, at: usize) -> Option<f32> {
+    let Thunk::Where(Where { on_true, on_false, true_scalar, .. }) = l.thunks[at].thunk else { return None };
+    super::scalar_param(&l.storages[if true_scalar { on_true } else { on_false }])
 }
 
 /// Follows the `len`-element head tensor `id`, read by thunk `consumer`,

@@ -10,7 +10,7 @@
 //! in the kernels, so a folded constant never differs from a computed one.
 
 use rlx_sched::plan::{pad_out_dims, pad_source};
-use rlx_sched::{ActKind, BinaryOp, CmpOp, DType, PadMode};
+use rlx_sched::{ActKind, BinaryOp, CmpOp, DType, PadMode, ReduceOp};
 
 use super::shape::{broadcast, broadcast_strides, row_major_strides};
 use crate::tensor::{float_to_int, is_carried_int, ConstData, ConstTensor};
@@ -164,6 +164,50 @@ pub(crate) fn binary(op: BinaryOp, a: &ConstTensor, b: &ConstTensor) -> Option<C
         _ => return None,
     };
     Some(ConstTensor { shape: out, data })
+}
+
+/// Folds a reduction of integer constant `a` over `axes` (sorted, in
+/// range) into `out_shape` (the kept dims, reduced ones as 1 or dropped):
+/// `Sum`/`Prod` wrap as the integer kernels do, `Max`/`Min` exact. Shape
+/// arithmetic (`ReduceProd` of a `Shape`) is the usual case. `None` for
+/// f32 data, another reduction, or a reduction over no elements (whose
+/// integer identity ONNX leaves unspecified for max/min).
+pub(crate) fn reduce_ints(op: ReduceOp, a: &ConstTensor, axes: &[usize], out_shape: &[usize]) -> Option<ConstTensor> {
+    let x = a.data.ints()?;
+    if a.data.dtype() == DType::F32 || (x.is_empty() && matches!(op, ReduceOp::Max | ReduceOp::Min)) {
+        return None;
+    }
+    let combine = |acc: i64, v: i64| match op {
+        ReduceOp::Sum => Some(acc.wrapping_add(v)),
+        ReduceOp::Prod => Some(acc.wrapping_mul(v)),
+        ReduceOp::Max => Some(acc.max(v)),
+        ReduceOp::Min => Some(acc.min(v)),
+        _ => None,
+    };
+    let start = match op {
+        ReduceOp::Sum => 0,
+        ReduceOp::Prod => 1,
+        ReduceOp::Max => i64::MIN,
+        ReduceOp::Min => i64::MAX,
+        _ => return None,
+    };
+    // Output index of every input element: its coordinates with the
+    // reduced axes dropped, in row-major order over the kept dims.
+    let kept: Vec<usize> = (0..a.shape.len()).filter(|d| !axes.contains(d)).collect();
+    let mut acc = vec![start; kept.iter().map(|&d| a.shape[d]).product()];
+    let mut coords = vec![0usize; a.shape.len()];
+    for &v in &x {
+        let at = kept.iter().fold(0usize, |i, &d| i * a.shape[d] + coords[d]);
+        acc[at] = combine(acc[at], v)?;
+        for d in (0..coords.len()).rev() {
+            coords[d] += 1;
+            if coords[d] < a.shape[d] {
+                break;
+            }
+            coords[d] = 0;
+        }
+    }
+    Some(ConstTensor { shape: out_shape.to_vec(), data: ConstData::from_ints(a.data.dtype(), acc)? })
 }
 
 /// Folds an f32 activation whose result IEEE 754 fixes exactly (square
@@ -414,5 +458,23 @@ mod tests {
         assert_eq!(unary(ActKind::Neg, &ints(&[2], &[3, i64::MIN])).unwrap().data, ConstData::I64(vec![-3, i64::MIN]));
         // Transcendental functions stay in the kernels.
         assert!(unary(ActKind::Exp, &f).is_none());
+    }
+
+    #[test]
+    fn integer_reductions_fold_over_any_axes() {
+        let a = ints(&[2, 3], &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(reduce_ints(ReduceOp::Sum, &a, &[1], &[2]).unwrap(), ints(&[2], &[6, 15]));
+        assert_eq!(reduce_ints(ReduceOp::Max, &a, &[0], &[1, 3]).unwrap(), ints(&[1, 3], &[4, 5, 6]));
+        assert_eq!(reduce_ints(ReduceOp::Prod, &a, &[0, 1], &[]).unwrap(), ints(&[], &[720]));
+        assert_eq!(reduce_ints(ReduceOp::Min, &a, &[0, 1], &[1, 1]).unwrap(), ints(&[1, 1], &[1]));
+        // Products wrap as the integer kernels do; an empty max has no value.
+        let big = ints(&[2], &[1 << 62, 4]);
+        assert_eq!(reduce_ints(ReduceOp::Prod, &big, &[0], &[]).unwrap(), ints(&[], &[0]));
+        assert!(reduce_ints(ReduceOp::Max, &ints(&[0], &[]), &[0], &[]).is_none());
+        assert_eq!(reduce_ints(ReduceOp::Sum, &ints(&[0], &[]), &[0], &[]).unwrap(), ints(&[], &[0]));
+        // f32 data and the other reductions stay in the kernels.
+        let f = ConstTensor { shape: vec![2], data: ConstData::F32(vec![1.0, 2.0]) };
+        assert!(reduce_ints(ReduceOp::Sum, &f, &[0], &[]).is_none());
+        assert!(reduce_ints(ReduceOp::Mean, &a, &[0], &[3]).is_none());
     }
 }

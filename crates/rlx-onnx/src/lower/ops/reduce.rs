@@ -26,22 +26,7 @@ pub(crate) fn reduce(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp) -> R {
 /// `[outer, axis_dim, inner]`, then `post` on the result when given.
 fn reduce_then(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp, post: Option<ActKind>) -> R {
     ctx.expect_arity(1, 2)?;
-    // Max and min of bools are any/all: exact through f32 0/1.
     let (orig, shape, dtype) = lw.typed_input(ctx, 0)?;
-    let src = orig;
-    let bools =
-        dtype == DType::Bool && matches!(op, ReduceOp::Max | ReduceOp::Min) && post.is_none() && !shape.contains(&0);
-    let src = if bools {
-        let t = lw.scratch_storage(&format!("{}.f32", ctx.node.output[0]), shape.clone(), DType::F32)?;
-        lw.emit(ctx, Thunk::Cast(Cast { src, dst: t, len: numel(ctx, &shape)?, from: DType::Bool, to: DType::F32 }));
-        t
-    } else if dtype != DType::F32 {
-        return Err(
-            ctx.err(format!("input is {} data; this reduction supports f32 (and bool for max/min)", dtype.name()))
-        );
-    } else {
-        src
-    };
     let rank = shape.len();
     // `ReduceSum` took its axes as an input from opset 13, the others
     // from opset 18.
@@ -82,6 +67,27 @@ fn reduce_then(lw: &mut Lowerer, ctx: &NodeCtx<'_>, op: ReduceOp, post: Option<A
             (true, false) => None,
         })
         .collect();
+    // Integer constants (shape arithmetic) fold.
+    if let Some(c) = lw.const_input(ctx, 0)?.filter(|_| post.is_none()) {
+        if let Some(folded) = fold::reduce_ints(op, &c, &axes, &out_shape) {
+            return lw.define(ctx, 0, Value::Const(folded));
+        }
+    }
+    // Max and min of bools are any/all: exact through f32 0/1.
+    let src = orig;
+    let bools =
+        dtype == DType::Bool && matches!(op, ReduceOp::Max | ReduceOp::Min) && post.is_none() && !shape.contains(&0);
+    let src = if bools {
+        let t = lw.scratch_storage(&format!("{}.f32", ctx.node.output[0]), shape.clone(), DType::F32)?;
+        lw.emit(ctx, Thunk::Cast(Cast { src, dst: t, len: numel(ctx, &shape)?, from: DType::Bool, to: DType::F32 }));
+        t
+    } else if dtype != DType::F32 {
+        return Err(
+            ctx.err(format!("input is {} data; this reduction supports f32 (and bool for max/min)", dtype.name()))
+        );
+    } else {
+        src
+    };
     if shape.contains(&0) {
         // Nothing to read: the output is known. A reduction over no
         // elements is its identity (0 for sums, -inf for max, NaN for the
