@@ -37,6 +37,22 @@ pub fn blocked_len(n: usize, c: usize, hw: usize) -> Option<usize> {
     n.checked_mul(channel_blocks(c))?.checked_mul(hw)?.checked_mul(CHANNEL_BLOCK)
 }
 
+/// Whether the blocked direct kernel runs `s` as a grouped convolution:
+/// more than one group, not depthwise, and every group's input and output
+/// channels whole blocks. Each group is then a one-group convolution over
+/// its own blocks, and its filter packed as [`pack_conv_filter`] of `[c_out,
+/// c_in / groups, kh, kw]` is the groups' packed filters one after another
+/// (an output block never spans two groups).
+pub fn blocked_grouped(s: &Conv2dShape) -> bool {
+    let g = s.groups;
+    g > 1
+        && !(g == s.c_in && g == s.c_out)
+        && s.c_in.is_multiple_of(g)
+        && s.c_out.is_multiple_of(g)
+        && (s.c_in / g).is_multiple_of(CHANNEL_BLOCK)
+        && (s.c_out / g).is_multiple_of(CHANNEL_BLOCK)
+}
+
 /// Elements of a filter packed by [`pack_conv_filter`] (`None` on overflow).
 pub fn conv_filter_len(c_out: usize, c_in: usize, kh: usize, kw: usize) -> Option<usize> {
     channel_blocks(c_out).checked_mul(c_in)?.checked_mul(kh)?.checked_mul(kw)?.checked_mul(CHANNEL_BLOCK)

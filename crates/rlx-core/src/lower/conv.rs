@@ -2,7 +2,7 @@
 //! 2-byte-filter and Winograd forms, and `Col2Im`.
 
 use super::Lower;
-use crate::blocked::conv_blocked_scratch_bytes;
+use crate::blocked::{blocked_grouped, conv_blocked_scratch_bytes};
 use crate::call::KernelCall as K;
 use crate::dtype::DType;
 use crate::operand::{Operand, Params};
@@ -39,10 +39,10 @@ impl Lower for BlockedConv2D<Operand> {
         let par = conv2d_parallel(&shape);
         Some(if x_nchw {
             K::Conv2dNchwBlockedF32 { x, w, bias, residual, out, shape, act, scratch, par }
-        } else if groups == 1 {
+        } else if groups == 1 || blocked_grouped(&shape) {
             K::Conv2dBlockedF32 { x, w, bias, residual, out, shape, act, scratch, par }
         } else {
-            debug_assert!(residual.is_none(), "the validator admits a residual for one group only");
+            debug_assert!(residual.is_none(), "the validator admits no residual for a depthwise convolution");
             K::DepthwiseBlockedF32 { x, w, bias, out, shape, act, scratch, par }
         })
     }

@@ -31,12 +31,17 @@
 //! no better there (a 12-row microkernel on 6 rows), and staying blocked
 //! spares the conversions and keeps the poolings on the blocked kernel:
 //! LeNet-5's 6-channel first layer blocked runs the model about 7% faster
-//! than NCHW (measured, `docs/benchmarks.md`). Grouped convolutions that
-//! are not depthwise stay NCHW.
+//! than NCHW (measured, `docs/benchmarks.md`). A grouped convolution whose
+//! groups are whole 16-channel blocks (RegNet's 16-channel groups) is
+//! blocked too: each group runs as a one-group convolution over its own
+//! blocks (`rlx_core::blocked::blocked_grouped`). Other grouped
+//! convolutions (groups of 4 or 8 channels, ResNeXt's) stay NCHW.
 
 use std::collections::HashMap;
 
-use rlx_sched::blocked::{channel_blocks, pack_conv_filter, pack_depthwise_filter, pad_channels, CHANNEL_BLOCK};
+use rlx_sched::blocked::{
+    blocked_grouped, channel_blocks, pack_conv_filter, pack_depthwise_filter, pad_channels, CHANNEL_BLOCK,
+};
 use rlx_sched::shapes::Conv2dShape;
 use rlx_sched::winograd::{transform_winograd_filter, winograd_filter_len, winograd_pays};
 use rlx_sched::{ActKind, BinaryOp, DType, Role, Step, StepArg, Thunk};
@@ -339,9 +344,11 @@ impl Pass<'_> {
             return None;
         };
         let depthwise = groups > 1 && groups == c_in && groups == c_out;
+        let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
+        let grouped = blocked_grouped(&shape);
         let constants = f32_values(&self.lowered.storages[w]).is_some()
             && bias.is_none_or(|b| f32_values(&self.lowered.storages[b]).is_some_and(|v| v.len() == c_out));
-        if !(groups == 1 || depthwise) || !constants || self.out_is_viewed(out) {
+        if !(groups == 1 || depthwise || grouped) || !constants || self.out_is_viewed(out) {
             return None;
         }
         // A one-group convolution of fewer than 16 channels whose input is
@@ -355,8 +362,8 @@ impl Pass<'_> {
         } else {
             self.blocked_input(x, (n, c_in, h * w_in))
         };
-        let shape = Conv2dShape { n, c_in, h, w_in, c_out, h_out, w_out, kh, kw, sh, sw, ph, pw, dh, dw, groups };
         let winograd = !x_nchw
+            && groups == 1
             && winograd_pays(&shape)
             && match self.winograd {
                 Winograd::Off => false,
@@ -369,7 +376,10 @@ impl Pass<'_> {
         } else if depthwise {
             self.packed_param(w, Packing::DepthwiseFilter, |v| pack_depthwise_filter(v, c_out, kh, kw))
         } else {
-            self.packed_param(w, Packing::Filter, |v| pack_conv_filter(v, c_out, c_in, kh, kw))
+            // Groups of whole blocks: each output block's filter reads its
+            // group's `c_in / groups` channels.
+            let c_in_g = c_in / groups;
+            self.packed_param(w, Packing::Filter, |v| pack_conv_filter(v, c_out, c_in_g, kh, kw))
         };
         let bias = bias.map(|b| self.packed_param(b, Packing::Bias, pad_channels));
         let out = {

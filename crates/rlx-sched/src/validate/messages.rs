@@ -601,7 +601,7 @@ pub(super) fn winograd_shape_hint(s: &rlx_core::shapes::Conv2dShape) -> String {
 }
 
 pub(super) fn blocked_residual_groups(groups: usize) -> String {
-    format!("a `residual` is added by the one-group blocked convolution only; `groups` is {groups}")
+    format!("a `residual` is not added by a depthwise blocked convolution; `groups` is {groups}")
 }
 
 pub(super) fn half_filter_too_large(s: &rlx_core::shapes::Conv2dShape) -> String {
@@ -616,7 +616,9 @@ pub(super) fn half_filter_too_large(s: &rlx_core::shapes::Conv2dShape) -> String
 }
 
 pub(super) fn blocked_groups(groups: usize, c_in: usize, c_out: usize) -> String {
-    format!("a blocked convolution has one group or is depthwise; `groups` {groups} with `c_in` {c_in} and `c_out` {c_out} is neither")
+    format!(
+        "a blocked convolution has one group, is depthwise, or has groups of whole 16-channel blocks; `groups` {groups} with `c_in` {c_in} and `c_out` {c_out} is none of these"
+    )
 }
 
 /// `axis` names the fields of one spatial axis: out, in, pad, kernel,

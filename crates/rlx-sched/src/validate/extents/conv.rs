@@ -1,7 +1,9 @@
 //! Convolutions (NCHW, blocked, 2-byte filters, Winograd) and `Col2Im`,
 //! with the window rules pooling and the 8-bit convolutions share.
 
-use rlx_core::blocked::{channel_blocks, conv_blocked_scratch_bytes_checked, half_filter_fits, CHANNEL_BLOCK};
+use rlx_core::blocked::{
+    blocked_grouped, channel_blocks, conv_blocked_scratch_bytes_checked, half_filter_fits, CHANNEL_BLOCK,
+};
 use rlx_core::shapes::Conv2dShape;
 use rlx_core::winograd::{winograd_applies, winograd_scratch_bytes_checked, WINOGRAD_POINTS};
 
@@ -146,17 +148,18 @@ impl<O> Extents<O> for BlockedConv2D<O> {
         let BlockedConv2D { x, w, bias, residual, out, x_nchw, .. } = self;
         let s = self.shape();
         conv_geometry(r, &s);
-        let depthwise = s.groups > 1;
-        r.require(s.groups <= 1 || (s.groups == s.c_in && s.groups == s.c_out), "groups", || {
+        let grouped = blocked_grouped(&s);
+        let depthwise = s.groups > 1 && !grouped;
+        r.require(s.groups <= 1 || grouped || (s.groups == s.c_in && s.groups == s.c_out), "groups", || {
             messages::blocked_groups(s.groups, s.c_in, s.c_out)
         });
         r.require(!*x_nchw || s.groups == 1, "x_nchw", || messages::blocked_nchw_groups(s.groups));
-        r.require(residual.is_none() || s.groups == 1, "residual", || messages::blocked_residual_groups(s.groups));
+        r.require(residual.is_none() || !depthwise, "residual", || messages::blocked_residual_groups(s.groups));
         let ob = channel_blocks(s.c_out);
         if depthwise {
             r.read("w", w, F32, &[ob, s.kh, s.kw, CHANNEL_BLOCK], "ceil(c_out/16)*kh*kw*16");
         } else {
-            r.read("w", w, F32, &[ob, s.c_in, s.kh, s.kw, CHANNEL_BLOCK], "ceil(c_out/16)*c_in*kh*kw*16");
+            r.read("w", w, F32, &[ob, s.c_in_g(), s.kh, s.kw, CHANNEL_BLOCK], "ceil(c_out/16)*(c_in/groups)*kh*kw*16");
         }
         blocked_activations(r, &s, *x_nchw, [x, out], bias, residual);
     }

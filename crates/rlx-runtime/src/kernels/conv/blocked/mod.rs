@@ -35,7 +35,7 @@ mod x86;
 use crate::kernels::variants::variants;
 use std::mem::MaybeUninit;
 
-use rlx_core::blocked::{channel_blocks, PaddedPlane, CHANNEL_BLOCK, HALF_FILTER_SLICE_BYTES};
+use rlx_core::blocked::{blocked_grouped, channel_blocks, PaddedPlane, CHANNEL_BLOCK, HALF_FILTER_SLICE_BYTES};
 use rlx_core::shapes::Conv2dShape;
 use rlx_core::ActKind;
 
@@ -353,6 +353,16 @@ pub(crate) enum Filter {
     Half(*const u16, Widen),
 }
 
+impl Filter {
+    /// The filter `elems` weights further on.
+    fn offset(self, elems: usize) -> Filter {
+        match self {
+            Filter::F32(w) => Filter::F32(w.wrapping_add(elems)),
+            Filter::Half(w, widen) => Filter::Half(w.wrapping_add(elems), widen),
+        }
+    }
+}
+
 // SAFETY: the filter is only read, by every task alike.
 unsafe impl Send for Filter {}
 // SAFETY: as above.
@@ -526,18 +536,23 @@ pub(crate) unsafe fn run(
     scratch: *mut f32,
     par: bool,
 ) {
-    debug_assert_eq!(s.groups, 1, "conv2d_blocked_f32 takes one group");
+    debug_assert!(s.groups == 1 || blocked_grouped(s), "conv2d_blocked_f32 takes one group or groups of whole blocks");
     if s.n == 0 || s.c_out == 0 || s.h_out == 0 || s.w_out == 0 {
         return;
     }
+    // Each group is a one-group convolution over its own blocks: the
+    // plan is one group's, and the tasks of every group share one
+    // parallel loop.
+    let groups = s.groups.max(1);
+    let g = &Conv2dShape { c_in: s.c_in / groups, c_out: s.c_out / groups, groups: 1, ..*s };
     let kernel = match kernel.half {
-        Some(half) if s.c_out <= B / 2 => match half.unit_step {
+        Some(half) if g.c_out <= B / 2 => match half.unit_step {
             Some(pairs) if input == Input::Nchw && s.sw == 1 => pairs,
             _ => half,
         },
         _ => kernel,
     };
-    let plan = Plan::new(kernel, input, s, par, matches!(w, Filter::Half(..)));
+    let plan = Plan::new(kernel, input, g, par, matches!(w, Filter::Half(..)));
     let in_place = PaddedPlane::of(s).reads_input_in_place(s);
     let in_img = match input {
         Input::Blocked => channel_blocks(s.c_in) * s.h * s.w_in * B,
@@ -564,15 +579,27 @@ pub(crate) unsafe fn run(
             }),
         );
         let bias = SendPtr(bias.cast_mut());
+        let per_group = plan.groups * plan.bands;
+        // One group's input blocks, output blocks and packed filter.
+        let (in_step, out_step) =
+            (channel_blocks(g.c_in) * plan.x_block, channel_blocks(g.c_out) * g.h_out * g.w_out * B);
+        let w_step = g.c_out * g.c_in * g.kh * g.kw;
         let work = |first: usize, count: usize| {
             for task in first..first + count {
-                let io = (src.get().cast_const(), res_img.get().cast_const(), out_img.get());
+                let (group, task) = (task / per_group, task % per_group);
+                let io = (
+                    src.get().cast_const().wrapping_add(group * in_step),
+                    res_img.get().cast_const().wrapping_add(if res_img.get().is_null() { 0 } else { group * out_step }),
+                    out_img.get().wrapping_add(group * out_step),
+                );
+                let bias = if bias.get().is_null() { bias.get() } else { bias.get().wrapping_add(group * g.c_out) };
                 // SAFETY: the plane is complete and unchanged; tasks write
-                // disjoint blocks x segments of the image's output.
-                unsafe { run_task(kernel, &plan, s, io, w, bias.get(), act, task) }
+                // disjoint blocks x segments of the image's output (a
+                // group's tasks its own blocks).
+                unsafe { run_task(kernel, &plan, g, io, w.offset(group * w_step), bias, act, task) }
             }
         };
-        let tasks = plan.groups * plan.bands;
+        let tasks = groups * per_group;
         if par {
             par_for(tasks, 1, &work);
         } else {

@@ -60,7 +60,7 @@ impl Case {
         // Varied exponents, so a different summation order shows.
         let mut r = |n: usize| (0..n).map(|_| rng.gen_range(-1.0f32..1.0) * 2f32.powi(rng.gen_range(-6..4))).collect();
         let x = r(s.n * s.c_in * s.h * s.w_in);
-        let w = r(s.c_out * s.c_in * s.kh * s.kw);
+        let w = r(s.c_out * s.c_in_g() * s.kh * s.kw);
         let bias = with_bias.then(|| r(s.c_out));
         Case { s, x, w, bias, residual: None, act }
     }
@@ -106,7 +106,7 @@ impl Case {
             Input::Blocked => to_blocked(&self.x, s.n, s.c_in, s.h * s.w_in, fill),
             Input::Nchw => self.x.clone(),
         };
-        let w = pack_conv_filter(&self.w, s.c_out, s.c_in, s.kh, s.kw);
+        let w = pack_conv_filter(&self.w, s.c_out, s.c_in_g(), s.kh, s.kw);
         let w16: Vec<u16> = match half {
             Some(true) => w.iter().map(|&v| half::bf16::from_f32(v).to_bits()).collect(),
             Some(false) => w.iter().map(|&v| half::f16::from_f32(v).to_bits()).collect(),
@@ -231,11 +231,18 @@ impl Case {
         for par in [false, true] {
             let blocked = |k: Kernel| self.run_blocked(&k, par, 0.0);
             check_variants(&reference, &kernels, identical, &format!("{what}: par {par} vs scalar"), blocked);
-            let nchw = |k: Kernel| self.run_input(&k, Input::Nchw, par, 0.0);
-            check_variants(&reference, &kernels, identical, &format!("{what}: par {par} NCHW input vs scalar"), nchw);
+            // An NCHW input (a network's image) and 16-bit filters are one
+            // group's.
+            if s.groups == 1 {
+                let nchw = |k: Kernel| self.run_input(&k, Input::Nchw, par, 0.0);
+                let what = format!("{what}: par {par} NCHW input vs scalar");
+                check_variants(&reference, &kernels, identical, &what, nchw);
+            }
         }
-        self.check_half(what);
-        if matches!(self.act, ActKind::Identity) && self.residual.is_none() {
+        if s.groups == 1 {
+            self.check_half(what);
+        }
+        if matches!(self.act, ActKind::Identity) && self.residual.is_none() && s.groups == 1 {
             let (want, tol) = self.naive();
             let got = from_blocked(&reference, s.n, s.c_out, hw);
             for (i, (&g, (&w, &t))) in got.iter().zip(want.iter().zip(&tol)).enumerate() {
@@ -548,5 +555,29 @@ fn blocked_conv_timing() {
             path,
             flops / best[1] / 1e9
         );
+    }
+}
+
+/// Groups of whole blocks (RegNet's 16-channel groups, wider ones, a
+/// residual, stride 2, several images): each group runs as a one-group
+/// convolution over its own blocks, bit-identical to the NCHW grouped
+/// product path, every kernel, serial and split.
+#[test]
+fn groups_of_whole_blocks_match_the_nchw_grouped_convolution() {
+    let grouped = |s: Conv2dShape, groups: usize| Conv2dShape { groups, ..s };
+    let cases = [
+        ("regnet 3x3 g2", grouped(same3(1, 32, 32, (9, 7)), 2)),
+        ("regnet 3x3 g4 stride 2", grouped(shape(1, 64, 64, (10, 9), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)), 4)),
+        ("wide groups 32 -> 48, two images", grouped(same3(2, 64, 96, (6, 5)), 2)),
+        ("pointwise g3", grouped(shape(1, 48, 48, (5, 5), (1, 1), (1, 1), (0, 0), (0, 0), (1, 1)), 3)),
+        ("dilated g2", grouped(shape(1, 32, 32, (8, 8), (3, 3), (1, 1), (2, 2), (2, 2), (2, 2)), 2)),
+    ];
+    for (i, (what, s)) in cases.into_iter().enumerate() {
+        assert!(blocked_grouped(&s), "{what}");
+        Case::new(s, true, ActKind::Relu, 40 + i as u64).check(what);
+        Case::new(s, false, ActKind::Identity, 50 + i as u64).check(&format!("{what}, no bias"));
+        Case::new(s, true, ActKind::Identity, 60 + i as u64)
+            .with_residual(70 + i as u64)
+            .check(&format!("{what}, residual"));
     }
 }
