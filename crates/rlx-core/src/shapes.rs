@@ -167,20 +167,42 @@ impl<O> crate::thunk::CachedAttention<O> {
     /// written so far, which either path computes the same way.
     pub fn shape(&self) -> AttentionShape {
         let crate::thunk::CachedAttention { seq, max_len, heads, kv_heads, head_dim, q_row_stride, .. } = *self;
-        let kv_row = kv_heads.saturating_mul(head_dim);
-        AttentionShape {
-            batch: 1,
-            seq,
-            kv_seq: max_len,
-            heads,
-            kv_heads,
-            head_dim,
-            v_head_dim: head_dim,
-            q_row_stride,
-            k_row_stride: kv_row,
-            v_row_stride: kv_row,
-            bhsd: false,
-        }
+        cached_attention_shape(seq, max_len, heads, kv_heads, head_dim, q_row_stride)
+    }
+}
+
+impl<O> crate::thunk::SlidingCachedAttention<O> {
+    /// As `CachedAttention::shape`: each run narrows the rows further, to
+    /// those inside the window.
+    pub fn shape(&self) -> AttentionShape {
+        let crate::thunk::SlidingCachedAttention { seq, max_len, heads, kv_heads, head_dim, q_row_stride, .. } = *self;
+        cached_attention_shape(seq, max_len, heads, kv_heads, head_dim, q_row_stride)
+    }
+}
+
+/// A decoder step's attention over a whole `[max_len, kv_heads *
+/// head_dim]` cache.
+fn cached_attention_shape(
+    seq: usize,
+    max_len: usize,
+    heads: usize,
+    kv_heads: usize,
+    head_dim: usize,
+    q_row_stride: usize,
+) -> AttentionShape {
+    let kv_row = kv_heads.saturating_mul(head_dim);
+    AttentionShape {
+        batch: 1,
+        seq,
+        kv_seq: max_len,
+        heads,
+        kv_heads,
+        head_dim,
+        v_head_dim: head_dim,
+        q_row_stride,
+        k_row_stride: kv_row,
+        v_row_stride: kv_row,
+        bhsd: false,
     }
 }
 

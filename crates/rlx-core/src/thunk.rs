@@ -469,6 +469,13 @@ macro_rules! thunk_table {
         q: Op<O>, k: Op<O>, v: Op<O>, pos: Op<O>, out: Op<O>, seq: usize, max_len: usize, heads: usize,
         kv_heads: usize, head_dim: usize, scale: f32, q_row_stride: usize,
     }
+    /// `CachedAttention` within a sliding window: query `i` (position `p +
+    /// i`) sees cache rows `p + i - window ..= p + i` (itself and the
+    /// `window` rows before it, as `mask_kind: sliding_window(window)`).
+    SlidingCachedAttention in attention {
+        q: Op<O>, k: Op<O>, v: Op<O>, pos: Op<O>, out: Op<O>, seq: usize, max_len: usize, heads: usize,
+        kv_heads: usize, head_dim: usize, scale: f32, q_row_stride: usize, window: usize,
+    }
     /// Reduces the middle axis of `[outer, axis_dim, inner]` to `[outer, inner]`.
     Reduce in reduce { src: Op<O>, dst: Op<O>, outer: usize, axis_dim: usize, inner: usize, op: ReduceOp }
     /// Index of the max/min along the middle axis; first occurrence unless

@@ -6,7 +6,7 @@ use crate::call::KernelCall as K;
 use crate::operand::{Operand, Params};
 use crate::plan::{attention_path, attention_scratch_bytes, parallel};
 use crate::shapes::AttentionScores;
-use crate::thunk::{Attention, CachedAttention};
+use crate::thunk::{Attention, CachedAttention, SlidingCachedAttention};
 use crate::MaskKind;
 
 impl Lower for Attention<Operand> {
@@ -29,18 +29,42 @@ impl Lower for Attention<Operand> {
 
 impl Lower for CachedAttention<Operand> {
     fn lower(&self, params: &Params) -> Option<K> {
-        let CachedAttention { q, k, v, pos, out, seq, max_len, heads, scale, .. } = *self;
-        let shape = self.shape();
-        let scores = AttentionScores {
-            mask_kind: MaskKind::Causal,
-            scale,
-            softcap: 0.0,
-            mask_threshold: params.mask_threshold,
-            mask_neg_inf: params.mask_neg_inf,
-            score_skip: params.score_skip,
-        };
-        let (path, scratch) = (attention_path(&shape), attention_scratch_bytes(&shape));
-        let par = parallel(heads * seq * max_len);
-        Some(K::CachedAttentionF32 { q, k, v, pos, out, shape, scores, path, scratch, par })
+        let CachedAttention { q, k, v, pos, out, scale, .. } = *self;
+        Some(cached_attention(q, k, v, pos, out, self.shape(), MaskKind::Causal, scale, params))
     }
+}
+
+/// The same kernel as `CachedAttention`, whose sliding-window mask also
+/// lets it skip the cache rows before every query's window.
+impl Lower for SlidingCachedAttention<Operand> {
+    fn lower(&self, params: &Params) -> Option<K> {
+        let SlidingCachedAttention { q, k, v, pos, out, scale, window, .. } = *self;
+        let mask = MaskKind::SlidingWindow(window);
+        Some(cached_attention(q, k, v, pos, out, self.shape(), mask, scale, params))
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cached_attention(
+    q: Operand,
+    k: Operand,
+    v: Operand,
+    pos: Operand,
+    out: Operand,
+    shape: crate::shapes::AttentionShape,
+    mask_kind: MaskKind,
+    scale: f32,
+    params: &Params,
+) -> K {
+    let scores = AttentionScores {
+        mask_kind,
+        scale,
+        softcap: 0.0,
+        mask_threshold: params.mask_threshold,
+        mask_neg_inf: params.mask_neg_inf,
+        score_skip: params.score_skip,
+    };
+    let (path, scratch) = (attention_path(&shape), attention_scratch_bytes(&shape));
+    let par = parallel(shape.heads * shape.seq * shape.kv_seq);
+    K::CachedAttentionF32 { q, k, v, pos, out, shape, scores, path, scratch, par }
 }

@@ -3,7 +3,7 @@ use rand::{Rng, SeedableRng};
 use rlx_sched::{MaskKind, Operand, Params, Segment, Thunk};
 
 use rlx_runtime::arena::Arena;
-use rlx_sched::thunk::{Attention, CachedAttention, Softmax};
+use rlx_sched::thunk::{Attention, CachedAttention, SlidingCachedAttention, Softmax};
 
 const U: f64 = f32::EPSILON as f64 / 2.0;
 
@@ -63,7 +63,8 @@ fn softmax_out_of_place_and_in_place() {
     }
 }
 
-/// Naive BSHD attention in f64 (no softcap), for the arm's wiring.
+/// Naive BSHD attention in f64 (no softcap), for the arm's wiring; every
+/// query sees at least one key (no fully masked rows).
 fn naive(
     q: &[f32],
     k: &[f32],
@@ -99,6 +100,9 @@ fn naive(
                     match kind {
                         MaskKind::Custom if mask[bi * kv + j] < p.mask_threshold => *x = p.mask_neg_inf as f64,
                         MaskKind::Causal if j + s > i + kv => *x = f64::NEG_INFINITY,
+                        // Query `i` at position `i + kv - s`: itself and
+                        // the `w` keys before it.
+                        MaskKind::SlidingWindow(w) if j + s > i + kv || j + s + w < i + kv => *x = f64::NEG_INFINITY,
                         _ => {}
                     }
                 }
@@ -310,6 +314,79 @@ fn cached_attention_reads_the_rows_before_its_position() {
             if full == rlx_core::plan::attention_uses_gemm(seq, kv, d, d) {
                 run(&mut arena, &weights, 0, params(), &specialised);
                 assert_eq!(get(&arena, ref_off, seq * h * d), got, "seq {seq} pos {pos}: differs from Attention");
+            }
+        }
+    }
+}
+
+/// `SlidingCachedAttention` against the naive attention with the
+/// `sliding_window` mask over every cache row written so far: leaving out
+/// the rows before the first query's window changes no query's result.
+/// A one-token step (direct path) and a chunk whose full-cache shape
+/// takes the GEMM path; windows of 0 (the query alone), shorter than the
+/// rows written, and longer than the cache.
+#[test]
+fn sliding_cached_attention_reads_only_the_window() {
+    for (seq, max_len, h, kvh, d, window) in
+        [(1, 9, 4, 2, 8, 2), (1, 9, 4, 2, 8, 0), (4, 16, 2, 1, 8, 3), (3, 5, 1, 1, 3, 9)]
+    {
+        let mut rng = StdRng::seed_from_u64(seq as u64 * 31 + max_len as u64 + window as u64);
+        let mut r = |n: usize| (0..n).map(|_| rng.gen_range(-1.0f32..1.0)).collect::<Vec<_>>();
+        let q_stride = h * d + 2;
+        let (q, k, v) = (r(seq * q_stride), r(max_len * kvh * d), r(max_len * kvh * d));
+        let (q_off, k_off, v_off) = (0, q.len() * 4, (q.len() + k.len()) * 4);
+        let pos_off = ((q.len() + 2 * k.len()) * 4).next_multiple_of(8);
+        let out_off = pos_off + 64;
+        let mut arena = Arena::new(out_off + seq * h * d * 4);
+        put(&mut arena, q_off, &q);
+        put(&mut arena, k_off, &k);
+        put(&mut arena, v_off, &v);
+        let weights = Arena::new(64);
+        let a = |o| at(Segment::Arena, o);
+        let sliding = Thunk::SlidingCachedAttention(SlidingCachedAttention {
+            q: a(q_off),
+            k: a(k_off),
+            v: a(v_off),
+            pos: a(pos_off),
+            out: a(out_off),
+            seq,
+            max_len,
+            heads: h,
+            kv_heads: kvh,
+            head_dim: d,
+            scale: 0.4,
+            q_row_stride: q_stride,
+            window,
+        });
+        for pos in [0i64, 1, (max_len - seq) as i64, (max_len - seq + 1) as i64, -1] {
+            arena.as_mut_slice()[pos_off..pos_off + 8].copy_from_slice(&pos.to_le_bytes());
+            put(&mut arena, out_off, &vec![f32::NAN; seq * h * d]);
+            run(&mut arena, &weights, 0, params(), &sliding);
+            let got = get(&arena, out_off, seq * h * d);
+            let Some(p) = usize::try_from(pos).ok().filter(|p| p + seq <= max_len) else {
+                assert!(got.iter().all(|&x| x == 0.0), "pos {pos}: out of range must write zeros");
+                continue;
+            };
+            let kv = p + seq;
+            let dense_q: Vec<f32> = (0..seq).flat_map(|i| q[i * q_stride..i * q_stride + h * d].to_vec()).collect();
+            let want = naive(
+                &dense_q,
+                &k[..kv * kvh * d],
+                &v[..kv * kvh * d],
+                &[],
+                MaskKind::SlidingWindow(window),
+                1,
+                seq,
+                kv,
+                h,
+                kvh,
+                d,
+                params(),
+                0.4,
+            );
+            for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                // The bound of `attention_reads_every_field_and_the_schedule_params`.
+                assert!((g as f64 - w).abs() <= 5e-6, "seq {seq} window {window} pos {pos} at {i}: {g} vs {w}");
             }
         }
     }

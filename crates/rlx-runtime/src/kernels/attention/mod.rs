@@ -136,12 +136,16 @@ unsafe fn attention_with(
 /// key and value caches, whose full length is `shape.kv_seq` (`max_len`).
 /// The step runs [`attention_f32`] on the shape narrowed to those rows, so
 /// it computes exactly what a schedule specialised for that length would.
-/// A position outside the caches writes zeros.
+/// With `SlidingWindow(w)` the rows before `p - w`, which no query's
+/// window reaches, are left out too (both masks align the queries with
+/// the last key, so the narrowing moves no query's window): a decode
+/// step costs the window, not the cache. A position outside the caches
+/// writes zeros.
 ///
 /// # Safety
-/// As [`attention_f32`] for `shape` (batch 1, BSHD, causal): `k` and `v`
-/// readable for all `shape.kv_seq` rows, `scratch` sized for `shape`;
-/// `pos` readable for one i64.
+/// As [`attention_f32`] for `shape` (batch 1, BSHD, causal or sliding
+/// window): `k` and `v` readable for all `shape.kv_seq` rows, `scratch`
+/// sized for `shape`; `pos` readable for one i64.
 pub unsafe fn cached_attention_f32(
     q: *const f32,
     k: *const f32,
@@ -157,11 +161,19 @@ pub unsafe fn cached_attention_f32(
     // SAFETY: `pos` is readable by the contract.
     match unsafe { crate::kernels::step_position(pos, shape.seq, shape.kv_seq) } {
         Some(p) => {
-            let step = AttentionShape { kv_seq: p + shape.seq, ..*shape };
-            // SAFETY: `step` reads a prefix of the rows `shape` allows and
-            // needs no more scratch (a smaller `kv_seq`); the rest is the
-            // caller's contract. No mask operand for `Causal`.
-            unsafe { attention_f32(q, k, v, std::ptr::null(), out, &step, scores, path, scratch, par) }
+            let first = match scores.mask_kind {
+                MaskKind::SlidingWindow(w) => p.saturating_sub(w),
+                _ => 0,
+            };
+            let step = AttentionShape { kv_seq: p + shape.seq - first, ..*shape };
+            // SAFETY: `step` reads rows `first..p + seq` of the ones `shape`
+            // allows (`first <= p`) and needs no more scratch (a smaller
+            // `kv_seq`); the rest is the caller's contract. No mask operand
+            // for `Causal` or `SlidingWindow`.
+            unsafe {
+                let (k, v) = (k.add(first * shape.k_row_stride), v.add(first * shape.v_row_stride));
+                attention_f32(q, k, v, std::ptr::null(), out, &step, scores, path, scratch, par)
+            }
         }
         None => {
             let len = shape.seq * shape.heads * shape.v_head_dim;

@@ -1,10 +1,11 @@
 //! Scaled dot-product attention.
 
 use rlx_core::plan::attention_scratch_bytes_checked;
+use rlx_core::shapes::AttentionShape;
 
 use super::{product, Extents, Rules};
 use crate::ops::MaskKind;
-use crate::thunk::{Attention, CachedAttention};
+use crate::thunk::{Attention, CachedAttention, SlidingCachedAttention};
 use crate::validate::access::{Dir, Pattern, F32, I64};
 use crate::validate::messages;
 
@@ -107,7 +108,80 @@ impl<O> Extents<O> for Attention<O> {
 impl<O> Extents<O> for CachedAttention<O> {
     fn rules<'a>(&'a self, r: &mut Rules<'a, O>) {
         let CachedAttention { q, k, v, pos, out, seq, max_len, heads, kv_heads, head_dim, scale, q_row_stride } = self;
-        let (s, m, h, kvh, d) = (*seq, *max_len, *heads, *kv_heads, *head_dim);
+        let step = CachedStep {
+            q,
+            k,
+            v,
+            pos,
+            out,
+            seq: *seq,
+            max_len: *max_len,
+            heads: *heads,
+            kv_heads: *kv_heads,
+            head_dim: *head_dim,
+            scale: *scale,
+            q_row_stride: *q_row_stride,
+        };
+        step.rules(self.shape(), r);
+    }
+}
+
+/// Any window is valid: `0` lets a query see only its own row.
+impl<O> Extents<O> for SlidingCachedAttention<O> {
+    fn rules<'a>(&'a self, r: &mut Rules<'a, O>) {
+        let SlidingCachedAttention {
+            q,
+            k,
+            v,
+            pos,
+            out,
+            seq,
+            max_len,
+            heads,
+            kv_heads,
+            head_dim,
+            scale,
+            q_row_stride,
+            window: _,
+        } = self;
+        let step = CachedStep {
+            q,
+            k,
+            v,
+            pos,
+            out,
+            seq: *seq,
+            max_len: *max_len,
+            heads: *heads,
+            kv_heads: *kv_heads,
+            head_dim: *head_dim,
+            scale: *scale,
+            q_row_stride: *q_row_stride,
+        };
+        step.rules(self.shape(), r);
+    }
+}
+
+/// The fields `CachedAttention` and `SlidingCachedAttention` share.
+struct CachedStep<'a, O> {
+    q: &'a O,
+    k: &'a O,
+    v: &'a O,
+    pos: &'a O,
+    out: &'a O,
+    seq: usize,
+    max_len: usize,
+    heads: usize,
+    kv_heads: usize,
+    head_dim: usize,
+    scale: f32,
+    q_row_stride: usize,
+}
+
+impl<'a, O> CachedStep<'a, O> {
+    fn rules(&self, shape: AttentionShape, r: &mut Rules<'a, O>) {
+        let CachedStep { q, k, v, pos, out, seq, max_len, heads, kv_heads, head_dim, scale, q_row_stride } = *self;
+        let (s, m, h, kvh, d) = (seq, max_len, heads, kv_heads, head_dim);
         r.require_hint(kvh > 0, "kv_heads", messages::zero_kv_heads, messages::kv_heads_hint);
         r.require_hint(
             kvh == 0 || h % kvh == 0,
@@ -116,22 +190,22 @@ impl<O> Extents<O> for CachedAttention<O> {
             messages::kv_heads_hint,
         );
         r.require(s <= m, "seq", || messages::step_longer_than_cache(s, m));
-        r.finite("scale", *scale, false);
+        r.finite("scale", scale, false);
         r.read("pos", pos, I64, &[1], "1");
         let q_width = product(&[h, d]);
         if let Some(width) = q_width {
-            r.require(s <= 1 || *q_row_stride >= width, "q_row_stride", || {
-                messages::row_stride_too_small("q_row_stride", *q_row_stride, "heads*head_dim", width)
+            r.require(s <= 1 || q_row_stride >= width, "q_row_stride", || {
+                messages::row_stride_too_small("q_row_stride", q_row_stride, "heads*head_dim", width)
             });
         }
         let q_formula = "(seq-1)*q_row_stride + heads*head_dim";
-        r.strided(Dir::Read, "q", q, F32, rows(Some(s), *q_row_stride, q_width), q_formula);
+        r.strided(Dir::Read, "q", q, F32, rows(Some(s), q_row_stride, q_width), q_formula);
         r.read("k", k, F32, &[m, kvh, d], "max_len*kv_heads*head_dim");
         r.read("v", v, F32, &[m, kvh, d], "max_len*kv_heads*head_dim");
         r.write("out", out, F32, &[s, h, d], "seq*heads*head_dim");
         r.scratch(
             "seq",
-            attention_scratch_bytes_checked(&self.shape()),
+            attention_scratch_bytes_checked(&shape),
             "heads*(seq*max_len + head_dim*ceil(max_len/16)*16 + max_len*ceil(head_dim/16)*16)*4",
         );
     }
