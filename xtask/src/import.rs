@@ -145,8 +145,9 @@ pub struct LlamaArgs<'a> {
     pub new_model: Option<&'a str>,
 }
 
-/// `cargo xtask import-llama DIR`: a Hugging Face Llama checkpoint
-/// (`DIR/config.json`, `DIR/model.safetensors`) to a decoder-step
+/// `cargo xtask import-llama DIR`: a Hugging Face checkpoint of a
+/// supported decoder family (`rlx_onnx::llama::MODEL_TYPES`;
+/// `DIR/config.json`, `DIR/model.safetensors`) to a decoder-step
 /// `model.sched` + `weights.safetensors` + `generation.json` in `out_dir`
 /// (`docs/decoding.md`), with a `prefill` entry of that many tokens when it
 /// is above 1; with `--new-model NAME`, to a decoder crate `models/NAME`
@@ -227,7 +228,7 @@ pub fn read_generation(checkpoint: &Path) -> Result<rlx_decode::GenerationConfig
     .map_err(|e| anyhow!("{}: {e}", checkpoint.display()))
 }
 
-/// A Llama checkpoint directory imported as a decoder step of `seq` tokens
+/// A decoder checkpoint directory imported as a decoder step of `seq` tokens
 /// (weights file `weights.safetensors`).
 pub fn read_llama(checkpoint: &Path, name: &str, opts: &rlx_onnx::llama::LlamaOptions) -> Result<rlx_onnx::Imported> {
     let config_path = checkpoint.join("config.json");

@@ -99,9 +99,10 @@ enum Command {
     /// without the dot-product extension); installs the cross tools with
     /// apt when root.
     TestAarch64,
-    /// Import a Hugging Face Llama checkpoint (DIR/config.json,
-    /// DIR/model.safetensors) as a decoder step: writes model.sched and
-    /// weights.safetensors (docs/decoding.md).
+    /// Import a Hugging Face decoder checkpoint (DIR/config.json,
+    /// DIR/model.safetensors) of the Llama, Qwen2 or Phi-3 family as a
+    /// decoder step: writes model.sched and weights.safetensors
+    /// (docs/decoding.md).
     ImportLlama {
         checkpoint: PathBuf,
         /// Directory for the outputs (or --new-model).

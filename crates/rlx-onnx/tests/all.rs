@@ -10,6 +10,7 @@ mod control_ops;
 mod conv_nd_ops;
 mod conv_transpose_ops;
 mod data_ops;
+mod families;
 mod fusion;
 mod fuzz_ops;
 mod fuzz_regressions;

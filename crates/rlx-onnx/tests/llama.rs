@@ -117,8 +117,8 @@ fn a_hostile_config_is_refused_before_anything_is_sized_by_it() {
         (edit("\"rope_theta\": 10000.0", "\"rope_theta\": 1e-45"), "rotary angles overflow f32"),
         (edit("\"hidden_act\": \"silu\"", "\"hidden_act\": 5"), "only `silu`"),
         (
-            edit("\"model_type\": \"llama\"", "\"model_type\": \"mistral\""),
-            "`model_type` `mistral` is not supported; supported: llama",
+            edit("\"model_type\": \"llama\"", "\"model_type\": \"falcon\""),
+            "`model_type` `falcon` is not supported; supported: llama, qwen2, phi3",
         ),
         (edit("\"model_type\": \"llama\",", ""), "`model_type` is missing"),
         (
