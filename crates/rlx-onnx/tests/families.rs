@@ -108,6 +108,17 @@ fn phi3_matches_transformers() {
     assert!(sched.contains("lm_head.packed"), "untied logits product");
 }
 
+/// Gemma: GeLU-tanh gates, embeddings times sqrt(hidden), norms by
+/// `1 + w` (folded into the stored gains), head_dim 16 with hidden 32,
+/// one key/value head.
+#[test]
+fn gemma_matches_transformers() {
+    let sched = assert_matches_transformers("gemma", None);
+    assert!(sched.contains("gelu_tanh"), "the gate's activation");
+    // sqrt(32) as transformers' f32 normalizer.
+    assert!(sched.contains(&format!("mul({:?})", 32f64.sqrt() as f32)), "{sched}");
+}
+
 /// What a family's step does not compute is refused, naming the field.
 #[test]
 fn what_a_family_step_cannot_compute_is_refused() {
@@ -118,9 +129,29 @@ fn what_a_family_step_cannot_compute_is_refused() {
     };
     let cases = [
         (
-            "qwen2",
-            edit("qwen2", "\"model_type\": \"qwen2\"", "\"model_type\": \"gpt2\""),
-            "`model_type` `gpt2` is not supported; supported: llama, qwen2, phi3",
+            "gemma",
+            edit("gemma", "\"model_type\": \"gemma\"", "\"model_type\": \"gemma2\""),
+            "`model_type` `gemma2` is not supported: its attention and final-logit soft-capping",
+        ),
+        (
+            "gemma",
+            edit("gemma", "\"model_type\": \"gemma\"", "\"model_type\": \"gpt2\""),
+            "`model_type` `gpt2` is not supported; supported: llama, qwen2, gemma, phi3",
+        ),
+        (
+            "gemma",
+            edit("gemma", "\"hidden_act\": \"gelu_pytorch_tanh\"", "\"hidden_act\": \"relu\""),
+            "`hidden_act` \"relu\": only `gelu_pytorch_tanh` (GeGLU) is supported",
+        ),
+        (
+            "gemma",
+            edit("gemma", "\"hidden_act\": \"gelu_pytorch_tanh\"", "\"hidden_activation\": \"gelu\""),
+            "`hidden_activation` \"gelu\": only `gelu_pytorch_tanh`",
+        ),
+        (
+            "gemma",
+            edit("gemma", "\"use_bidirectional_attention\": null", "\"use_bidirectional_attention\": true"),
+            "`use_bidirectional_attention` true is not supported",
         ),
         (
             "phi3",
@@ -168,4 +199,32 @@ fn what_a_family_step_cannot_compute_is_refused() {
     let wider = config.replacen("\"intermediate_size\": 64", "\"intermediate_size\": 65", 1);
     let e = import_llama(&wider, &weights, 1, "m", "w.safetensors").unwrap_err().to_string();
     assert!(e.contains("tensor `model.layers.0.mlp.gate_up_proj.weight`: shape [128, 32], expected [130, 32]"), "{e}");
+}
+
+/// transformers makes Gemma's embedding normalizer an f32 tensor and casts
+/// it to the embedding's dtype: a bf16 checkpoint scales by sqrt(32) in
+/// bf16 (5.65625), not the f32 value.
+#[test]
+fn gemma_scales_embeddings_by_the_normalizer_in_the_checkpoint_dtype() {
+    use safetensors::tensor::TensorView;
+    let (config, weights) = checkpoint("gemma");
+    let f32_file = safetensors::SafeTensors::deserialize(&weights).unwrap();
+    let narrowed: Vec<(String, Vec<usize>, Vec<u8>)> = f32_file
+        .tensors()
+        .into_iter()
+        .map(|(name, t)| {
+            let bytes = f32s(t.data()).into_iter().flat_map(|x| half::bf16::from_f32(x).to_le_bytes()).collect();
+            (name, t.shape().to_vec(), bytes)
+        })
+        .collect();
+    let views: Vec<(String, TensorView<'_>)> = narrowed
+        .iter()
+        .map(|(name, shape, bytes)| {
+            (name.clone(), TensorView::new(safetensors::Dtype::BF16, shape.clone(), bytes).unwrap())
+        })
+        .collect();
+    let bf16_file = safetensors::serialize(views, &None).unwrap();
+    let opts = LlamaOptions { prefill: 1, weights: WeightFormat::F32, max_len: None };
+    let sched = import_llama_with(&config, &bf16_file, &opts, "m", "w.safetensors").unwrap().sched_text;
+    assert!(sched.contains("mul(5.65625)"), "{sched}");
 }

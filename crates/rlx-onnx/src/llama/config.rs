@@ -2,6 +2,7 @@
 //! then the family's own (`family.rs`), each range-checked before
 //! anything is sized by it.
 
+use rlx_sched::ActKind;
 use safetensors::SafeTensors;
 
 use super::family::Family;
@@ -26,6 +27,8 @@ pub struct LlamaConfig {
     pub tie_word_embeddings: bool,
     /// Biases on the query, key and value products.
     pub qkv_bias: bool,
+    /// The feed-forward gate's activation (`act(gate) * up`).
+    pub activation: ActKind,
     /// Keys a query attends to, itself included (`sliding_window`); `None`:
     /// every earlier position.
     pub sliding_window: Option<usize>,
@@ -105,8 +108,11 @@ impl LlamaConfig {
             max_position_embeddings: max_len,
             rms_norm_eps,
             rope_theta,
-            tie_word_embeddings: f.flag("tie_word_embeddings", false)?,
+            // Gemma's checkpoints tie their embeddings (transformers'
+            // default for it); the others default to separate ones.
+            tie_word_embeddings: f.flag("tie_word_embeddings", family == Family::Gemma)?,
             qkv_bias: settings.qkv_bias,
+            activation: settings.activation,
             sliding_window: settings.sliding_window,
         };
         // Every size a step is built from must be computable: the tensors

@@ -2,6 +2,8 @@
 //! `config.json` besides the shared Llama fields, and how its checkpoint
 //! names the tensors the step reads (`docs/decoding.md`, "Families").
 
+use rlx_sched::ActKind;
+
 use super::fields::{config_err, Fields};
 use super::tensors::Builder;
 use crate::error::ImportError;
@@ -13,25 +15,37 @@ pub enum Family {
     Llama,
     /// Q/K/V projection biases.
     Qwen2,
+    /// GeLU-tanh gates, embeddings scaled by `sqrt(hidden)`, norms by `1 + w`.
+    Gemma,
     /// Fused `qkv_proj` and `gate_up_proj`, an optional sliding window.
     Phi3,
 }
 
 /// The `model_type`s whose step the importer builds.
-pub const MODEL_TYPES: &[&str] = &["llama", "qwen2", "phi3"];
+pub const MODEL_TYPES: &[&str] = &["llama", "qwen2", "gemma", "phi3"];
 
 /// What a family's own `config.json` fields decide.
 pub(super) struct FamilySettings {
     pub qkv_bias: bool,
+    pub activation: ActKind,
     pub sliding_window: Option<usize>,
 }
 
 impl Family {
-    /// The family of `config.json`'s `model_type`.
+    /// The family of `config.json`'s `model_type`; a known architecture
+    /// the step does not compute gets a reason.
     pub(super) fn of(f: &Fields<'_>) -> Result<Family, ImportError> {
+        if f.0.get("model_type").and_then(serde_json::Value::as_str) == Some("gemma2") {
+            return Err(config_err(format!(
+                "`model_type` `gemma2` is not supported: its attention and final-logit soft-capping, \
+                 extra feed-forward norms and alternating sliding windows are not computed; supported: {}",
+                MODEL_TYPES.join(", ")
+            )));
+        }
         let name = f.one_of("model_type", MODEL_TYPES, true)?.unwrap_or_default();
         Ok(match name.as_str() {
             "qwen2" => Family::Qwen2,
+            "gemma" => Family::Gemma,
             "phi3" => Family::Phi3,
             // `one_of` admitted nothing but `MODEL_TYPES`: this is `llama`.
             _ => Family::Llama,
@@ -43,6 +57,7 @@ impl Family {
         match self {
             Family::Llama => "Llama",
             Family::Qwen2 => "Qwen2",
+            Family::Gemma => "Gemma",
             Family::Phi3 => "Phi-3",
         }
     }
@@ -55,8 +70,7 @@ impl Family {
                 if f.flag("attention_bias", false)? || f.flag("mlp_bias", false)? {
                     return Err(config_err("biases in attention or MLP products are not supported"));
                 }
-                silu(f)?;
-                FamilySettings { qkv_bias: false, sliding_window: None }
+                FamilySettings { qkv_bias: false, activation: silu(f)?, sliding_window: None }
             }
             Family::Qwen2 => {
                 // Qwen2's windows apply to the layers from
@@ -64,15 +78,35 @@ impl Family {
                 if f.flag("use_sliding_window", false)? {
                     return Err(config_err("`use_sliding_window` true is not supported for qwen2"));
                 }
-                silu(f)?;
-                FamilySettings { qkv_bias: true, sliding_window: None }
+                FamilySettings { qkv_bias: true, activation: silu(f)?, sliding_window: None }
             }
-            Family::Phi3 => {
-                silu(f)?;
-                FamilySettings { qkv_bias: false, sliding_window: window(f)? }
+            Family::Phi3 => FamilySettings { qkv_bias: false, activation: silu(f)?, sliding_window: window(f)? },
+            Family::Gemma => {
+                if f.flag("attention_bias", false)? {
+                    return Err(config_err("biases in attention products are not supported"));
+                }
+                if f.flag("use_bidirectional_attention", false)? {
+                    return Err(config_err("`use_bidirectional_attention` true is not supported: the step is causal"));
+                }
+                FamilySettings { qkv_bias: false, activation: gelu_tanh(f)?, sliding_window: None }
             }
         };
         Ok(settings)
+    }
+
+    /// What the RMSNorm gains are multiplied by, less the stored weight:
+    /// Gemma scales by `1 + w`, folded into the stored gain at import.
+    pub(super) fn norm_offset(self) -> f32 {
+        if self == Family::Gemma {
+            1.0
+        } else {
+            0.0
+        }
+    }
+
+    /// Whether the token embeddings are multiplied by `sqrt(hidden_size)`.
+    pub(super) fn scales_embeddings(self) -> bool {
+        self == Family::Gemma
     }
 
     /// Whether Q/K/V are one `qkv_proj` and gate/up one `gate_up_proj`.
@@ -91,10 +125,23 @@ impl Family {
 }
 
 /// `hidden_act` of a SwiGLU family: `silu` (the default).
-fn silu(f: &Fields<'_>) -> Result<(), ImportError> {
+fn silu(f: &Fields<'_>) -> Result<ActKind, ImportError> {
     f.one_of("hidden_act", &["silu"], false)
         .map_err(|_| config_err(format!("`hidden_act` {}: only `silu` (SwiGLU) is supported", f.0["hidden_act"])))?;
-    Ok(())
+    Ok(ActKind::Silu)
+}
+
+/// Gemma's gate activation: transformers reads `hidden_act` and takes its
+/// legacy `gelu` for the tanh approximation; 4.x checkpoints also name it
+/// in `hidden_activation`, which must then agree.
+fn gelu_tanh(f: &Fields<'_>) -> Result<ActKind, ImportError> {
+    let tanh = "gelu_pytorch_tanh";
+    f.one_of("hidden_act", &[tanh, "gelu"], false)
+        .map_err(|_| config_err(format!("`hidden_act` {}: only `{tanh}` (GeGLU) is supported", f.0["hidden_act"])))?;
+    f.one_of("hidden_activation", &[tanh], false).map_err(|_| {
+        config_err(format!("`hidden_activation` {}: only `{tanh}` (GeGLU) is supported", f.0["hidden_activation"]))
+    })?;
+    Ok(ActKind::GeluTanh)
 }
 
 /// One layer's products that a family may store fused.

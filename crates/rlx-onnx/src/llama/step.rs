@@ -1,8 +1,9 @@
 //! The decoder step's thunks over the checkpoint's tensors: one layer
 //! loop that every family shares, with the family's differences
-//! (biases, windowed attention) read from [`LlamaConfig`].
+//! (biases, gate activation, norm offset, embedding scale, windowed
+//! attention) read from [`LlamaConfig`].
 
-use rlx_sched::{ActKind, BinaryOp, DType, Role, Step, StepArg, Thunk};
+use rlx_sched::{BinaryOp, DType, Role, Step, StepArg, Thunk};
 use safetensors::SafeTensors;
 
 use super::config::LlamaConfig;
@@ -81,6 +82,8 @@ impl Dims {
 /// The weights and state every entry reads, created once.
 struct Shared {
     embed: usize,
+    /// What the looked-up embeddings are multiplied by (Gemma), if anything.
+    embed_scale: Option<f32>,
     cos: usize,
     sin: usize,
     pos: usize,
@@ -128,20 +131,35 @@ pub(super) fn build_steps(c: &LlamaConfig, tensors: &SafeTensors<'_>, prefill: u
     Ok(b.lowered)
 }
 
+/// transformers' embedding normalizer: `sqrt(hidden)` made an f32 tensor,
+/// then cast to the embedding's dtype (so a bf16 checkpoint scales by
+/// the bf16 value).
+fn embedding_scale(hidden: usize, stored: Option<safetensors::Dtype>) -> f32 {
+    let scale = (hidden as f64).sqrt() as f32;
+    match stored {
+        Some(safetensors::Dtype::F16) => half::f16::from_f32(scale).to_f32(),
+        Some(safetensors::Dtype::BF16) => half::bf16::from_f32(scale).to_f32(),
+        _ => scale,
+    }
+}
+
 /// The weights, the rotary tables, the position input and the caches.
 fn shared_params(b: &mut Builder<'_>, c: &LlamaConfig) -> Result<Shared, ImportError> {
     let d = Dims::of(c);
     let Dims { h, hd, vocab, max_len, q_w, kv_w, .. } = d;
-    let embed = b.vector("embed", "model.embed_tokens.weight", &[vocab, h])?;
+    let embed_name = "model.embed_tokens.weight";
+    let embed = b.vector("embed", embed_name, &[vocab, h], 0.0)?;
+    let embed_scale = c.family.scales_embeddings().then(|| embedding_scale(h, b.dtype_of(embed_name)));
     let (cos, sin) = rope_tables(c)?;
     let cos = b.storage("rope.cos", vec![max_len, hd / 2], Role::Param, DType::F32, Some(f32_bytes(&cos)));
     let sin = b.storage("rope.sin", vec![max_len, hd / 2], Role::Param, DType::F32, Some(f32_bytes(&sin)));
     let pos = b.storage("pos", vec![1], Role::Input, DType::I64, None);
+    let norm_offset = c.family.norm_offset();
     let mut layers = Vec::with_capacity(c.num_hidden_layers);
     for l in 0..c.num_hidden_layers {
         let p = format!("model.layers.{l}.");
         let n = |s: &str| format!("layer{l}.{s}");
-        let attn_norm = b.vector(&n("attn_norm"), &format!("{p}input_layernorm.weight"), &[h])?;
+        let attn_norm = b.vector(&n("attn_norm"), &format!("{p}input_layernorm.weight"), &[h], norm_offset)?;
         let qkv = c.family.attention_projections(b, l, d.products())?;
         let qkv_bias = match c.qkv_bias {
             false => None,
@@ -150,13 +168,13 @@ fn shared_params(b: &mut Builder<'_>, c: &LlamaConfig) -> Result<Shared, ImportE
                 for (id, (name, proj, width)) in
                     ids.iter_mut().zip([("bq", "q", q_w), ("bk", "k", kv_w), ("bv", "v", kv_w)])
                 {
-                    *id = b.vector(&n(name), &format!("{p}self_attn.{proj}_proj.bias"), &[width])?;
+                    *id = b.vector(&n(name), &format!("{p}self_attn.{proj}_proj.bias"), &[width], 0.0)?;
                 }
                 Some(ids)
             }
         };
         let wo = b.linear(&n("wo"), &format!("{p}self_attn.o_proj.weight"), [h, q_w])?;
-        let mlp_norm = b.vector(&n("mlp_norm"), &format!("{p}post_attention_layernorm.weight"), &[h])?;
+        let mlp_norm = b.vector(&n("mlp_norm"), &format!("{p}post_attention_layernorm.weight"), &[h], norm_offset)?;
         let gate_up = c.family.gate_up(b, l, d.products())?;
         layers.push(LayerParams {
             attn_norm,
@@ -170,12 +188,12 @@ fn shared_params(b: &mut Builder<'_>, c: &LlamaConfig) -> Result<Shared, ImportE
             v_cache: b.arena(&n("v_cache"), vec![max_len, kv_w], Role::State),
         });
     }
-    let final_norm = b.vector("final_norm", "model.norm.weight", &[h])?;
+    let final_norm = b.vector("final_norm", "model.norm.weight", &[h], norm_offset)?;
     let lm_head = match c.tie_word_embeddings {
         true => None,
         false => Some(b.linear("lm_head", "lm_head.weight", [vocab, h])?),
     };
-    Ok(Shared { embed, cos, sin, pos, layers, final_norm, lm_head })
+    Ok(Shared { embed, embed_scale, cos, sin, pos, layers, final_norm, lm_head })
 }
 
 /// The step's attention: over every cached position, or, when a window of
@@ -227,6 +245,11 @@ fn step(b: &mut Builder<'_>, c: &LlamaConfig, w: &Shared, seq: usize, prefix: &s
             index_dtype: DType::I64,
         }),
     );
+    if let Some(scale) = w.embed_scale {
+        let steps = vec![Step::Binary { op: BinaryOp::Mul, arg: StepArg::Const(scale), reversed: false }];
+        let region = ElementwiseRegion { inputs: vec![hidden], dst: hidden, len: seq * h, steps };
+        b.thunk("embeddings times sqrt(hidden)", Thunk::ElementwiseRegion(region));
+    }
     let add = |x| vec![Step::Binary { op: BinaryOp::Add, arg: StepArg::Input(x), reversed: false }];
     for (l, lp) in w.layers.iter().enumerate() {
         let n = |s: &str| format!("{prefix}layer{l}.{s}");
@@ -254,7 +277,7 @@ fn step(b: &mut Builder<'_>, c: &LlamaConfig, w: &Shared, seq: usize, prefix: &s
                     m: seq,
                     k: h,
                     n: width,
-                    act: ActKind::Identity,
+                    act: rlx_sched::ActKind::Identity,
                 }),
             };
             b.thunk("", product);
@@ -311,15 +334,19 @@ fn step(b: &mut Builder<'_>, c: &LlamaConfig, w: &Shared, seq: usize, prefix: &s
         let up = b.arena(&n("up"), vec![seq, inter], Role::Scratch);
         let act = b.arena(&n("act"), vec![seq, inter], Role::Scratch);
         let down = b.arena(&n("mlp_out"), vec![seq, h], Role::Scratch);
+        let gated = match c.activation {
+            rlx_sched::ActKind::Silu => "SwiGLU",
+            _ => "GeGLU",
+        };
         b.thunk(
-            format!("layer {l}: feed-forward (SwiGLU)"),
+            format!("layer {l}: feed-forward ({gated})"),
             Thunk::RmsNorm(RmsNorm { x: hidden, g: lp.mlp_norm, out: x, rows: seq, h, eps }),
         );
         let GateUp { w_gate, w_up } = lp.gate_up;
         b.thunk("", Thunk::Sgemm(Sgemm { a: x, b: w_gate, c: gate, m: seq, k: h, n: inter }));
         b.thunk("", Thunk::Sgemm(Sgemm { a: x, b: w_up, c: up, m: seq, k: h, n: inter }));
         let glu =
-            vec![Step::Act(ActKind::Silu), Step::Binary { op: BinaryOp::Mul, arg: StepArg::Input(1), reversed: false }];
+            vec![Step::Act(c.activation), Step::Binary { op: BinaryOp::Mul, arg: StepArg::Input(1), reversed: false }];
         b.thunk(
             "",
             Thunk::ElementwiseRegion(ElementwiseRegion {

@@ -43,6 +43,11 @@ impl<'a> Builder<'a> {
         self.storage(name, shape, role, DType::F32, None)
     }
 
+    /// The stored dtype of checkpoint tensor `name`, if it is there.
+    pub fn dtype_of(&self, name: &str) -> Option<safetensors::Dtype> {
+        self.tensors.tensor(name).ok().map(|t| t.dtype())
+    }
+
     /// Checkpoint tensor `name` as f32 (f16 and bf16 widened), checked
     /// against `shape`.
     pub fn tensor(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, ImportError> {
@@ -66,9 +71,13 @@ impl<'a> Builder<'a> {
         Ok(values)
     }
 
-    /// A param from checkpoint tensor `src` as stored (`shape`).
-    pub fn vector(&mut self, name: &str, src: &str, shape: &[usize]) -> Result<usize, ImportError> {
-        let v = self.tensor(src, shape)?;
+    /// A param from checkpoint tensor `src` as stored (`shape`), each value
+    /// plus `offset` (computed in f32).
+    pub fn vector(&mut self, name: &str, src: &str, shape: &[usize], offset: f32) -> Result<usize, ImportError> {
+        let mut v = self.tensor(src, shape)?;
+        if offset != 0.0 {
+            v.iter_mut().for_each(|x| *x += offset);
+        }
         Ok(self.storage(name, shape.to_vec(), Role::Param, DType::F32, Some(f32_bytes(&v))))
     }
 
