@@ -1,5 +1,6 @@
 """Builds one tiny fixed-seed checkpoint per decoder family that
-`cargo xtask import-llama` reads besides Llama (Qwen2, Gemma, Phi-3), with `transformers`' own model classes, and the reference of a
+`cargo xtask import-llama` reads besides Llama (Qwen2, Mistral, Gemma,
+Phi-3), with `transformers`' own model classes, and the reference of a
 64-token greedy generation by each: what
 crates/rlx-onnx/tests/families.rs imports and runs through the
 interpreter. The families and what each tests are in docs/decoding.md,
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoModelForCausalLM, GemmaConfig, Phi3Config, Qwen2Config
+from transformers import AutoModelForCausalLM, GemmaConfig, MistralConfig, Phi3Config, Qwen2Config
 
 from schedwriter import save_npy
 
@@ -48,6 +49,8 @@ COMMON = dict(
 FAMILIES = {
     # Q/K/V biases, tied embeddings (as Qwen2.5's small models).
     "qwen2": (0, Qwen2Config(**COMMON, rope_theta=1000000.0, tie_word_embeddings=True, use_sliding_window=False)),
+    # A sliding window of 8 positions: a 71-position run crosses it often.
+    "mistral": (12, MistralConfig(**COMMON, rope_theta=10000.0, tie_word_embeddings=False, sliding_window=8)),
     # GeLU-tanh, scaled embeddings, (1 + w) norms, head_dim 16 with hidden
     # 32 (independent), one key/value head (multi-query).
     "gemma": (0, GemmaConfig(**{**COMMON, "num_key_value_heads": 1}, head_dim=16, hidden_act="gelu_pytorch_tanh",

@@ -100,8 +100,8 @@ enum Command {
     /// apt when root.
     TestAarch64,
     /// Import a Hugging Face decoder checkpoint (DIR/config.json,
-    /// DIR/model.safetensors) of the Llama, Qwen2, Gemma or Phi-3 family
-    /// as a decoder step: writes model.sched and weights.safetensors
+    /// DIR/model.safetensors) of the Llama, Qwen2, Mistral, Gemma or Phi-3
+    /// family as a decoder step: writes model.sched and weights.safetensors
     /// (docs/decoding.md).
     ImportLlama {
         checkpoint: PathBuf,

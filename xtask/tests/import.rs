@@ -395,6 +395,31 @@ fn import_llama_new_model_scaffolds_a_decoder_crate() {
     assert!(stdout.contains("cargo xtask build chat_tiny --static"), "{stdout}");
 }
 
+/// Another family through `--new-model`: the Mistral checkpoint of
+/// `crates/rlx-onnx/tests/data/families` (its sliding window shorter than
+/// the cache, so the generated code runs `SlidingCachedAttention`) with
+/// the bundled tokenizer makes a decoder crate.
+#[test]
+fn import_llama_new_model_scaffolds_another_family() {
+    let root = temp_workspace("llama_new_model_mistral");
+    let family = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/rlx-onnx/tests/data/families/mistral");
+    let checkpoint = root.join("checkpoint");
+    std::fs::create_dir_all(&checkpoint).unwrap();
+    for file in ["config.json", "model.safetensors"] {
+        std::fs::copy(family.join(file), checkpoint.join(file)).unwrap();
+    }
+    let tokenizer = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/llama_tiny/tokenizer.json");
+    std::fs::copy(tokenizer, checkpoint.join("tokenizer.json")).unwrap();
+    let out = xtask(&["import-llama", s(&checkpoint), "--new-model", "mistral_tiny", "--root", s(&root)]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let dir = root.join("models/mistral_tiny");
+    let sched = std::fs::read_to_string(dir.join("model.sched")).unwrap();
+    assert!(sched.contains("imported from a Mistral checkpoint") && sched.contains("SlidingCachedAttention {"));
+    let generated = std::fs::read_to_string(dir.join("src/generated.rs")).unwrap();
+    assert!(generated.contains("MaskKind::SlidingWindow(7"), "the window in the generated call");
+    assert!(std::fs::read_to_string(dir.join("src/main.rs")).unwrap().contains("mistral_tiny::Model::try_new()"));
+}
+
 /// Without `tokenizer.json` the checkpoint makes no crate: refused before
 /// anything is written or imported.
 #[test]

@@ -119,6 +119,27 @@ fn gemma_matches_transformers() {
     assert!(sched.contains(&format!("mul({:?})", 32f64.sqrt() as f32)), "{sched}");
 }
 
+/// Mistral: a sliding window of 8 positions over a cache of 128, so the
+/// 71 positions of the run cross it: every attention is
+/// `SlidingCachedAttention` with `window: 7` (the keys before the query).
+/// A cache no longer than the window needs no window: plain
+/// `CachedAttention`, the same function there.
+#[test]
+fn mistral_matches_transformers_across_its_sliding_window() {
+    let sched = assert_matches_transformers("mistral", None);
+    assert!(!sched.contains("\nCachedAttention {"), "every attention is windowed");
+    assert_eq!(sched.matches("SlidingCachedAttention {").count(), 4, "2 layers x 2 entries");
+    assert!(sched.contains("q_row_stride: 32, window: 7 }"), "{sched}");
+    let (config, weights) = checkpoint("mistral");
+    let opts = LlamaOptions { prefill: 8, weights: WeightFormat::AsStored, max_len: Some(8) };
+    let short = import_llama_with(&config, &weights, &opts, "m", "w.safetensors").unwrap().sched_text;
+    assert!(!short.contains("SlidingCachedAttention") && short.contains("\nCachedAttention {"), "{short}");
+    // The window matters to this run: without it the logits are far off.
+    let unwindowed = config.replacen("\"sliding_window\": 8", "\"sliding_window\": null", 1);
+    let (worst, ..) = greedy_against_transformers("mistral", &unwindowed, None);
+    assert!(worst > 1e-2, "the run does not depend on the window: {worst}");
+}
+
 /// What a family's step does not compute is refused, naming the field.
 #[test]
 fn what_a_family_step_cannot_compute_is_refused() {
@@ -136,7 +157,7 @@ fn what_a_family_step_cannot_compute_is_refused() {
         (
             "gemma",
             edit("gemma", "\"model_type\": \"gemma\"", "\"model_type\": \"gpt2\""),
-            "`model_type` `gpt2` is not supported; supported: llama, qwen2, gemma, phi3",
+            "`model_type` `gpt2` is not supported; supported: llama, qwen2, mistral, gemma, phi3",
         ),
         (
             "gemma",
@@ -182,6 +203,11 @@ fn what_a_family_step_cannot_compute_is_refused() {
             "qwen2",
             edit("qwen2", "\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\""),
             "`hidden_act` \"gelu\": only `silu` (SwiGLU) is supported",
+        ),
+        (
+            "mistral",
+            edit("mistral", "\"sliding_window\": 8", "\"sliding_window\": -8"),
+            "`sliding_window` must be a positive integer",
         ),
         (
             "phi3",

@@ -118,7 +118,7 @@ fn a_hostile_config_is_refused_before_anything_is_sized_by_it() {
         (edit("\"hidden_act\": \"silu\"", "\"hidden_act\": 5"), "only `silu`"),
         (
             edit("\"model_type\": \"llama\"", "\"model_type\": \"falcon\""),
-            "`model_type` `falcon` is not supported; supported: llama, qwen2, gemma, phi3",
+            "`model_type` `falcon` is not supported; supported: llama, qwen2, mistral, gemma, phi3",
         ),
         (edit("\"model_type\": \"llama\",", ""), "`model_type` is missing"),
         (

@@ -15,6 +15,8 @@ pub enum Family {
     Llama,
     /// Q/K/V projection biases.
     Qwen2,
+    /// A sliding attention window.
+    Mistral,
     /// GeLU-tanh gates, embeddings scaled by `sqrt(hidden)`, norms by `1 + w`.
     Gemma,
     /// Fused `qkv_proj` and `gate_up_proj`, an optional sliding window.
@@ -22,7 +24,7 @@ pub enum Family {
 }
 
 /// The `model_type`s whose step the importer builds.
-pub const MODEL_TYPES: &[&str] = &["llama", "qwen2", "gemma", "phi3"];
+pub const MODEL_TYPES: &[&str] = &["llama", "qwen2", "mistral", "gemma", "phi3"];
 
 /// What a family's own `config.json` fields decide.
 pub(super) struct FamilySettings {
@@ -45,6 +47,7 @@ impl Family {
         let name = f.one_of("model_type", MODEL_TYPES, true)?.unwrap_or_default();
         Ok(match name.as_str() {
             "qwen2" => Family::Qwen2,
+            "mistral" => Family::Mistral,
             "gemma" => Family::Gemma,
             "phi3" => Family::Phi3,
             // `one_of` admitted nothing but `MODEL_TYPES`: this is `llama`.
@@ -57,6 +60,7 @@ impl Family {
         match self {
             Family::Llama => "Llama",
             Family::Qwen2 => "Qwen2",
+            Family::Mistral => "Mistral",
             Family::Gemma => "Gemma",
             Family::Phi3 => "Phi-3",
         }
@@ -80,6 +84,7 @@ impl Family {
                 }
                 FamilySettings { qkv_bias: true, activation: silu(f)?, sliding_window: None }
             }
+            Family::Mistral => FamilySettings { qkv_bias: false, activation: silu(f)?, sliding_window: window(f)? },
             Family::Phi3 => FamilySettings { qkv_bias: false, activation: silu(f)?, sliding_window: window(f)? },
             Family::Gemma => {
                 if f.flag("attention_bias", false)? {

@@ -2,7 +2,7 @@
 //! (`config.json` + `model.safetensors`) to a decoder-step schedule: the
 //! second front end of this crate, for the architecture whose exported
 //! ONNX graphs carry a dynamic KV cache (`docs/decoding.md`). The families
-//! that differ from Llama in a few places (Qwen2, Gemma, Phi-3)
+//! that differ from Llama in a few places (Qwen2, Mistral, Gemma, Phi-3)
 //! share its step: `config.rs` reads the shared fields, `family.rs` each
 //! family's own fields and tensor names, `step.rs` builds the thunks,
 //! `tensors.rs` reads the checkpoint's tensors.
