@@ -27,6 +27,9 @@ pub struct ImportReport {
     pub weights_bytes: usize,
     /// Parameter tensors in the weights file.
     pub params: usize,
+    /// `ToBlocked` and `FromBlocked` thunks: the conversions between the
+    /// NCHW and blocked channel layouts the layout pass left.
+    pub layout_conversions: usize,
 }
 
 impl fmt::Display for ImportReport {
@@ -34,8 +37,15 @@ impl fmt::Display for ImportReport {
         let ratio = if self.peak_live_bytes == 0 { 1.0 } else { self.arena_bytes as f64 / self.peak_live_bytes as f64 };
         write!(
             f,
-            "{} thunks, {} buffers, arena {} bytes (peak-live lower bound {} bytes, {:.2}x), weights {} bytes in {} tensors",
-            self.thunks, self.buffers, self.arena_bytes, self.peak_live_bytes, ratio, self.weights_bytes, self.params
+            "{} thunks, {} buffers, arena {} bytes (peak-live lower bound {} bytes, {:.2}x), weights {} bytes in {} tensors, {} layout conversion(s)",
+            self.thunks,
+            self.buffers,
+            self.arena_bytes,
+            self.peak_live_bytes,
+            ratio,
+            self.weights_bytes,
+            self.params,
+            self.layout_conversions
         )
     }
 }
@@ -229,6 +239,11 @@ pub(crate) fn emit_with(
         peak_live_bytes,
         weights_bytes: weights.len(),
         params: weight_offsets.iter().flatten().count(),
+        layout_conversions: lowered
+            .thunks
+            .iter()
+            .filter(|lt| matches!(lt.thunk, rlx_sched::Thunk::ToBlocked(_) | rlx_sched::Thunk::FromBlocked(_)))
+            .count(),
     };
     let entries = lowered
         .entries

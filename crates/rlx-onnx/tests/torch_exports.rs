@@ -91,5 +91,8 @@ fn tiny_cnn_export_matches_onnxruntime() {
     assert_eq!(count(&imported, "BlockedConv2D"), 2, "{}", imported.sched_text);
     assert_eq!(count(&imported, "BlockedPool2D"), 2, "{}", imported.sched_text);
     assert_eq!(count(&imported, "FromBlocked"), 1, "{}", imported.sched_text);
+    // The report counts that one conversion, and says so.
+    assert_eq!(imported.report.layout_conversions, 1);
+    assert!(imported.report.to_string().ends_with(", 1 layout conversion(s)"), "{}", imported.report);
     check("tiny_cnn", false);
 }
