@@ -330,3 +330,49 @@ fn a_pad_of_the_channels_reads_the_nchw_form() {
     let want = run("blocked-channel-pad-nchw", &plain, &[("x", &x)], &["y"]);
     assert_identical_bits(&got[0], &want[0], "a channel pad gives the NCHW bits");
 }
+
+/// ConvNeXt's channels-last detour between two convolutions: `Conv` ->
+/// `Transpose` to NHWC -> `LayerNormalization` over channels -> `MatMul`
+/// -> `Transpose` back -> depthwise `Conv`.
+fn channels_last_block() -> rlx_onnx::proto::ModelProto {
+    let pads = || attr_ints("pads", &[1, 1, 1, 1]);
+    let nodes = vec![
+        node("Conv", "c1", &["x", "w1", "b1"], &["c1"], vec![pads()]),
+        node("Transpose", "to_nhwc", &["c1"], &["t1"], vec![attr_ints("perm", &[0, 2, 3, 1])]),
+        node("LayerNormalization", "ln", &["t1", "g", "beta"], &["n1"], vec![attr_i("axis", -1)]),
+        node("MatMul", "mm", &["n1", "w2"], &["m1"], vec![]),
+        node("Transpose", "to_nchw", &["m1"], &["t2"], vec![attr_ints("perm", &[0, 3, 1, 2])]),
+        node("Conv", "dw", &["t2", "w3"], &["y"], vec![pads(), attr_i("group", 32)]),
+    ];
+    let inits = vec![
+        init_raw("w1", &[32, 3, 3, 3], &values(32 * 27, 1)),
+        init_raw("b1", &[32], &values(32, 2)),
+        init_raw("g", &[32], &values(32, 3)),
+        init_raw("beta", &[32], &values(32, 4)),
+        init_raw("w2", &[32, 32], &values(32 * 32, 5)),
+        init_raw("w3", &[32, 1, 3, 3], &values(32 * 9, 6)),
+    ];
+    model(nodes, inits, vec![vi("x", &[1, 3, 6, 5])], vec![vi("y", &[1, 32, 6, 5])], 17)
+}
+
+#[test]
+fn layout_conversions_next_to_a_transpose_become_one_strided_read() {
+    let m = channels_last_block();
+    let blocked = import_model(&m, &ImportOptions::new(WEIGHTS)).expect("import, blocked");
+    let mut opts = ImportOptions::new(WEIGHTS);
+    opts.blocked = false;
+    let plain = import_model(&m, &opts).expect("import, NCHW");
+    let text = &blocked.sched_text;
+    // Out of the blocked layout to NHWC and back in: one transpose each
+    // way, reading or writing the blocked tensor; only the model output
+    // converts.
+    assert_eq!(count_kind(text, "BlockedConv2D"), 2, "{text}");
+    assert_eq!(count_kind(text, "Transpose"), 2, "{text}");
+    assert_eq!(count_kind(text, "ToBlocked"), 0, "{text}");
+    assert_eq!(count_kind(text, "FromBlocked"), 1, "{text}");
+    assert_eq!(blocked.report.layout_conversions, 1);
+    let x = values(3 * 30, 9);
+    let got = run("blocked-channels-last", &blocked, &[("x", &x)], &["y"]);
+    let want = run("blocked-channels-last-nchw", &plain, &[("x", &x)], &["y"]);
+    assert_identical_bits(&got[0], &want[0], "the composed reads give the NCHW bits");
+}

@@ -87,6 +87,7 @@ pub(crate) fn narrow_exact_packed_weights(lowered: &mut Lowered) {
 /// nothing reads any more.
 pub(crate) fn block_channels(lowered: &mut Lowered, winograd: Winograd) {
     blocked::block_channels(lowered, winograd);
+    transposes::compose_layout_conversions(lowered);
     prune(lowered);
 }
 

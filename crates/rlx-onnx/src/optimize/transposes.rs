@@ -16,12 +16,73 @@
 //! (checked from B's first element), B reads A's source directly with the
 //! composed strides, and A, once nothing reads its output, is dropped. A's
 //! source must not change between A and B. Copies only: same bits.
+//!
+//! A layout conversion of whole 16-channel blocks (`FromBlocked`,
+//! `ToBlocked` with `c % 16 == 0`) is a permutation too, so after the
+//! blocked-layout pass the same composition takes the conversions next to
+//! a transpose: ConvNeXt's `FromBlocked` then `Transpose` to channels-last
+//! (and back, then `ToBlocked`) become one strided read each way.
 
+use rlx_sched::blocked::{channel_blocks, CHANNEL_BLOCK};
 use rlx_sched::{Role, Thunk};
 
 use super::{Rewrite, Uses};
 use crate::lower::{push_view, Lowered};
-use rlx_sched::thunk::Transpose;
+use rlx_sched::thunk::{FromBlocked, ToBlocked, Transpose};
+
+/// `thunk` as the strided read it is: a `Transpose`, or a layout
+/// conversion of whole blocks (f32, no padded lanes).
+fn as_transpose(thunk: &Thunk<usize>) -> Option<Transpose<usize>> {
+    match *thunk {
+        Thunk::Transpose(ref t) => Some(t.clone()),
+        // NCHW `[n, cb, 16, hw]` from blocked `[n, cb, hw, 16]`.
+        Thunk::FromBlocked(FromBlocked { src, dst, n, c, hw }) if c.is_multiple_of(CHANNEL_BLOCK) => {
+            let cb = channel_blocks(c);
+            let in_total = n.checked_mul(c)?.checked_mul(hw)?;
+            let image = cb.checked_mul(hw)?.checked_mul(CHANNEL_BLOCK)?;
+            let in_strides = vec![image, hw * CHANNEL_BLOCK, 1, CHANNEL_BLOCK];
+            Some(Transpose { src, dst, in_total, out_dims: vec![n, cb, CHANNEL_BLOCK, hw], in_strides, elem_bytes: 4 })
+        }
+        // Blocked `[n, cb, hw, 16]` from NCHW `[n, cb, 16, hw]`.
+        Thunk::ToBlocked(ToBlocked { src, dst, n, c, hw }) if c.is_multiple_of(CHANNEL_BLOCK) => {
+            let cb = channel_blocks(c);
+            let in_total = n.checked_mul(c)?.checked_mul(hw)?;
+            let in_strides = vec![c.checked_mul(hw)?, CHANNEL_BLOCK * hw, 1, hw];
+            Some(Transpose { src, dst, in_total, out_dims: vec![n, cb, hw, CHANNEL_BLOCK], in_strides, elem_bytes: 4 })
+        }
+        _ => None,
+    }
+}
+
+/// Composes the layout conversions of the blocked-layout pass with the
+/// transposes around them (see the module comment).
+pub(super) fn compose_layout_conversions(lowered: &mut Lowered) {
+    let uses = Uses::new(lowered);
+    for b in 0..lowered.thunks.len() {
+        let is_conversion = |t: &Thunk<usize>| matches!(t, Thunk::FromBlocked(_) | Thunk::ToBlocked(_));
+        let b_thunk = &lowered.thunks[b].thunk;
+        // Only pairs with a conversion in them: transposes of transposes
+        // were composed before the layout pass.
+        let a_is_conversion = uses_writer(lowered, &uses, b).is_some_and(|a| is_conversion(&lowered.thunks[a].thunk));
+        if !(is_conversion(b_thunk) || a_is_conversion) {
+            continue;
+        }
+        if let Some(composed) = composed(lowered, &uses, b) {
+            lowered.thunks[b].thunk = Thunk::Transpose(composed);
+        }
+    }
+    drop_unread_transposes(lowered);
+}
+
+/// The one thunk before `b` writing the storage `b` reads as a strided read.
+fn uses_writer(lowered: &Lowered, uses: &Uses, b: usize) -> Option<usize> {
+    let tb = as_transpose(&lowered.thunks[b].thunk)?;
+    let root = lowered.storages[tb.src].view.map_or(tb.src, |(base, _)| base);
+    match uses.root_writers[root].as_slice() {
+        [a] if *a < b => Some(*a),
+        _ => None,
+    }
+}
 
 /// Runs the pass.
 pub(super) fn compose_transposes(lowered: &mut Lowered) {
@@ -37,14 +98,14 @@ pub(super) fn compose_transposes(lowered: &mut Lowered) {
 /// Thunk `b` as a read of its source's source, when it is a `Transpose`
 /// of a `Transpose`'s output and the strides compose.
 fn composed(lowered: &mut Lowered, uses: &Uses, b: usize) -> Option<Transpose<usize>> {
-    let Thunk::Transpose(tb) = &lowered.thunks[b].thunk else { return None };
+    let tb = &as_transpose(&lowered.thunks[b].thunk)?;
     let eb = tb.elem_bytes;
     let (root, offset_bytes) = lowered.storages[tb.src].view.unwrap_or((tb.src, 0));
     let a = match uses.root_writers[root].as_slice() {
         [a] if *a < b => *a,
         _ => return None,
     };
-    let Thunk::Transpose(ta) = &lowered.thunks[a].thunk else { return None };
+    let ta = &as_transpose(&lowered.thunks[a].thunk)?;
     let written = &lowered.storages[root];
     if ta.dst != root || ta.elem_bytes != eb || written.role != Role::Scratch || offset_bytes % eb != 0 {
         return None;
@@ -145,7 +206,8 @@ impl<'a> AxesOf<'a> {
     }
 }
 
-/// Drops the `Transpose`s into scratch that nothing reads any more.
+/// Drops the `Transpose`s (and layout conversions) into scratch that
+/// nothing reads any more.
 fn drop_unread_transposes(lowered: &mut Lowered) {
     let uses = Uses::new(lowered);
     let root = |id: usize| lowered.storages[id].view.map_or(id, |(b, _)| b);
@@ -160,7 +222,10 @@ fn drop_unread_transposes(lowered: &mut Lowered) {
     }
     let mut rewrite = Rewrite::new(lowered.thunks.len());
     for (t, lt) in lowered.thunks.iter().enumerate() {
-        if let Thunk::Transpose(tr) = &lt.thunk {
+        let converts = matches!(lt.thunk, Thunk::FromBlocked(_) | Thunk::ToBlocked(_));
+        if let Some(tr) =
+            (matches!(lt.thunk, Thunk::Transpose(_)) || converts).then(|| as_transpose(&lt.thunk)).flatten()
+        {
             let s = &lowered.storages[tr.dst];
             let only_writer = uses.root_writers[tr.dst] == [t];
             if tr.dst == root(tr.dst) && s.role == Role::Scratch && !read[tr.dst] && only_writer {
