@@ -145,29 +145,101 @@ pub struct LlamaArgs<'a> {
     pub new_model: Option<&'a str>,
 }
 
-/// `cargo xtask import-llama DIR`: a Hugging Face checkpoint of a
-/// supported decoder family (`rlx_onnx::llama::MODEL_TYPES`;
-/// `DIR/config.json`, `DIR/model.safetensors`) to a decoder-step
-/// `model.sched` + `weights.safetensors` + `generation.json` in `out_dir`
-/// (`docs/decoding.md`), with a `prefill` entry of that many tokens when it
-/// is above 1; with `--new-model NAME`, to a decoder crate `models/NAME`
-/// that also embeds `DIR/tokenizer.json`.
+/// Where `import-llama` reads a model: a Hugging Face checkpoint
+/// directory, or a GGUF file mapped to one in memory (`rlx_gguf`).
+enum Checkpoint<'a> {
+    Dir(&'a Path),
+    Gguf { path: &'a Path, hf: rlx_gguf::HfCheckpoint, tokenizer: Result<Vec<u8>, String>, tokenizer_config: String },
+}
+
+impl<'a> Checkpoint<'a> {
+    /// A directory as it is; a file is read as a GGUF.
+    fn open(path: &'a Path) -> Result<Self> {
+        if path.is_dir() {
+            return Ok(Checkpoint::Dir(path));
+        }
+        let bytes = rlx_sched::read_regular_file(path)
+            .with_context(|| format!("cannot read {} (a checkpoint directory or a .gguf file)", path.display()))?;
+        let gguf = rlx_gguf::Gguf::parse(&bytes).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        let hf = rlx_gguf::llama_checkpoint(&gguf).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        let tokenizer = rlx_gguf::tokenizer::tokenizer_json(&gguf).map_err(|e| e.to_string());
+        let tokenizer_config =
+            rlx_gguf::tokenizer::tokenizer_config_json(&gguf).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        Ok(Checkpoint::Gguf { path, hf, tokenizer, tokenizer_config })
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            Checkpoint::Dir(p) | Checkpoint::Gguf { path: p, .. } => p,
+        }
+    }
+
+    /// The tokenizer, checked to load as the decoder binary will load it
+    /// (a byte-level BPE), so a crate is never made around a tokenizer
+    /// its binary refuses.
+    fn tokenizer(&self) -> Result<Vec<u8>> {
+        let (bytes, shown) = match self {
+            Checkpoint::Dir(dir) => {
+                let path = dir.join("tokenizer.json");
+                let bytes = rlx_sched::read_regular_file(&path).with_context(|| {
+                    format!("cannot read {} (a decoder crate embeds its tokenizer)", path.display())
+                })?;
+                (bytes, path.display().to_string())
+            }
+            Checkpoint::Gguf { path, tokenizer, .. } => {
+                let bytes = tokenizer.clone().map_err(|e| anyhow!("{}: {e}", path.display()))?;
+                (bytes, format!("{} (its tokenizer)", path.display()))
+            }
+        };
+        rlx_decode::Tokenizer::from_bytes(&bytes).map_err(|e| anyhow!("{shown}: {e}"))?;
+        Ok(bytes)
+    }
+
+    fn generation(&self) -> Result<rlx_decode::GenerationConfig> {
+        match self {
+            Checkpoint::Dir(dir) => read_generation(dir),
+            Checkpoint::Gguf { path, hf, tokenizer_config, .. } => {
+                rlx_decode::GenerationConfig::from_checkpoint(&hf.config_json, None, Some(tokenizer_config))
+                    .map_err(|e| anyhow!("{}: {e}", path.display()))
+            }
+        }
+    }
+
+    fn import(&self, name: &str, opts: &rlx_onnx::llama::LlamaOptions) -> Result<rlx_onnx::Imported> {
+        match self {
+            Checkpoint::Dir(dir) => read_llama(dir, name, opts),
+            Checkpoint::Gguf { path, hf, .. } => {
+                rlx_onnx::llama::import_llama_with(&hf.config_json, &hf.safetensors, opts, name, "weights.safetensors")
+                    .map_err(|e| anyhow!("{}: {e}", path.display()))
+            }
+        }
+    }
+}
+
+/// `cargo xtask import-llama DIR|FILE.gguf`: a Hugging Face checkpoint of
+/// a supported decoder family (`rlx_onnx::llama::MODEL_TYPES`;
+/// `DIR/config.json`, `DIR/model.safetensors`) or a Llama GGUF to a
+/// decoder-step `model.sched` + `weights.safetensors` +
+/// `generation.json` in `out_dir` (`docs/decoding.md`), with a `prefill`
+/// entry of that many tokens when it is above 1; with `--new-model NAME`,
+/// to a decoder crate `models/NAME` that also embeds the tokenizer
+/// (`DIR/tokenizer.json`, or the GGUF's as a `tokenizer.json`).
 pub fn import_llama(root: &Path, args: &LlamaArgs<'_>) -> Result<()> {
-    let checkpoint = args.checkpoint;
     // Everything a crate needs is checked before the import runs.
     let target = args.new_model.map(|name| scaffold::Target::check(root, name)).transpose()?;
+    let checkpoint = Checkpoint::open(args.checkpoint)?;
     let tokenizer = match target {
-        Some(_) => Some(read_tokenizer(checkpoint)?),
+        Some(_) => Some(checkpoint.tokenizer()?),
         None => None,
     };
     let name = args.name.or(args.new_model).context("--name or --new-model is required")?;
     let opts =
         rlx_onnx::llama::LlamaOptions { prefill: args.prefill, weights: args.weights.format(), max_len: args.max_len };
-    let imported = read_llama(checkpoint, name, &opts)?;
-    let generation = read_generation(checkpoint)?;
+    let imported = checkpoint.import(name, &opts)?;
+    let generation = checkpoint.generation()?;
     report_generation(&generation);
     if let (Some(target), Some(tokenizer)) = (target, tokenizer) {
-        return target.create_decoder(checkpoint, &imported, &tokenizer, &generation.to_json());
+        return target.create_decoder(checkpoint.path(), &imported, &tokenizer, &generation.to_json());
     }
     let out_dir = args.out_dir.context("--out-dir or --new-model is required")?;
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
@@ -179,6 +251,18 @@ pub fn import_llama(root: &Path, args: &LlamaArgs<'_>) -> Result<()> {
     std::fs::write(&generation_file, generation.to_json())
         .with_context(|| format!("writing {}", generation_file.display()))?;
     println!("wrote {}, {} and {}", sched.display(), weights.display(), generation_file.display());
+    // A GGUF holds its tokenizer: written beside, as a checkpoint
+    // directory would hold it.
+    if let Checkpoint::Gguf { tokenizer, .. } = &checkpoint {
+        match tokenizer {
+            Ok(json) => {
+                let file = out_dir.join("tokenizer.json");
+                std::fs::write(&file, json).with_context(|| format!("writing {}", file.display()))?;
+                println!("wrote {}", file.display());
+            }
+            Err(e) => println!("no tokenizer.json: {e}"),
+        }
+    }
     println!("{}", imported.report);
     Ok(())
 }
@@ -194,17 +278,6 @@ fn report_generation(generation: &rlx_decode::GenerationConfig) {
     if generation.chat_template.is_none() {
         println!("no chat template (tokenizer_config.json): --chat and --interactive are not available");
     }
-}
-
-/// `DIR/tokenizer.json`, checked to load as the decoder binary will load
-/// it (a byte-level BPE), so a crate is never made around a tokenizer its
-/// binary refuses.
-fn read_tokenizer(checkpoint: &Path) -> Result<Vec<u8>> {
-    let path = checkpoint.join("tokenizer.json");
-    let bytes = rlx_sched::read_regular_file(&path)
-        .with_context(|| format!("cannot read {} (a decoder crate embeds its tokenizer)", path.display()))?;
-    rlx_decode::Tokenizer::from_bytes(&bytes).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    Ok(bytes)
 }
 
 /// The checkpoint's generation config: end-of-reply ids from

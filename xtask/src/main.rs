@@ -101,8 +101,8 @@ enum Command {
     TestAarch64,
     /// Import a Hugging Face decoder checkpoint (DIR/config.json,
     /// DIR/model.safetensors) of the Llama, Qwen2, Mistral, Gemma or Phi-3
-    /// family as a decoder step: writes model.sched and weights.safetensors
-    /// (docs/decoding.md).
+    /// family, or a Llama GGUF file, as a decoder step: writes model.sched
+    /// and weights.safetensors (docs/decoding.md).
     ImportLlama {
         checkpoint: PathBuf,
         /// Directory for the outputs (or --new-model).

@@ -433,3 +433,51 @@ fn import_llama_new_model_needs_the_tokenizer() {
     assert!(!root.join("models/chat_tiny").exists());
     assert_eq!(std::fs::read_to_string(root.join("Cargo.toml")).unwrap(), WORKSPACE);
 }
+
+/// `import-llama model.gguf --new-model` makes the crate the checkpoint
+/// the GGUF was converted from makes: the same schedule, weights and
+/// generation config, and a tokenizer.json made from the GGUF's
+/// vocabulary and merges that the binary loads.
+#[test]
+fn import_llama_new_model_from_a_gguf() {
+    let root = temp_workspace("llama_new_model_gguf");
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/llama_tiny");
+    let gguf = bundled.join("gguf/llama_tiny.f32.gguf");
+    let out = xtask(&["import-llama", s(&gguf), "--new-model", "chat_tiny", "--root", s(&root)]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", text(&out.stderr));
+    let dir = root.join("models/chat_tiny");
+    let read = |file: &str| std::fs::read(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    assert_eq!(read("generation.json"), std::fs::read(bundled.join("generation.json")).unwrap());
+    assert_eq!(read("weights.safetensors"), std::fs::read(bundled.join("weights.safetensors")).unwrap());
+    let bundled_sched = std::fs::read_to_string(bundled.join("model.sched")).unwrap();
+    assert_eq!(text(&read("model.sched")), bundled_sched.replace("model llama_tiny", "model chat_tiny"));
+    let ours = rlx_decode::Tokenizer::from_bytes(&read("tokenizer.json")).unwrap();
+    let theirs = rlx_decode::Tokenizer::from_bytes(&std::fs::read(bundled.join("tokenizer.json")).unwrap()).unwrap();
+    let prompt = "The quick brown fox, 12345 times!";
+    assert_eq!(ours.encode(prompt).unwrap(), theirs.encode(prompt).unwrap());
+    assert!(stdout.contains("cargo xtask build chat_tiny --static"), "{stdout}");
+}
+
+/// A bad GGUF is one line naming the file and what was wrong; nothing is
+/// written.
+#[test]
+fn import_llama_refuses_a_bad_gguf_in_one_line() {
+    let root = temp_dir("llama_bad_gguf");
+    let good =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/llama_tiny/gguf/llama_tiny.q8_0.gguf"))
+            .unwrap();
+    let file = root.join("cut.gguf");
+    std::fs::write(&file, &good[..good.len() - 100]).unwrap();
+    let out_dir = root.join("out");
+    let out = xtask(&["import-llama", s(&file), "--out-dir", s(&out_dir), "--name", "m"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("cut.gguf: tensor `output_norm.weight`: its 256 bytes at offset")
+            && stderr.contains("truncated"),
+        "{stderr}"
+    );
+    assert!(!out_dir.exists());
+}
