@@ -21,6 +21,10 @@
    finite scales otherwise) and beside it, as an F32 tensor named
    `NAME.expected`, `gguf.quants.dequantize` of it: the reference the
    Rust dequantizers must match bit for bit.
+3. `crates/rlx-gguf/tests/data/llama_micro.gguf`: a Llama of one layer,
+   hidden size 32 and 16 tokens with random weights in F32, F16, Q8_0 and
+   Q4_0, and a byte-level BPE vocabulary: a few kilobytes that import in
+   milliseconds, the `gguf` fuzz target's seed.
 
 Run from the workspace root:
     python3 models/make/make_gguf.py LLAMA_CPP_DIR
@@ -202,9 +206,61 @@ def quants_fixture() -> None:
     print(f"wrote {QUANTS.relative_to(ROOT)}")
 
 
+def llama_micro() -> None:
+    import gguf
+    from gguf import GGMLQuantizationType as T
+    from gguf import quants
+
+    rng = np.random.default_rng(7)
+    path = QUANTS.parent / "llama_micro.gguf"
+    w = gguf.GGUFWriter(str(path), arch="llama")
+    hidden, heads, kv_heads, ffn, vocab, context = 32, 2, 1, 32, 16, 16
+    w.add_block_count(1)
+    w.add_context_length(context)
+    w.add_embedding_length(hidden)
+    w.add_feed_forward_length(ffn)
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv_heads)
+    w.add_rope_freq_base(10000.0)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_dimension_count(hidden // heads)
+    tokens = ["<|endoftext|>"] + [chr(c) for c in range(ord("a"), ord("a") + vocab - 2)] + ["ab"]
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("gpt2")
+    w.add_token_list(tokens)
+    w.add_token_types([3] + [1] * (vocab - 1))
+    w.add_token_merges(["a b"])
+    w.add_eos_token_id(0)
+    w.add_chat_template("{% for m in messages %}{{ m['content'] }}{% endfor %}")
+
+    def tensor(name, shape, ty):
+        values = (0.3 * rng.standard_normal(shape)).astype(np.float32)
+        if "norm" in name:
+            values += 1.0
+        w.add_tensor(name, quants.quantize(values, ty), raw_dtype=ty)
+
+    tensor("token_embd.weight", (vocab, hidden), T.Q8_0)
+    tensor("blk.0.attn_norm.weight", (hidden,), T.F32)
+    tensor("blk.0.attn_q.weight", (hidden, hidden), T.Q8_0)
+    tensor("blk.0.attn_k.weight", (hidden // heads * kv_heads, hidden), T.Q8_0)
+    tensor("blk.0.attn_v.weight", (hidden // heads * kv_heads, hidden), T.F16)
+    tensor("blk.0.attn_output.weight", (hidden, hidden), T.Q4_0)
+    tensor("blk.0.ffn_norm.weight", (hidden,), T.F32)
+    tensor("blk.0.ffn_gate.weight", (ffn, hidden), T.F16)
+    tensor("blk.0.ffn_up.weight", (ffn, hidden), T.Q4_1)
+    tensor("blk.0.ffn_down.weight", (hidden, ffn), T.Q8_0)
+    tensor("output_norm.weight", (hidden,), T.F32)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    print(f"wrote {path.relative_to(ROOT)}")
+
+
 def main() -> None:
     QUANTS.parent.mkdir(parents=True, exist_ok=True)
     quants_fixture()
+    llama_micro()
     if len(sys.argv) > 1:
         llama_cpp = Path(sys.argv[1]).resolve()
         out_dir = LLAMA_TINY / "gguf"

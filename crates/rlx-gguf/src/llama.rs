@@ -52,7 +52,7 @@ impl Meta<'_, '_> {
                 Some(x) => Ok(Some(x)),
                 None => Err(crate::error::metadata(
                     &self.key(name),
-                    format!("must be a positive integer, found {} {v:?}", v.type_name()),
+                    format!("must be a positive integer, found {} {}", v.type_name(), v.describe()),
                 )),
             },
         }
@@ -161,7 +161,7 @@ pub fn llama_checkpoint(gguf: &Gguf<'_>) -> Result<HfCheckpoint, GgufError> {
         if kind.as_str() != Some("none") {
             return Err(crate::error::metadata(
                 &m.key("rope.scaling.type"),
-                format!("{kind:?}: rope scaling is not supported"),
+                format!("{}: rope scaling is not supported", kind.describe()),
             ));
         }
     }
@@ -251,7 +251,7 @@ fn safetensors_of(gguf: &Gguf<'_>, layers: usize, heads: usize, kv_heads: usize)
         };
         if let Some(h) = permuted {
             let rows = t.dims.get(1).copied().unwrap_or(1);
-            if t.dims.len() != 2 || rows % (2 * h) != 0 {
+            if t.dims.len() != 2 || h.checked_mul(2).is_none_or(|n| rows % n != 0) {
                 return Err(model_err(format!(
                     "tensor `{}`: dims {:?} are not {h} heads of rows of an even size",
                     t.name, t.dims

@@ -89,6 +89,27 @@ impl Value {
         }
     }
 
+    /// The value for a message: a scalar or a string as it is, an array
+    /// by its length (a vocabulary would flood the message).
+    pub fn describe(&self) -> String {
+        match self {
+            Value::String(s) if s.chars().count() > 80 => format!("{:?}...", s.chars().take(80).collect::<String>()),
+            Value::String(s) => format!("{s:?}"),
+            Value::Array(a) => format!("an ARRAY of {} values", a.len()),
+            Value::U8(x) => x.to_string(),
+            Value::I8(x) => x.to_string(),
+            Value::U16(x) => x.to_string(),
+            Value::I16(x) => x.to_string(),
+            Value::U32(x) => x.to_string(),
+            Value::I32(x) => x.to_string(),
+            Value::U64(x) => x.to_string(),
+            Value::I64(x) => x.to_string(),
+            Value::F32(x) => x.to_string(),
+            Value::F64(x) => x.to_string(),
+            Value::Bool(x) => x.to_string(),
+        }
+    }
+
     /// ggml's name of the value's type, for messages.
     pub fn type_name(&self) -> &'static str {
         match self {

@@ -37,7 +37,7 @@ fn token_id(gguf: &Gguf<'_>, key: &str, vocab: usize) -> Result<Option<u32>, Ggu
     let id = v.as_u64().and_then(|x| u32::try_from(x).ok());
     match id {
         Some(id) if (id as usize) < vocab => Ok(Some(id)),
-        _ => Err(metadata(key, format!("{v:?} is not a token id of the vocabulary of {vocab}"))),
+        _ => Err(metadata(key, format!("{} is not a token id of the vocabulary of {vocab}", v.describe()))),
     }
 }
 

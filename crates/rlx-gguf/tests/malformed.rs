@@ -27,6 +27,14 @@ impl File {
         self
     }
 
+    fn kv_str(mut self, key: &str, v: &str) -> Self {
+        string(&mut self.kv, key);
+        self.kv.extend(8u32.to_le_bytes());
+        string(&mut self.kv, v);
+        self.kv_count += 1;
+        self
+    }
+
     fn tensor(mut self, name: &str, dims: &[u64], ty: u32, offset: u64) -> Self {
         string(&mut self.infos, name);
         self.infos.extend((dims.len() as u32).to_le_bytes());
@@ -166,4 +174,46 @@ fn deeply_nested_arrays_are_refused() {
     }
     f.kv_count = 1;
     assert!(err(&f.bytes()).starts_with("metadata key `nest`: arrays nested deeper than"), "{}", err(&f.bytes()));
+}
+
+/// What the Llama mapping does not compute is refused naming the key.
+#[test]
+fn the_llama_mapping_names_what_it_refuses() {
+    let map = |f: File| rlx_gguf::llama_checkpoint(&Gguf::parse(&f.bytes()).unwrap()).unwrap_err().to_string();
+    assert_eq!(
+        map(File::default().kv_str("general.architecture", "gpt2")),
+        "metadata key `general.architecture`: `gpt2` is not supported; supported: llama"
+    );
+    assert_eq!(map(File::default()), "metadata key `general.architecture`: is missing");
+    let llama = || File::default().kv_str("general.architecture", "llama");
+    assert_eq!(
+        map(llama().kv_u32("llama.expert_count", 8)),
+        "metadata key `llama.expert_count`: mixture-of-experts models are not supported"
+    );
+    assert_eq!(
+        map(llama().kv_str("llama.rope.scaling.type", "linear")),
+        "metadata key `llama.rope.scaling.type`: \"linear\": rope scaling is not supported"
+    );
+    assert_eq!(map(llama()), "metadata key `llama.embedding_length`: is missing");
+    let sized = llama()
+        .kv_u32("llama.embedding_length", 64)
+        .kv_u32("llama.attention.head_count", 4)
+        .kv_u32("llama.rope.dimension_count", 8);
+    assert!(map(sized).starts_with("metadata key `llama.rope.dimension_count`: rotary embeddings over part of a head"));
+    let sized = llama().kv_u32("llama.embedding_length", 64).kv_u32("llama.attention.head_count", 0);
+    assert_eq!(map(sized), "metadata key `llama.attention.head_count`: must be a positive integer, found UINT32 0");
+}
+
+/// Tokenizers the decoder cannot run are refused naming the key.
+#[test]
+fn only_byte_level_bpe_tokenizers_are_converted() {
+    let tok = |f: File| rlx_gguf::tokenizer::tokenizer_json(&Gguf::parse(&f.bytes()).unwrap()).unwrap_err().to_string();
+    assert_eq!(
+        tok(File::default().kv_str("tokenizer.ggml.model", "llama")),
+        "metadata key `tokenizer.ggml.model`: `llama` is not supported: the decoder reads byte-level BPE tokenizers (`gpt2`) only"
+    );
+    assert_eq!(
+        tok(File::default().kv_str("tokenizer.ggml.model", "gpt2").kv_str("tokenizer.ggml.pre", "llama-bpe")),
+        "metadata key `tokenizer.ggml.pre`: pre-tokenizer `llama-bpe` is not supported; supported: gpt2"
+    );
 }
