@@ -105,6 +105,7 @@ pub fn run(target: &str, work: &Workdir, data: &[u8]) -> Option<Outcome> {
         "npy" => npy(work, data),
         "weights" => weights(work, data),
         "onnx" => onnx(work, data),
+        "gguf" => gguf(work, data),
         _ => return None,
     })
 }
@@ -252,6 +253,36 @@ pub fn onnx(work: &Workdir, data: &[u8]) -> Outcome {
     std::fs::write(out.join("weights.safetensors"), &imported.weights).expect("write the imported weights");
     if let Err(d) = check_source(text, &out) {
         panic!("the imported schedule does not validate:\n{}\n{text}", d.render("imported.sched", text));
+    }
+    Outcome::Accepted
+}
+
+/// `gguf`: a GGUF file through `rlx_gguf`'s reader; every tensor of an
+/// accepted file dequantizes to exactly its element count, and a Llama
+/// GGUF maps to a Hugging Face checkpoint that the Llama importer either
+/// imports or refuses with an error, and to a tokenizer that is JSON.
+pub fn gguf(_work: &Workdir, data: &[u8]) -> Outcome {
+    let file = match rlx_gguf::Gguf::parse(data) {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = e.to_string();
+            return Outcome::Rejected;
+        }
+    };
+    for t in file.tensors() {
+        assert_eq!(file.raw(t).len(), t.bytes, "tensor `{}`: raw bytes", t.name);
+        assert_eq!(file.dequantize(t).len(), t.elements(), "tensor `{}`: values", t.name);
+    }
+    if let Ok(json) = rlx_gguf::tokenizer::tokenizer_json(&file) {
+        serde_json::from_slice::<serde_json::Value>(&json).expect("the tokenizer.json written is JSON");
+    }
+    let _ = rlx_gguf::tokenizer::tokenizer_config_json(&file);
+    if let Ok(hf) = rlx_gguf::llama_checkpoint(&file) {
+        if let Err(e) =
+            rlx_onnx::llama::import_llama(&hf.config_json, &hf.safetensors, 4, "gguf", "weights.safetensors")
+        {
+            let _ = e.to_string();
+        }
     }
     Outcome::Accepted
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Every fuzz target: one AFL binary in `fuzz/src/bin/` each, and one
 /// stream of the mutation test.
-pub const TARGETS: &[&str] = &["sched", "npy", "weights", "onnx"];
+pub const TARGETS: &[&str] = &["sched", "npy", "weights", "onnx", "gguf"];
 
 /// Seed files larger than this are skipped (AFL refuses inputs over 1 MB,
 /// and large seeds only slow every execution down).
@@ -20,6 +20,9 @@ pub const MAX_SEED_BYTES: u64 = 1 << 20;
 /// - `npy`: `models/*/samples/*.npy`
 /// - `weights`: `models/*/weights.safetensors`, `tests/sched/ok/*.safetensors`
 /// - `onnx`: `crates/rlx-onnx/tests/data/*.onnx`
+/// - `gguf`: `crates/rlx-gguf/tests/data/*.gguf` (a micro Llama and the
+///   dequantization fixture: every execution imports the Llama, so the
+///   seeds stay a few kilobytes)
 pub fn seed_files(root: &Path, target: &str) -> Option<Vec<PathBuf>> {
     let mut files = Vec::new();
     match target {
@@ -39,6 +42,7 @@ pub fn seed_files(root: &Path, target: &str) -> Option<Vec<PathBuf>> {
             files.extend(in_dir(&root.join("tests/sched/ok"), |p| has_ext(p, "safetensors")));
         }
         "onnx" => files.extend(in_dir(&root.join("crates/rlx-onnx/tests/data"), |p| has_ext(p, "onnx"))),
+        "gguf" => files.extend(in_dir(&root.join("crates/rlx-gguf/tests/data"), |p| has_ext(p, "gguf"))),
         _ => return None,
     }
     files.retain(|p| std::fs::metadata(p).is_ok_and(|m| m.len() <= MAX_SEED_BYTES));

@@ -21,10 +21,12 @@
    finite scales otherwise) and beside it, as an F32 tensor named
    `NAME.expected`, `gguf.quants.dequantize` of it: the reference the
    Rust dequantizers must match bit for bit.
-3. `crates/rlx-gguf/tests/data/llama_micro.gguf`: a Llama of one layer,
-   hidden size 32 and 16 tokens with random weights in F32, F16, Q8_0 and
-   Q4_0, and a byte-level BPE vocabulary: a few kilobytes that import in
-   milliseconds, the `gguf` fuzz target's seed.
+3. `crates/rlx-gguf/tests/data/llama_micro{,_untied}.gguf`: Llamas of one
+   layer, hidden size 32 and 16 tokens with random weights (F32, F16,
+   Q8_0, Q4_0, Q4_1; the second with BF16 tensors, its own `output.weight`
+   and as many key/value heads as query heads) and a byte-level BPE
+   vocabulary: a few kilobytes that import in milliseconds, the `gguf`
+   fuzz target's seeds.
 
 Run from the workspace root:
     python3 models/make/make_gguf.py LLAMA_CPP_DIR
@@ -206,15 +208,15 @@ def quants_fixture() -> None:
     print(f"wrote {QUANTS.relative_to(ROOT)}")
 
 
-def llama_micro() -> None:
+def llama_micro(untied: bool) -> None:
     import gguf
     from gguf import GGMLQuantizationType as T
     from gguf import quants
 
-    rng = np.random.default_rng(7)
-    path = QUANTS.parent / "llama_micro.gguf"
+    rng = np.random.default_rng(7 + untied)
+    path = QUANTS.parent / ("llama_micro_untied.gguf" if untied else "llama_micro.gguf")
     w = gguf.GGUFWriter(str(path), arch="llama")
-    hidden, heads, kv_heads, ffn, vocab, context = 32, 2, 1, 32, 16, 16
+    hidden, heads, kv_heads, ffn, vocab, context = 32, 2, 2 if untied else 1, 32, 16, 16
     w.add_block_count(1)
     w.add_context_length(context)
     w.add_embedding_length(hidden)
@@ -243,13 +245,15 @@ def llama_micro() -> None:
     tensor("blk.0.attn_norm.weight", (hidden,), T.F32)
     tensor("blk.0.attn_q.weight", (hidden, hidden), T.Q8_0)
     tensor("blk.0.attn_k.weight", (hidden // heads * kv_heads, hidden), T.Q8_0)
-    tensor("blk.0.attn_v.weight", (hidden // heads * kv_heads, hidden), T.F16)
+    tensor("blk.0.attn_v.weight", (hidden // heads * kv_heads, hidden), T.BF16 if untied else T.F16)
     tensor("blk.0.attn_output.weight", (hidden, hidden), T.Q4_0)
     tensor("blk.0.ffn_norm.weight", (hidden,), T.F32)
     tensor("blk.0.ffn_gate.weight", (ffn, hidden), T.F16)
     tensor("blk.0.ffn_up.weight", (ffn, hidden), T.Q4_1)
     tensor("blk.0.ffn_down.weight", (hidden, ffn), T.Q8_0)
     tensor("output_norm.weight", (hidden,), T.F32)
+    if untied:
+        tensor("output.weight", (vocab, hidden), T.F32)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -260,7 +264,8 @@ def llama_micro() -> None:
 def main() -> None:
     QUANTS.parent.mkdir(parents=True, exist_ok=True)
     quants_fixture()
-    llama_micro()
+    llama_micro(untied=False)
+    llama_micro(untied=True)
     if len(sys.argv) > 1:
         llama_cpp = Path(sys.argv[1]).resolve()
         out_dir = LLAMA_TINY / "gguf"

@@ -555,6 +555,11 @@ fn onnx() {
     check_target("onnx", 0x5c4e_d000_0004);
 }
 
+#[test]
+fn gguf() {
+    check_target("gguf", 0x5c4e_d000_0005);
+}
+
 /// The inputs AFL (or this test) once found failing, kept under
 /// `tests/fuzz-regressions/TARGET/`: each must now be handled like any
 /// other input, within the time limit.

@@ -115,6 +115,10 @@ fn hf_name(name: &str, layers: usize, heads: usize, kv_heads: usize) -> Result<(
 /// d / 2`, `j` in 0..2) is transformers' row `h * d + j * d / 2 + i`.
 /// `rows` is `heads * d` rows of `row_bytes` bytes each.
 pub fn unpermute_rows(data: &[u8], heads: usize, row_bytes: usize) -> Vec<u8> {
+    // Rows of no bytes (a tensor of no columns) have no order to undo.
+    if row_bytes == 0 || heads == 0 {
+        return data.to_vec();
+    }
     let rows = data.len() / row_bytes;
     let (d, half) = (rows / heads, rows / heads / 2);
     let mut out = vec![0u8; data.len()];
@@ -251,9 +255,9 @@ fn safetensors_of(gguf: &Gguf<'_>, layers: usize, heads: usize, kv_heads: usize)
         };
         if let Some(h) = permuted {
             let rows = t.dims.get(1).copied().unwrap_or(1);
-            if t.dims.len() != 2 || h.checked_mul(2).is_none_or(|n| rows % n != 0) {
+            if t.dims.len() != 2 || rows == 0 || h.checked_mul(2).is_none_or(|n| rows % n != 0) {
                 return Err(model_err(format!(
-                    "tensor `{}`: dims {:?} are not {h} heads of rows of an even size",
+                    "tensor `{}`: dims {:?} are not {h} heads of rows of a positive even size",
                     t.name, t.dims
                 )));
             }
@@ -287,6 +291,7 @@ fn safetensors_of(gguf: &Gguf<'_>, layers: usize, heads: usize, kv_heads: usize)
     for e in &entries {
         let (_, bytes) = hf_bytes(gguf, e.info);
         match e.permuted {
+            // `dims[1]` is positive: checked above.
             Some(h) => out.extend(unpermute_rows(&bytes, h, bytes.len() / e.info.dims[1])),
             None => out.extend(bytes),
         }

@@ -210,16 +210,20 @@ fn the_tokenizer_and_generation_config_are_the_checkpoints() {
     assert_eq!(generation.to_json(), checked_in);
 }
 
-/// The fuzz seed `tests/data/llama_micro.gguf` (one layer, F32, F16,
-/// Q8_0, Q4_0 and Q4_1 tensors) imports, tokenizer and all: its mutants
-/// reach the importer.
+/// The fuzz seeds `tests/data/llama_micro{,_untied}.gguf` (one layer;
+/// F32, F16, BF16, Q8_0, Q4_0 and Q4_1 tensors; tied and untied logits)
+/// import, tokenizer and all: their mutants reach the importer.
 #[test]
-fn the_micro_llama_seed_imports() {
-    let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/llama_micro.gguf")).unwrap();
-    let gguf = Gguf::parse(&bytes).unwrap();
-    let hf = llama_checkpoint(&gguf).unwrap();
-    let imported = import(&hf.config_json, &hf.safetensors, WeightFormat::AsStored);
-    assert!(imported.sched_text.contains("CachedAttention"));
-    let tokenizer = rlx_decode::Tokenizer::from_bytes(&rlx_gguf::tokenizer::tokenizer_json(&gguf).unwrap()).unwrap();
-    assert_eq!(tokenizer.encode("ab").unwrap(), [15]);
+fn the_micro_llama_seeds_import() {
+    for file in ["llama_micro.gguf", "llama_micro_untied.gguf"] {
+        let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(file)).unwrap();
+        let gguf = Gguf::parse(&bytes).unwrap();
+        let hf = llama_checkpoint(&gguf).unwrap();
+        let imported = import(&hf.config_json, &hf.safetensors, WeightFormat::AsStored);
+        assert!(imported.sched_text.contains("CachedAttention"), "{file}");
+        assert_eq!(imported.sched_text.contains("lm_head"), file.contains("untied"), "{file}");
+        let json = rlx_gguf::tokenizer::tokenizer_json(&gguf).unwrap();
+        let tokenizer = rlx_decode::Tokenizer::from_bytes(&json).unwrap();
+        assert_eq!(tokenizer.encode("ab").unwrap(), [15], "{file}");
+    }
 }
