@@ -31,11 +31,11 @@
 Run from the workspace root:
     python3 models/make/make_gguf.py LLAMA_CPP_DIR
 where LLAMA_CPP_DIR holds llama.cpp's `convert_hf_to_gguf.py` and its
-`conversion/` package, e.g. `vendor/llama.cpp` of the llama-cpp-python
-sdist (`pip download llama-cpp-python==0.3.36 --no-deps --no-binary
-:all:`, unpacked; stop pip once the sdist is downloaded, before it builds
-cmake). Packages: gguf==0.19.0, numpy, torch, transformers. Without
-LLAMA_CPP_DIR only step 2 runs.
+`conversion/` package: `vendor/llama.cpp` of the llama-cpp-python sdist
+(`pip download llama-cpp-python==0.3.36 --no-deps --no-binary
+llama-cpp-python`, then untar it; `--no-binary :all:` would also build
+its build tools, cmake among them, from source). Packages: gguf==0.19.0,
+numpy, torch, transformers. Without LLAMA_CPP_DIR only steps 2 and 3 run.
 """
 
 import shutil
