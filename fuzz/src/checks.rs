@@ -18,16 +18,40 @@
 //!   data section, matches its sha256, and holds every `param` buffer.
 //! - `onnx`: `import_bytes` with default options; an imported model's
 //!   schedule is canonical and validates against the weights it came with.
+//! - `llama`: `config.json`, a NUL byte, `model.safetensors`, through
+//!   `import_llama_with` (a prefill chunk of 4); as `onnx`, an imported
+//!   schedule is canonical and validates against its weights.
+//! - `tokenizer`: the bytes as a `tokenizer.json` (`Tokenizer::from_bytes`),
+//!   as a `generation.json` (`GenerationConfig::from_json`) and as a
+//!   checkpoint's `tokenizer_config.json` and `config.json`
+//!   (`GenerationConfig::from_checkpoint`). An accepted tokenizer encodes a
+//!   fixed text and decodes the ids back, and streaming decode gives the
+//!   same text; an accepted config survives `to_json` then `from_json`;
+//!   a chat template that compiles renders a fixed conversation or
+//!   returns an error.
+//! - `sched_run`: `.sched` text that validates, has an arena of at most
+//!   [`RUN_MAX_BYTES`] and at most [`RUN_MAX_WORK`] work, run by the
+//!   interpreter: every entry twice from the reset state with zero inputs,
+//!   twice with patterned ones; both runs of a pair leave the same arena
+//!   bits.
 
 #![allow(dead_code)]
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use rlx_onnx::{import_bytes, ImportOptions};
+use rlx_decode::{ChatTemplate, GenerationConfig, Message, TextStream, Tokenizer};
+use rlx_interp::Interpreter;
+use rlx_onnx::llama::{import_llama_with, LlamaOptions, WeightFormat};
+use rlx_onnx::{import_bytes, ImportOptions, Imported};
 use rlx_runtime::npy::{read_npy, write_npy};
 use rlx_runtime::weights::Weights;
-use rlx_sched::{check_source, parse, print, sha256_hex, validate, DType, Schedule, Segment, ValidateOptions};
+use rlx_sched::thunk::Thunk;
+use rlx_sched::value::{Value, ValueKind};
+use rlx_sched::{
+    check_source, parse, print, scratch_bound, sha256_hex, validate, DType, FieldSyntax, Schedule, Segment,
+    ValidateOptions,
+};
 
 /// What a target made of an input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +130,9 @@ pub fn run(target: &str, work: &Workdir, data: &[u8]) -> Option<Outcome> {
         "weights" => weights(work, data),
         "onnx" => onnx(work, data),
         "gguf" => gguf(work, data),
+        "llama" => llama(work, data),
+        "tokenizer" => tokenizer(data),
+        "sched_run" => sched_run(work, data),
         _ => return None,
     })
 }
@@ -238,13 +265,18 @@ pub fn weights(work: &Workdir, data: &[u8]) -> Outcome {
 /// An ONNX model through the importer, with default options.
 pub fn onnx(work: &Workdir, data: &[u8]) -> Outcome {
     let opts = ImportOptions::new("weights.safetensors");
-    let imported = match import_bytes(data, work.path(), &opts) {
-        Ok(i) => i,
+    match import_bytes(data, work.path(), &opts) {
+        Ok(imported) => check_imported(work, &imported),
         Err(e) => {
             let _ = e.to_string();
-            return Outcome::Rejected;
+            Outcome::Rejected
         }
-    };
+    }
+}
+
+/// What both importers promise of a model they accept: its schedule is
+/// canonical (`print(parse(s)) == s`) and validates against its weights.
+fn check_imported(work: &Workdir, imported: &Imported) -> Outcome {
     let text = &imported.sched_text;
     let ast =
         parse(text).unwrap_or_else(|d| panic!("the imported schedule does not parse:\n{}", d.render("imported", text)));
@@ -285,4 +317,212 @@ pub fn gguf(_work: &Workdir, data: &[u8]) -> Outcome {
         }
     }
     Outcome::Accepted
+}
+
+/// A Llama checkpoint through `import_llama_with`: the input is
+/// `config.json`, [`LLAMA_SEPARATOR`](crate::seeds::LLAMA_SEPARATOR) (a
+/// NUL byte), then `model.safetensors`.
+pub fn llama(work: &Workdir, data: &[u8]) -> Outcome {
+    let Some(split) = data.iter().position(|&b| b == crate::seeds::LLAMA_SEPARATOR) else { return Outcome::Rejected };
+    let Ok(config) = std::str::from_utf8(&data[..split]) else { return Outcome::Rejected };
+    let tensors = &data[split + 1..];
+    let opts = LlamaOptions { prefill: 4, weights: WeightFormat::AsStored, max_len: None };
+    match import_llama_with(config, tensors, &opts, "fuzz", "weights.safetensors") {
+        Ok(imported) => check_imported(work, &imported),
+        Err(e) => {
+            let _ = e.to_string();
+            Outcome::Rejected
+        }
+    }
+}
+
+/// What an accepted tokenizer encodes and decodes: ASCII, punctuation,
+/// accented letters, CJK, an emoji, digits, newlines and runs of spaces.
+const TOKENIZER_TEXT: &str = "Hello, world! \u{e9}t\u{e9} \u{4f60}\u{597d} \u{1f642}\n  42\tend";
+
+/// Ids of the vocabulary decoded one by one by the `tokenizer` target: the
+/// first few hundred hold the byte tokens and the specials of real files.
+const TOKENIZER_IDS: u32 = 512;
+
+/// The bytes as each JSON file of the decoding front end.
+pub fn tokenizer(data: &[u8]) -> Outcome {
+    let mut outcome = Outcome::Rejected;
+    if let Ok(t) = Tokenizer::from_bytes(data) {
+        check_tokenizer(&t);
+        outcome = Outcome::Accepted;
+    }
+    let Ok(text) = std::str::from_utf8(data) else { return outcome };
+    let configs = [
+        GenerationConfig::from_json(text),
+        GenerationConfig::from_checkpoint("{}", None, Some(text)),
+        GenerationConfig::from_checkpoint(text, None, None),
+    ];
+    for config in configs {
+        match config {
+            Ok(g) => {
+                check_generation(&g);
+                outcome = Outcome::Accepted;
+            }
+            Err(e) => {
+                let _ = e.to_string();
+            }
+        }
+    }
+    outcome
+}
+
+/// Encodes [`TOKENIZER_TEXT`], decodes the ids at once and streamed, and
+/// the first [`TOKENIZER_IDS`] ids of the vocabulary the same way.
+fn check_tokenizer(t: &Tokenizer) {
+    let _ = (t.vocab(), t.end_of_text(), t.max_token_bytes(), format!("{t:?}"));
+    match t.encode(TOKENIZER_TEXT) {
+        Ok(ids) => check_decode(t, &ids),
+        Err(e) => {
+            let _ = e.to_string();
+        }
+    }
+    let vocab = u32::try_from(t.vocab()).unwrap_or(u32::MAX);
+    let ids: Vec<u32> = (0..vocab.min(TOKENIZER_IDS)).collect();
+    check_decode(t, &ids);
+    assert!(t.decode(&[vocab]).is_err(), "id {vocab} decodes in a vocabulary of {vocab}");
+}
+
+/// `ids` decode, and streamed one by one they give the same text.
+fn check_decode(t: &Tokenizer, ids: &[u32]) {
+    let whole = t.decode(ids).unwrap_or_else(|e| panic!("ids {ids:?} of the tokenizer do not decode: {e}"));
+    let mut stream = TextStream::for_tokenizer(t);
+    let mut streamed = String::new();
+    for &id in ids {
+        streamed.push_str(stream.push(t, id).unwrap_or_else(|e| panic!("id {id} does not stream: {e}")));
+    }
+    streamed.push_str(stream.finish());
+    assert_eq!(streamed, whole, "streaming {ids:?} gives other text than decoding them at once");
+}
+
+/// A generation config survives its file, and its chat template, if it
+/// compiles, renders a system and a user message or refuses them.
+fn check_generation(g: &GenerationConfig) {
+    let json = g.to_json();
+    let back = GenerationConfig::from_json(&json)
+        .unwrap_or_else(|e| panic!("the written generation.json does not read back: {e}\n{json}"));
+    assert_eq!(&back, g, "generation.json does not round-trip:\n{json}");
+    match ChatTemplate::new(g) {
+        Ok(template) => {
+            let messages = [Message::system("Be brief."), Message::user("Hi!")];
+            if let Err(e) = template.render(&messages, true) {
+                let _ = e.to_string();
+            }
+        }
+        Err(e) => {
+            let _ = e.to_string();
+        }
+    }
+}
+
+/// The largest arena (and kernel scratch) `sched_run` runs: larger
+/// schedules are refused by the target, not by the library, so that an
+/// input cannot spend its second allocating.
+pub const RUN_MAX_BYTES: usize = 16 << 20;
+
+/// The most work `sched_run` runs per input, in elements: each thunk
+/// counts the product of its numeric fields (sizes, lengths, dims; each at
+/// least 1, a list as the product of its items or its length), which
+/// bounds the elements its kernel touches; summed over the thunks and
+/// multiplied by the runs (four per entry). About 2^24 elements run in
+/// well under a second, so the target's time limit means a real hang.
+pub const RUN_MAX_WORK: u64 = 1 << 24;
+
+/// The work of one thunk, as [`RUN_MAX_WORK`] counts it.
+fn thunk_work<O>(t: &Thunk<O>) -> u64
+where
+    Thunk<O>: FieldSyntax,
+{
+    t.to_fields().iter().map(|(_, v)| value_size(v)).fold(1u64, u64::saturating_mul)
+}
+
+fn value_size(v: &Value) -> u64 {
+    match &v.kind {
+        ValueKind::Num(s) => s.parse::<u64>().map_or(1, |n| n.max(1)),
+        ValueKind::List(items) => {
+            let product = items.iter().map(value_size).fold(1u64, u64::saturating_mul);
+            product.max(items.len() as u64)
+        }
+        ValueKind::Ident(_) | ValueKind::Call(..) | ValueKind::View(..) | ValueKind::Raw(_) => 1,
+    }
+}
+
+/// What the inputs of a `sched_run` run hold.
+#[derive(Clone, Copy, Debug)]
+enum Fill {
+    Zeros,
+    /// A fixed byte pattern: as floats, values of every magnitude (NaN and
+    /// infinities included); as integers, indices far out of range.
+    Pattern,
+}
+
+impl Fill {
+    fn bytes(self, len: usize) -> Vec<u8> {
+        match self {
+            Fill::Zeros => vec![0; len],
+            Fill::Pattern => (0..len).map(|i| (i.wrapping_mul(73).wrapping_add(41) % 251) as u8).collect(),
+        }
+    }
+}
+
+/// A schedule with entries and state run by the interpreter, each entry
+/// twice from the same state per input fill.
+pub fn sched_run(work: &Workdir, data: &[u8]) -> Outcome {
+    let Ok(text) = std::str::from_utf8(data) else { return Outcome::Rejected };
+    let base = work.sched_base();
+    let Ok(checked) = check_source(text, &base) else { return Outcome::Rejected };
+    let schedule = checked.schedule;
+    let ast = parse(text).expect("a validated text parses");
+    let runs = 4 * schedule.entries().len() as u64;
+    let work_units = ast.thunks.iter().map(|t| thunk_work(&t.thunk)).fold(0u64, u64::saturating_add);
+    let scratch = ast.thunks.iter().map(|t| scratch_bound(&t.thunk)).max().unwrap_or(0);
+    if schedule.arena_size() > RUN_MAX_BYTES
+        || scratch > RUN_MAX_BYTES
+        || work_units.saturating_mul(runs) > RUN_MAX_WORK
+    {
+        return Outcome::Rejected;
+    }
+    let weights = schedule.weights().map(|w| {
+        Weights::open(&base.join(&w.path), w.data_offset, w.data_len)
+            .unwrap_or_else(|e| panic!("the validated weights file {} does not map: {e}", w.path))
+    });
+    let section = weights.as_ref().map_or(&[][..], Weights::data);
+    let mut interp = Interpreter::new(schedule.clone(), section)
+        .unwrap_or_else(|e| panic!("the interpreter refuses a validated schedule: {e}"));
+    for (index, entry) in schedule.entries().iter().enumerate() {
+        for fill in [Fill::Zeros, Fill::Pattern] {
+            let first = run_entry(&mut interp, index, fill);
+            let second = run_entry(&mut interp, index, fill);
+            if first != second {
+                let at = first.iter().zip(&second).position(|(a, b)| a != b).unwrap_or(0);
+                panic!(
+                    "entry {:?} run twice from the reset state with {fill:?} inputs leaves different arena bytes (first at offset {at})",
+                    entry.name
+                );
+            }
+        }
+    }
+    Outcome::Accepted
+}
+
+/// Resets the state, fills the entry's inputs, runs it; returns the arena.
+fn run_entry(interp: &mut Interpreter<'_>, index: usize, fill: Fill) -> Vec<u8> {
+    interp.reset_state();
+    let inputs: Vec<(String, usize)> = interp.schedule().entries()[index]
+        .inputs
+        .iter()
+        .map(|&b| {
+            let buffer = &interp.schedule().buffers()[b];
+            (buffer.name.clone(), buffer.bytes())
+        })
+        .collect();
+    for (name, len) in inputs {
+        interp.set_bytes(&name, &fill.bytes(len)).unwrap_or_else(|e| panic!("input `{name}`: {e}"));
+    }
+    interp.run_entry(index);
+    interp.arena().to_vec()
 }

@@ -1,7 +1,9 @@
 //! Mutation testing of every file format the project reads, on the stable
 //! toolchain, in CI: the fuzz targets of `fuzz/` (`.sched` text, `.npy`
-//! arrays, safetensors weights, ONNX models) run on 100,000 seeded
-//! mutants of the repository's own files each. No input may panic, none
+//! arrays, safetensors weights, ONNX models, Llama checkpoints, tokenizer
+//! and generation JSON, schedules run by the interpreter) run on seeded
+//! mutants of the repository's own files, 100,000 per target unless its
+//! test says fewer. No input may panic, none
 //! may take longer than a second, and each target's properties hold (see
 //! `fuzz/src/checks.rs`, shared with the AFL binaries, for what each
 //! target runs and asserts; `fuzz/src/seeds.rs` for the seeds).
@@ -52,12 +54,12 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the workspace").to_path_buf()
 }
 
-/// The seed inputs of `target`: the repository's files, and for `npy` one
-/// small array of every dtype the reader supports (the samples are only
-/// f32 and i64).
+/// The seed inputs of `target`: the repository's files (`seeds::seed_inputs`),
+/// and for `npy` one small array of every dtype the reader supports (the
+/// samples are only f32 and i64).
 fn seed_inputs(target: &str, work: &Workdir) -> Vec<Vec<u8>> {
-    let files = seeds::seed_files(&root(), target).expect("a known target");
-    let mut out: Vec<Vec<u8>> = files.iter().map(|p| std::fs::read(p).expect("read a seed")).collect();
+    let seeds = seeds::seed_inputs(&root(), target).expect("a known target");
+    let mut out: Vec<Vec<u8>> = seeds.into_iter().map(|(_, bytes)| bytes).collect();
     if target == "npy" {
         for dtype in [DType::F64, DType::F16, DType::I32, DType::I16, DType::I8, DType::U8, DType::Bool] {
             let path = work.path().join("synthetic.npy");
@@ -440,12 +442,12 @@ struct Tally {
 }
 
 /// Runs the target's mutants; returns the tally.
-fn run_target(target: &str, seed: u64) -> Tally {
+fn run_target(target: &str, seed: u64, count: usize) -> Tally {
     let work = Workdir::new(&format!("rlx-mutation-{target}-{}", std::process::id()));
-    let inputs = std::env::var("RLX_MUTATION_INPUTS").ok().and_then(|n| n.parse().ok()).unwrap_or(INPUTS);
+    let inputs = std::env::var("RLX_MUTATION_INPUTS").ok().and_then(|n| n.parse().ok()).unwrap_or(count);
     let only: Option<usize> = std::env::var("RLX_MUTATION_ONLY").ok().and_then(|n| n.parse().ok());
     let seed_data = seed_inputs(target, &work);
-    let mut mutator = Mutator::new(seed, &seed_data, target == "sched");
+    let mut mutator = Mutator::new(seed, &seed_data, is_text(target));
 
     // The watchdog: an input that never returns cannot be caught, so it
     // is reported (regenerated from its index) and the process exits.
@@ -462,7 +464,7 @@ fn run_target(target: &str, seed: u64) -> Tally {
                 if now != last.0 {
                     last = (now, Instant::now());
                 } else if now != usize::MAX && last.1.elapsed() > STUCK {
-                    let mut m = Mutator::new(seed, &seed_data, target == "sched");
+                    let mut m = Mutator::new(seed, &seed_data, is_text(&target));
                     let input = (0..=now).map(|_| m.next_input()).last().expect("one input");
                     let what = format!("has run for more than {} s", STUCK.as_secs());
                     eprintln!("{}", report(&target, seed, now, &input, &what));
@@ -512,10 +514,21 @@ fn run_target(target: &str, seed: u64) -> Tally {
     tally
 }
 
+/// Whether `target` reads `.sched` text (and gets token-level edits too).
+fn is_text(target: &str) -> bool {
+    matches!(target, "sched" | "sched_run")
+}
+
 fn check_target(target: &str, seed: u64) {
+    check_target_with(target, seed, INPUTS);
+}
+
+/// `check_target` with another count than [`INPUTS`], for a target whose
+/// inputs cost more (its figure is in docs/fuzzing.md).
+fn check_target_with(target: &str, seed: u64, count: usize) {
     assert!(seeds::TARGETS.contains(&target), "{target} is not a fuzz target");
     let start = Instant::now();
-    let tally = run_target(target, seed);
+    let tally = run_target(target, seed, count);
     let total = tally.accepted + tally.rejected;
     eprintln!(
         "mutation {target}: {total} inputs in {:.1} s ({} accepted, {} rejected), slowest {:?}",
@@ -557,7 +570,22 @@ fn onnx() {
 
 #[test]
 fn gguf() {
-    check_target("gguf", 0x5c4e_d000_0005);
+    check_target("gguf", 0x5c4e_d000_0008);
+}
+
+#[test]
+fn llama() {
+    check_target("llama", 0x5c4e_d000_0005);
+}
+
+#[test]
+fn tokenizer() {
+    check_target("tokenizer", 0x5c4e_d000_0006);
+}
+
+#[test]
+fn sched_run() {
+    check_target("sched_run", 0x5c4e_d000_0007);
 }
 
 /// The inputs AFL (or this test) once found failing, kept under

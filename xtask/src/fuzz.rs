@@ -125,26 +125,19 @@ pub(crate) fn fuzz(root: &Path, target: &str, seconds: u64) -> anyhow::Result<Ex
 }
 
 /// Fills `corpus` (emptied first) with the target's seeds, each once, named
-/// after its path in the repository. Returns how many it wrote.
+/// after their paths in the repository. Returns how many it wrote.
 fn prepare_corpus(root: &Path, target: &str, corpus: &Path) -> anyhow::Result<usize> {
     if corpus.exists() {
         std::fs::remove_dir_all(corpus).with_context(|| format!("emptying {}", corpus.display()))?;
     }
     std::fs::create_dir_all(corpus).with_context(|| format!("creating {}", corpus.display()))?;
-    let files = seeds::seed_files(root, target).expect("a known target");
+    let inputs = seeds::seed_inputs(root, target).expect("a known target");
     let mut seen = HashSet::new();
     let mut n = 0;
-    for path in &files {
-        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    for (name, bytes) in inputs {
         if !seen.insert(bytes.clone()) {
             continue;
         }
-        let rel = path.strip_prefix(root).unwrap_or(path);
-        let name: String = rel
-            .to_string_lossy()
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' })
-            .collect();
         std::fs::write(corpus.join(name), &bytes)?;
         n += 1;
     }

@@ -276,7 +276,7 @@ enum Command {
     },
     /// Fuzz one target of fuzz/ with AFL++ (cargo-afl) for a while (docs/fuzzing.md).
     Fuzz {
-        /// sched, npy, weights or onnx.
+        /// sched, npy, weights, onnx, llama, tokenizer or sched_run.
         target: String,
         /// How long to fuzz, in seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 60)]
