@@ -17,6 +17,11 @@ use tokenizers::DecoderWrapper;
 /// are looked for among the tokenizer's special added tokens.
 pub const END_OF_TEXT: &[&str] = &["<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>", "<|eot_id|>"];
 
+/// The most token ids a tokenizer may span: far beyond every released
+/// vocabulary (a few hundred thousand), and small enough that the per-id
+/// tables built at load stay a few tens of megabytes.
+pub const MAX_VOCAB: usize = 1 << 22;
+
 /// Why a tokenizer could not be loaded or used.
 #[derive(Debug, thiserror::Error)]
 pub enum TokenizerError {
@@ -32,13 +37,14 @@ pub enum TokenizerError {
     DuplicateId { id: u64, first: String, second: String },
     #[error("token id {id} is outside the tokenizer's vocabulary of {vocab}")]
     UnknownId { id: i64, vocab: usize },
+    #[error("cannot load tokenizer.json: token id {id} is beyond the {MAX_VOCAB} ids a vocabulary may span")]
+    IdTooLarge { id: u32 },
 }
 
 /// Every id of the vocabulary names one token, and every added token's id
 /// one content: `tokenizers` accepts a file where two tokens share an id,
 /// and decoding that id would then print one of them at random.
-fn check_ids_unique(json: &[u8]) -> Result<(), TokenizerError> {
-    let v: serde_json::Value = serde_json::from_slice(json).map_err(|e| TokenizerError::Load(e.to_string()))?;
+fn check_ids_unique(v: &serde_json::Value) -> Result<(), TokenizerError> {
     let mut seen: HashMap<u64, &str> = HashMap::new();
     let vocab = v.pointer("/model/vocab").and_then(serde_json::Value::as_object);
     for (token, id) in vocab.into_iter().flatten() {
@@ -91,14 +97,25 @@ impl Tokenizer {
     /// Loads a `tokenizer.json` (typically `include_bytes!` by the model
     /// crate).
     pub fn from_bytes(json: &[u8]) -> Result<Self, TokenizerError> {
+        // Parsed first, so that `tokenizers` only ever sees well-formed
+        // JSON: its decoder deserialiser panics on a syntax error inside
+        // the `decoder` object (tokenizers 0.23, `expect("Helper")`).
+        let value: serde_json::Value = serde_json::from_slice(json).map_err(|e| TokenizerError::Load(e.to_string()))?;
         let inner = tokenizers::Tokenizer::from_bytes(json).map_err(|e| TokenizerError::Load(e.to_string()))?;
-        check_ids_unique(json)?;
+        check_ids_unique(&value)?;
         match inner.get_decoder() {
             Some(DecoderWrapper::ByteLevel(_)) => {}
             Some(other) => return Err(TokenizerError::NotByteLevel(decoder_name(other))),
             None => return Err(TokenizerError::NotByteLevel("missing".into())),
         }
-        let vocab = inner.get_vocab_size(true);
+        // Ids run to the largest one in the file. `get_vocab_size` counts
+        // the tokens, which is less when the ids leave holes: an id past
+        // the count would encode but not decode.
+        let vocab = match inner.get_vocab(true).into_values().max() {
+            Some(id) if id as usize >= MAX_VOCAB => return Err(TokenizerError::IdTooLarge { id }),
+            Some(id) => id as usize + 1,
+            None => 0,
+        };
         let added = inner.get_added_tokens_decoder();
         let alphabet = byte_of_char();
         let mut bytes = Vec::new();
@@ -134,7 +151,9 @@ impl Tokenizer {
         Ok(Tokenizer { inner, bytes, offsets, special, end_of_text })
     }
 
-    /// Number of token ids, added tokens included.
+    /// Number of token ids, added tokens included: the largest id plus
+    /// one (an id of no token, a hole in the vocabulary, decodes to
+    /// nothing).
     pub fn vocab(&self) -> usize {
         self.special.len()
     }

@@ -128,3 +128,48 @@ fn a_vocabulary_with_a_duplicate_id_is_refused() {
     let (a, b) = if first < second { (first, second) } else { (second, first) };
     assert_eq!(e, format!("cannot load tokenizer.json: tokens `{a}` and `{b}` both have id 300"));
 }
+
+/// A file cut inside its `decoder` object made `tokenizers` panic (its
+/// decoder deserialiser `expect`s well-formed JSON): it is a load error.
+#[test]
+fn a_file_cut_inside_the_decoder_is_a_load_error() {
+    let json = common::TOKENIZER_JSON;
+    let at = json.windows(13).position(|w| w == br#""decoder": {""#).expect("the fixture has a decoder") + 15;
+    for end in [at, at + 1, at + 2] {
+        let e = Tokenizer::from_bytes(&json[..end]).unwrap_err();
+        assert!(e.to_string().starts_with("cannot load tokenizer.json: EOF while parsing"), "{e}");
+    }
+}
+
+/// The fixture with token `H` (id 40) moved to `id`, leaving a hole at 40.
+fn with_h_at(id: u64) -> Vec<u8> {
+    let mut json: serde_json::Value = serde_json::from_slice(common::TOKENIZER_JSON).unwrap();
+    assert_eq!(json["model"]["vocab"]["H"], 40, "the fixture's vocabulary changed");
+    json["model"]["vocab"]["H"] = id.into();
+    serde_json::to_vec(&json).unwrap()
+}
+
+/// Ids that leave holes span to the largest: every id the tokenizer
+/// encodes decodes (the vocabulary was the token count, 512, and `H`
+/// encoded as an id past it that did not decode).
+#[test]
+fn a_vocabulary_with_holes_spans_to_its_largest_id() {
+    let t = Tokenizer::from_bytes(&with_h_at(600)).unwrap();
+    assert_eq!(t.vocab(), 601);
+    let ids = t.encode("Hi").unwrap();
+    assert_eq!(ids[0], 600);
+    assert_eq!(t.decode(&ids).unwrap(), "Hi");
+    assert_eq!(t.token_bytes(40).unwrap(), b"", "a hole decodes to nothing");
+    assert!(t.token_bytes(601).is_err());
+}
+
+#[test]
+fn an_id_beyond_the_largest_vocabulary_is_refused() {
+    let limit = rlx_decode::tokenizer::MAX_VOCAB as u64;
+    let e = Tokenizer::from_bytes(&with_h_at(limit)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("cannot load tokenizer.json: token id {limit} is beyond the {limit} ids a vocabulary may span")
+    );
+    assert_eq!(Tokenizer::from_bytes(&with_h_at(limit - 1)).unwrap().vocab(), limit as usize);
+}
