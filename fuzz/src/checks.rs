@@ -63,6 +63,15 @@ pub enum Outcome {
 /// The weights file the validator's fixtures (`tests/sched/ok/validate_weights_*.sched`)
 /// name, so seeds that use it validate.
 const FIXTURE_WEIGHTS: &[u8] = include_bytes!("../../tests/sched/ok/validate_weights.safetensors");
+/// The weights files of the run cases that name one in their own folder,
+/// so that those seeds validate (and `sched_run` runs them) too.
+const RUN_CASE_WEIGHTS: &[(&str, &[u8])] = &[
+    (
+        "bias_add_keyword_names_weights.safetensors",
+        include_bytes!("../../tests/sched/run/bias_add_keyword_names_weights.safetensors"),
+    ),
+    ("reserved_names_weights.safetensors", include_bytes!("../../tests/sched/run/reserved_names_weights.safetensors")),
+];
 /// The external data of `crates/rlx-onnx/tests/data/mlp_external.onnx`.
 const MLP_EXTERNAL: &[u8] = include_bytes!("../../crates/rlx-onnx/tests/data/mlp_external.bin");
 
@@ -75,7 +84,7 @@ const WEIGHTS_TEMPLATES: &[(&str, &str)] = &[
 ];
 
 /// A scratch directory for one target: the files the validator and the
-/// importer read (the weights fixture, external ONNX data) and the files
+/// importer read (the weights fixtures, external ONNX data) and the files
 /// the targets write (the input itself when the API reads a path).
 /// Removed on drop.
 #[derive(Debug)]
@@ -93,6 +102,9 @@ impl Workdir {
         let ok = dir.join("ok");
         std::fs::create_dir_all(&ok).expect("create the fuzz work directory");
         std::fs::write(ok.join("validate_weights.safetensors"), FIXTURE_WEIGHTS).expect("write the weights fixture");
+        for (name, bytes) in RUN_CASE_WEIGHTS {
+            std::fs::write(ok.join(name), bytes).expect("write a run case's weights");
+        }
         std::fs::write(dir.join("mlp_external.bin"), MLP_EXTERNAL).expect("write the external data");
         std::fs::create_dir_all(dir.join("import")).expect("create the import directory");
         Workdir { dir }
@@ -102,9 +114,10 @@ impl Workdir {
         &self.dir
     }
 
-    /// Where `sched` resolves weights paths: `ok/`, which holds the
-    /// fixture, so both `validate_weights.safetensors` and
-    /// `../ok/validate_weights.safetensors` (the run cases' spelling) exist.
+    /// Where `sched` and `sched_run` resolve weights paths: `ok/`, which
+    /// holds the fixtures, so both `validate_weights.safetensors` and
+    /// `../ok/validate_weights.safetensors` (the run cases' spelling) exist,
+    /// and the two run cases' own files.
     fn sched_base(&self) -> PathBuf {
         self.dir.join("ok")
     }

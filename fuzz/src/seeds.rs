@@ -1,5 +1,5 @@
 //! The fuzz targets and their seed inputs, taken from the repository's own
-//! files (and, for `llama`, two tiny checkpoints written here). Used
+//! files (and, for `llama`, three tiny checkpoints written here). Used
 //! (through `#[path]`) by `cargo xtask fuzz`, which copies the seeds into
 //! `fuzz/corpus/TARGET/`, and by the CI mutation test
 //! (`tests/tests/mutation.rs`), which mutates them. Standard library only.
@@ -26,7 +26,7 @@ pub type Seed = (String, Vec<u8>);
 /// The seed inputs of `target`, below the workspace `root`: its seed files
 /// ([`seed_files`]) read, and for `llama` each checkpoint directory
 /// `models/*/hf/` as `config.json`, [`LLAMA_SEPARATOR`], `model.safetensors`
-/// plus two tiny checkpoints ([`tiny_llama`]). Inputs over
+/// plus three tiny checkpoints ([`tiny_llama`]). Inputs over
 /// [`MAX_SEED_BYTES`] are skipped. `None` for an unknown target.
 pub fn seed_inputs(root: &Path, target: &str) -> Option<Vec<Seed>> {
     let mut out = Vec::new();
@@ -40,8 +40,9 @@ pub fn seed_inputs(root: &Path, target: &str) -> Option<Vec<Seed>> {
             };
             out.push((name_of(root, &hf), llama_input(&config, &tensors)));
         }
-        out.push(("tiny_llama_f32_tied".to_string(), tiny_llama(false)));
-        out.push(("tiny_llama_f16_untied".to_string(), tiny_llama(true)));
+        for kind in [TinyLlama::F32, TinyLlama::F16, TinyLlama::Bf16] {
+            out.push((format!("tiny_llama_{kind:?}"), tiny_llama(kind)));
+        }
     } else {
         for path in seed_files(root, target)? {
             let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
@@ -67,18 +68,37 @@ pub fn llama_input(config_json: &[u8], safetensors: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A Llama checkpoint small enough to mutate fast (a few kilobytes): one
-/// layer (two when `f16`), hidden size 8, two query heads sharing one
-/// key/value head of 4, 16 tokens, 8 positions; f32 weights with tied
-/// embeddings, or f16 weights with a separate `lm_head`.
-pub fn tiny_llama(f16: bool) -> Vec<u8> {
-    let (vocab, hidden, inter, heads, kv_heads, head_dim, layers) = (16, 8, 12, 2, 1, 4, if f16 { 2 } else { 1 });
+/// The stored weight type of a [`tiny_llama`] checkpoint, which also picks
+/// its other variations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TinyLlama {
+    /// f32, one layer, tied embeddings, `rope_theta` at the top level.
+    F32,
+    /// f16, two layers, a separate `lm_head`.
+    F16,
+    /// bf16, one layer, tied embeddings, `head_dim` left to be derived,
+    /// the rotary settings nested in `rope_parameters` (transformers 5).
+    Bf16,
+}
+
+/// A Llama checkpoint small enough to mutate fast (a few kilobytes), as a
+/// `llama` input: hidden size 8, two query heads sharing one key/value
+/// head of 4, 16 tokens, 8 positions.
+pub fn tiny_llama(kind: TinyLlama) -> Vec<u8> {
+    let (vocab, hidden, inter, heads, kv_heads, head_dim) = (16, 8, 12, 2, 1, 4);
+    let layers = if kind == TinyLlama::F16 { 2 } else { 1 };
+    let tied = kind != TinyLlama::F16;
+    let (head_dim_field, rope) = match kind {
+        TinyLlama::Bf16 => {
+            (String::new(), "\"rope_parameters\": {\"rope_theta\": 10000.0, \"rope_type\": \"default\"}".to_string())
+        }
+        _ => (format!("\"head_dim\": {head_dim}, "), "\"rope_theta\": 10000.0".to_string()),
+    };
     let config = format!(
         "{{\"model_type\": \"llama\", \"hidden_act\": \"silu\", \"vocab_size\": {vocab}, \"hidden_size\": {hidden}, \
          \"intermediate_size\": {inter}, \"num_hidden_layers\": {layers}, \"num_attention_heads\": {heads}, \
-         \"num_key_value_heads\": {kv_heads}, \"head_dim\": {head_dim}, \"max_position_embeddings\": 8, \
-         \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, \"tie_word_embeddings\": {}}}\n",
-        !f16
+         \"num_key_value_heads\": {kv_heads}, {head_dim_field}\"max_position_embeddings\": 8, \
+         \"rms_norm_eps\": 1e-05, {rope}, \"tie_word_embeddings\": {tied}}}\n"
     );
     let (q_w, kv_w) = (heads * head_dim, kv_heads * head_dim);
     let mut tensors: Vec<(String, Vec<usize>)> = vec![("model.embed_tokens.weight".into(), vec![vocab, hidden])];
@@ -99,28 +119,33 @@ pub fn tiny_llama(f16: bool) -> Vec<u8> {
         }
     }
     tensors.push(("model.norm.weight".into(), vec![hidden]));
-    if f16 {
+    if !tied {
         tensors.push(("lm_head.weight".into(), vec![vocab, hidden]));
     }
-    llama_input(config.as_bytes(), &safetensors(&tensors, f16))
+    llama_input(config.as_bytes(), &safetensors(&tensors, kind))
 }
 
 /// A safetensors file of `tensors` (name, shape) holding small
-/// deterministic values, in f32 or f16.
-fn safetensors(tensors: &[(String, Vec<usize>)], f16: bool) -> Vec<u8> {
-    let (dtype, width) = if f16 { ("F16", 2) } else { ("F32", 4) };
+/// deterministic values, stored as `kind` says.
+fn safetensors(tensors: &[(String, Vec<usize>)], kind: TinyLlama) -> Vec<u8> {
+    let (dtype, width) = match kind {
+        TinyLlama::F32 => ("F32", 4),
+        TinyLlama::F16 => ("F16", 2),
+        TinyLlama::Bf16 => ("BF16", 2),
+    };
     let mut header = String::from("{");
     let mut data = Vec::new();
     for (i, (name, shape)) in tensors.iter().enumerate() {
         let n: usize = shape.iter().product();
         let start = data.len();
         for k in 0..n {
-            // Values in [-0.375, 0.375] in steps of 1/16: exact in f16.
+            // Values in [-0.375, 0.375] in steps of 1/16: exact in f16 and bf16.
             let x = ((k * 7 + i * 3) % 13) as f32 / 16.0 - 0.375;
-            if f16 {
-                data.extend_from_slice(&f16_bits(x).to_le_bytes());
-            } else {
-                data.extend_from_slice(&x.to_le_bytes());
+            match kind {
+                TinyLlama::F32 => data.extend_from_slice(&x.to_le_bytes()),
+                TinyLlama::F16 => data.extend_from_slice(&f16_bits(x).to_le_bytes()),
+                // bf16 is the high half of the f32 bits.
+                TinyLlama::Bf16 => data.extend_from_slice(&((x.to_bits() >> 16) as u16).to_le_bytes()),
             }
         }
         let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
