@@ -39,6 +39,49 @@ pub enum TokenizerError {
     UnknownId { id: i64, vocab: usize },
     #[error("cannot load tokenizer.json: token id {id} is beyond the {MAX_VOCAB} ids a vocabulary may span")]
     IdTooLarge { id: u32 },
+    #[error("cannot load tokenizer.json: merge {index} (`{first}` `{second}`): {problem}")]
+    BadMerge { index: usize, first: String, second: String, problem: String },
+}
+
+/// Every BPE merge joins two tokens of the vocabulary into a third:
+/// `tokenizers` 0.23 checks that only after copying the joined bytes into
+/// a buffer as long as the longest token, and panics (or, for a second
+/// part shorter than the continuing-subword prefix, underflows) when the
+/// join is longer. Merges it cannot parse are left to its own error.
+fn check_merges(v: &serde_json::Value) -> Result<(), TokenizerError> {
+    let Some(vocab) = v.pointer("/model/vocab").and_then(serde_json::Value::as_object) else { return Ok(()) };
+    let Some(merges) = v.pointer("/model/merges").and_then(serde_json::Value::as_array) else { return Ok(()) };
+    let prefix = v.pointer("/model/continuing_subword_prefix").and_then(serde_json::Value::as_str).unwrap_or("");
+    for (index, merge) in merges.iter().enumerate() {
+        let pair = match merge {
+            serde_json::Value::String(s) => s.split_once(' '),
+            serde_json::Value::Array(parts) => match parts.as_slice() {
+                [serde_json::Value::String(a), serde_json::Value::String(b)] => Some((a.as_str(), b.as_str())),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((first, second)) = pair else { continue };
+        let bad = |problem: String| TokenizerError::BadMerge {
+            index,
+            first: first.to_string(),
+            second: second.to_string(),
+            problem,
+        };
+        for part in [first, second] {
+            if !vocab.contains_key(part) {
+                return Err(bad(format!("`{part}` is not in the vocabulary")));
+            }
+        }
+        let Some(rest) = second.strip_prefix(prefix) else {
+            return Err(bad(format!("`{second}` does not start with the continuing-subword prefix `{prefix}`")));
+        };
+        let joined = format!("{first}{rest}");
+        if !vocab.contains_key(&joined) {
+            return Err(bad(format!("the merged token `{joined}` is not in the vocabulary")));
+        }
+    }
+    Ok(())
 }
 
 /// Every id of the vocabulary names one token, and every added token's id
@@ -97,10 +140,12 @@ impl Tokenizer {
     /// Loads a `tokenizer.json` (typically `include_bytes!` by the model
     /// crate).
     pub fn from_bytes(json: &[u8]) -> Result<Self, TokenizerError> {
-        // Parsed first, so that `tokenizers` only ever sees well-formed
-        // JSON: its decoder deserialiser panics on a syntax error inside
-        // the `decoder` object (tokenizers 0.23, `expect("Helper")`).
+        // Parsed and checked first, so that `tokenizers` only ever sees
+        // well-formed JSON (its decoder deserialiser panics on a syntax
+        // error inside the `decoder` object: `expect("Helper")`) and merges
+        // it can build.
         let value: serde_json::Value = serde_json::from_slice(json).map_err(|e| TokenizerError::Load(e.to_string()))?;
+        check_merges(&value)?;
         let inner = tokenizers::Tokenizer::from_bytes(json).map_err(|e| TokenizerError::Load(e.to_string()))?;
         check_ids_unique(&value)?;
         match inner.get_decoder() {

@@ -173,3 +173,27 @@ fn an_id_beyond_the_largest_vocabulary_is_refused() {
     );
     assert_eq!(Tokenizer::from_bytes(&with_h_at(limit - 1)).unwrap().vocab(), limit as usize);
 }
+
+/// A merge whose joined token is not in the vocabulary, and longer than
+/// every token there, made `tokenizers` index past its merge buffer (a
+/// panic); one whose second part lacks the continuing-subword prefix
+/// would underflow. Both are refused, naming the merge.
+#[test]
+fn a_merge_outside_the_vocabulary_is_refused() {
+    let json: serde_json::Value = serde_json::from_slice(common::TOKENIZER_JSON).unwrap();
+    let mut longest_gone = json.clone();
+    let vocab = longest_gone["model"]["vocab"].as_object_mut().unwrap();
+    assert!(vocab.remove("ĊĠĠĠĠĠĠĠĠ").is_some(), "the fixture's longest token changed");
+    let e = Tokenizer::from_bytes(&serde_json::to_vec(&longest_gone).unwrap()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cannot load tokenizer.json: merge 125 (`Ċ` `ĠĠĠĠĠĠĠĠ`): the merged token `ĊĠĠĠĠĠĠĠĠ` is not in the vocabulary"
+    );
+    let mut prefixed = json;
+    prefixed["model"]["continuing_subword_prefix"] = "##".into();
+    let e = Tokenizer::from_bytes(&serde_json::to_vec(&prefixed).unwrap()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cannot load tokenizer.json: merge 0 (`Ġ` `Ġ`): `Ġ` does not start with the continuing-subword prefix `##`"
+    );
+}
