@@ -115,6 +115,12 @@ fn a_hostile_config_is_refused_before_anything_is_sized_by_it() {
             "`rope_theta` must be a positive number that f32 holds; it is 9.999999999999999e-51 (stored as 0)",
         ),
         (edit("\"rope_theta\": 10000.0", "\"rope_theta\": 1e-45"), "rotary angles overflow f32"),
+        // The rotary tables (128 x 2^19 entries each here) are built only
+        // once the attention tensors have bounded `head_dim`.
+        (
+            edit("\"head_dim\": 16", "\"head_dim\": 1048576"),
+            "tensor `model.layers.0.self_attn.q_proj.weight`: shape [64, 64], expected [4194304, 64]",
+        ),
         (edit("\"hidden_act\": \"silu\"", "\"hidden_act\": 5"), "only `silu`"),
         (
             edit("\"model_type\": \"llama\"", "\"model_type\": \"falcon\""),

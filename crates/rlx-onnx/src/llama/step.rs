@@ -150,6 +150,11 @@ fn shared_params(b: &mut Builder<'_>, c: &LlamaConfig) -> Result<Shared, ImportE
     let embed_name = "model.embed_tokens.weight";
     let embed = b.vector("embed", embed_name, &[vocab, h], 0.0)?;
     let embed_scale = c.family.scales_embeddings().then(|| embedding_scale(h, b.dtype_of(embed_name)));
+    // The rotary tables are sized by `head_dim`, which only the attention
+    // tensors bound: a config of a few bytes could otherwise make a
+    // kilobyte checkpoint build a gigabyte of tables before it is refused.
+    let first_rows = if c.family.fused_projections() { q_w + 2 * kv_w } else { q_w };
+    b.shaped(c.family.first_product(), &[first_rows, h])?;
     let (cos, sin) = rope_tables(c)?;
     let cos = b.storage("rope.cos", vec![max_len, hd / 2], Role::Param, DType::F32, Some(f32_bytes(&cos)));
     let sin = b.storage("rope.sin", vec![max_len, hd / 2], Role::Param, DType::F32, Some(f32_bytes(&sin)));

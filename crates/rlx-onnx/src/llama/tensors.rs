@@ -51,10 +51,7 @@ impl<'a> Builder<'a> {
     /// Checkpoint tensor `name` as f32 (f16 and bf16 widened), checked
     /// against `shape`.
     pub fn tensor(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, ImportError> {
-        let t = self.tensors.tensor(name).map_err(|_| tensor_err(format!("tensor `{name}` is missing")))?;
-        if t.shape() != shape {
-            return Err(tensor_err(format!("tensor `{name}`: shape {:?}, expected {shape:?}", t.shape())));
-        }
+        let t = self.shaped(name, shape)?;
         let data = t.data();
         let values = match t.dtype() {
             safetensors::Dtype::F32 => {
@@ -69,6 +66,15 @@ impl<'a> Builder<'a> {
             other => return Err(tensor_err(format!("tensor `{name}`: dtype {other:?} is not a float"))),
         };
         Ok(values)
+    }
+
+    /// Checkpoint tensor `name`, checked to have `shape`.
+    pub fn shaped(&self, name: &str, shape: &[usize]) -> Result<safetensors::tensor::TensorView<'_>, ImportError> {
+        let t = self.tensors.tensor(name).map_err(|_| tensor_err(format!("tensor `{name}` is missing")))?;
+        if t.shape() != shape {
+            return Err(tensor_err(format!("tensor `{name}`: shape {:?}, expected {shape:?}", t.shape())));
+        }
+        Ok(t)
     }
 
     /// A param from checkpoint tensor `src` as stored (`shape`), each value
