@@ -33,6 +33,13 @@ impl Message {
     }
 }
 
+/// Template instructions one rendering may run. ChatML costs under a
+/// hundred per message (a 10,000-message conversation fits; the test
+/// renders 1,000), while a template of nested loops (`range(100000)`
+/// inside `range(100000)`) would otherwise run for hours: past the limit
+/// it is an error.
+pub const CHAT_FUEL: u64 = 1_000_000;
+
 /// Why a conversation could not be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum ChatError {
@@ -42,6 +49,10 @@ pub enum ChatError {
     Template(String),
     #[error("the chat template refused the conversation: {0}")]
     Render(String),
+    #[error(
+        "the chat template ran more than {CHAT_FUEL} instructions for this conversation: it is refused as endless"
+    )]
+    OutOfFuel,
 }
 
 /// A compiled chat template.
@@ -68,6 +79,7 @@ impl ChatTemplate {
         // (which sets trim_blocks and lstrip_blocks).
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
+        env.set_fuel(Some(CHAT_FUEL));
         env.add_function("raise_exception", |msg: String| -> Result<String, minijinja::Error> {
             Err(minijinja::Error::new(ErrorKind::InvalidOperation, msg))
         });
@@ -92,7 +104,10 @@ impl ChatTemplate {
                 bos_token => self.bos_token.as_str(),
                 eos_token => self.eos_token.as_str(),
             })
-            .map_err(|e| ChatError::Render(describe(&e)))
+            .map_err(|e| match e.kind() {
+                ErrorKind::OutOfFuel => ChatError::OutOfFuel,
+                _ => ChatError::Render(describe(&e)),
+            })
     }
 }
 
@@ -157,5 +172,23 @@ mod tests {
         assert!(none.contains("no chat template"), "{none}");
         let broken = ChatTemplate::new(&config("{% for m in messages %}")).unwrap_err().to_string();
         assert!(broken.starts_with("the chat template does not compile"), "{broken}");
+    }
+
+    /// A template of nested loops renders 10^10 iterations: it runs out of
+    /// fuel and is an error, quickly, while a long real conversation fits.
+    #[test]
+    fn an_endless_template_is_refused_and_a_long_conversation_is_not() {
+        let nested = "{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}";
+        let t = ChatTemplate::new(&config(nested)).unwrap();
+        let start = std::time::Instant::now();
+        let e = t.render(&[Message::user("Hi!")], true).unwrap_err();
+        assert!(matches!(e, ChatError::OutOfFuel), "{e}");
+        assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+        let t = ChatTemplate::new(&config(CHATML)).unwrap();
+        let conversation: Vec<Message> = (0..1000)
+            .map(|i| if i % 2 == 0 { Message::user(format!("question {i}")) } else { Message::assistant("answer") })
+            .collect();
+        let text = t.render(&conversation, true).unwrap();
+        assert!(text.ends_with("<|im_start|>assistant\n"));
     }
 }
