@@ -5,8 +5,10 @@
    converted by llama.cpp's own `convert_hf_to_gguf.py`. Its tokenizer is
    a byte-level BPE with GPT-2's pre-tokenizer that no released model
    has, so the converter cannot recognise it by hash: this script tells
-   it `gpt2` (the pre-tokenizer it is) and skips the sentencepiece probe
-   (there is no tokenizer.model), the path a Llama 3 checkpoint takes.
+   it `gpt-2` (the pre-tokenizer it is, under llama.cpp's name) and skips
+   the sentencepiece probe (there is no tokenizer.model), the path a
+   Llama 3 checkpoint takes. (The checked-in files were written with
+   `gpt2`, which llama.cpp's loader refuses and rlx reads as `gpt-2`.)
    Beside each, `llama_tiny.TYPE.sha256.json`: per tensor, the sha256 of
    `gguf.quants.dequantize` of it as little-endian f32 (the reference of
    the Rust dequantization of every tensor of the file, small enough to
@@ -66,7 +68,7 @@ def convert(llama_cpp: Path, outtype: str, out: Path) -> None:
             "    raise FileNotFoundError('no sentencepiece model')\n"
             "base.TextModel._set_vocab_sentencepiece = no_file\n"
             "base.TextModel._set_vocab_llama_hf = no_file\n"
-            "base.TextModel.get_vocab_base_pre = lambda self, tokenizer: 'gpt2'\n"
+            "base.TextModel.get_vocab_base_pre = lambda self, tokenizer: 'gpt-2'\n"
             f"sys.argv = ['convert_hf_to_gguf.py', {str(hf)!r}, '--outtype', {outtype!r}, '--outfile', {str(out)!r}]\n"
             f"runpy.run_path({str(llama_cpp / 'convert_hf_to_gguf.py')!r}, run_name='__main__')\n"
         )
@@ -228,7 +230,7 @@ def llama_micro(untied: bool) -> None:
     w.add_rope_dimension_count(hidden // heads)
     tokens = ["<|endoftext|>"] + [chr(c) for c in range(ord("a"), ord("a") + vocab - 2)] + ["ab"]
     w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("gpt2")
+    w.add_tokenizer_pre("gpt-2")
     w.add_token_list(tokens)
     w.add_token_types([3] + [1] * (vocab - 1))
     w.add_token_merges(["a b"])

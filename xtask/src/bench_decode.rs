@@ -137,7 +137,7 @@ pub fn decode_vs_ort(root: &Path) -> Result<()> {
 
 /// Writes (or reuses) the checkpoint and step graph in `dir`; the weight
 /// bytes a token reads.
-fn make_checkpoint(root: &Path, dir: &Path) -> Result<u64> {
+pub(crate) fn make_checkpoint(root: &Path, dir: &Path) -> Result<u64> {
     let out = Command::new("python3")
         .current_dir(root)
         .arg(SCRIPT)
@@ -227,7 +227,13 @@ fn parse_weights_bytes(text: &str) -> Option<u64> {
 /// (steps, ms) of the decoder CLI's `decode: N tokens, X ms, R tok/s` line
 /// (the rate is rounded to an integer; the time has a tenth of a ms).
 fn parse_rlx_decode(stderr: &str) -> Option<(usize, f64)> {
-    let rest = stderr.lines().find_map(|l| l.strip_prefix("decode: "))?;
+    parse_rlx_phase(stderr, "decode")
+}
+
+/// (tokens, ms) of the decoder CLI's `PHASE: N tokens, X ms, ...` line
+/// (`prefill` or `decode`).
+pub(crate) fn parse_rlx_phase(stderr: &str, phase: &str) -> Option<(usize, f64)> {
+    let rest = stderr.lines().find_map(|l| l.strip_prefix(phase)?.strip_prefix(": "))?;
     let mut parts = rest.split(", ");
     let steps = parts.next()?.strip_suffix(" tokens")?.parse().ok()?;
     let ms = parts.next()?.strip_suffix(" ms")?.parse().ok()?;
@@ -248,7 +254,7 @@ fn parse_ort_decode(text: &str, threads: usize) -> Option<(usize, f64)> {
 }
 
 /// Space-separated ids (at least one).
-fn parse_ids(text: &str) -> Option<Vec<i64>> {
+pub(crate) fn parse_ids(text: &str) -> Option<Vec<i64>> {
     let ids: Option<Vec<i64>> = text.split_whitespace().map(|t| t.parse().ok()).collect();
     ids.filter(|v| !v.is_empty())
 }
@@ -265,6 +271,7 @@ mod tests {
         assert_eq!(parse_rlx_decode(end), Some((3, 0.4)));
         assert_eq!(parse_rlx_decode("prefill: 8 tokens, 1.0 ms, 8000 tok/s\n"), None);
         assert_eq!(parse_rlx_decode("decode: many tokens, 1 ms, 1 tok/s\n"), None);
+        assert_eq!(parse_rlx_phase(err, "prefill"), Some((8, 101.3)));
     }
 
     #[test]

@@ -147,14 +147,14 @@ pub struct LlamaArgs<'a> {
 
 /// Where `import-llama` reads a model: a Hugging Face checkpoint
 /// directory, or a GGUF file mapped to one in memory (`rlx_gguf`).
-enum Checkpoint<'a> {
+pub(crate) enum Checkpoint<'a> {
     Dir(&'a Path),
     Gguf { path: &'a Path, hf: rlx_gguf::HfCheckpoint, tokenizer: Result<Vec<u8>, String>, tokenizer_config: String },
 }
 
 impl<'a> Checkpoint<'a> {
     /// A directory as it is; a file is read as a GGUF.
-    fn open(path: &'a Path) -> Result<Self> {
+    pub(crate) fn open(path: &'a Path) -> Result<Self> {
         if path.is_dir() {
             return Ok(Checkpoint::Dir(path));
         }
@@ -205,7 +205,7 @@ impl<'a> Checkpoint<'a> {
         }
     }
 
-    fn import(&self, name: &str, opts: &rlx_onnx::llama::LlamaOptions) -> Result<rlx_onnx::Imported> {
+    pub(crate) fn import(&self, name: &str, opts: &rlx_onnx::llama::LlamaOptions) -> Result<rlx_onnx::Imported> {
         match self {
             Checkpoint::Dir(dir) => read_llama(dir, name, opts),
             Checkpoint::Gguf { path, hf, .. } => {

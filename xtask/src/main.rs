@@ -6,6 +6,7 @@
 mod bench;
 mod bench_decode;
 mod bench_gen;
+mod bench_llamacpp;
 mod bench_zoo;
 mod blas_setup;
 mod build_lib;
@@ -218,6 +219,11 @@ enum Command {
         /// GB/s and the copy bandwidth (needs models/onnx/requirements.txt).
         #[arg(long, conflicts_with_all = ["vs_ort", "zoo"])]
         decode_vs_ort: bool,
+        /// Instead: the same Llama as GGUF files (f32, f16, Q8_0, Q4_0,
+        /// Q4_K), rlx's static decoder against llama.cpp on each, prefill and
+        /// decode tokens/s at 1 and 2 threads (needs gguf and llama-cpp-python).
+        #[arg(long, conflicts_with_all = ["vs_ort", "zoo", "decode_vs_ort"])]
+        decode_vs_llamacpp: bool,
     },
     /// Kernel throughput per family against memcpy and sgemm.
     BenchKernels,
@@ -399,6 +405,7 @@ fn main() -> ExitCode {
             done(import::import_llama(&root_dir.clone().unwrap_or_else(root), &args))
         }
         Command::Bench { decode_vs_ort: true, .. } => done(bench_decode::decode_vs_ort(&root())),
+        Command::Bench { decode_vs_llamacpp: true, .. } => done(bench_llamacpp::decode_vs_llamacpp(&root())),
         Command::Bench { rounds, vs_ort: true, models, target_cpu, .. } => {
             done(bench::vs_ort(&root(), *rounds, models, target_cpu.as_deref()))
         }
@@ -484,6 +491,8 @@ mod tests {
         assert!(!parses(&["--zoo", "--target-cpu", "native"]));
         assert!(!parses(&["--zoo", "--vs-ort"]));
         assert!(!parses(&["--zoo", "--decode-vs-ort"]));
+        assert!(parses(&["--decode-vs-llamacpp"]));
+        assert!(!parses(&["--decode-vs-ort", "--decode-vs-llamacpp"]));
     }
 
     #[test]

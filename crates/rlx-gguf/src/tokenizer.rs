@@ -4,9 +4,10 @@
 //! special tokens), plus the end-of-reply ids for `config.json`.
 //!
 //! Supported: `tokenizer.ggml.model` `gpt2` (byte-level BPE) with
-//! `tokenizer.ggml.pre` `gpt2` (GPT-2's pre-tokenizer regex). Others, the
-//! sentencepiece `llama` model among them, are refused naming the key:
-//! the decoder binary reads byte-level BPE only.
+//! `tokenizer.ggml.pre` `gpt-2` (GPT-2's pre-tokenizer regex, under the
+//! name llama.cpp's converter writes and its loader reads; `gpt2` is taken
+//! as the same). Others, the sentencepiece `llama` model among them, are
+//! refused naming the key: the decoder binary reads byte-level BPE only.
 
 use serde_json::{json, Map, Value as Json};
 
@@ -94,12 +95,12 @@ pub fn tokenizer_json(gguf: &Gguf<'_>) -> Result<Vec<u8>, GgufError> {
     }
     let pre_key = "tokenizer.ggml.pre";
     match gguf.get(pre_key).map(|v| v.as_str()) {
-        Some(Some("gpt2")) => {}
+        Some(Some("gpt-2" | "gpt2")) => {}
         Some(Some(other)) => {
-            return Err(metadata(pre_key, format!("pre-tokenizer `{other}` is not supported; supported: gpt2")))
+            return Err(metadata(pre_key, format!("pre-tokenizer `{other}` is not supported; supported: gpt-2")))
         }
         Some(None) => return Err(metadata(pre_key, "must be a string")),
-        None => return Err(metadata(pre_key, "is missing (the pre-tokenizer; supported: gpt2)")),
+        None => return Err(metadata(pre_key, "is missing (the pre-tokenizer; supported: gpt-2)")),
     }
     let tokens = strings(gguf, "tokenizer.ggml.tokens")?;
     let types = token_types(gguf, tokens.len())?;

@@ -214,6 +214,13 @@ fn only_byte_level_bpe_tokenizers_are_converted() {
     );
     assert_eq!(
         tok(File::default().kv_str("tokenizer.ggml.model", "gpt2").kv_str("tokenizer.ggml.pre", "llama-bpe")),
-        "metadata key `tokenizer.ggml.pre`: pre-tokenizer `llama-bpe` is not supported; supported: gpt2"
+        "metadata key `tokenizer.ggml.pre`: pre-tokenizer `llama-bpe` is not supported; supported: gpt-2"
     );
+    // GPT-2's regex under llama.cpp's name (what its converter writes and
+    // its loader reads) and the older spelling: both pass the pre-tokenizer
+    // check and stop at the next key, the missing vocabulary.
+    for pre in ["gpt-2", "gpt2"] {
+        let f = File::default().kv_str("tokenizer.ggml.model", "gpt2").kv_str("tokenizer.ggml.pre", pre);
+        assert_eq!(tok(f), "metadata key `tokenizer.ggml.tokens`: is missing", "{pre}");
+    }
 }
