@@ -31,6 +31,7 @@ from the prompt's logits. Prints
     threads T prefill_tokens P prefill_ms X decode_tokens N decode_ms Y
     tokens ID ID ...                          (the N greedy ids)
     min_top2_gap G                            (the smallest top-2 logit gap)
+    top2_gaps G G ...                         (each token's top-2 logit gap)
 
 Exits with 3 when a module is missing, 2 on bad arguments.
 """
@@ -246,6 +247,7 @@ def generate(path, prompt, tokens, threads):
     )
     print("tokens " + " ".join(map(str, ids)))
     print(f"min_top2_gap {min(gaps):.4f}")
+    print("top2_gaps " + " ".join(f"{g:.4f}" for g in gaps))
 
 
 def main(argv):

@@ -295,9 +295,30 @@ fn gemm_table() {
         ("conv-like 64x576x3136", 64, 576, 3136, ActKind::Identity),
         ("conv-like 128x1152x784", 128, 1152, 784, ActKind::Identity),
     ];
+    let isa = gemm::tiled_gemm_isa();
+    let threads = rlx_runtime::threads::num_threads();
+    let peak = peak::measured_gflops(isa, threads);
     println!();
-    println!("GEMM (c = act(a @ w + bias)); packed microkernel: {}", gemm::tiled_gemm_isa());
-    println!("{:<34} {:>12} {:>12} {:>8}", "shape", "BLAS GF/s", "packed GF/s", "ratio");
+    println!("GEMM (c = act(a @ w + bias)); packed microkernel: {isa}");
+    match peak {
+        Some(p) => {
+            println!("FMA peak ({isa}, {threads} thread(s)): {p:.1} GF/s measured (independent register FMA chains)");
+            if let (Some(ghz), Some(lanes)) = (peak::nominal_ghz(), peak::lanes(isa)) {
+                let two_units = ghz * 2.0 * lanes as f64 * 2.0 * threads as f64;
+                println!(
+                    "  theoretical at the nominal {ghz:.2} GHz with 2 FMA units of {lanes} lanes: {two_units:.1} GF/s \
+                     (measured / that: {:.2}; above 1 the core runs faster than nominal)",
+                    p / two_units
+                );
+            }
+        }
+        None => println!("FMA peak: not measured for {isa}"),
+    }
+    println!(
+        "{:<34} {:>12} {:>12} {:>8} {:>8} {:>8}",
+        "shape", "BLAS GF/s", "packed GF/s", "ratio", "BLAS %pk", "pack %pk"
+    );
+    let mut best = 0.0f64;
     for &(name, m, k, n, act) in shapes {
         let a: Vec<f32> = (0..m * k).map(|i| (i % 13) as f32 * 0.05 - 0.3).collect();
         let w: Vec<f32> = (0..k * n).map(|i| (i % 7) as f32 * 0.03 - 0.1).collect();
@@ -316,7 +337,15 @@ fn gemm_table() {
             gemm::packed_gemm_f32(a.as_ptr(), packed.as_ptr(), Some(bias.as_ptr()), c.as_mut_ptr(), m, k, n, act, par)
         });
         let (gb, gp) = (gflops(flops, blas), gflops(flops, own));
-        println!("{:<34} {:>12.1} {:>12.1} {:>8.2}", name, gb, gp, gp / gb);
+        let pct = |g: f64| peak.map_or("-".to_string(), |p| format!("{:.0}%", 100.0 * g / p));
+        println!("{:<34} {:>12.1} {:>12.1} {:>8.2} {:>8} {:>8}", name, gb, gp, gp / gb, pct(gb), pct(gp));
+        best = best.max(gb).max(gp);
+    }
+    if let Some(p) = peak.filter(|&p| best > p) {
+        println!(
+            "note: a product reached {best:.1} GF/s, above the measured peak {p:.1}: the chains did not measure \
+             this core's peak here, so the percentages overstate"
+        );
     }
 }
 
@@ -474,4 +503,137 @@ fn time_model_conv(s: &conv::Conv2dShape, w: &[f32], bias: &[f32]) -> (&'static 
         )
     });
     (name, t)
+}
+
+/// The FMA throughput the GEMM's percentages are of: measured, because a
+/// virtual machine's nominal clock says little of the clock its cores run.
+mod peak {
+    use std::time::Instant;
+
+    /// Vector lanes of f32 per FMA of the packed GEMM's instruction set.
+    pub fn lanes(isa: &str) -> Option<usize> {
+        match isa {
+            "avx512" => Some(16),
+            "avx2" => Some(8),
+            "neon" => Some(4),
+            _ => None,
+        }
+    }
+
+    /// The first `cpu MHz` of `/proc/cpuinfo`, in GHz.
+    pub fn nominal_ghz() -> Option<f64> {
+        let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+        let line = info.lines().find(|l| l.starts_with("cpu MHz"))?;
+        let mhz: f64 = line.split(':').nth(1)?.trim().parse().ok()?;
+        Some(mhz / 1e3)
+    }
+
+    /// GF/s of `threads` threads each running `CHAINS` independent FMA
+    /// chains in registers (enough to cover the FMA latency on two units),
+    /// best of five; `None` where `isa` has no chains here.
+    pub fn measured_gflops(isa: &str, threads: usize) -> Option<f64> {
+        let lanes = lanes(isa)?;
+        // Also the check that this machine runs `isa`'s chains.
+        chains(isa, 1)?;
+        // About 0.1 s per timing at a few hundred GF/s.
+        let iters: u64 = 1 << 22;
+        let flops = iters as f64 * CHAINS as f64 * lanes as f64 * 2.0 * threads as f64;
+        let best = (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                std::thread::scope(|s| {
+                    for _ in 0..threads {
+                        s.spawn(|| std::hint::black_box(chains(isa, std::hint::black_box(iters))));
+                    }
+                });
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min);
+        Some(flops / best / 1e9)
+    }
+
+    const CHAINS: usize = 16;
+
+    fn chains(isa: &str, iters: u64) -> Option<f32> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if isa == "avx512" && std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: AVX-512F is present (checked above).
+                return Some(unsafe { x86::chains_avx512(iters) });
+            }
+            if isa == "avx2"
+                && std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                // SAFETY: AVX2 and FMA are present (checked above).
+                return Some(unsafe { x86::chains_avx2(iters) });
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            if isa == "neon" {
+                // SAFETY: NEON is part of every aarch64 target.
+                return Some(unsafe { arm::chains_neon(iters) });
+            }
+        }
+        let _ = (isa, iters);
+        None
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    mod x86 {
+        use super::CHAINS;
+        use std::arch::x86_64::*;
+
+        /// # Safety
+        /// The CPU must have AVX-512F.
+        #[target_feature(enable = "avx512f")]
+        pub unsafe fn chains_avx512(iters: u64) -> f32 {
+            let mut acc = [_mm512_set1_ps(0.0); CHAINS];
+            let (a, b) = (_mm512_set1_ps(0.999_999), _mm512_set1_ps(1e-7));
+            for _ in 0..iters {
+                for x in acc.iter_mut() {
+                    *x = _mm512_fmadd_ps(*x, a, b);
+                }
+            }
+            acc.iter().map(|&x| _mm512_reduce_add_ps(x)).sum()
+        }
+
+        /// # Safety
+        /// The CPU must have AVX2 and FMA.
+        #[target_feature(enable = "avx2,fma")]
+        pub unsafe fn chains_avx2(iters: u64) -> f32 {
+            let mut acc = [_mm256_set1_ps(0.0); CHAINS];
+            let (a, b) = (_mm256_set1_ps(0.999_999), _mm256_set1_ps(1e-7));
+            for _ in 0..iters {
+                for x in acc.iter_mut() {
+                    *x = _mm256_fmadd_ps(*x, a, b);
+                }
+            }
+            let mut lanes = [0.0f32; 8];
+            let sum = acc.iter().fold(_mm256_setzero_ps(), |s, &x| _mm256_add_ps(s, x));
+            // SAFETY: `lanes` holds the 8 values stored.
+            unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), sum) };
+            lanes.iter().sum()
+        }
+    }
+
+    #[cfg(target_arch = "aarch64")]
+    mod arm {
+        use super::CHAINS;
+        use std::arch::aarch64::*;
+
+        /// # Safety
+        /// NEON only (every aarch64 CPU).
+        pub unsafe fn chains_neon(iters: u64) -> f32 {
+            let mut acc = [vdupq_n_f32(0.0); CHAINS];
+            let (a, b) = (vdupq_n_f32(0.999_999), vdupq_n_f32(1e-7));
+            for _ in 0..iters {
+                for x in acc.iter_mut() {
+                    *x = vfmaq_f32(b, *x, a);
+                }
+            }
+            acc.iter().map(|&x| vaddvq_f32(x)).sum()
+        }
+    }
 }
