@@ -624,7 +624,8 @@ mod peak {
         use std::arch::aarch64::*;
 
         /// # Safety
-        /// NEON only (every aarch64 CPU).
+        /// The CPU must have NEON (every aarch64 CPU does).
+        #[target_feature(enable = "neon")]
         pub unsafe fn chains_neon(iters: u64) -> f32 {
             let mut acc = [vdupq_n_f32(0.0); CHAINS];
             let (a, b) = (vdupq_n_f32(0.999_999), vdupq_n_f32(1e-7));
