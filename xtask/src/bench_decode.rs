@@ -14,7 +14,7 @@
 //! decode steps, which are what is timed; rlx and onnxruntime alternate
 //! within each round so they see the same machine load.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -169,45 +169,69 @@ fn prompt_arg() -> String {
 
 /// The decoder binary on the prompt ids: `TOKENS` greedy tokens, never
 /// stopping early.
-fn run_rlx(exe: &PathBuf, threads: usize) -> Result<Generation> {
-    let out = Command::new(exe)
-        .args(["--prompt-ids", &prompt_arg(), "--max-tokens", &TOKENS.to_string(), "--ids", "--ignore-eos"])
-        .args(["--threads", &threads.to_string()])
-        .output()
-        .with_context(|| format!("running {}", exe.display()))?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        bail!("{} failed: {}", exe.display(), stderr.trim());
-    }
+fn run_rlx(exe: &Path, threads: usize) -> Result<Generation> {
+    let (stderr, ids) = run_decoder(exe, &prompt_arg(), TOKENS, threads)?;
     let (steps, ms) = parse_rlx_decode(&stderr).ok_or_else(|| anyhow!("no decode line in `{}`", stderr.trim()))?;
     check_steps("rlx", steps)?;
-    let ids =
-        parse_ids(&String::from_utf8_lossy(&out.stdout)).ok_or_else(|| anyhow!("{} printed no ids", exe.display()))?;
     Ok(Generation { tok_s: steps as f64 / ms * 1e3, ids, min_gap: None })
 }
 
-/// `xtask/decode_ort.py generate` on the prompt ids at `threads`.
-fn run_ort(root: &Path, hf: &Path, threads: usize) -> Result<Generation> {
+/// A decoder binary on the prompt ids, `tokens` greedy tokens, never
+/// stopping early: its standard error (the `prefill:` and `decode:` lines)
+/// and the ids it printed.
+pub(crate) fn run_decoder(exe: &Path, prompt: &str, tokens: usize, threads: usize) -> Result<(String, Vec<i64>)> {
+    let out = Command::new(exe)
+        .args(["--prompt-ids", prompt, "--max-tokens", &tokens.to_string(), "--ids", "--ignore-eos"])
+        .args(["--threads", &threads.to_string()])
+        .output()
+        .with_context(|| format!("running {}", exe.display()))?;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if !out.status.success() {
+        bail!("{} failed: {}", exe.display(), stderr.trim());
+    }
+    let ids =
+        parse_ids(&String::from_utf8_lossy(&out.stdout)).ok_or_else(|| anyhow!("{} printed no ids", exe.display()))?;
+    Ok((stderr, ids))
+}
+
+/// `python3 SCRIPT generate MODEL --prompt IDS --tokens N --threads T`,
+/// the generate loop of another runtime (`who`): its standard output and
+/// the ids of its `tokens ...` line.
+pub(crate) fn run_generate_script(
+    root: &Path,
+    script: &str,
+    who: &str,
+    model: &Path,
+    prompt: &str,
+    tokens: usize,
+    threads: usize,
+) -> Result<(String, Vec<i64>)> {
     let out = Command::new("python3")
         .current_dir(root)
-        .arg(SCRIPT)
+        .arg(script)
         .arg("generate")
-        .arg(hf)
-        .args(["--prompt", &prompt_arg(), "--tokens", &TOKENS.to_string(), "--threads", &threads.to_string()])
+        .arg(model)
+        .args(["--prompt", prompt, "--tokens", &tokens.to_string(), "--threads", &threads.to_string()])
         .output()
-        .with_context(|| format!("running python3 {SCRIPT}"))?;
+        .with_context(|| format!("running python3 {script}"))?;
     if !out.status.success() {
-        bail!("onnxruntime's generate loop failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+        bail!("{who}'s generate loop failed: {}", String::from_utf8_lossy(&out.stderr).trim());
     }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let (steps, ms) =
-        parse_ort_decode(&text, threads).ok_or_else(|| anyhow!("{SCRIPT} printed no decode line for {threads}"))?;
-    check_steps("onnxruntime", steps)?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let ids = text
         .lines()
         .find_map(|l| l.strip_prefix("tokens "))
         .and_then(parse_ids)
-        .ok_or_else(|| anyhow!("{SCRIPT} printed no tokens line"))?;
+        .ok_or_else(|| anyhow!("{script} printed no tokens line"))?;
+    Ok((text, ids))
+}
+
+/// `xtask/decode_ort.py generate` on the prompt ids at `threads`.
+fn run_ort(root: &Path, hf: &Path, threads: usize) -> Result<Generation> {
+    let (text, ids) = run_generate_script(root, SCRIPT, "onnxruntime", hf, &prompt_arg(), TOKENS, threads)?;
+    let (steps, ms) =
+        parse_ort_decode(&text, threads).ok_or_else(|| anyhow!("{SCRIPT} printed no decode line for {threads}"))?;
+    check_steps("onnxruntime", steps)?;
     let min_gap = text.lines().find_map(|l| l.strip_prefix("min_top2_gap ")?.trim().parse().ok());
     Ok(Generation { tok_s: steps as f64 / ms * 1e3, ids, min_gap })
 }

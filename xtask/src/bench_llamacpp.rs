@@ -21,7 +21,7 @@ use std::process::Command;
 use anyhow::{anyhow, bail, Context, Result};
 
 use crate::bench::median;
-use crate::bench_decode::{make_checkpoint, parse_ids, parse_rlx_phase};
+use crate::bench_decode::{make_checkpoint, parse_rlx_phase, run_decoder, run_generate_script};
 use crate::e2e::{self, Backend, Binary};
 use crate::import::Checkpoint;
 use crate::verify;
@@ -195,21 +195,11 @@ fn parse_gguf_line(line: &str) -> Option<GgufFile> {
 /// The decoder binary on the prompt ids: `TOKENS` greedy tokens, never
 /// stopping early.
 fn run_rlx(exe: &Path, threads: usize) -> Result<Run> {
-    let out = Command::new(exe)
-        .args(["--prompt-ids", &prompt_arg(), "--max-tokens", &TOKENS.to_string(), "--ids", "--ignore-eos"])
-        .args(["--threads", &threads.to_string()])
-        .output()
-        .with_context(|| format!("running {}", exe.display()))?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        bail!("{} failed: {}", exe.display(), stderr.trim());
-    }
+    let (stderr, ids) = run_decoder(exe, &prompt_arg(), TOKENS, threads)?;
     let line = |phase| parse_rlx_phase(&stderr, phase).ok_or_else(|| anyhow!("no {phase} line in `{}`", stderr.trim()));
     let (prompt_tokens, prefill_ms) = line("prefill")?;
     let (steps, decode_ms) = line("decode")?;
     check_counts("rlx", prompt_tokens, steps)?;
-    let ids =
-        parse_ids(&String::from_utf8_lossy(&out.stdout)).ok_or_else(|| anyhow!("{} printed no ids", exe.display()))?;
     Ok(Run {
         prefill_tok_s: prompt_tokens as f64 / prefill_ms * 1e3,
         decode_tok_s: steps as f64 / decode_ms * 1e3,
@@ -220,26 +210,10 @@ fn run_rlx(exe: &Path, threads: usize) -> Result<Run> {
 
 /// `xtask/decode_llamacpp.py generate` on the prompt ids at `threads`.
 fn run_llamacpp(root: &Path, gguf: &Path, threads: usize) -> Result<Run> {
-    let out = Command::new("python3")
-        .current_dir(root)
-        .arg(SCRIPT)
-        .arg("generate")
-        .arg(gguf)
-        .args(["--prompt", &prompt_arg(), "--tokens", &TOKENS.to_string(), "--threads", &threads.to_string()])
-        .output()
-        .with_context(|| format!("running python3 {SCRIPT}"))?;
-    if !out.status.success() {
-        bail!("llama.cpp's generate loop failed: {}", String::from_utf8_lossy(&out.stderr).trim());
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (text, ids) = run_generate_script(root, SCRIPT, "llama.cpp", gguf, &prompt_arg(), TOKENS, threads)?;
     let timing = parse_llamacpp_timing(&text, threads)
         .ok_or_else(|| anyhow!("{SCRIPT} printed no timing line for {threads} thread(s)"))?;
     check_counts("llama.cpp", timing.prompt_tokens, timing.steps)?;
-    let ids = text
-        .lines()
-        .find_map(|l| l.strip_prefix("tokens "))
-        .and_then(parse_ids)
-        .ok_or_else(|| anyhow!("{SCRIPT} printed no tokens line"))?;
     let gaps = text
         .lines()
         .find_map(|l| l.strip_prefix("top2_gaps "))
