@@ -102,8 +102,9 @@ pub fn decode_vs_llamacpp(root: &Path) -> Result<()> {
         let ours = run_rlx(exe, 1)?;
         let theirs = run_llamacpp(root, &file.path, 1)?;
         let same = ours.ids.iter().zip(&theirs.ids).take_while(|(a, b)| a == b).count();
-        // Where they part, how close llama.cpp's top two logits were: a
-        // near tie parts two correct runs that sum in different orders.
+        // Where they part, how close llama.cpp's top two logits were: its
+        // f16 KV cache (and on quantized files its 8-bit activations) move
+        // its logits, which parts two correct runs at a near tie.
         let parted = match theirs.gaps.get(same) {
             Some(gap) if same < theirs.ids.len() => format!(" (llama.cpp's top-2 logit gap at token {same}: {gap:.4})"),
             _ => String::new(),
