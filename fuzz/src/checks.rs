@@ -28,7 +28,8 @@
 //!   fixed text and decodes the ids back, and streaming decode gives the
 //!   same text; an accepted config survives `to_json` then `from_json`;
 //!   a chat template that compiles renders a fixed conversation or
-//!   returns an error.
+//!   returns an error, in a child process under [`RENDER_LIMITS`] as the
+//!   decoder CLI renders (`Workdir::with_chat_renderer`).
 //! - `sched_run`: `.sched` text that validates, has an arena of at most
 //!   [`RUN_MAX_BYTES`] and at most [`RUN_MAX_WORK`] work, run by the
 //!   interpreter: every entry twice from the reset state with zero inputs,
@@ -39,8 +40,10 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
 
-use rlx_decode::{ChatTemplate, GenerationConfig, Message, TextStream, Tokenizer};
+use rlx_decode::{ChatTemplate, ChildRenderer, GenerationConfig, Message, RenderLimits, TextStream, Tokenizer};
 use rlx_interp::Interpreter;
 use rlx_onnx::llama::{import_llama_with, LlamaOptions, WeightFormat};
 use rlx_onnx::{import_bytes, ImportOptions, Imported};
@@ -90,7 +93,14 @@ const WEIGHTS_TEMPLATES: &[(&str, &str)] = &[
 #[derive(Debug)]
 pub struct Workdir {
     dir: PathBuf,
+    /// The process `tokenizer` renders chat templates in, kept across
+    /// inputs ([`Workdir::with_chat_renderer`]).
+    renderer: Option<Mutex<ChildRenderer>>,
 }
+
+/// What one chat-template rendering of `tokenizer` may spend: the CLI's
+/// memory, and well under the targets' one-second limit.
+pub const RENDER_LIMITS: RenderLimits = RenderLimits { memory: 64 << 20, time: Duration::from_millis(400) };
 
 impl Workdir {
     /// Creates `NAME` below `/dev/shm` when that exists (no disk traffic
@@ -107,7 +117,15 @@ impl Workdir {
         }
         std::fs::write(dir.join("mlp_external.bin"), MLP_EXTERNAL).expect("write the external data");
         std::fs::create_dir_all(dir.join("import")).expect("create the import directory");
-        Workdir { dir }
+        Workdir { dir, renderer: None }
+    }
+
+    /// Chat templates render in a child process running `program` (a
+    /// binary that calls `rlx_decode::chat::serve_render_request` first),
+    /// as a decoder binary renders them: `tokenizer` needs one.
+    pub fn with_chat_renderer(mut self, program: PathBuf) -> Workdir {
+        self.renderer = Some(Mutex::new(ChildRenderer::new(program, RENDER_LIMITS)));
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -144,7 +162,7 @@ pub fn run(target: &str, work: &Workdir, data: &[u8]) -> Option<Outcome> {
         "onnx" => onnx(work, data),
         "gguf" => gguf(work, data),
         "llama" => llama(work, data),
-        "tokenizer" => tokenizer(data),
+        "tokenizer" => tokenizer(work, data),
         "sched_run" => sched_run(work, data),
         _ => return None,
     })
@@ -358,7 +376,7 @@ const TOKENIZER_TEXT: &str = "Hello, world! \u{e9}t\u{e9} \u{4f60}\u{597d} \u{1f
 const TOKENIZER_IDS: u32 = 512;
 
 /// The bytes as each JSON file of the decoding front end.
-pub fn tokenizer(data: &[u8]) -> Outcome {
+pub fn tokenizer(work: &Workdir, data: &[u8]) -> Outcome {
     let mut outcome = Outcome::Rejected;
     if let Ok(t) = Tokenizer::from_bytes(data) {
         check_tokenizer(&t);
@@ -373,7 +391,7 @@ pub fn tokenizer(data: &[u8]) -> Outcome {
     for config in configs {
         match config {
             Ok(g) => {
-                check_generation(&g);
+                check_generation(work, &g);
                 outcome = Outcome::Accepted;
             }
             Err(e) => {
@@ -413,8 +431,10 @@ fn check_decode(t: &Tokenizer, ids: &[u32]) {
 }
 
 /// A generation config survives its file, and its chat template, if it
-/// compiles, renders a system and a user message or refuses them.
-fn check_generation(g: &GenerationConfig) {
+/// compiles, renders a system and a user message or refuses them, in a
+/// child process as the decoder CLI renders (a template may build strings
+/// of any size: [`RENDER_LIMITS`] bound it there).
+fn check_generation(work: &Workdir, g: &GenerationConfig) {
     let json = g.to_json();
     let back = GenerationConfig::from_json(&json)
         .unwrap_or_else(|e| panic!("the written generation.json does not read back: {e}\n{json}"));
@@ -422,7 +442,12 @@ fn check_generation(g: &GenerationConfig) {
     match ChatTemplate::new(g) {
         Ok(template) => {
             let messages = [Message::system("Be brief."), Message::user("Hi!")];
-            if let Err(e) = template.render(&messages, true) {
+            let renderer = work
+                .renderer
+                .as_ref()
+                .expect("the tokenizer target renders in a child process: Workdir::with_chat_renderer");
+            let mut renderer = renderer.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Err(e) = renderer.render(&template, &messages, true) {
                 let _ = e.to_string();
             }
         }

@@ -13,5 +13,13 @@ use std::sync::OnceLock;
 /// it forks fresh children, so every child reuses one directory.
 pub fn workdir(target: &str) -> &'static checks::Workdir {
     static WORK: OnceLock<checks::Workdir> = OnceLock::new();
-    WORK.get_or_init(|| checks::Workdir::new(&format!("rlx-fuzz-{target}-{}", std::os::unix::process::parent_id())))
+    WORK.get_or_init(|| {
+        let work = checks::Workdir::new(&format!("rlx-fuzz-{target}-{}", std::os::unix::process::parent_id()));
+        // Chat templates render in a child process running this binary
+        // (the `tokenizer` target's `main` serves it).
+        match std::env::current_exe() {
+            Ok(program) => work.with_chat_renderer(program),
+            Err(_) => work,
+        }
+    })
 }

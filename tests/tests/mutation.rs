@@ -57,6 +57,12 @@ const MAX_FAILURES: usize = 5;
 /// and reported, but do not fail the test. Empty: nothing known fails.
 const KNOWN_ISSUES: &[(&str, usize, &str)] = &[];
 
+/// A target's scratch directory; chat templates render in the
+/// `chat-renderer` process, as in a decoder binary.
+fn workdir(name: &str) -> Workdir {
+    Workdir::new(name).with_chat_renderer(PathBuf::from(env!("CARGO_BIN_EXE_chat-renderer")))
+}
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the workspace").to_path_buf()
 }
@@ -453,7 +459,7 @@ struct Tally {
 
 /// Runs the target's mutants; returns the tally.
 fn run_target(target: &str, seed: u64, count: usize) -> Tally {
-    let work = Workdir::new(&format!("rlx-mutation-{target}-{}", std::process::id()));
+    let work = workdir(&format!("rlx-mutation-{target}-{}", std::process::id()));
     let inputs = std::env::var("RLX_MUTATION_INPUTS").ok().and_then(|n| n.parse().ok()).unwrap_or(count);
     let only: Option<usize> = std::env::var("RLX_MUTATION_ONLY").ok().and_then(|n| n.parse().ok());
     let seed_data = seed_inputs(target, &work);
@@ -607,7 +613,7 @@ fn fuzz_regressions() {
     let mut failures = Vec::new();
     let mut count = 0;
     for target in seeds::TARGETS {
-        let work = Workdir::new(&format!("rlx-regressions-{target}-{}", std::process::id()));
+        let work = workdir(&format!("rlx-regressions-{target}-{}", std::process::id()));
         let Ok(entries) = std::fs::read_dir(dir.join(target)) else { continue };
         let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect();
         files.sort();

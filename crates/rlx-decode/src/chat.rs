@@ -8,6 +8,15 @@
 //! `raise_exception` function templates call to refuse a conversation. The
 //! Python string methods templates use (`.strip()`, `.startswith()`, ...)
 //! come from `minijinja-contrib`'s `pycompat`.
+//!
+//! Fuel bounds the instructions of a rendering, not the memory it takes:
+//! [`ChatTemplate::render`] trusts the template that far, and
+//! [`ChildRenderer`] ([`child`]) bounds both, as the decoder CLI
+//! renders.
+
+mod child;
+
+pub use child::{serve_render_request, ChildRenderer, RenderLimits, CHILD_ENV};
 
 use minijinja::{context, Environment, ErrorKind};
 
@@ -53,6 +62,15 @@ pub enum ChatError {
         "the chat template ran more than {CHAT_FUEL} instructions for this conversation: it is refused as endless"
     )]
     OutOfFuel,
+    #[error(
+        "the chat template needed more than {} MiB for this conversation: it is refused",
+        limit >> 20
+    )]
+    TooLarge { limit: u64 },
+    #[error("the chat template ran longer than {limit:?} for this conversation: it is refused")]
+    TooSlow { limit: std::time::Duration },
+    #[error("the chat template could not be rendered: {0}")]
+    Renderer(String),
 }
 
 /// A compiled chat template.
@@ -60,6 +78,8 @@ pub struct ChatTemplate {
     env: Environment<'static>,
     bos_token: String,
     eos_token: String,
+    /// What [`ChildRenderer`] sends the renderer process.
+    config: GenerationConfig,
 }
 
 impl std::fmt::Debug for ChatTemplate {
@@ -88,11 +108,15 @@ impl ChatTemplate {
             env,
             bos_token: config.bos_token.clone().unwrap_or_default(),
             eos_token: config.eos_token.clone().unwrap_or_default(),
+            config: GenerationConfig { eos_token_ids: Vec::new(), ..config.clone() },
         })
     }
 
     /// The prompt text of `messages`, ending with the opening of the
-    /// assistant's turn when `add_generation_prompt`.
+    /// assistant's turn when `add_generation_prompt`, rendered in this
+    /// process: at most [`CHAT_FUEL`] instructions, but the memory the
+    /// template builds strings in is not bounded (a hostile template can
+    /// run the process out of memory, an abort); see [`ChildRenderer`].
     pub fn render(&self, messages: &[Message], add_generation_prompt: bool) -> Result<String, ChatError> {
         let messages: Vec<_> =
             messages.iter().map(|m| context! { role => m.role, content => m.content.as_str() }).collect();

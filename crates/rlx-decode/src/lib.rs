@@ -59,7 +59,7 @@ pub mod sampler;
 pub mod step;
 pub mod tokenizer;
 
-pub use chat::{ChatError, ChatTemplate, Message};
+pub use chat::{ChatError, ChatTemplate, ChildRenderer, Message, RenderLimits};
 pub use generate::{generate, generate_from_ids, generate_ids, GenerateError, Stats, Token};
 pub use generation::{GenerationConfig, GenerationError};
 pub use sampler::{SampleError, Sampler, SamplerConfig};

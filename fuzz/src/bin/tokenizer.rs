@@ -3,7 +3,9 @@
 //! `cargo afl build --release` in `fuzz/`).
 
 fn main() {
+    // Chat templates render in a child process running this binary.
+    rlx_decode::chat::serve_render_request();
     afl::fuzz!(|data: &[u8]| {
-        rlx_fuzz::checks::tokenizer(data);
+        rlx_fuzz::checks::tokenizer(rlx_fuzz::workdir("tokenizer"), data);
     });
 }

@@ -26,7 +26,7 @@ pub(super) fn run<M: StepModel>(
     err: &mut dyn Write,
 ) -> Result<(), Fail> {
     let Setup { mut model, tokenizer, config, end_of_text, generation } = setup(make, files, args)?;
-    let template = chat_template(&generation)?;
+    let mut template = chat_template(&generation, args)?;
     let mut messages = opening(args);
     // The tokens whose keys and values the cache holds, at positions 0..
     let mut cached: Vec<i64> = Vec::new();
@@ -41,7 +41,7 @@ pub(super) fn run<M: StepModel>(
             continue;
         }
         messages.push(Message::user(message));
-        let text = template.render(&messages, true).map_err(|e| usage(e.to_string()))?;
+        let text = template.render(&messages)?;
         let prompt: Vec<i64> =
             tokenizer.encode(&text).map_err(|e| usage(e.to_string()))?.into_iter().map(i64::from).collect();
         let reuse = cached.iter().zip(&prompt).take_while(|(a, b)| a == b).count();

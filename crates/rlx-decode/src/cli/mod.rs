@@ -29,7 +29,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::chat::{ChatTemplate, Message};
+use crate::chat::{ChatTemplate, ChildRenderer, Message, RenderLimits};
 use crate::generate::{generate_from_ids, generate_ids, GenerateError, Stats, Token};
 use crate::generation::GenerationConfig;
 use crate::sampler::{Sampler, SamplerConfig};
@@ -96,6 +96,10 @@ struct Args {
     /// Worker threads, 1 to 1024 (default: RLX_NUM_THREADS, else all cores).
     #[arg(long, value_name = "N")]
     threads: Option<String>,
+    /// Not a flag: the executable chat templates render in (`main_with`
+    /// sets it to this one), else this process.
+    #[arg(skip)]
+    renderer: Option<PathBuf>,
 }
 
 /// An error line and the exit code it ends with.
@@ -132,12 +136,18 @@ where
     M: StepModel,
     F: FnOnce() -> Result<M, String>,
 {
+    // Started as the chat-template renderer of another run of this binary.
+    crate::chat::serve_render_request();
     let (mut out, mut err) = (io::stdout().lock(), io::stderr().lock());
-    main_from(make, files, std::env::args_os(), &mut out, &mut err)
+    // Templates render in a child process of this executable, under
+    // memory and time limits; without processes (wasm), in this one.
+    let renderer = if cfg!(target_family = "wasm") { None } else { std::env::current_exe().ok() };
+    main_impl(make, files, std::env::args_os(), &mut out, &mut err, renderer)
 }
 
 /// [`main_with`] over the given arguments (the first is the program name)
-/// and writers (`--interactive` reads the process's stdin).
+/// and writers (`--interactive` reads the process's stdin). Chat
+/// templates render in this process ([`ChatTemplate::render`]).
 pub fn main_from<M, F, I, T>(
     make: F,
     files: Embedded<'_>,
@@ -151,13 +161,32 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    main_impl(make, files, argv, out, err, None)
+}
+
+/// The CLI; chat templates render in a child process running `renderer`
+/// when it is given.
+fn main_impl<M, F, I, T>(
+    make: F,
+    files: Embedded<'_>,
+    argv: I,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    renderer: Option<PathBuf>,
+) -> ExitCode
+where
+    M: StepModel,
+    F: FnOnce() -> Result<M, String>,
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
     let prog = argv
         .first()
         .and_then(|p| std::path::Path::new(p).file_stem())
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "decoder".into());
-    let args = match Args::try_parse_from(&argv) {
+    let mut args = match Args::try_parse_from(&argv) {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {
             // --help: the full text, success.
@@ -172,6 +201,7 @@ where
             return ExitCode::from(2);
         }
     };
+    args.renderer = renderer;
     let result = if let Some(path) = &args.prompts {
         batch::run_prompts(make, files, &args, path, &prog, out, err)
     } else if args.interactive {
@@ -247,9 +277,29 @@ fn opening(args: &Args) -> Vec<Message> {
     args.system.iter().map(Message::system).collect()
 }
 
+/// The model's chat template as the CLI renders it.
+struct Chat {
+    template: ChatTemplate,
+    /// The renderer process; `None`: this process renders.
+    renderer: Option<ChildRenderer>,
+}
+
+impl Chat {
+    /// The prompt text of `messages`, opening the assistant's turn.
+    fn render(&mut self, messages: &[Message]) -> Result<String, Fail> {
+        match &mut self.renderer {
+            Some(renderer) => renderer.render(&self.template, messages, true),
+            None => self.template.render(messages, true),
+        }
+        .map_err(|e| usage(e.to_string()))
+    }
+}
+
 /// The model's chat template, or the error `--chat` gives without one.
-fn chat_template(generation: &GenerationConfig) -> Result<ChatTemplate, Fail> {
-    ChatTemplate::new(generation).map_err(|e| usage(e.to_string()))
+fn chat_template(generation: &GenerationConfig, args: &Args) -> Result<Chat, Fail> {
+    let template = ChatTemplate::new(generation).map_err(|e| usage(e.to_string()))?;
+    let renderer = args.renderer.as_ref().map(|program| ChildRenderer::new(program, RenderLimits::default()));
+    Ok(Chat { template, renderer })
 }
 
 /// A sampler for one generation: each starts from `--seed`, so a prompt of
@@ -278,7 +328,7 @@ fn run<M: StepModel>(
         (None, None, Some(message)) => {
             let mut messages = opening(args);
             messages.push(Message::user(message.as_str()));
-            encode(&chat_template(&generation)?.render(&messages, true).map_err(|e| usage(e.to_string()))?)?
+            encode(&chat_template(&generation, args)?.render(&messages)?)?
         }
         (None, ids, _) => ids.clone().unwrap_or_default(),
     };
