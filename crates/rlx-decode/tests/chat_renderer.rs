@@ -119,3 +119,15 @@ fn a_program_that_is_not_a_renderer_is_an_error() {
         .unwrap_err();
     assert!(e.to_string().contains("cannot start `/nonexistent/renderer`"), "{e}");
 }
+
+/// minijinja folds constant expressions as it compiles, without fuel:
+/// `4466 in 8963638737 * ['x']` compares nine billion items (the AFL
+/// `tokenizer` target's hang). Making the template compiles nothing; the
+/// child compiles it and is stopped at the time limit.
+#[test]
+fn a_template_that_compiles_for_ever_is_stopped_in_the_child() {
+    let t = template("{{ 4466 in 8963638737 * ['x'] }}");
+    let limits = RenderLimits { memory: 64 << 20, time: Duration::from_millis(500) };
+    let e = renderer(limits).render(&t, &conversation(), true).unwrap_err();
+    assert!(matches!(e, ChatError::TooSlow { .. }), "{e}");
+}
