@@ -119,6 +119,7 @@ fn validator_and_lowering_agree_on_every_scratch_size() {
                     rlx_sched::Thunk::FusedMmBiasAct(t) if !via => t.m * t.n * 4,
                     rlx_sched::Thunk::PackedGemm(t) if !via => t.m * t.n * 4,
                     rlx_sched::Thunk::PackedGemmHalf(t) if !via => t.m * t.n * 4,
+                    rlx_sched::Thunk::PackedGemmQ8(t) if !via => t.m * t.n * 4,
                     _ => 0,
                 };
                 checked += 1;

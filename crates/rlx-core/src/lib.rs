@@ -7,6 +7,7 @@
 //! - [`shapes`]: the parameter structs kernels take (`Conv2dShape`, ...).
 //! - [`pack`]: the prepacked GEMM weight layout (shared by the importer,
 //!   the validator and the kernels).
+//! - [`q8`]: the 8-bit (ggml Q8_0) weight layout of `PackedGemmQ8`.
 //! - [`plan`]: pure decisions from a thunk's fields (broadcast and
 //!   transpose paths, aliasing, serial or parallel).
 //! - [`call`]: the table of kernel entry points, [`KernelCall`], and the
@@ -29,6 +30,7 @@ pub mod operand;
 pub mod ops;
 pub mod pack;
 pub mod plan;
+pub mod q8;
 pub mod qconv;
 pub mod shapes;
 pub mod thunk;

@@ -316,6 +316,12 @@ macro_rules! thunk_table {
     /// `w_dtype` is `f16` or `bf16`, widened to f32 as the product reads it
     /// (f32 compute, half the weight bytes).
     PackedGemmHalf in gemm { a: Op<O>, w: Op<O>, bias: OptOp<O>, c: Op<O>, m: usize, k: usize, n: usize, act: ActKind, w_dtype: DType }
+    /// `PackedGemm` with the weight in 8 bits: `w` holds `q8::q8_len(k,
+    /// n)` bytes, ggml's Q8_0 blocks (32 steps of `k` of one column, one
+    /// f32 scale each) in the panel layout of `rlx_core::q8`; `k` is a
+    /// multiple of 32. f32 compute, a quarter of the f32 weight bytes
+    /// (and one eighth more for the scales).
+    PackedGemmQ8 in gemm { a: Op<O>, w: Op<O>, bias: OptOp<O>, c: Op<O>, m: usize, k: usize, n: usize, act: ActKind }
     /// `dst[r,j] = src[r,j] + bias[j]`; in place when `dst == src`.
     BiasAdd in gemm { src: Op<O>, bias: Op<O>, dst: Op<O>, rows: usize, cols: usize }
     /// `dst[i] = op(lhs[li], rhs[ri])` over `len` elements of `elem_bytes`

@@ -24,7 +24,7 @@ pub mod value;
 
 // The shared layer this front end is built on, re-exported so front-end
 // users name one crate.
-pub use rlx_core::{blocked, call, dtype, lower, ops, pack, plan, qconv, shapes, thunk, winograd};
+pub use rlx_core::{blocked, call, dtype, lower, ops, pack, plan, q8, qconv, shapes, thunk, winograd};
 
 use std::path::{Path, PathBuf};
 

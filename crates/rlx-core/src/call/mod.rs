@@ -85,6 +85,9 @@ macro_rules! kernel_call_table {
             /// `c = act(a @ widen(B) + bias)` with `B` packed in f16 / bf16 (`bf16`).
             PackedGemmHalf = gemm::packed_gemm_half <> (a: In<f32>, w: In<u16>, bias: OptIn<f32>, c: Out<f32>, m: usize, k: usize, n: usize, act: Val<ActKind>, bf16: bool, par: bool);
             PackedGemmHalfVia = gemm::packed_gemm_half_via <> (scratch: Scratch<f32>, a: In<f32>, w: In<u16>, bias: OptIn<f32>, c: Out<f32>, m: usize, k: usize, n: usize, act: Val<ActKind>, bf16: bool, par: bool);
+            /// `c = act(a @ dequant(B) + bias)` with `B` in the Q8 layout of `rlx_core::q8`.
+            PackedGemmQ8 = gemm::packed_gemm_q8 <> (a: In<f32>, w: In<u8>, bias: OptIn<f32>, c: Out<f32>, m: usize, k: usize, n: usize, act: Val<ActKind>, par: bool);
+            PackedGemmQ8Via = gemm::packed_gemm_q8_via <> (scratch: Scratch<f32>, a: In<f32>, w: In<u8>, bias: OptIn<f32>, c: Out<f32>, m: usize, k: usize, n: usize, act: Val<ActKind>, par: bool);
             BiasAddF32 = gemm::bias_add_f32 <> (src: In<f32>, bias: In<f32>, dst: Out<f32>, rows: usize, cols: usize, par: bool);
 
             // ---- elementwise: one entry per broadcast path (`plan::BinaryPath`) ----

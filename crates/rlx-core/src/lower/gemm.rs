@@ -7,7 +7,7 @@ use crate::call::KernelCall as K;
 use crate::operand::{Operand, Params};
 use crate::plan::{gemm_needs_temp, gemm_temp_bytes, half_gemm_scratch_bytes, packed_gemm_parallel, parallel};
 use crate::thunk::{
-    BatchedSgemm, BiasAdd, FusedMmBiasAct, PackedGemm, PackedGemmHalf, Sgemm, SgemmBf16, SgemmF16, SgemmT,
+    BatchedSgemm, BiasAdd, FusedMmBiasAct, PackedGemm, PackedGemmHalf, PackedGemmQ8, Sgemm, SgemmBf16, SgemmF16, SgemmT,
 };
 use crate::DType;
 
@@ -100,6 +100,18 @@ impl Lower for PackedGemmHalf<Operand> {
             K::PackedGemmHalfVia { scratch: temp(m, n), a, w, bias, c, m, k, n, act, bf16, par }
         } else {
             K::PackedGemmHalf { a, w, bias, c, m, k, n, act, bf16, par }
+        })
+    }
+}
+
+impl Lower for PackedGemmQ8<Operand> {
+    fn lower(&self, _: &Params) -> Option<K> {
+        let PackedGemmQ8 { a, w, bias, c, m, k, n, act } = *self;
+        let par = packed_gemm_parallel(m, k, n);
+        Some(if gemm_needs_temp(&a, m * k * F32, &w, 0, &c, m * n * F32) {
+            K::PackedGemmQ8Via { scratch: temp(m, n), a, w, bias, c, m, k, n, act, par }
+        } else {
+            K::PackedGemmQ8 { a, w, bias, c, m, k, n, act, par }
         })
     }
 }

@@ -11,7 +11,7 @@ use rlx_runtime::arena::Arena;
 use rlx_runtime::kernels::gemm::half_weight_scratch_elems;
 use rlx_sched::thunk::{
     BatchedSgemm, BiasAdd, DynamicQuantize, FusedMmBiasAct, IntConv2D, IntGemm, IntGemmPacked, PackedGemm,
-    PackedGemmHalf, QLinearConv2D, Requantize, Sgemm, SgemmBf16, SgemmF16, SgemmT,
+    PackedGemmHalf, PackedGemmQ8, QLinearConv2D, Requantize, Sgemm, SgemmBf16, SgemmF16, SgemmT,
 };
 
 const U: f64 = 1.0 / (1u64 << 24) as f64;
@@ -405,6 +405,63 @@ fn packed_gemm_half_is_packed_gemm_over_the_widened_weights() {
                 );
                 assert_eq!(got, want, "bf16={bf16} m={m} k={k} n={n} {act:?} {place}");
             }
+        }
+    }
+}
+
+/// `PackedGemmQ8` is the product over the dequantized weights (`d * q`,
+/// `rlx_core::q8::dequantize_q8`) within the bound of any summation order:
+/// `k` one block and several, across the 256-step pass, row counts of a
+/// decode step, a prefill chunk and past it, column tails, `n` 1, no
+/// bias, `a` overlapping `c`, an activation, split over threads.
+#[test]
+fn packed_gemm_q8_is_the_product_over_the_dequantized_weights() {
+    let mut rng = StdRng::seed_from_u64(19);
+    let cases = [
+        (1, 32, 1, true, ActKind::Identity),
+        (1, 96, 33, true, ActKind::Silu),
+        (2, 64, 64, false, ActKind::Identity),
+        (16, 320, 70, true, ActKind::Relu),
+        (17, 32, 32, false, ActKind::Identity),
+        (1, 0, 20, true, ActKind::Identity),
+        (64, 512, 256, true, ActKind::Identity),
+    ];
+    for (m, k, n, with_bias, act) in cases {
+        let a = random(&mut rng, m * k);
+        let b = random(&mut rng, k * n);
+        let bias = random(&mut rng, n);
+        let packed = rlx_core::q8::quantize_q8(&b, k, n, false);
+        let wide = rlx_core::q8::dequantize_q8(&packed, k, n);
+        let want: Vec<(f64, f64)> = naive(&a, &wide, with_bias.then_some(&bias[..]), m, k, n, false, false)
+            .into_iter()
+            .map(|(x, e)| match act {
+                ActKind::Identity => (x, e),
+                ActKind::Relu => (x.max(0.0), e),
+                // SiLU's slope is below 1.1: the bound carries over, plus
+                // the activation's own rounding.
+                _ => (x / (1.0 + (-x).exp()), 1.1 * e + 4.0 * U * x.abs().max(1e-30)),
+            })
+            .collect();
+        let bias_off = packed.len().div_ceil(64) * 64;
+        let placements: &[(&str, usize, usize)] =
+            if m * k == m * n || m * k <= 64 { &C_PLACEMENTS } else { &[("disjoint", 0, 1 << 20)] };
+        for &(place, a_off, c_off) in placements {
+            let arena_len = (2 << 20).max(c_off + m * n * 4);
+            let mut fx = Fixture::new(arena_len, bias_off + 4 * n, m * n * 4);
+            fx.put_f32(Segment::Arena, a_off, &a);
+            fx.put_bytes(Segment::Weights, 0, &packed);
+            fx.put_f32(Segment::Weights, bias_off, &bias);
+            fx.run(&Thunk::PackedGemmQ8(PackedGemmQ8 {
+                a: arena(a_off),
+                w: weights(0),
+                bias: with_bias.then(|| weights(bias_off)),
+                c: arena(c_off),
+                m,
+                k,
+                n,
+                act,
+            }));
+            assert_close(&fx.get_f32(c_off, m * n), &want, &format!("m={m} k={k} n={n} {act:?} {place}"));
         }
     }
 }

@@ -743,3 +743,11 @@ pub(super) fn not_in_entry(role: &str, name: &str, entry: &str) -> String {
 pub(super) fn not_in_entry_hint(role: &str, entry: &str, line: u32) -> String {
     format!("add it to the `{role}s` of entry `{entry}` (line {line}), or move the thunk to the entry that has it")
 }
+
+pub(super) fn q8_block_multiple(k: usize, block: usize) -> String {
+    format!("`k` {k} is not a multiple of {block}: 8-bit weights come in blocks of {block} steps of `k`")
+}
+
+pub(super) fn q8_block_hint() -> String {
+    "use `PackedGemm` or `PackedGemmHalf` for this product".to_string()
+}

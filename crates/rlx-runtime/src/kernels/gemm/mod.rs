@@ -15,6 +15,7 @@ mod avx2;
 mod half_weights;
 #[cfg(target_arch = "aarch64")]
 mod neon;
+mod q8;
 mod scalar;
 #[cfg(test)]
 mod tests;
@@ -27,6 +28,7 @@ use crate::kernels::variants::variants;
 use crate::threads::par_for;
 
 pub use half_weights::{half_weight_scratch_elems, HALF_WEIGHT_DIRECT_MAX_M};
+pub use q8::{packed_gemm_q8, packed_gemm_q8_via};
 pub use tiled::{pack_rows_f32, packed_gemm_f32, packed_gemm_f32_via, packed_gemm_row_bias_f32, tiled_gemm_isa};
 pub(crate) use tiled::{
     pack_transposed_f32, packed_gemm_cols_f32, packed_gemm_row_bias_produced_f32, packed_gemm_strided_f32,

@@ -5,7 +5,7 @@ use rlx_core::plan::{gemm_temp_bytes, half_gemm_scratch_bytes};
 use super::{Extents, Rules};
 use crate::dtype::DType;
 use crate::thunk::{
-    BatchedSgemm, BiasAdd, FusedMmBiasAct, PackedGemm, PackedGemmHalf, Sgemm, SgemmBf16, SgemmF16, SgemmT,
+    BatchedSgemm, BiasAdd, FusedMmBiasAct, PackedGemm, PackedGemmHalf, PackedGemmQ8, Sgemm, SgemmBf16, SgemmF16, SgemmT,
 };
 use crate::validate::access::{Alias, Elem, F32};
 use crate::validate::messages;
@@ -87,6 +87,32 @@ impl<O> Extents<O> for PackedGemmHalf<O> {
         if r.dtype_in("w_dtype", *w_dtype, &[DType::F16, DType::Bf16]) {
             packed(r, [a, w, c], bias, [*m, *k, *n], Elem::Exact(*w_dtype));
         }
+    }
+}
+
+/// `PackedGemm` with the weight in the Q8 layout of `rlx_core::q8`
+/// (bytes): whole blocks of 32 steps of `k`, so `k` must be a multiple of
+/// 32.
+impl<O> Extents<O> for PackedGemmQ8<O> {
+    fn rules<'a>(&'a self, r: &mut Rules<'a, O>) {
+        let PackedGemmQ8 { a, w, bias, c, m, k, n, act: _ } = self;
+        let (m, k, n) = (*m, *k, *n);
+        r.read_alias(Alias::Any, "a", a, F32, &[m, k], "m*k");
+        if !k.is_multiple_of(crate::q8::BLOCK) {
+            r.issue("k", messages::q8_block_multiple(k, crate::q8::BLOCK), Some(messages::q8_block_hint()));
+        } else {
+            match crate::q8::q8_len(k, n) {
+                Some(len) => r.read("w", w, Elem::Exact(DType::U8), &[len], "ceil(n/16)*(k/32)*576"),
+                None => r.issue(
+                    "w",
+                    messages::extent_overflow("w", "ceil(n/16)*(k/32)*576"),
+                    Some(messages::overflow_hint()),
+                ),
+            }
+        }
+        r.read_opt("bias", bias, F32, &[n], "n");
+        r.write("c", c, F32, &[m, n], "m*n");
+        r.scratch("c", gemm_temp_bytes(m, n), "m*n*4");
     }
 }
 
