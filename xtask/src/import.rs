@@ -117,6 +117,10 @@ pub enum LlamaWeights {
     F32,
     F16,
     Bf16,
+    /// ggml's Q8_0, kept 8-bit (`PackedGemmQ8`), for products whose input
+    /// size is a multiple of 32; f32 for the others.
+    #[value(name = "q8_0")]
+    Q8_0,
 }
 
 impl LlamaWeights {
@@ -127,6 +131,7 @@ impl LlamaWeights {
             LlamaWeights::F32 => WeightFormat::F32,
             LlamaWeights::F16 => WeightFormat::F16,
             LlamaWeights::Bf16 => WeightFormat::Bf16,
+            LlamaWeights::Q8_0 => WeightFormat::Q8_0,
         }
     }
 }

@@ -116,7 +116,9 @@ enum Command {
         #[arg(long, default_value_t = 16)]
         prefill: usize,
         /// How the products' weights are stored: as the checkpoint has them
-        /// (f16 / bf16 stay 2 bytes, else f32), or converted.
+        /// (f16 / bf16 stay 2 bytes, else f32), or converted: f32, f16, bf16,
+        /// or q8_0 (ggml's Q8_0, kept 8-bit, for products whose input size is
+        /// a multiple of 32).
         #[arg(long, value_enum, default_value_t = import::LlamaWeights::Stored)]
         weights: import::LlamaWeights,
         /// Positions the KV cache holds, prompt and generated tokens

@@ -42,6 +42,9 @@ pub enum WeightFormat {
     F32,
     F16,
     Bf16,
+    /// ggml's Q8_0 (`PackedGemmQ8`) for every product whose input size is
+    /// a multiple of 32; f32 for the others.
+    Q8_0,
 }
 
 /// The KV cache length a step gets when none is asked for and the model's
@@ -79,7 +82,8 @@ pub fn import_llama(
 /// two entry points (`docs/decoding.md`): `decode` (one token, what `run`
 /// runs) and `prefill` (a chunk of S), sharing the weights and the KV
 /// cache. The products' weights are prepacked, in f32 or, per
-/// `opts.weights`, in f16 / bf16 (`PackedGemmHalf`); norms, rotary tables
+/// `opts.weights`, in f16 / bf16 (`PackedGemmHalf`) or Q8_0
+/// (`PackedGemmQ8`); norms, rotary tables
 /// and the embedding table stay f32.
 pub fn import_llama_with(
     config_json: &str,
@@ -119,7 +123,7 @@ pub fn import_llama_with(
     let model_name = model_name.as_str();
     let lower = || step::build_steps(&c, &tensors, prefill);
     let narrow = match opts.weights {
-        WeightFormat::F32 => None,
+        WeightFormat::F32 | WeightFormat::Q8_0 => None,
         WeightFormat::F16 => Some(DType::F16),
         WeightFormat::Bf16 => Some(DType::Bf16),
         WeightFormat::AsStored => match tensors.tensor(c.family.first_product()).map(|t| t.dtype()) {
@@ -131,6 +135,9 @@ pub fn import_llama_with(
     let mut passes = vec![Pass::new("prepack", optimize::prepack)];
     if let Some(dtype) = narrow {
         passes.push(Pass::new("2-byte weights", move |l| optimize::narrow_packed_weights(l, dtype)));
+    }
+    if opts.weights == WeightFormat::Q8_0 {
+        passes.push(Pass::new("8-bit weights", optimize::quantize_packed_weights_q8));
     }
     let origin = format!("imported from a {} checkpoint by rlx-onnx", c.family.name());
     let emit::Emitted { sched_text, weights, report } =

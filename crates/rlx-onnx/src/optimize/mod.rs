@@ -43,6 +43,7 @@ mod elementwise;
 mod in_place;
 mod pack;
 mod producers;
+mod q8;
 mod qconv;
 mod qgemm;
 mod recognise;
@@ -72,6 +73,12 @@ pub(crate) fn prepack(lowered: &mut Lowered) {
 /// `BlockedConv2DHalf`); after [`prepack`].
 pub(crate) fn narrow_packed_weights(lowered: &mut Lowered, dtype: DType) {
     pack::narrow_packed_weights(lowered, &|_| Some(dtype));
+}
+
+/// Stores every prepacked product weight whose `k` is a multiple of 32 in
+/// 8 bits, ggml's Q8_0 (`PackedGemmQ8`); after [`prepack`].
+pub(crate) fn quantize_packed_weights_q8(lowered: &mut Lowered) {
+    q8::quantize_packed_weights(lowered);
 }
 
 /// Stores each prepacked product weight and one-group blocked convolution
