@@ -154,7 +154,15 @@ pub struct LlamaArgs<'a> {
 /// directory, or a GGUF file mapped to one in memory (`rlx_gguf`).
 pub(crate) enum Checkpoint<'a> {
     Dir(&'a Path),
-    Gguf { path: &'a Path, hf: rlx_gguf::HfCheckpoint, tokenizer: Result<Vec<u8>, String>, tokenizer_config: String },
+    Gguf {
+        path: &'a Path,
+        hf: rlx_gguf::HfCheckpoint,
+        tokenizer: Result<Vec<u8>, String>,
+        tokenizer_config: String,
+        /// The file's products are Q8_0 (`blk.0.attn_q.weight` is): `--weights
+        /// stored` keeps them 8-bit.
+        q8_0: bool,
+    },
 }
 
 impl<'a> Checkpoint<'a> {
@@ -170,7 +178,8 @@ impl<'a> Checkpoint<'a> {
         let tokenizer = rlx_gguf::tokenizer::tokenizer_json(&gguf).map_err(|e| e.to_string());
         let tokenizer_config =
             rlx_gguf::tokenizer::tokenizer_config_json(&gguf).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-        Ok(Checkpoint::Gguf { path, hf, tokenizer, tokenizer_config })
+        let q8_0 = gguf.tensor("blk.0.attn_q.weight").is_some_and(|t| t.ty == rlx_gguf::GgmlType::Q8_0);
+        Ok(Checkpoint::Gguf { path, hf, tokenizer, tokenizer_config, q8_0 })
     }
 
     fn path(&self) -> &Path {
@@ -213,8 +222,15 @@ impl<'a> Checkpoint<'a> {
     pub(crate) fn import(&self, name: &str, opts: &rlx_onnx::llama::LlamaOptions) -> Result<rlx_onnx::Imported> {
         match self {
             Checkpoint::Dir(dir) => read_llama(dir, name, opts),
-            Checkpoint::Gguf { path, hf, .. } => {
-                rlx_onnx::llama::import_llama_with(&hf.config_json, &hf.safetensors, opts, name, "weights.safetensors")
+            Checkpoint::Gguf { path, hf, q8_0, .. } => {
+                use rlx_onnx::llama::{LlamaOptions, WeightFormat};
+                // The mapping holds a Q8_0 tensor's values `d * q` in f32;
+                // quantizing them again gives back the file's blocks
+                // (`crates/rlx-gguf/tests/llama_tiny.rs`), so "as stored"
+                // is Q8_0 for such a file.
+                let stored_q8 = *q8_0 && opts.weights == WeightFormat::AsStored;
+                let opts = if stored_q8 { LlamaOptions { weights: WeightFormat::Q8_0, ..*opts } } else { *opts };
+                rlx_onnx::llama::import_llama_with(&hf.config_json, &hf.safetensors, &opts, name, "weights.safetensors")
                     .map_err(|e| anyhow!("{}: {e}", path.display()))
             }
         }

@@ -104,6 +104,31 @@ fn every_tensor_dequantizes_as_gguf_python_does() {
     }
 }
 
+/// Every Q8_0 block of the Q8_0 GGUF quantizes back to itself with
+/// ggml's reference rounding (`rlx_sched::q8::quantize_block`) from the
+/// values it dequantizes to: the scale's f16 bits and every `q`. So an
+/// import that quantizes the mapped f32 values to Q8_0 (what `--weights
+/// stored` does for such a file) holds the file's blocks, re-laid out.
+#[test]
+fn the_q8_0_gguf_blocks_quantize_back_to_themselves() {
+    let bytes = gguf_file("q8_0");
+    let gguf = Gguf::parse(&bytes).unwrap();
+    let mut blocks = 0;
+    for t in gguf.tensors().iter().filter(|t| t.ty == rlx_gguf::GgmlType::Q8_0) {
+        let raw = gguf.raw(t);
+        let values = gguf.dequantize(t);
+        for (block, x) in raw.chunks_exact(34).zip(values.chunks_exact(32)) {
+            let (d, q) = rlx_sched::q8::quantize_block(x.try_into().unwrap());
+            assert_eq!(rlx_sched::q8::f32_to_f16(d), u16::from_le_bytes([block[0], block[1]]), "{}: scale", t.name);
+            let stored: Vec<i8> = block[2..].iter().map(|&b| b as i8).collect();
+            assert_eq!(q.to_vec(), stored, "{}: values", t.name);
+            blocks += 1;
+        }
+    }
+    // 2 layers of q, k, v, o, gate, up, and the embedding table.
+    assert_eq!(blocks, 2 * (64 * 64 * 2 + 64 * 32 * 2 + 64 * 172 * 2) / 32 + 512 * 64 / 32);
+}
+
 fn f32s(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
 }
@@ -112,8 +137,10 @@ fn i64s(b: &[u8]) -> Vec<i64> {
     b.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect()
 }
 
-/// The Q8_0 import's 64 greedy tokens (through the `prefill` entry and
-/// decode steps, run by the interpreter) are transformers' with the same
+/// The Q8_0 GGUF's import, with f32 products (`--weights f32`) and kept
+/// 8-bit (`--weights q8_0`, what `--weights stored` picks for such a
+/// file): its 64 greedy tokens (through the `prefill` entry and decode
+/// steps, run by the interpreter) are transformers' with the same
 /// dequantized weights (`llama_tiny.q8_0.{tokens,logits}.npy`,
 /// `models/make/make_gguf.py`), every logit within 1e-4 of its. Against
 /// the f32 model: the first 18 tokens agree, then 8-bit weights pick
@@ -124,7 +151,14 @@ fn i64s(b: &[u8]) -> Vec<i64> {
 fn the_q8_0_gguf_generates_transformers_tokens_for_its_weights() {
     let bytes = gguf_file("q8_0");
     let hf_of_gguf = llama_checkpoint(&Gguf::parse(&bytes).unwrap()).unwrap();
-    let imported = import(&hf_of_gguf.config_json, &hf_of_gguf.safetensors, WeightFormat::AsStored);
+    for format in [WeightFormat::F32, WeightFormat::Q8_0] {
+        let imported = import(&hf_of_gguf.config_json, &hf_of_gguf.safetensors, format);
+        assert_eq!(imported.sched_text.contains("PackedGemmQ8"), format == WeightFormat::Q8_0);
+        q8_0_import_generates_transformers_tokens(&imported, &format!("{format:?}"));
+    }
+}
+
+fn q8_0_import_generates_transformers_tokens(imported: &rlx_onnx::Imported, what: &str) {
     let npy = |path: PathBuf| rlx_runtime::npy::read_npy(&path).unwrap();
     let expected = |name: &str| npy(model_dir().join("expected").join(name));
     let prompt = i64s(&expected("prompt_ids.npy").bytes);
@@ -135,7 +169,7 @@ fn the_q8_0_gguf_generates_transformers_tokens_for_its_weights() {
     let vocab = expected("logits.npy").shape[1];
     let same_as_f32 = tokens.iter().zip(&f32_tokens).take_while(|(a, b)| a == b).count();
     assert_eq!(same_as_f32, 18, "the reference's agreement with the f32 model");
-    let dir = std::env::temp_dir().join(format!("rlx-gguf-q8-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("rlx-gguf-q8-{what}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("weights.safetensors"), &imported.weights).unwrap();
     std::fs::write(dir.join("model.sched"), &imported.sched_text).unwrap();
@@ -165,7 +199,7 @@ fn the_q8_0_gguf_generates_transformers_tokens_for_its_weights() {
             }
         }
         let got = argmax(&row);
-        assert_eq!(got, want, "token {i}");
+        assert_eq!(got, want, "{what}: token {i}");
         interp.set_bytes("tokens", &got.to_le_bytes()).unwrap();
         interp.set_bytes("pos", &((prompt.len() + i) as i64).to_le_bytes()).unwrap();
         interp.run();
@@ -174,11 +208,11 @@ fn the_q8_0_gguf_generates_transformers_tokens_for_its_weights() {
     let step = &f32_logits[same_as_f32 * vocab..(same_as_f32 + 1) * vocab];
     let margin = step[f32_tokens[same_as_f32] as usize] - step[tokens[same_as_f32] as usize];
     eprintln!(
-        "Q8_0: worst logit error {worst:e} vs transformers with the same weights; {from_f32:e} vs the f32 model over \
+        "Q8_0 GGUF, {what} weights: worst logit error {worst:e} vs transformers with the same weights; {from_f32:e} vs the f32 model over \
          the {same_as_f32} shared steps; at step {same_as_f32} the f32 model prefers token {} to the Q8_0 model's {} by {margin:e}",
         f32_tokens[same_as_f32], tokens[same_as_f32]
     );
-    assert!(worst <= 1e-4, "worst logit error {worst} against transformers with the same weights");
+    assert!(worst <= 1e-4, "{what}: worst logit error {worst} against transformers with the same weights");
 }
 
 /// The GGUF's tokenizer becomes a `tokenizer.json` that encodes and

@@ -43,7 +43,8 @@ pub enum WeightFormat {
     F16,
     Bf16,
     /// ggml's Q8_0 (`PackedGemmQ8`) for every product whose input size is
-    /// a multiple of 32; f32 for the others.
+    /// a multiple of 32; the others f32, or f16 / bf16 where that holds
+    /// every value exactly.
     Q8_0,
 }
 
@@ -138,6 +139,9 @@ pub fn import_llama_with(
     }
     if opts.weights == WeightFormat::Q8_0 {
         passes.push(Pass::new("8-bit weights", optimize::quantize_packed_weights_q8));
+        // The products left (no whole blocks) keep their values, in 2
+        // bytes where every value is exact there (a GGUF's f16 tensors).
+        passes.push(Pass::new("exact 2-byte weights", optimize::narrow_exact_packed_weights));
     }
     let origin = format!("imported from a {} checkpoint by rlx-onnx", c.family.name());
     let emit::Emitted { sched_text, weights, report } =
