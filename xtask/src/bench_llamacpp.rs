@@ -10,7 +10,8 @@
 //! one with llama.cpp into Q8_0, Q4_0 and Q4_K (cached in
 //! `target/bench-decode/gguf` while the checkpoint is unchanged). Each file
 //! is imported as `cargo xtask import-llama FILE.gguf` does (f16 tensors
-//! stay f16, quantized ones are dequantized to f32) and built as the
+//! stay f16, Q8_0 ones stay 8-bit, Q4_0 and Q4_K ones are dequantized to
+//! f32) and built as the
 //! static decoder binary users ship. Both sides take the same prompt ids
 //! (one prefill), then the same number of greedy decode steps; rlx and
 //! llama.cpp alternate within each round so they see the same load.
