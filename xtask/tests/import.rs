@@ -481,3 +481,29 @@ fn import_llama_refuses_a_bad_gguf_in_one_line() {
     );
     assert!(!out_dir.exists());
 }
+
+/// `--weights` picks the products' storage: `q8_0` makes a checkpoint's
+/// products with whole blocks `PackedGemmQ8`; a Q8_0 GGUF keeps them so
+/// by default (`stored`), its f16 rows f16, and `--weights f32` undoes
+/// both.
+#[test]
+fn import_llama_keeps_or_makes_8_bit_weights() {
+    let root = temp_dir("llama_q8");
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/llama_tiny");
+    let sched = |source: &Path, out: &str, extra: &[&str]| -> String {
+        let out_dir = root.join(out);
+        let mut args = vec!["import-llama", s(source), "--out-dir", s(&out_dir), "--name", "m"];
+        args.extend_from_slice(extra);
+        let run = xtask(&args);
+        assert_eq!(run.status.code(), Some(0), "{out}: {}", text(&run.stderr));
+        std::fs::read_to_string(out_dir.join("model.sched")).unwrap()
+    };
+    let count = |text: &str, kind: &str| text.matches(&format!("{kind} {{")).count();
+    let from_hf = sched(&bundled.join("hf"), "hf", &["--weights", "q8_0"]);
+    assert_eq!((count(&from_hf, "PackedGemmQ8"), count(&from_hf, "PackedGemm")), (26, 4));
+    let gguf = bundled.join("gguf/llama_tiny.q8_0.gguf");
+    let stored = sched(&gguf, "stored", &[]);
+    assert_eq!((count(&stored, "PackedGemmQ8"), count(&stored, "PackedGemmHalf")), (26, 4));
+    let f32 = sched(&gguf, "f32", &["--weights", "f32"]);
+    assert_eq!((count(&f32, "PackedGemmQ8"), count(&f32, "PackedGemm")), (0, 30));
+}
