@@ -105,7 +105,7 @@ fn every_tensor_dequantizes_as_gguf_python_does() {
 }
 
 /// Every Q8_0 block of the Q8_0 GGUF quantizes back to itself with
-/// ggml's reference rounding (`rlx_sched::q8::quantize_block`) from the
+/// ggml's reference rounding (`rlx_onnx::quantize::quantize_block`) from the
 /// values it dequantizes to: the scale's f16 bits and every `q`. So an
 /// import that quantizes the mapped f32 values to Q8_0 (what `--weights
 /// stored` does for such a file) holds the file's blocks, re-laid out.
@@ -118,8 +118,8 @@ fn the_q8_0_gguf_blocks_quantize_back_to_themselves() {
         let raw = gguf.raw(t);
         let values = gguf.dequantize(t);
         for (block, x) in raw.chunks_exact(34).zip(values.chunks_exact(32)) {
-            let (d, q) = rlx_sched::q8::quantize_block(x.try_into().unwrap());
-            assert_eq!(rlx_sched::q8::f32_to_f16(d), u16::from_le_bytes([block[0], block[1]]), "{}: scale", t.name);
+            let (d, q) = rlx_onnx::quantize::quantize_block(x.try_into().unwrap());
+            assert_eq!(half::f16::from_f32(d).to_bits(), u16::from_le_bytes([block[0], block[1]]), "{}: scale", t.name);
             let stored: Vec<i8> = block[2..].iter().map(|&b| b as i8).collect();
             assert_eq!(q.to_vec(), stored, "{}: values", t.name);
             blocks += 1;

@@ -21,6 +21,7 @@ mod pipeline;
 pub mod planner;
 pub mod proto;
 mod qdq;
+pub mod quantize;
 pub mod tensor;
 
 use std::path::Path;

@@ -300,7 +300,7 @@ fn dequantized_q8_checkpoint() -> (String, Vec<u8>) {
         let t = st.tensor(name).unwrap();
         let (out, inp) = (t.shape()[0], t.shape()[1]);
         let w: Vec<f32> = t.data().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
-        let kn = rlx_sched::q8::dequantize_q8(&rlx_sched::q8::quantize_q8(&w, inp, out, true), inp, out);
+        let kn = rlx_sched::q8::dequantize_q8(&rlx_onnx::quantize::quantize_q8(&w, inp, out, true), inp, out);
         let back: Vec<u8> = (0..out * inp).flat_map(|i| kn[(i % inp) * out + i / inp].to_le_bytes()).collect();
         (vec![out, inp], back)
     };

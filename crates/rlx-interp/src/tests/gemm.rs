@@ -430,7 +430,12 @@ fn packed_gemm_q8_is_the_product_over_the_dequantized_weights() {
         let a = random(&mut rng, m * k);
         let b = random(&mut rng, k * n);
         let bias = random(&mut rng, n);
-        let packed = rlx_core::q8::quantize_q8(&b, k, n, false);
+        // Blocks of scales near the values' size and every i8 value.
+        let scales = random(&mut rng, n * (k / 32));
+        let packed = rlx_core::q8::pack_q8_blocks(k, n, |j, blk| {
+            let q = std::array::from_fn(|i| (b[(blk * 32 + i) * n + j] * 127.0) as i8);
+            (scales[j * (k / 32) + blk] / 64.0, q)
+        });
         let wide = rlx_core::q8::dequantize_q8(&packed, k, n);
         let want: Vec<(f64, f64)> = naive(&a, &wide, with_bias.then_some(&bias[..]), m, k, n, false, false)
             .into_iter()

@@ -7,11 +7,12 @@
 
 use std::collections::HashMap;
 
-use rlx_sched::q8::{q8_len, quantize_q8, BLOCK};
+use rlx_sched::q8::{q8_len, BLOCK};
 use rlx_sched::thunk::{PackedGemm, PackedGemmQ8};
 use rlx_sched::{DType, Role, Thunk};
 
 use crate::lower::{Lowered, Storage};
+use crate::quantize::quantize_q8;
 
 /// Rewrites the products in place. A weight several products read is
 /// quantized once.

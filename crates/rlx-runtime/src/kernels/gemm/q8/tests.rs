@@ -1,4 +1,4 @@
-use rlx_core::q8::{quantize_q8, BLOCK, BLOCK_BYTES};
+use rlx_core::q8::{pack_q8_blocks, BLOCK, BLOCK_BYTES};
 use rlx_core::ActKind;
 
 use super::*;
@@ -10,6 +10,15 @@ fn lcg(seed: u32) -> impl FnMut() -> f32 {
         s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
         (s >> 8) as f32 / (1 << 24) as f32 * 2.0 - 1.0
     }
+}
+
+/// A `k x n` matrix in the Q8 layout, of random blocks: scales within
+/// 1/64, every `i8` value.
+fn random_q8(next: &mut impl FnMut() -> f32, k: usize, n: usize) -> Vec<u8> {
+    let per_column = k / BLOCK;
+    let blocks: Vec<(f32, [i8; BLOCK])> =
+        (0..n * per_column).map(|_| (next() / 64.0, std::array::from_fn(|_| (next() * 128.0) as i8))).collect();
+    pack_q8_blocks(k, n, |j, b| blocks[j * per_column + b])
 }
 
 /// The order of `mod.rs`, written out over the packed bytes: per element
@@ -57,9 +66,8 @@ fn variants_are_the_reference_order_bit_for_bit() {
     ];
     for (m, k, n, with_bias) in shapes {
         let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
-        let b: Vec<f32> = (0..k * n).map(|_| next()).collect();
+        let w = random_q8(&mut next, k, n);
         let bias: Vec<f32> = (0..n).map(|_| next()).collect();
-        let w = quantize_q8(&b, k, n, false);
         let bias = with_bias.then_some(bias.as_slice());
         let want = reference(&a, &w, bias, (m, k, n));
         for par in [false, true] {
@@ -93,8 +101,7 @@ fn entry_applies_the_activation_and_via_matches() {
     let mut next = lcg(5);
     let (m, k, n) = (3, 64, 40);
     let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
-    let b: Vec<f32> = (0..k * n).map(|_| next()).collect();
-    let w = quantize_q8(&b, k, n, false);
+    let w = random_q8(&mut next, k, n);
     let plain = reference(&a, &w, None, (m, k, n));
     let mut got = vec![0.0f32; m * n];
     let mut via = vec![0.0f32; m * n];
