@@ -49,23 +49,8 @@ fn greedy_against_transformers(family: &str, config: &str, max_len: Option<usize
     let vocab = expected("logits.npy").shape[1];
     let opts = LlamaOptions { prefill: PREFILL, weights: WeightFormat::AsStored, max_len };
     let imported = import_llama_with(config, &weights, &opts, family, "weights.safetensors").unwrap();
-    let dir = std::env::temp_dir().join(format!("rlx-family-{family}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("weights.safetensors"), &imported.weights).unwrap();
-    std::fs::write(dir.join("model.sched"), &imported.sched_text).unwrap();
-    let s = rlx_sched::load(&dir.join("model.sched")).unwrap().schedule;
-    let file = std::fs::read(dir.join("weights.safetensors")).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-    let data_offset = s.weights().unwrap().data_offset;
-    let mut interp = rlx_interp::Interpreter::new(s, &file[data_offset..]).unwrap();
-    let prefill = interp.entry("prefill").unwrap();
-    let mut chunk = [0i64; PREFILL];
-    chunk[..prompt.len()].copy_from_slice(&prompt);
-    interp.set_bytes("prefill.tokens", &chunk.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<_>>()).unwrap();
-    interp.set_bytes("pos", &0i64.to_le_bytes()).unwrap();
-    interp.run_entry(prefill);
-    let rows = f32s(interp.bytes("prefill.logits").unwrap());
-    let mut row = rows[(prompt.len() - 1) * vocab..prompt.len() * vocab].to_vec();
+    let mut interp = crate::common::interpreter(&format!("family-{family}"), &imported);
+    let mut row = crate::common::prefill_last_row(&mut interp, &prompt, PREFILL, vocab);
     let (mut worst, mut agreed) = (0.0f32, 0);
     for (i, &want_token) in tokens.iter().enumerate() {
         for (&g, &w) in row.iter().zip(&want[i * vocab..(i + 1) * vocab]) {

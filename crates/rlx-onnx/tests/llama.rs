@@ -181,27 +181,12 @@ fn narrow_weights_match_transformers_with_the_same_rounding() {
     let argmax = |row: &[f32]| (0..row.len()).fold(0, |best, i| if row[i] > row[best] { i } else { best }) as i64;
     for (format, reference) in [(WeightFormat::F16, "logits_f16.npy"), (WeightFormat::Bf16, "logits_bf16.npy")] {
         let want = f32s(&expected(reference).bytes);
-        let dir = std::env::temp_dir().join(format!("rlx-llama-{format:?}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
         let opts = LlamaOptions { prefill: 16, weights: format, max_len: None };
         let imported = import_llama_with(&config, &weights, &opts, "llama_tiny", "weights.safetensors").unwrap();
         assert!(imported.sched_text.contains("PackedGemmHalf"));
         assert!(!imported.sched_text.contains("PackedGemm {"), "every product narrowed");
-        std::fs::write(dir.join("weights.safetensors"), &imported.weights).unwrap();
-        std::fs::write(dir.join("model.sched"), &imported.sched_text).unwrap();
-        let s = rlx_sched::load(&dir.join("model.sched")).unwrap().schedule;
-        let file = std::fs::read(dir.join("weights.safetensors")).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-        let data_offset = s.weights().unwrap().data_offset;
-        let mut interp = rlx_interp::Interpreter::new(s, &file[data_offset..]).unwrap();
-        let prefill = interp.entry("prefill").unwrap();
-        let mut chunk = [0i64; 16];
-        chunk[..prompt.len()].copy_from_slice(&prompt);
-        interp.set_bytes("prefill.tokens", &chunk.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<_>>()).unwrap();
-        interp.set_bytes("pos", &0i64.to_le_bytes()).unwrap();
-        interp.run_entry(prefill);
-        let rows = f32s(interp.bytes("prefill.logits").unwrap());
-        let mut row = rows[(prompt.len() - 1) * vocab..prompt.len() * vocab].to_vec();
+        let mut interp = crate::common::interpreter(&format!("llama-{format:?}"), &imported);
+        let mut row = crate::common::prefill_last_row(&mut interp, &prompt, 16, vocab);
         let (mut worst, mut from_f32) = (0.0f32, 0.0f32);
         for (i, &want_token) in tokens.iter().enumerate() {
             let range = i * vocab..(i + 1) * vocab;
@@ -260,23 +245,8 @@ fn teacher_forced_logits(imported: &rlx_onnx::Imported, tag: &str) -> Vec<f32> {
     let prompt = i64s(&expected("prompt_ids.npy").bytes);
     let tokens = i64s(&expected("tokens.npy").bytes);
     let vocab = expected("logits.npy").shape[1];
-    let dir = std::env::temp_dir().join(format!("rlx-llama-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("weights.safetensors"), &imported.weights).unwrap();
-    std::fs::write(dir.join("model.sched"), &imported.sched_text).unwrap();
-    let s = rlx_sched::load(&dir.join("model.sched")).unwrap().schedule;
-    let file = std::fs::read(dir.join("weights.safetensors")).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-    let data_offset = s.weights().unwrap().data_offset;
-    let mut interp = rlx_interp::Interpreter::new(s, &file[data_offset..]).unwrap();
-    let prefill = interp.entry("prefill").unwrap();
-    let mut chunk = [0i64; 16];
-    chunk[..prompt.len()].copy_from_slice(&prompt);
-    interp.set_bytes("prefill.tokens", &chunk.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<_>>()).unwrap();
-    interp.set_bytes("pos", &0i64.to_le_bytes()).unwrap();
-    interp.run_entry(prefill);
-    let rows = f32s(interp.bytes("prefill.logits").unwrap());
-    let mut out = rows[(prompt.len() - 1) * vocab..prompt.len() * vocab].to_vec();
+    let mut interp = crate::common::interpreter(&format!("llama-{tag}"), imported);
+    let mut out = crate::common::prefill_last_row(&mut interp, &prompt, 16, vocab);
     for (i, &token) in tokens.iter().enumerate().take(tokens.len() - 1) {
         interp.set_bytes("tokens", &token.to_le_bytes()).unwrap();
         interp.set_bytes("pos", &((prompt.len() + i) as i64).to_le_bytes()).unwrap();

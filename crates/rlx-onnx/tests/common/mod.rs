@@ -257,19 +257,41 @@ pub fn count_kind(sched_text: &str, kind: &str) -> usize {
 /// As [`run_bytes`], with inputs given as raw little-endian bytes (for
 /// integer inputs).
 pub fn run_raw(test: &str, imported: &Imported, inputs: &[(&str, Vec<u8>)], outputs: &[&str]) -> Vec<Vec<u8>> {
-    let dir = temp_dir(test);
-    std::fs::write(dir.join(WEIGHTS), &imported.weights).expect("write weights");
-    let checked = rlx_sched::check_source(&imported.sched_text, &dir)
-        .unwrap_or_else(|d| panic!("schedule does not validate:\n{}", d.render("model.sched", &imported.sched_text)));
-    let data_offset = checked.schedule.weights().as_ref().expect("weights line").data_offset;
-    let mut interp = Interpreter::new(checked.schedule, &imported.weights[data_offset..]).expect("interpreter");
+    let mut interp = interpreter(test, imported);
     for (name, bytes) in inputs {
         interp.set_bytes(name, bytes).expect("set input");
     }
     interp.run();
-    let result = outputs.iter().map(|name| interp.bytes(name).expect("output").to_vec()).collect();
+    outputs.iter().map(|name| interp.bytes(name).expect("output").to_vec()).collect()
+}
+
+/// The interpreter over an imported schedule, validated against its
+/// weights (written to a temporary directory for the validator).
+pub fn interpreter<'w>(test: &str, imported: &'w Imported) -> Interpreter<'w> {
+    let dir = temp_dir(test);
+    std::fs::write(dir.join(WEIGHTS), &imported.weights).expect("write weights");
+    let checked = rlx_sched::check_source(&imported.sched_text, &dir)
+        .unwrap_or_else(|d| panic!("schedule does not validate:\n{}", d.render("model.sched", &imported.sched_text)));
     let _ = std::fs::remove_dir_all(&dir);
-    result
+    let data_offset = checked.schedule.weights().as_ref().expect("weights line").data_offset;
+    Interpreter::new(checked.schedule, &imported.weights[data_offset..]).expect("interpreter")
+}
+
+/// Runs `prompt` from position 0 through a decoder's `prefill` entry
+/// (one chunk of `chunk` tokens, zero-padded) and returns the logits row
+/// of its last token.
+pub fn prefill_last_row(interp: &mut Interpreter<'_>, prompt: &[i64], chunk: usize, vocab: usize) -> Vec<f32> {
+    let entry = interp.entry("prefill").expect("a prefill entry");
+    let mut tokens = vec![0i64; chunk];
+    tokens[..prompt.len()].copy_from_slice(prompt);
+    interp.set_bytes("prefill.tokens", &tokens.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<_>>()).unwrap();
+    interp.set_bytes("pos", &0i64.to_le_bytes()).unwrap();
+    interp.run_entry(entry);
+    let rows = interp.bytes("prefill.logits").unwrap();
+    rows[(prompt.len() - 1) * vocab * 4..prompt.len() * vocab * 4]
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 /// The largest absolute difference between two equally long slices:
